@@ -1,0 +1,82 @@
+import { z } from 'zod';
+
+/** Server names become tool-name prefixes and URL path segments. */
+export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+
+export const ServerName = z.string().regex(SERVER_NAME_PATTERN, 'must match ^[A-Za-z0-9_-]{1,64}$');
+export type ServerName = z.infer<typeof ServerName>;
+
+const StringMap = z.record(z.string(), z.string());
+
+export const ToolFilter = z.strictObject({
+  /** Only these original tool names are exposed; `null` means all. */
+  include: z.array(z.string()).nullable().default(null),
+  /** These original tool names are never exposed (applied after `include`). */
+  exclude: z.array(z.string()).default([]),
+});
+export type ToolFilter = z.infer<typeof ToolFilter>;
+
+/** Fields every server has, whatever its transport. */
+const common = {
+  /** `false` keeps the server configured but never started. */
+  enabled: z.boolean().default(true),
+  /** Bound on connect + initialize + the first complete tools/list. */
+  timeout_seconds: z.number().positive().max(3600).default(60),
+  /** Default per-call bound; every progress notification resets it. */
+  call_timeout_seconds: z.number().positive().max(86_400).default(120),
+  /** Calls in flight at once on this server; the rest wait in FIFO order. */
+  max_concurrent_calls: z.number().int().min(1).max(1024).default(16),
+  tools: ToolFilter.default({ include: null, exclude: [] }),
+};
+
+export const LocalServerConfig = z.strictObject({
+  type: z.literal('local'),
+  /** argv of the child process; spawned directly, never through a shell. */
+  command: z.array(z.string().min(1)).min(1, 'needs at least the program to run'),
+  /** Added to the SDK's safe default environment. Every value is a secret. */
+  env: StringMap.default({}),
+  cwd: z.string().min(1).nullable().default(null),
+  ...common,
+});
+export type LocalServerConfig = z.infer<typeof LocalServerConfig>;
+
+export const NoAuth = z.strictObject({ kind: z.literal('none') });
+export const BearerAuth = z.strictObject({
+  kind: z.literal('bearer'),
+  /** Sent as `Authorization: Bearer <token>`. A secret. */
+  token: z.string().min(1),
+});
+export const OAuthAuth = z.strictObject({
+  kind: z.literal('oauth'),
+  /** Pre-registered client; `null` uses dynamic client registration. */
+  client_id: z.string().min(1).nullable().default(null),
+  /** A secret. */
+  client_secret: z.string().min(1).nullable().default(null),
+  scopes: z.array(z.string()).default([]),
+  /** Loopback port of the consent callback; `null` picks a free one once and keeps it. */
+  callback_port: z.number().int().min(1).max(65_535).nullable().default(null),
+});
+export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth]);
+export type AuthConfig = z.infer<typeof AuthConfig>;
+
+export const RemoteServerConfig = z.strictObject({
+  type: z.literal('remote'),
+  url: z.url({ protocol: /^https?$/ }),
+  /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */
+  transport: z.enum(['streamable_http', 'sse', 'auto']).default('auto'),
+  /** Sent with every request. Every value is a secret. */
+  headers: StringMap.default({}),
+  auth: AuthConfig.default({ kind: 'none' }),
+  ...common,
+});
+export type RemoteServerConfig = z.infer<typeof RemoteServerConfig>;
+
+export const ServerConfig = z.discriminatedUnion('type', [LocalServerConfig, RemoteServerConfig]);
+/** A fully defaulted server entry, as the machines use it. */
+export type ServerConfig = z.infer<typeof ServerConfig>;
+/** A server entry as a user may write it (defaults optional). */
+export type ServerConfigInput = z.input<typeof ServerConfig>;
+
+export const ConfigFile = z.strictObject({
+  servers: z.record(z.string(), z.unknown()).default({}),
+});

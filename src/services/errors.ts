@@ -1,0 +1,40 @@
+import { z } from 'zod';
+
+/** Why a server is in `error` (SPEC §4). */
+export const ErrorKind = z.enum(['spawn_failed', 'timeout', 'protocol', 'auth', 'transport_closed', 'config']);
+export type ErrorKind = z.infer<typeof ErrorKind>;
+
+/**
+ * A failure with the `error_kind` the status shows. Callers branch on
+ * `instanceof` and `kind`, never on message text. The message is one line and
+ * must never contain a secret: build it from names, codes and redacted text.
+ */
+export class FleetError extends Error {
+  override readonly name = 'FleetError';
+  constructor(
+    readonly kind: ErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(oneLine(message), options);
+  }
+}
+
+/** A config or request that does not validate; `field` is a dotted path. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(
+    message: string,
+    readonly field?: string,
+  ) {
+    super(oneLine(message));
+  }
+}
+
+export function isFleetError(err: unknown): err is FleetError {
+  return err instanceof FleetError;
+}
+
+export function oneLine(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' | ').trim();
+}
