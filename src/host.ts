@@ -1,7 +1,38 @@
-import type { AgentTool, AgentToolResult, ExecuteOptions } from './services/agent-tool.js';
-import type { ServerConfigInput } from './services/config/schema.js';
+import { createActor, fromPromise, waitFor, type Subscription } from 'xstate';
+import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
+import type { Reread } from './machines/registry.events.js';
+import { serverMachine } from './machines/server.machine.js';
+import { leftPending, topState } from './machines/server.queries.js';
+import { toAgentTool } from './services/adapter.js';
+import { errorResult, type AgentTool, type AgentToolResult, type ExecuteOptions } from './services/agent-tool.js';
+import { computeDiff, type ConfigDiff } from './services/catalog-diff.js';
+import { mergePatch, secretValues, toResponse } from './services/config/credentials.js';
+import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
+import { createConfigStore, type ConfigStore } from './services/config/store.js';
+import { parseServerConfig } from './services/config/validate.js';
+import { ConflictError, NotFoundError, StartFailedError } from './services/errors.js';
 import type { JournalEvent } from './services/journal/events.js';
+import { createJournal, type Journal } from './services/journal/journal.js';
+import { createProjection, toServerView } from './services/journal/projection.js';
+import { openLiveConnection, type LiveConnection } from './services/live-connection.js';
+import { journalPath, resolveStateDir } from './services/paths.js';
 import type { ServerView } from './services/status.js';
+import { createToolRegistry } from './services/tool-registry.js';
+
+/** Where the host reports what it does; pino's logger fits. */
+export interface HostLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface McpHostOptions {
+  /** The state dir holding `mcp_servers.json`; default: `MCP_FLEET_STATE_DIR`, else `~/.mcp-fleet` (per profile). */
+  stateDir?: string;
+  /** Defaults to warnings on stderr. */
+  logger?: HostLogger;
+  /** Append the journal to `<state_dir>/events.jsonl` (default true). */
+  persistJournal?: boolean;
+}
 
 /** One server in the catalog: its view plus what it offers. */
 export interface CatalogEntry extends ServerView {
@@ -10,13 +41,7 @@ export interface CatalogEntry extends ServerView {
   prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
 }
 
-/** Persisted config against running config (SPEC §6 catalog/diff). */
-export interface CatalogDiff {
-  added: string[];
-  removed: string[];
-  /** Per server, the dotted field paths that differ; secrets appear as paths only. */
-  changed: Array<{ name: string; fields: string[] }>;
-}
+export type { ConfigDiff as CatalogDiff } from './services/catalog-diff.js';
 
 /** The MCP host: the library's main object (SPEC §7). */
 export interface McpHost {
@@ -37,7 +62,348 @@ export interface McpHost {
   removeServer(name: string): Promise<void>;
   restartServer(name: string): Promise<ServerView>;
   catalog(): CatalogEntry[];
-  catalogDiff(): Promise<CatalogDiff>;
+  catalogDiff(): Promise<ConfigDiff>;
+  /** Every secret value of every running server, for redacting logs. */
+  secrets(): string[];
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
+}
+
+type Offer = Pick<CatalogEntry, 'resources' | 'prompts'>;
+
+/** Creates a host on a state dir. Nothing runs until `start()`. */
+export function createMcpHost(options: McpHostOptions = {}): McpHost {
+  const stateDir = options.stateDir ?? resolveStateDir();
+  const logger: HostLogger = options.logger ?? { info: () => {}, warn: (message) => console.warn(message) };
+  const store: ConfigStore = createConfigStore({ stateDir: () => stateDir, logger });
+  const journal: Journal = createJournal({
+    file: () => (options.persistJournal === false ? null : journalPath(stateDir)),
+    onWriteError: (error) => logger.warn(`journal: cannot append: ${error.message}`),
+  });
+  const projection = createProjection();
+  journal.subscribe((event) => projection.apply(event));
+  const registry = createToolRegistry();
+  registry.events.on('shadowed', ({ tool, server, shadowed_server }) =>
+    journal.append({ type: 'tool.shadowed', server, tool, shadowed_server }),
+  );
+
+  /** Every tool name a server ever offered, so a call to a server that is down can say why. */
+  const lastOwner = new Map<string, string>();
+  const offers = new Map<ServerActorRef, Offer>();
+  /** Connections being closed and handshakes being abandoned: shutdown waits for both. */
+  const settling = new Set<Promise<unknown>>();
+  const attached = new Map<ServerActorRef, Subscription[]>();
+  const locks = new Map<string, Promise<unknown>>();
+  let actor: ReturnType<typeof createRegistryActor> | null = null;
+  let stopping: Promise<void> | null = null;
+
+  function track<T>(promise: Promise<T>): Promise<T> {
+    const settled: Promise<unknown> = promise.then(
+      () => settling.delete(settled),
+      () => settling.delete(settled),
+    );
+    settling.add(settled);
+    return promise;
+  }
+
+  const connect = fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
+    track(openLiveConnection(input.name, input.config, signal)),
+  );
+
+  async function reread(name: string): Promise<Reread> {
+    const loaded = await store.load();
+    if (loaded.broken) return { status: 'unreadable' };
+    const entry = loaded.servers.find(([candidate]) => candidate === name);
+    return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
+  }
+
+  function createRegistryActor(servers: Array<{ name: string; config: ServerConfig }>) {
+    const machine = registryMachine.provide({
+      actors: {
+        server: serverMachine.provide({ actors: { connect } }),
+        rereadConfig: fromPromise(({ input }: { input: { name: string } }) => reread(input.name)),
+      },
+    });
+    return createActor(machine, { input: { servers } });
+  }
+
+  function current(name: string): ServerActorRef | undefined {
+    return actor?.getSnapshot().context.servers[name];
+  }
+
+  function attach(ref: ServerActorRef): void {
+    const { name, config } = ref.getSnapshot().context;
+    journal.append({ type: 'server.configured', server: name, actor: ref.id, config: toResponse(config) });
+    let last: ReturnType<typeof topState> | null = null;
+    const observe = () => {
+      const snapshot = ref.getSnapshot();
+      const state = topState(snapshot);
+      if (state === last) return;
+      const { error, errorKind } = snapshot.context;
+      const failed = state === 'error' || state === 'needs_reauth';
+      journal.append({
+        type: 'server.transitioned',
+        server: name,
+        actor: ref.id,
+        from: last,
+        to: state,
+        error: failed ? error : null,
+        error_kind: failed ? errorKind : null,
+      });
+      if (failed) logger.warn(`server ${name}: ${state} (${errorKind}): ${error}`);
+      last = state;
+      if (state === 'stopped') detach(ref, name);
+    };
+    attached.set(ref, [
+      ref.on('tools.register', ({ live }) => registerTools(ref, name, live)),
+      ref.on('tools.unregister', () => unregisterTools(ref, name)),
+      ref.on('connection.release', ({ live }) => void track(live.connection.close())),
+      ref.subscribe({ next: observe, complete: observe }),
+    ]);
+    observe();
+  }
+
+  function detach(ref: ServerActorRef, name: string): void {
+    for (const subscription of attached.get(ref) ?? []) subscription.unsubscribe();
+    attached.delete(ref);
+    offers.delete(ref);
+    // Replaced actors leave the name to their successor; only a real removal ends the view.
+    if (!current(name) || stopping) journal.append({ type: 'server.removed', server: name });
+  }
+
+  function registerTools(ref: ServerActorRef, name: string, live: LiveConnection): void {
+    const tools = live.connection.tools.map((tool) =>
+      toAgentTool(name, tool, (original, args, callOptions) => {
+        const snapshot = ref.getSnapshot();
+        if (!snapshot.matches('ready')) {
+          throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
+        }
+        return live.connection.callTool(original, args, callOptions);
+      }),
+    );
+    const outcome = registry.register(name, tools);
+    for (const tool of tools) lastOwner.set(tool.name, name);
+    journal.append({
+      type: 'tools.registered',
+      server: name,
+      tools: tools.map((tool) => ({ name: tool.name, original: tool.originalName, description: tool.description })),
+    });
+    void outcome;
+    void loadOffer(ref, live);
+  }
+
+  function unregisterTools(ref: ServerActorRef, name: string): void {
+    offers.delete(ref);
+    // A successor actor may already have registered under this name.
+    if (current(name) !== ref && current(name)?.getSnapshot().matches('ready')) return;
+    const removed = registry.unregister(name);
+    journal.append({ type: 'tools.unregistered', server: name, tools: removed });
+  }
+
+  /** Lists resources and prompts once, for the catalog, when the server has them. */
+  async function loadOffer(ref: ServerActorRef, live: LiveConnection): Promise<void> {
+    const client = live.connection.client;
+    const capabilities = client.getServerCapabilities() ?? {};
+    const offer: Offer = { resources: [], prompts: [] };
+    try {
+      if (capabilities.resources) offer.resources = (await client.listResources()).resources;
+      if (capabilities.prompts) offer.prompts = (await client.listPrompts()).prompts;
+    } catch (error) {
+      logger.warn(`server ${ref.getSnapshot().context.name}: cannot list resources/prompts: ${(error as Error).message}`);
+    }
+    if (attached.has(ref)) offers.set(ref, offer);
+  }
+
+  /** Serializes management operations per server name. */
+  function withLock<T>(name: string, task: () => Promise<T>): Promise<T> {
+    const previous = locks.get(name) ?? Promise.resolve();
+    const run = previous.then(task, task);
+    const tail = run.catch(() => undefined);
+    locks.set(name, tail);
+    void tail.then(() => locks.get(name) === tail && locks.delete(name));
+    return run;
+  }
+
+  function requireRunning(): NonNullable<typeof actor> {
+    if (!actor) throw new Error('the host is not started: call start() first');
+    if (stopping) throw new Error('the host is shutting down');
+    return actor;
+  }
+
+  /** Installs `config` under `name` and waits until it leaves `pending`. */
+  async function install(name: string, config: ServerConfig): Promise<ServerActorRef> {
+    const running = requireRunning();
+    running.send({ type: 'server.install', name, config });
+    const ref = current(name)!;
+    await leftPending(ref, config.timeout_seconds * 1000);
+    return ref;
+  }
+
+  async function uninstall(name: string): Promise<void> {
+    const ref = current(name);
+    requireRunning().send({ type: 'server.uninstall', name });
+    if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active');
+  }
+
+  function view(name: string): ServerView {
+    const projected = projection.context.servers[name];
+    if (!projected) throw new NotFoundError(name);
+    return toServerView(projected);
+  }
+
+  async function persistedConfig(name: string): Promise<ServerConfig | undefined> {
+    const loaded = await store.load();
+    return loaded.servers.find(([candidate]) => candidate === name)?.[1];
+  }
+
+  const host: McpHost = {
+    stateDir,
+
+    async start() {
+      if (actor) return;
+      const loaded = await store.load();
+      actor = createRegistryActor(loaded.servers.map(([name, config]) => ({ name, config })));
+      const seen = new Set<ServerActorRef>();
+      actor.subscribe((snapshot) => {
+        for (const ref of Object.values(snapshot.context.servers)) {
+          if (!seen.has(ref)) {
+            seen.add(ref);
+            attach(ref);
+          }
+        }
+      });
+      actor.start();
+      for (const ref of Object.values(actor.getSnapshot().context.servers)) {
+        if (!seen.has(ref)) {
+          seen.add(ref);
+          attach(ref);
+        }
+      }
+    },
+
+    tools: () => registry.list(),
+
+    async callTool(name, args, callOptions) {
+      const tool = registry.get(name);
+      if (tool) return tool.execute(args, callOptions);
+      const owner = lastOwner.get(name);
+      if (owner) {
+        const state = projection.context.servers[owner];
+        const why = state ? `state: ${state.state}${state.error ? ` — ${state.error}` : ''}` : 'it was removed';
+        return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
+      }
+      return errorResult('', name, `unknown tool "${name}"`);
+    },
+
+    status: () => Object.values(projection.context.servers).map(toServerView),
+    server: (name) => {
+      const projected = projection.context.servers[name];
+      return projected ? toServerView(projected) : undefined;
+    },
+    events: (since) => journal.since(since),
+    subscribe: (listener) => journal.subscribe(listener),
+
+    addServer(name, input) {
+      return withLock(name, async () => {
+        const config = parseServerConfig(name, input);
+        if (current(name) || (await persistedConfig(name))) throw new ConflictError(name);
+        const ref = await install(name, config);
+        const { error, errorKind } = ref.getSnapshot().context;
+        if (ref.getSnapshot().matches('error')) {
+          await uninstall(name);
+          throw new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error');
+        }
+        try {
+          await store.update((servers) => ({ ...servers, [name]: config }));
+        } catch (failure) {
+          await uninstall(name);
+          throw failure;
+        }
+        return view(name);
+      });
+    },
+
+    updateServer(name, patch) {
+      return withLock(name, async () => {
+        const previous = (await persistedConfig(name)) ?? current(name)?.getSnapshot().context.config;
+        if (!previous) throw new NotFoundError(name);
+        const next = mergePatch(previous, patch);
+        const ref = await install(name, next);
+        if (ref.getSnapshot().matches('error')) {
+          const { error, errorKind } = ref.getSnapshot().context;
+          await install(name, previous);
+          throw new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error');
+        }
+        await store.update((servers) => ({ ...servers, [name]: next }));
+        return view(name);
+      });
+    },
+
+    removeServer(name) {
+      return withLock(name, async () => {
+        const persisted = await persistedConfig(name);
+        if (!current(name) && !persisted) throw new NotFoundError(name);
+        await uninstall(name);
+        if (persisted) {
+          await store.update((servers) => {
+            delete servers[name];
+            return servers;
+          });
+        }
+      });
+    },
+
+    restartServer(name) {
+      return withLock(name, async () => {
+        const config = (await persistedConfig(name)) ?? current(name)?.getSnapshot().context.config;
+        if (!config) throw new NotFoundError(name);
+        await install(name, config);
+        return view(name);
+      });
+    },
+
+    catalog() {
+      const servers = actor?.getSnapshot().context.servers ?? {};
+      return host.status().map((status) => {
+        const ref = servers[status.name];
+        const offer = (ref && offers.get(ref)) ?? { resources: [], prompts: [] };
+        const tools = registry.forServer(status.name).map((tool) => ({
+          name: tool.name,
+          original: tool.originalName,
+          description: tool.description,
+          parameters: tool.parameters,
+        }));
+        return { ...status, tools, ...offer };
+      });
+    },
+
+    async catalogDiff() {
+      const loaded = await store.load();
+      const running = Object.entries(actor?.getSnapshot().context.servers ?? {}).map(
+        ([name, ref]) => [name, ref.getSnapshot().context.config] as [string, ServerConfig],
+      );
+      return computeDiff(loaded.servers, running);
+    },
+
+    secrets() {
+      return Object.values(actor?.getSnapshot().context.servers ?? {}).flatMap((ref) =>
+        secretValues(ref.getSnapshot().context.config),
+      );
+    },
+
+    shutdown() {
+      if (stopping) return stopping;
+      stopping = (async () => {
+        if (!actor) return;
+        const refs = Object.values(actor.getSnapshot().context.servers);
+        actor.send({ type: 'registry.shutdown' });
+        await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active')));
+        // Closing connections and abandoned handshakes end their children before settling.
+        while (settling.size > 0) await Promise.allSettled([...settling]);
+        actor.stop();
+      })();
+      return stopping;
+    },
+  };
+  return host;
 }

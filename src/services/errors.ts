@@ -38,3 +38,34 @@ export function isFleetError(err: unknown): err is FleetError {
 export function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, ' | ').trim();
 }
+
+/** The named server is not configured. */
+export class NotFoundError extends Error {
+  override readonly name = 'NotFoundError';
+  constructor(readonly server: string) {
+    super(`no server named "${server}"`);
+  }
+}
+
+/** A server of that name already exists. */
+export class ConflictError extends Error {
+  override readonly name = 'ConflictError';
+  constructor(readonly server: string) {
+    super(`a server named "${server}" already exists`);
+  }
+}
+
+/**
+ * A server added or changed through management ended in `error`; nothing was
+ * persisted (SPEC §3: all-or-nothing).
+ */
+export class StartFailedError extends Error {
+  override readonly name = 'StartFailedError';
+  constructor(
+    readonly server: string,
+    readonly kind: ErrorKind,
+    reason: string,
+  ) {
+    super(oneLine(`server "${server}" failed to start (${kind}): ${reason}`));
+  }
+}

@@ -25,11 +25,16 @@ const base = {
  * journal is safe to show, store and stream.
  */
 export const JournalEvent = z.discriminatedUnion('type', [
-  /** A server actor was published (or its config replaced); `config` is the masked form. */
-  z.object({ ...base, type: z.literal('server.configured'), config: z.record(z.string(), z.unknown()) }),
+  /**
+   * A server actor was published: a new `actor` id for this server (a restart
+   * or config change replaces the actor). `config` is the masked form.
+   */
+  z.object({ ...base, type: z.literal('server.configured'), actor: z.string(), config: z.record(z.string(), z.unknown()) }),
   z.object({
     ...base,
     type: z.literal('server.transitioned'),
+    /** The actor that moved; a replaced actor's last steps do not change the server's view. */
+    actor: z.string(),
     from: ServerState.nullable(),
     to: ServerState,
     error: z.string().nullable(),

@@ -1,0 +1,17 @@
+import type { ServerConfig } from '../services/config/schema.js';
+
+/** Events the registry actor accepts. */
+export type RegistryEvent =
+  /** Install (or replace) a server actor and connect it now, outside the startup queue. */
+  | { type: 'server.install'; name: string; config: ServerConfig }
+  /** Stop and forget a server actor. */
+  | { type: 'server.uninstall'; name: string }
+  /** Cancel and drain startup, stop every published actor. */
+  | { type: 'registry.shutdown' };
+
+/** What re-reading the persisted config found for the server at the head of the queue. */
+export type Reread =
+  | { status: 'found'; config: ServerConfig }
+  | { status: 'deleted' }
+  /** The file is missing its document or cannot be parsed: keep the config we queued. */
+  | { status: 'unreadable' };

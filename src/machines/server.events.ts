@@ -1,0 +1,25 @@
+import type { ServerConfig } from '../services/config/schema.js';
+import type { FleetError } from '../services/errors.js';
+import type { LiveConnection } from '../services/live-connection.js';
+
+/** Events a server actor accepts. Management sends these; services send the rest. */
+export type ServerEvent =
+  /** The registry's startup queue reached this server: connect now (with the re-read config). */
+  | { type: 'server.connect'; config?: ServerConfig }
+  | { type: 'server.enable' }
+  | { type: 'server.disable' }
+  | { type: 'server.restart' }
+  | { type: 'server.stop' }
+  /** The live connection ended without being asked to (crash, exit, network). */
+  | { type: 'connection.closed'; error: FleetError }
+  /** The user started OAuth consent for a server that needs it. */
+  | { type: 'auth.begin' }
+  | { type: 'auth.completed' }
+  | { type: 'auth.failed'; error: FleetError };
+
+/** Events a server actor emits for the host to act on. */
+export type ServerEmitted =
+  | { type: 'tools.register'; server: string; live: LiveConnection }
+  | { type: 'tools.unregister'; server: string }
+  /** The actor no longer holds this connection: close it (the host tracks the closing). */
+  | { type: 'connection.release'; server: string; live: LiveConnection };

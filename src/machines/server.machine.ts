@@ -1,0 +1,191 @@
+import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
+import type { ServerConfig } from '../services/config/schema.js';
+import { FleetError, type ErrorKind } from '../services/errors.js';
+import { openLiveConnection, type LiveConnection } from '../services/live-connection.js';
+import type { ServerEmitted, ServerEvent } from './server.events.js';
+
+export interface ServerInput {
+  name: string;
+  config: ServerConfig;
+  /** Wait in `pending.queued` for the registry's `server.connect` instead of connecting at once. */
+  queued: boolean;
+}
+
+export interface ServerContext {
+  name: string;
+  config: ServerConfig;
+  queued: boolean;
+  live: LiveConnection | null;
+  error: string | null;
+  errorKind: ErrorKind | null;
+}
+
+function asFleetError(error: unknown): FleetError {
+  if (error instanceof FleetError) return error;
+  return new FleetError('protocol', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/**
+ * One MCP server's lifecycle (SPEC §4). The machine owns the state; the host
+ * listens to what it emits (tool registration) and to its snapshots (the
+ * journal, closing connections the actor no longer holds).
+ */
+export const serverMachine = setup({
+  types: {
+    input: {} as ServerInput,
+    context: {} as ServerContext,
+    events: {} as ServerEvent,
+    emitted: {} as ServerEmitted,
+  },
+  actors: {
+    /** Spawn or open, initialize, list every tool page; bounded by `timeout_seconds`. */
+    connect: fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
+      openLiveConnection(input.name, input.config, signal),
+    ),
+    /** Reports the live connection's unexpected end as `connection.closed`. */
+    watchConnection: fromCallback<ServerEvent, { live: LiveConnection }>(({ input, sendBack }) => {
+      let watching = true;
+      void input.live.lost.then((error) => {
+        if (watching) sendBack({ type: 'connection.closed', error });
+      });
+      return () => {
+        watching = false;
+      };
+    }),
+  },
+  guards: {
+    isEnabled: ({ context }) => context.config.enabled,
+    isQueued: ({ context }) => context.queued,
+    isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
+  },
+  actions: {
+    registerTools: emit(({ context }) => ({ type: 'tools.register' as const, server: context.name, live: context.live! })),
+    unregisterTools: emit(({ context }) => ({ type: 'tools.unregister' as const, server: context.name })),
+    releaseConnection: emit(({ context }) => ({
+      type: 'connection.release' as const,
+      server: context.name,
+      live: context.live!,
+    })),
+    adoptConnection: assign({ live: (_, live: LiveConnection) => live }),
+    forgetConnection: assign({ live: null }),
+    recordError: assign((_, params: { error: unknown }) => {
+      const failure = asFleetError(params.error);
+      return { error: failure.message, errorKind: failure.kind };
+    }),
+    clearError: assign({ error: null, errorKind: null }),
+    leaveQueue: assign({ queued: false }),
+    takeRereadConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
+  },
+}).createMachine({
+  id: 'server',
+  context: ({ input }) => ({
+    name: input.name,
+    config: input.config,
+    queued: input.queued,
+    live: null,
+    error: null,
+    errorKind: null,
+  }),
+  initial: 'boot',
+  on: {
+    'server.stop': { target: '.stopped' },
+  },
+  states: {
+    boot: {
+      always: [{ guard: 'isEnabled', target: 'pending' }, { target: 'disabled' }],
+    },
+    disabled: {
+      description: 'enabled: false — no process, no connection, no tools',
+      on: { 'server.enable': { target: 'pending', actions: 'leaveQueue' } },
+    },
+    pending: {
+      description: 'published (ready=false, no tools); connecting: spawn/open, initialize, list tools',
+      entry: 'clearError',
+      initial: 'choose',
+      on: { 'server.disable': { target: 'disabled' } },
+      states: {
+        choose: {
+          always: [{ guard: 'isQueued', target: 'queued' }, { target: 'connecting' }],
+        },
+        queued: {
+          description: 'waiting for its turn in the startup queue; no process yet',
+          on: {
+            'server.connect': {
+              target: 'connecting',
+              actions: ['leaveQueue', { type: 'takeRereadConfig', params: ({ event }) => event.config }],
+            },
+          },
+        },
+        connecting: {
+          invoke: {
+            src: 'connect',
+            input: ({ context }) => ({ name: context.name, config: context.config }),
+            onDone: {
+              target: '#server.ready',
+              actions: { type: 'adoptConnection', params: ({ event }) => event.output },
+            },
+            onError: [
+              {
+                guard: { type: 'isAuthFailure', params: ({ event }) => ({ error: event.error }) },
+                target: '#server.needs_reauth',
+                actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+              },
+              {
+                target: '#server.error',
+                actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+              },
+            ],
+          },
+        },
+      },
+    },
+    authenticating: {
+      description: 'OAuth in progress: token refresh, or waiting for consent',
+      on: {
+        'auth.completed': { target: 'pending' },
+        'auth.failed': {
+          target: 'needs_reauth',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
+      },
+    },
+    ready: {
+      description: 'tools registered on entry, unregistered on exit; only here',
+      entry: 'registerTools',
+      exit: ['unregisterTools', 'releaseConnection', 'forgetConnection'],
+      invoke: {
+        src: 'watchConnection',
+        input: ({ context }) => ({ live: context.live! }),
+      },
+      on: {
+        'connection.closed': {
+          target: 'error',
+          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        },
+        'server.restart': { target: 'pending' },
+        'server.disable': { target: 'disabled' },
+      },
+    },
+    needs_reauth: {
+      description: 'refresh rejected or no usable token; waits for the user',
+      on: {
+        'auth.begin': { target: 'authenticating' },
+        'server.restart': { target: 'pending' },
+        'server.disable': { target: 'disabled' },
+      },
+    },
+    error: {
+      description: 'failed, with a one-line error and its error_kind',
+      on: {
+        'server.restart': { target: 'pending' },
+        'server.disable': { target: 'disabled' },
+      },
+    },
+    stopped: {
+      description: 'final: process ended, tools gone',
+      type: 'final',
+    },
+  },
+});
+
+export type ServerMachine = typeof serverMachine;
