@@ -13,7 +13,7 @@ import { parseServerConfig } from './services/config/validate.js';
 import { ConflictError, NotFoundError, StartFailedError } from './services/errors.js';
 import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
-import { createProjection, toServerView } from './services/journal/projection.js';
+import { createProjection, serverViews } from './services/journal/projection.js';
 import { openLiveConnection, type LiveConnection } from './services/live-connection.js';
 import { journalPath, resolveStateDir } from './services/paths.js';
 import type { ServerView } from './services/status.js';
@@ -181,14 +181,13 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         return live.connection.callTool(original, args, callOptions);
       }),
     );
-    const outcome = registry.register(name, tools);
+    registry.register(name, tools);
     for (const tool of tools) lastOwner.set(tool.name, name);
     journal.append({
       type: 'tools.registered',
       server: name,
       tools: tools.map((tool) => ({ name: tool.name, original: tool.originalName, description: tool.description })),
     });
-    void outcome;
     void loadOffer(ref, live);
   }
 
@@ -246,9 +245,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   }
 
   function view(name: string): ServerView {
-    const projected = projection.context.servers[name];
-    if (!projected) throw new NotFoundError(name);
-    return toServerView(projected);
+    const found = host.server(name);
+    if (!found) throw new NotFoundError(name);
+    return found;
   }
 
   async function persistedConfig(name: string): Promise<ServerConfig | undefined> {
@@ -295,11 +294,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return errorResult('', name, `unknown tool "${name}"`);
     },
 
-    status: () => Object.values(projection.context.servers).map(toServerView),
-    server: (name) => {
-      const projected = projection.context.servers[name];
-      return projected ? toServerView(projected) : undefined;
-    },
+    status: () => serverViews(projection.context),
+    server: (name) => serverViews(projection.context).find((view) => view.name === name),
     events: (since) => journal.since(since),
     subscribe: (listener) => journal.subscribe(listener),
 

@@ -14,8 +14,8 @@ export interface ProjectedServer {
   error_kind: ErrorKind | null;
   since: string;
   tools: ToolEntry[];
-  /** This server's tools hidden by another server's tool of the same name. */
-  shadowed_tools: string[];
+  /** `seq` of this server's latest registration: a later one wins a shared name. */
+  registered_at: number;
 }
 
 export interface ProjectionContext {
@@ -33,7 +33,7 @@ function upsert(context: ProjectionContext, event: JournalEvent, change: (server
     error_kind: null,
     since: event.at,
     tools: [],
-    shadowed_tools: [],
+    registered_at: 0,
   };
   return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
 }
@@ -57,21 +57,28 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
       return { servers, lastSeq: event.seq };
     }
     case 'tools.registered':
-      return upsert(context, event, (server) => ({ ...server, tools: event.tools, shadowed_tools: [] }));
+      return upsert(context, event, (server) => ({ ...server, tools: event.tools, registered_at: event.seq }));
     case 'tools.unregistered':
-      return upsert(context, event, (server) => ({ ...server, tools: [], shadowed_tools: [] }));
-    case 'tool.shadowed': {
-      const loser = context.servers[event.shadowed_server];
-      if (!loser) return { ...context, lastSeq: event.seq };
-      const shadowed = loser.shadowed_tools.includes(event.tool)
-        ? loser.shadowed_tools
-        : [...loser.shadowed_tools, event.tool];
-      return {
-        servers: { ...context.servers, [event.shadowed_server]: { ...loser, shadowed_tools: shadowed } },
-        lastSeq: event.seq,
-      };
-    }
+      return upsert(context, event, (server) => ({ ...server, tools: [], registered_at: 0 }));
+    case 'tool.shadowed':
+      // A record for readers of the journal; who is shadowed is derived from registrations.
+      return { ...context, lastSeq: event.seq };
   }
+}
+
+/** Names of `server`'s tools that a later registration of another server took over (last wins). */
+export function shadowedTools(context: ProjectionContext, server: ProjectedServer): string[] {
+  const taken = new Set<string>();
+  for (const other of Object.values(context.servers)) {
+    if (other.name === server.name || other.registered_at <= server.registered_at) continue;
+    for (const tool of other.tools) taken.add(tool.name);
+  }
+  return server.tools.filter((tool) => taken.has(tool.name)).map((tool) => tool.name);
+}
+
+/** Every server's `ServerView`, in the order they were first configured. */
+export function serverViews(context: ProjectionContext): ServerView[] {
+  return Object.values(context.servers).map((server) => toServerView(server, shadowedTools(context, server)));
 }
 
 /** The status store: an `@xstate/store` fed only by journal events. */
@@ -96,7 +103,7 @@ export function createProjection(initial: readonly JournalEvent[] = []) {
 export type Projection = ReturnType<typeof createProjection>;
 
 /** The SPEC §6 view of a projected server. */
-export function toServerView(server: ProjectedServer): ServerView {
+export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
   const auth = (server.config['auth'] ?? { kind: 'none' }) as { kind?: string };
   const kind = auth.kind === 'bearer' || auth.kind === 'oauth' ? auth.kind : 'none';
   return {
@@ -109,7 +116,7 @@ export function toServerView(server: ProjectedServer): ServerView {
     auth: { kind, status: authStatus(kind, server.state) },
     tool_count: server.tools.length,
     since: server.since,
-    shadowed_tools: server.shadowed_tools,
+    shadowed_tools: shadowed,
   };
 }
 
