@@ -167,8 +167,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     for (const subscription of attached.get(ref) ?? []) subscription.unsubscribe();
     attached.delete(ref);
     offers.delete(ref);
-    // Replaced actors leave the name to their successor; only a real removal ends the view.
-    if (!current(name) || stopping) journal.append({ type: 'server.removed', server: name });
+    // A replaced actor leaves the name to its successor, and shutdown leaves every
+    // server visible as `stopped`; only a real removal ends the view.
+    if (!current(name)) journal.append({ type: 'server.removed', server: name });
   }
 
   function registerTools(ref: ServerActorRef, name: string, live: LiveConnection): void {

@@ -1,0 +1,55 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { McpHost } from '../../src/host.js';
+import type { ServerState } from '../../src/services/journal/events.js';
+
+/** A fresh state dir holding `servers` as its `mcp_servers.json`. */
+export function stateDirWith(servers: Record<string, unknown>): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-host-'));
+  writeFileSync(join(dir, 'mcp_servers.json'), `${JSON.stringify({ servers }, null, 2)}\n`);
+  return dir;
+}
+
+export function readConfigFile(dir: string): { servers: Record<string, Record<string, unknown>> } {
+  return JSON.parse(readFileSync(join(dir, 'mcp_servers.json'), 'utf8'));
+}
+
+/** Resolves once `server` is in `state` according to the host's status (the journal projection). */
+export function untilState(host: McpHost, server: string, state: ServerState, timeoutMs = 15_000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => host.server(server)?.state === state;
+    if (check()) return resolve();
+    const timer = setTimeout(() => {
+      unsubscribe();
+      reject(new Error(`${server} did not reach ${state} (now ${host.server(server)?.state ?? 'absent'})`));
+    }, timeoutMs);
+    const unsubscribe = host.subscribe(() => {
+      if (check()) {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      }
+    });
+  });
+}
+
+/** True while a process with that pid exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Waits until none of `pids` exists (a killed child can take a moment to be reaped). */
+export async function allGone(pids: number[], timeoutMs = 5_000): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (pids.every((pid) => !isAlive(pid))) return true;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  return pids.every((pid) => !isAlive(pid));
+}

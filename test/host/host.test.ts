@@ -1,0 +1,255 @@
+import { readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/errors.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { allGone, readConfigFile, stateDirWith, untilState } from './helpers.js';
+
+const EVERYTHING = [process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
+
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.shutdown();
+  host = undefined;
+});
+
+function pidFile(dir: string, name: string): string {
+  return join(dir, `${name}.pid`);
+}
+const readPid = (file: string) => Number(readFileSync(file, 'utf8'));
+
+function healthy(dir: string, name: string, extra: Record<string, unknown> = {}) {
+  return { type: 'local', command: fixtureCommand('healthy'), env: { FIXTURE_PID_FILE: pidFile(dir, name) }, ...extra };
+}
+
+describe('a host on real stdio servers', () => {
+  test('server-everything becomes ready and its echo tool answers through callTool', async () => {
+    const dir = stateDirWith({ everything: { type: 'local', command: EVERYTHING } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'everything', 'ready');
+    const names = host.tools().map((tool) => tool.name);
+    expect(names).toContain('everything__echo');
+    const result = await host.callTool('everything__echo', { message: 'hello fleet' });
+    expect(result.details).toMatchObject({ is_error: false, server: 'everything', tool: 'echo' });
+    expect(result.content[0]).toEqual({ type: 'text', text: 'Echo: hello fleet' });
+    const view = host.server('everything')!;
+    expect(view).toMatchObject({ state: 'ready', ready: true, error: null, tool_count: names.length });
+  });
+
+  test('start() resolves before any server is ready', async () => {
+    const dir = stateDirWith({
+      slow: { type: 'local', command: fixtureCommand('slow-start'), env: { FIXTURE_DELAY_MS: '1500' } },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    expect(host.server('slow')?.state).toBe('pending');
+    expect(host.tools()).toEqual([]);
+    await untilState(host, 'slow', 'ready');
+  });
+
+  test('an unknown tool and a tool of a server that is not ready give is_error results, not throws', async () => {
+    const dir = stateDirWith({ a: healthy(stateDirWith({}), 'a'), crashy: { type: 'local', command: fixtureCommand('crash-mid-call') } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'crashy', 'ready');
+    const unknown = await host.callTool('nope__nothing', {});
+    expect(unknown.details.is_error).toBe(true);
+    expect(unknown.content[0]).toMatchObject({ text: expect.stringContaining('unknown tool "nope__nothing"') });
+
+    const crashed = await host.callTool('crashy__crash', {});
+    expect(crashed.details.is_error).toBe(true);
+    await untilState(host, 'crashy', 'error');
+    expect(host.server('crashy')).toMatchObject({ error_kind: 'transport_closed', tool_count: 0 });
+    const after = await host.callTool('crashy__crash', {});
+    expect(after.details.is_error).toBe(true);
+    expect(after.content[0]).toMatchObject({
+      text: expect.stringMatching(/server "crashy" is not ready \(state: error — process exited with code 7/),
+    });
+  });
+
+  test('shutdown stops every child, including one still connecting, and unregisters all tools', async () => {
+    const dir = stateDirWith({});
+    const servers = {
+      a: healthy(dir, 'a'),
+      b: healthy(dir, 'b'),
+      hang: {
+        type: 'local',
+        command: fixtureCommand('hang-on-init'),
+        env: { FIXTURE_PID_FILE: pidFile(dir, 'hang') },
+        timeout_seconds: 30,
+      },
+      queued: healthy(dir, 'queued'),
+    };
+    const configured = stateDirWith(servers);
+    host = createMcpHost({ stateDir: configured });
+    await host.start();
+    await untilState(host, 'b', 'ready');
+    // `hang` is connecting now and `queued` waits behind it without a process.
+    await expect.poll(() => statSync(pidFile(dir, 'hang'), { throwIfNoEntry: false }), { timeout: 10_000 }).toBeTruthy();
+    const pids = ['a', 'b', 'hang'].map((name) => readPid(pidFile(dir, name)));
+    expect(host.server('queued')?.state).toBe('pending');
+    expect(host.tools().length).toBeGreaterThan(0);
+
+    await host.shutdown();
+    expect(await allGone(pids, 100)).toBe(true);
+    expect(host.tools()).toEqual([]);
+    expect(host.status().map((view) => view.state)).toEqual(['stopped', 'stopped', 'stopped', 'stopped']);
+    expect(statSync(pidFile(dir, 'queued'), { throwIfNoEntry: false })).toBeUndefined();
+  });
+});
+
+describe('management is all-or-nothing', () => {
+  test('addServer starts and persists a server, owner-only', async () => {
+    const dir = stateDirWith({});
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    const view = await host.addServer('fresh', { type: 'local', command: fixtureCommand('healthy'), env: { TOKEN: 'canary-add-0123456789' } });
+    expect(view).toMatchObject({ name: 'fresh', state: 'ready', ready: true });
+    expect(view.config['env']).toEqual({ TOKEN: { has_value: true, masked: '••••6789' } });
+    expect(readConfigFile(dir).servers['fresh']).toMatchObject({ env: { TOKEN: 'canary-add-0123456789' } });
+    expect(statSync(join(dir, 'mcp_servers.json')).mode & 0o777).toBe(0o600);
+    await expect(host.addServer('fresh', { type: 'local', command: ['x'] })).rejects.toBeInstanceOf(ConflictError);
+  });
+
+  test('a server that fails to start is not persisted and leaves no trace in the status', async () => {
+    const dir = stateDirWith({ keep: healthy(dir0(), 'keep') });
+    const before = readFileSync(join(dir, 'mcp_servers.json'));
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    const failure = host.addServer('broken', { type: 'local', command: fixtureCommand('crash-on-start') });
+    await expect(failure).rejects.toBeInstanceOf(StartFailedError);
+    await expect(failure).rejects.toMatchObject({ kind: 'spawn_failed', message: expect.stringContaining('code 3') });
+    expect(readFileSync(join(dir, 'mcp_servers.json'))).toEqual(before);
+    expect(host.server('broken')).toBeUndefined();
+  });
+
+  test('updateServer restarts on the merged config and persists it; secrets not sent are preserved', async () => {
+    const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('healthy'), env: { KEEP: 'keep-value', DROP: 'drop-value' } } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 's', 'ready');
+    const view = await host.updateServer('s', { env: { DROP: null, NEW: 'new-value' }, call_timeout_seconds: 5 });
+    expect(view.state).toBe('ready');
+    expect(readConfigFile(dir).servers['s']).toMatchObject({
+      env: { KEEP: 'keep-value', NEW: 'new-value' },
+      call_timeout_seconds: 5,
+    });
+    expect(readConfigFile(dir).servers['s']?.['env']).not.toHaveProperty('DROP');
+    // The child really runs on the new config.
+    const probe = await host.callTool('s__env', { name: 'NEW' });
+    expect(probe.content[0]).toEqual({ type: 'text', text: JSON.stringify({ set: true, length: 'new-value'.length }) });
+  });
+
+  test('a PATCH whose restart fails leaves the file byte-for-byte and brings the old config back', async () => {
+    const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('healthy') } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 's', 'ready');
+    const before = readFileSync(join(dir, 'mcp_servers.json'));
+    await expect(host.updateServer('s', { command: fixtureCommand('crash-on-start') })).rejects.toMatchObject({
+      name: 'StartFailedError',
+      kind: 'spawn_failed',
+    });
+    expect(readFileSync(join(dir, 'mcp_servers.json'))).toEqual(before);
+    await untilState(host, 's', 'ready');
+    expect((await host.callTool('s__echo', { text: 'back' })).content[0]).toEqual({ type: 'text', text: 'back' });
+  });
+
+  test('removeServer stops the child, drops its tools and the entry', async () => {
+    const pids = dir0();
+    const dir = stateDirWith({ gone: healthy(pids, 'gone'), stays: healthy(pids, 'stays') });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'stays', 'ready');
+    const pid = readPid(pidFile(pids, 'gone'));
+    await host.removeServer('gone');
+    expect(await allGone([pid])).toBe(true);
+    expect(host.tools().some((tool) => tool.server === 'gone')).toBe(false);
+    expect(host.server('gone')).toBeUndefined();
+    expect(Object.keys(readConfigFile(dir).servers)).toEqual(['stays']);
+    await expect(host.removeServer('gone')).rejects.toBeInstanceOf(NotFoundError);
+  });
+
+  test('restartServer replaces the process and re-reads the persisted entry', async () => {
+    const pids = dir0();
+    const dir = stateDirWith({ r: healthy(pids, 'r') });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'r', 'ready');
+    const first = readPid(pidFile(pids, 'r'));
+    const view = await host.restartServer('r');
+    expect(view.state).toBe('ready');
+    const second = readPid(pidFile(pids, 'r'));
+    expect(second).not.toBe(first);
+    expect(await allGone([first])).toBe(true);
+  });
+});
+
+describe('views over the journal', () => {
+  test('two servers whose tool names collide: last registered wins and the loss is visible', async () => {
+    const dir = stateDirWith({});
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    // Names are capped at 64 by shortening the server part: these two share their first 58 characters.
+    const first = `${'s'.repeat(60)}_1`;
+    const second = `${'s'.repeat(60)}_2`;
+    await host.addServer(first, { type: 'local', command: fixtureCommand('healthy'), tools: { include: ['echo'], exclude: [] } });
+    await host.addServer(second, { type: 'local', command: fixtureCommand('healthy'), tools: { include: ['echo'], exclude: [] } });
+    const name = `${'s'.repeat(58)}__echo`;
+    expect(host.tools().map((tool) => tool.name)).toEqual([name]);
+    expect(host.tools()[0]?.server).toBe(second);
+    expect(host.server(first)?.shadowed_tools).toEqual([name]);
+    expect(host.events().find((event) => event.type === 'tool.shadowed')).toMatchObject({
+      server: second,
+      shadowed_server: first,
+      tool: name,
+    });
+    // The winner goes away: the loser's tool is visible again, in the registry and the status.
+    await host.removeServer(second);
+    expect(host.tools().map((tool) => tool.server)).toEqual([first]);
+    expect(host.server(first)?.shadowed_tools).toEqual([]);
+  });
+
+  test('the journal is appended to events.jsonl and carries no secret', async () => {
+    const canary = 'canary-journal-5f1e2d3c4b';
+    const dir = stateDirWith({
+      s: { type: 'local', command: fixtureCommand('healthy'), env: { SECRET: canary } },
+      f: { type: 'local', command: fixtureCommand('stderr-env'), env: { SECRET: canary } },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 's', 'ready');
+    await untilState(host, 'f', 'error');
+    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n');
+    expect(lines.map((line) => JSON.parse(line))).toEqual(host.events());
+    expect(lines.join('\n')).not.toContain(canary);
+    expect(host.server('f')?.error).toMatch(/SECRET=\S/);
+    expect(host.server('f')?.error).not.toContain(canary);
+    expect(host.events(host.events().at(-2)!.seq)).toHaveLength(1);
+  });
+
+  test('catalog lists tools with both names; the diff shows hand edits by field, secrets as paths only', async () => {
+    const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('healthy'), env: { K: 'old-secret-value' } } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 's', 'ready');
+    const [entry] = host.catalog();
+    expect(entry?.tools).toContainEqual(expect.objectContaining({ name: 's__echo', original: 'echo' }));
+    expect(JSON.stringify(host.catalog())).not.toContain('old-secret-value');
+
+    const file = readConfigFile(dir);
+    file.servers['s'] = { ...file.servers['s'], env: { K: 'new-secret-value' }, timeout_seconds: 9 };
+    file.servers['t'] = { type: 'local', command: ['true'] };
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify(file));
+    const diff = await host.catalogDiff();
+    expect(diff).toEqual({ added: ['t'], removed: [], changed: [{ name: 's', fields: ['env.K', 'timeout_seconds'] }] });
+    expect(JSON.stringify(diff)).not.toMatch(/secret-value/);
+  });
+});
+
+function dir0(): string {
+  return stateDirWith({});
+}
