@@ -48,6 +48,11 @@ export interface McpHost {
   readonly stateDir: string;
   /** Starts connecting in the background; resolves as soon as startup is under way. */
   start(): Promise<void>;
+  /**
+   * Resolves when startup has gone through the whole queue: every enabled
+   * server has left `pending` (or hit its timeout). Call after `start()`.
+   */
+  settled(): Promise<void>;
   tools(): AgentTool[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
   status(): ServerView[];
@@ -279,6 +284,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           attach(ref);
         }
       }
+    },
+
+    async settled() {
+      const running = requireRunning();
+      await waitFor(running, (snapshot) => !snapshot.matches('starting'), { timeout: Infinity });
     },
 
     tools: () => registry.list(),

@@ -1,0 +1,17 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect, test } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+test('the README library example runs as written and leaves no child behind', async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'examples/library.ts'], {
+    cwd: root,
+    timeout: 30_000,
+  });
+  expect(stdout).toContain("'everything: ready,");
+  expect(stdout).toContain("'everything__echo'");
+  expect(stdout).toContain("text: 'Echo: hello'");
+  // The process exited on its own: shutdown() ended every child and left no handle open.
+});
