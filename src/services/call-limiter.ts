@@ -1,0 +1,101 @@
+/**
+ * Bounds how many calls run at once on one server (`max_concurrent_calls`,
+ * SPEC §5). The rest wait in FIFO order; a waiter whose signal aborts leaves
+ * the queue at once without ever taking a slot.
+ */
+
+/** A call that was cancelled by its AbortSignal, queued or running. */
+export class AbortError extends Error {
+  override readonly name = 'AbortError';
+}
+
+/** True for an {@link AbortError} or a DOM-style abort (`name === 'AbortError'`). */
+export function isAbortError(err: unknown): boolean {
+  return err instanceof AbortError || (err instanceof Error && err.name === 'AbortError');
+}
+
+export interface CallLimiter {
+  /** Runs `task` once a slot is free; rejects with an {@link AbortError} if `signal` aborts while waiting. */
+  run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  /** Tasks running now. */
+  readonly active: number;
+  /** Tasks queued for a slot. */
+  readonly waiting: number;
+  /** Changes the bound; raising it starts waiters at once, lowering it lets running tasks finish. */
+  setMax(max: number): void;
+}
+
+interface Waiter {
+  start: () => void;
+}
+
+/** Creates a limiter that runs at most `max` tasks at once, the rest in FIFO order. */
+export function createCallLimiter(max: number): CallLimiter {
+  let limit = checkMax(max);
+  let active = 0;
+  // A Set keeps insertion order (FIFO) and removes an aborted waiter in O(1).
+  const queue = new Set<Waiter>();
+
+  function startNext(): void {
+    while (active < limit) {
+      const next = queue.values().next();
+      if (next.done) return;
+      queue.delete(next.value);
+      next.value.start();
+    }
+  }
+
+  function acquire(signal: AbortSignal | undefined): Promise<void> {
+    if (signal?.aborted) return Promise.reject(new AbortError('call was cancelled before it started'));
+    if (active < limit && queue.size === 0) {
+      active += 1;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        queue.delete(waiter);
+        reject(new AbortError('call was cancelled while waiting for a free slot'));
+      };
+      const waiter: Waiter = {
+        start() {
+          signal?.removeEventListener('abort', onAbort);
+          active += 1;
+          resolve();
+        },
+      };
+      queue.add(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  function release(): void {
+    active -= 1;
+    startNext();
+  }
+
+  return {
+    async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+      await acquire(signal);
+      try {
+        return await task();
+      } finally {
+        release();
+      }
+    },
+    get active() {
+      return active;
+    },
+    get waiting() {
+      return queue.size;
+    },
+    setMax(next: number): void {
+      limit = checkMax(next);
+      startNext();
+    },
+  };
+}
+
+function checkMax(max: number): number {
+  if (!Number.isInteger(max) || max < 1) throw new RangeError(`max must be an integer >= 1, got ${max}`);
+  return max;
+}

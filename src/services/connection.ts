@@ -1,0 +1,359 @@
+/**
+ * One live MCP connection: spawn (or open), initialize, list every tool, then
+ * call tools through a per-server limiter. Every failure is a one-line
+ * FleetError with the spec's error kind and no secret in it (SPEC §2, §4, §5).
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ExecuteOptions, ToolProgress } from './agent-tool.js';
+import { AbortError, createCallLimiter } from './call-limiter.js';
+import { ChildTransport, describeExit, describeSpawnError, type ChildSpec } from './child-transport.js';
+import { redact, secretValues } from './config/credentials.js';
+import type { LocalServerConfig, RemoteServerConfig, ServerConfig, ToolFilter } from './config/schema.js';
+import { FleetError, type ErrorKind } from './errors.js';
+import { describeRemoteFailure, openRemote, type RequestBound } from './remote-transport.js';
+import { createStderrTail } from './stderr-tail.js';
+
+/** How mcp-fleet introduces itself in `initialize`. */
+export const CLIENT_INFO = { name: 'mcp-fleet', version: '0.1.0' } as const;
+// How long to wait for the rest of a dead child's stderr before writing the error.
+const STDERR_FLUSH_MS = 500;
+// How long close() waits for a remote server to acknowledge the end of its session.
+const SESSION_END_MS = 1000;
+
+export interface ConnectOptions {
+  /** Aborting cancels the connect and kills the child; connect rejects with an AbortError. */
+  signal?: AbortSignal;
+  /** Called once if the connection ends on its own after connect (crash, exit); never for close(). */
+  onClose?: (error: FleetError) => void;
+}
+
+/** A connected server: its tools, a way to call them, and its stderr. */
+export interface ServerConnection {
+  /** The SDK client, for resources and prompts. */
+  readonly client: Client;
+  /** The child's pid for stdio (kept after it exits); null for remote servers. */
+  readonly pid: number | null;
+  /** Every page of tools/list, after the config's include/exclude filter, in server order. */
+  readonly tools: Tool[];
+  /** What the server said it is in `initialize`. */
+  readonly serverInfo: { name: string; version: string } | undefined;
+  /** Calls `tool`; bounded by call_timeout_seconds (reset by progress) and max_concurrent_calls. */
+  callTool(tool: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<CallToolResult>;
+  /** The last lines of the child's stderr, every configured secret redacted; '' for remote servers. */
+  stderrTail(): string;
+  /** Ends the connection; resolves once the child has exited. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** Where a connect is, for the error it gives if it stops there. */
+interface Progress {
+  phase: 'initialize' | 'tools/list';
+  listed: number;
+}
+
+/** The deadline and the caller's signal, as one signal for every request of a connect. */
+interface ConnectBound extends RequestBound {
+  timedOut(): boolean;
+  dispose(): void;
+}
+
+/** Connects to server `name`: spawn or open, initialize and list all tools, within `timeout_seconds`. */
+export async function connect(
+  name: string,
+  config: ServerConfig,
+  options: ConnectOptions = {},
+): Promise<ServerConnection> {
+  if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
+  if (config.type === 'remote' && config.auth.kind === 'oauth') {
+    throw new FleetError('config', `OAuth for remote servers ("${name}") is not supported yet`);
+  }
+  const bound = connectBound(config.timeout_seconds, options.signal);
+  try {
+    return config.type === 'local'
+      ? await connectLocal(name, config, bound, options)
+      : await connectRemote(name, config, bound, options);
+  } finally {
+    bound.dispose();
+  }
+}
+
+function connectBound(seconds: number, callerSignal: AbortSignal | undefined): ConnectBound {
+  const controller = new AbortController();
+  let timedOut = false;
+  const deadline = setTimeout(() => {
+    timedOut = true;
+    controller.abort(new Error('connect timed out'));
+  }, seconds * 1000);
+  const onCallerAbort = (): void => controller.abort(callerSignal?.reason);
+  callerSignal?.addEventListener('abort', onCallerAbort, { once: true });
+  return {
+    signal: controller.signal,
+    // The SDK's own per-request timeout must never win over the deadline.
+    timeout: seconds * 1000 + 1000,
+    timedOut: () => timedOut,
+    dispose() {
+      clearTimeout(deadline);
+      callerSignal?.removeEventListener('abort', onCallerAbort);
+    },
+  };
+}
+
+async function connectLocal(
+  name: string,
+  config: LocalServerConfig,
+  bound: ConnectBound,
+  options: ConnectOptions,
+): Promise<ServerConnection> {
+  const secrets = secretValues(config);
+  const tail = createStderrTail(secrets);
+  const spec: ChildSpec = { command: config.command, env: config.env, cwd: config.cwd };
+  const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
+  const client = newClient();
+  const progress: Progress = { phase: 'initialize', listed: 0 };
+  try {
+    await client.connect(child, bound);
+    const tools = await listAllTools(client, bound, progress);
+    return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
+  } catch (err) {
+    const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
+    await child.close();
+    if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
+    if (child.spawnError !== undefined) {
+      throw new FleetError('spawn_failed', redact(describeSpawnError(child.spawnError, spec), secrets), { cause: err });
+    }
+    if (exitedAlone !== undefined) {
+      await settle(child.stderrEnded, STDERR_FLUSH_MS);
+      const early = progress.phase === 'initialize';
+      const during = early ? 'before initialize completed' : 'during tools/list';
+      const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
+      throw new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
+    }
+    throw connectFailure(err, config, bound, progress, null);
+  }
+}
+
+async function connectRemote(
+  name: string,
+  config: RemoteServerConfig,
+  bound: ConnectBound,
+  options: ConnectOptions,
+): Promise<ServerConnection> {
+  const progress: Progress = { phase: 'initialize', listed: 0 };
+  let client: Client | undefined;
+  try {
+    const session = await openRemote(config, newClient, bound);
+    client = session.client;
+    const tools = await listAllTools(client, bound, progress);
+    return openConnection(name, config, client, tools, options, null);
+  } catch (err) {
+    await client?.close();
+    if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
+    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url));
+  }
+}
+
+/** The error for a connect that neither failed to spawn nor lost its child. */
+function connectFailure(
+  err: unknown,
+  config: ServerConfig,
+  bound: ConnectBound,
+  progress: Progress,
+  transportFailure: [ErrorKind, string] | null,
+): FleetError {
+  const secrets = secretValues(config);
+  if (bound.timedOut()) {
+    const seconds = `${config.timeout_seconds}s`;
+    return new FleetError(
+      'timeout',
+      progress.phase === 'initialize'
+        ? `no answer to initialize within ${seconds}`
+        : `tools/list did not complete within ${seconds} (${progress.listed} tools received)`,
+    );
+  }
+  if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));
+  return new FleetError('protocol', `${progress.phase} failed: ${redact(messageOf(err), secrets)}`);
+}
+
+function newClient(): Client {
+  return new Client({ ...CLIENT_INFO }, { capabilities: {} });
+}
+
+/** Follows `nextCursor` to the end; a cursor seen twice is a server bug, not a reason to loop forever. */
+async function listAllTools(client: Client, bound: RequestBound, progress: Progress): Promise<Tool[]> {
+  progress.phase = 'tools/list';
+  const tools: Tool[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const link = linkedSignal(bound.signal);
+    const page = await client
+      .listTools(cursor === undefined ? {} : { cursor }, { timeout: bound.timeout, signal: link.signal })
+      .finally(link.dispose);
+    tools.push(...page.tools);
+    progress.listed = tools.length;
+    cursor = page.nextCursor;
+    if (cursor !== undefined) {
+      if (seen.has(cursor)) throw new Error(`server repeated cursor "${cursor}"`);
+      seen.add(cursor);
+    }
+  } while (cursor !== undefined);
+  // listTools caches output-schema validators per page, forgetting the
+  // earlier pages; re-cache them all so every tool is validated alike.
+  if (seen.size > 0) (client as unknown as { cacheToolMetadata?: (t: Tool[]) => void }).cacheToolMetadata?.(tools);
+  return tools;
+}
+
+/** Applies `include` (null = all) and then `exclude`, keeping the server's order. */
+export function filterTools<T extends { name: string }>(tools: readonly T[], filter: ToolFilter): T[] {
+  const include = filter.include === null ? null : new Set(filter.include);
+  const exclude = new Set(filter.exclude);
+  return tools.filter((tool) => (include === null || include.has(tool.name)) && !exclude.has(tool.name));
+}
+
+/** The child side of a stdio connection; null for remote servers. */
+interface ChildSide {
+  child: ChildTransport;
+  stderrTail: () => string;
+}
+
+function openConnection(
+  name: string,
+  config: ServerConfig,
+  client: Client,
+  allTools: Tool[],
+  options: ConnectOptions,
+  local: ChildSide | null,
+): ServerConnection {
+  const secrets = secretValues(config);
+  const limiter = createCallLimiter(config.max_concurrent_calls);
+  const callTimeoutMs = config.call_timeout_seconds * 1000;
+  const version = client.getServerVersion();
+  const child = local?.child;
+  let closing: Promise<void> | undefined;
+  let closedAlone = false;
+
+  // Why the connection went away by itself: for onClose, and for the calls it broke.
+  const lost: Promise<string> = child
+    ? child.exited.then(async function describeChildExit(info) {
+        await settle(child.stderrEnded, STDERR_FLUSH_MS);
+        return `process ${describeExit(info)}${withTail(local.stderrTail())}`;
+      })
+    : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
+  void lost.then(function reportClose(message) {
+    if (closing !== undefined) return;
+    closedAlone = true;
+    options.onClose?.(new FleetError('transport_closed', message));
+  });
+
+  async function callFailure(err: unknown, tool: string, signal: AbortSignal | undefined): Promise<Error> {
+    const [kind, message] = await classifyCallFailure(err, tool, signal);
+    // The tool name or server text may echo a secret; no cause is kept, as it could carry one.
+    const text = redact(message, secrets);
+    return kind === 'cancelled' ? new AbortError(text) : new FleetError(kind, text);
+  }
+
+  async function classifyCallFailure(
+    err: unknown,
+    tool: string,
+    signal: AbortSignal | undefined,
+  ): Promise<[ErrorKind | 'cancelled', string]> {
+    if (signal?.aborted) return ['cancelled', `call to tool "${tool}" on server "${name}" was cancelled`];
+    if (closing !== undefined) return ['transport_closed', `connection to server "${name}" was closed`];
+    if (child?.exitInfo !== undefined || closedAlone) {
+      return ['transport_closed', `call to tool "${tool}" failed: ${await lost}`];
+    }
+    if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+      return ['transport_closed', `call to tool "${tool}" failed: connection closed`];
+    }
+    if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+      return ['timeout', `tool "${tool}" did not answer within ${config.call_timeout_seconds}s`];
+    }
+    const remote = config.type === 'remote' ? describeRemoteFailure(err, config.url) : null;
+    if (remote !== null) return [remote[0], `call to tool "${tool}" failed: ${remote[1]}`];
+    return ['protocol', `tool "${tool}" failed: ${messageOf(err)}`];
+  }
+
+  async function shutdown(): Promise<void> {
+    const transport = client.transport;
+    // Ending the session is a courtesy the server may refuse (405) or ignore; it
+    // expires sessions anyway, so its failure is not an error of close().
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
+      await settle(transport.terminateSession().catch(() => undefined), SESSION_END_MS);
+    }
+    await client.close();
+    await child?.close();
+  }
+
+  return {
+    client,
+    pid: child?.pid ?? null,
+    tools: filterTools(allTools, config.tools),
+    serverInfo: version === undefined ? undefined : { name: version.name, version: version.version },
+    async callTool(tool, args, { signal, onProgress } = {}) {
+      if (closing !== undefined || closedAlone || child?.exitInfo !== undefined) {
+        throw await callFailure(undefined, tool, signal);
+      }
+      return limiter.run(async function runCall() {
+        const link = signal === undefined ? undefined : linkedSignal(signal);
+        try {
+          // onprogress is always passed: the SDK only resets the timeout on progress when it is set.
+          const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+            signal: link?.signal,
+            timeout: callTimeoutMs,
+            resetTimeoutOnProgress: true,
+            onprogress: (progress) => onProgress?.(toToolProgress(progress)),
+          });
+          return result as CallToolResult;
+        } catch (err) {
+          throw await callFailure(err, tool, signal);
+        } finally {
+          link?.dispose();
+        }
+      }, signal);
+    },
+    stderrTail: local?.stderrTail ?? (() => ''),
+    close() {
+      closing ??= shutdown();
+      return closing;
+    },
+  };
+}
+
+function toToolProgress(progress: { progress: number; total?: number; message?: string }): ToolProgress {
+  const out: ToolProgress = { progress: progress.progress };
+  if (progress.total !== undefined) out.total = progress.total;
+  if (progress.message !== undefined) out.message = progress.message;
+  return out;
+}
+
+function withTail(tail: string): string {
+  return tail === '' ? ' (no stderr output)' : `: ${tail}`;
+}
+
+function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+/**
+ * A signal that follows `source` until disposed. The SDK adds an abort
+ * listener per request and never removes it; giving each request its own
+ * signal keeps those off a caller's long-lived one.
+ */
+function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(source.reason);
+  if (source.aborted) forward();
+  else source.addEventListener('abort', forward, { once: true });
+  return { signal: controller.signal, dispose: () => source.removeEventListener('abort', forward) };
+}
+
+/** Waits for `promise`, but at most `ms`. */
+function settle(promise: Promise<unknown>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    promise.then(() => undefined),
+    new Promise<void>((resolve) => (timer = setTimeout(resolve, ms))),
+  ]).finally(() => clearTimeout(timer));
+}

@@ -1,0 +1,89 @@
+// Shared setup for the connection tests: configs for fixture servers, and
+// bookkeeping that closes every connection and removes temp files after each test.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach } from 'vitest';
+import { ServerConfig, type LocalServerConfig } from '../../src/services/config/schema.js';
+import { connect, type ConnectOptions, type ServerConnection } from '../../src/services/connection.js';
+import { fixtureCommand } from '../fixtures/index.js';
+
+const open = new Set<ServerConnection>();
+const dirs: string[] = [];
+
+afterEach(async () => {
+  const connections = [...open];
+  open.clear();
+  await Promise.all(connections.map((connection) => connection.close()));
+  // close() promises the child is gone; hold every test to it.
+  const alive = connections.flatMap((connection) => (connection.pid !== null && isAlive(connection.pid) ? [connection.pid] : []));
+  if (alive.length > 0) throw new Error(`children still alive after close(): ${alive.join(', ')}`);
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
+
+/** A fully defaulted local config running fixture `name`. */
+export function fixtureConfig(name: string, overrides: Partial<LocalServerConfig> = {}): LocalServerConfig {
+  const parsed = ServerConfig.parse({ type: 'local', command: fixtureCommand(name), ...overrides });
+  if (parsed.type !== 'local') throw new Error('expected a local config');
+  return parsed;
+}
+
+/** connect(), remembering the connection so afterEach closes it. */
+export async function connectTracked(
+  name: string,
+  config: ServerConfig,
+  options?: ConnectOptions,
+): Promise<ServerConnection> {
+  const connection = await connect(name, config, options);
+  open.add(connection);
+  return connection;
+}
+
+/** A fresh temp dir, removed after the test. */
+export function tempDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-conn-'));
+  dirs.push(dir);
+  return dir;
+}
+
+/** Whether a process with this pid exists (signal 0 probes without sending anything). */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+}
+
+/** Polls `read` until it returns a value, or fails after `ms`. */
+export async function waitFor<T>(read: () => T | undefined, ms = 5000): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = read();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`condition not met within ${ms}ms`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/** The pid a fixture wrote to its FIXTURE_PID_FILE, once it has. */
+export function waitForPidFile(file: string): Promise<number> {
+  return waitFor(() => {
+    try {
+      const pid = Number(readFileSync(file, 'utf8'));
+      return pid > 0 ? pid : undefined;
+    } catch {
+      return undefined;
+    }
+  });
+}
+
+/** The text of a call result's first content block. */
+export function firstText(result: { content: unknown }): string {
+  const blocks = result.content as Array<{ type: string; text?: string }>;
+  const block = blocks[0];
+  if (block?.type !== 'text' || block.text === undefined) throw new Error('expected a text block');
+  return block.text;
+}

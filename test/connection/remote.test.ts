@@ -1,0 +1,133 @@
+// connect() to remote servers: Streamable HTTP and SSE against a real SDK
+// HTTP server in a child process, headers and bearer auth, `auto` fallback,
+// and the errors of an unreachable, silent or unauthorized server.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type Server, type Socket } from 'node:net';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ServerConfig, type RemoteServerConfig } from '../../src/services/config/schema.js';
+import { connect } from '../../src/services/connection.js';
+import { FleetError } from '../../src/services/errors.js';
+import { fixture } from '../fixtures/index.js';
+import { connectTracked, firstText } from './helpers.js';
+
+const servers: ChildProcess[] = [];
+const silent: Array<{ server: Server; open: Set<Socket> }> = [];
+
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((child) => new Promise((resolve) => {
+    child.once('exit', resolve);
+    child.kill('SIGTERM');
+  })));
+  await Promise.all(silent.splice(0).map(closeSilent));
+});
+
+/** Starts the HTTP fixture with `env` and resolves with its MCP URL. */
+async function startHttpFixture(env: Record<string, string>): Promise<string> {
+  const child = spawn(process.execPath, [fixture('http-server')], {
+    env: { PATH: process.env.PATH ?? '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  servers.push(child);
+  const lines = createInterface({ input: child.stdout! });
+  for await (const line of lines) {
+    const match = /^listening (\S+)$/.exec(line);
+    if (match) return match[1]!;
+  }
+  throw new Error('http fixture exited before listening');
+}
+
+/** A TCP port on 127.0.0.1 that accepts connections and never answers. */
+async function silentPort(): Promise<number> {
+  const open = new Set<Socket>();
+  const server = createServer((socket) => open.add(socket));
+  silent.push({ server, open });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as { port: number }).port;
+}
+
+/** Stops a silent server; close() alone would wait for its open connections. */
+function closeSilent({ server, open }: { server: Server; open: Set<Socket> }): Promise<void> {
+  for (const socket of open) socket.destroy();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+function remoteConfig(fields: Record<string, unknown>): RemoteServerConfig {
+  const parsed = ServerConfig.parse({ type: 'remote', ...fields });
+  if (parsed.type !== 'remote') throw new Error('expected a remote config');
+  return parsed;
+}
+
+async function connectError(name: string, config: ServerConfig): Promise<FleetError> {
+  const error = await connect(name, config).then(() => new Error('connect resolved'), (err: unknown) => err);
+  expect(error).toBeInstanceOf(FleetError);
+  return error as FleetError;
+}
+
+describe('connect: remote', () => {
+  it('Streamable HTTP: lists tools and calls them', async () => {
+    const url = await startHttpFixture({ FIXTURE_HTTP_MODE: 'streamable' });
+    const connection = await connectTracked('web', remoteConfig({ url, transport: 'streamable_http' }));
+    expect(connection.tools.map((tool) => tool.name)).toEqual(['echo', 'whoami']);
+    expect(connection.pid).toBeNull();
+    expect(connection.stderrTail()).toBe('');
+    expect(firstText(await connection.callTool('whoami', {}))).toBe('streamable');
+    expect(firstText(await connection.callTool('echo', { text: 'over http' }))).toBe('over http');
+  });
+
+  it('sends config headers and the bearer token on every request', async () => {
+    const token = 'bearer-canary-8c2e41f0';
+    const url = await startHttpFixture({ FIXTURE_BEARER_TOKEN: token, FIXTURE_REQUIRED_HEADER: 'X-Team: fleet-team' });
+    const connection = await connectTracked('web', remoteConfig({
+      url, headers: { 'X-Team': 'fleet-team' }, auth: { kind: 'bearer', token },
+    }));
+    expect(firstText(await connection.callTool('echo', { text: 'authorized' }))).toBe('authorized');
+  });
+
+  it('a refused token is an auth error without the token in it', async () => {
+    const url = await startHttpFixture({ FIXTURE_BEARER_TOKEN: 'the-right-token-123' });
+    const error = await connectError('web', remoteConfig({ url, auth: { kind: 'bearer', token: 'wrong-canary-4d5e6f' } }));
+    expect(error.kind).toBe('auth');
+    expect(error.message).toContain('HTTP 401');
+    expect(error.message).not.toContain('wrong-canary-4d5e6f');
+  });
+
+  it('auto falls back to SSE when Streamable HTTP is refused with a 4xx', async () => {
+    const url = await startHttpFixture({ FIXTURE_HTTP_MODE: 'sse' });
+    const connection = await connectTracked('legacy', remoteConfig({ url, transport: 'auto' }));
+    expect(connection.tools.map((tool) => tool.name)).toEqual(['echo', 'whoami']);
+    expect(firstText(await connection.callTool('whoami', {}))).toBe('sse');
+  });
+
+  it('transport sse talks SSE; streamable_http against an SSE-only server is a protocol error', async () => {
+    const url = await startHttpFixture({ FIXTURE_HTTP_MODE: 'sse' });
+    const connection = await connectTracked('legacy', remoteConfig({ url, transport: 'sse' }));
+    expect(firstText(await connection.callTool('whoami', {}))).toBe('sse');
+
+    const error = await connectError('legacy', remoteConfig({ url, transport: 'streamable_http' }));
+    expect(error.kind).toBe('protocol');
+    expect(error.message).toContain('HTTP 405');
+  });
+
+  it('an unreachable server is transport_closed naming the origin', async () => {
+    const port = await silentPort();
+    await closeSilent(silent.pop()!);
+    const error = await connectError('gone', remoteConfig({ url: `http://127.0.0.1:${port}/mcp`, transport: 'streamable_http' }));
+    expect(error.kind).toBe('transport_closed');
+    expect(error.message).toBe(`could not reach http://127.0.0.1:${port}: ECONNREFUSED`);
+  });
+
+  it('a server that never answers is a timeout', async () => {
+    const port = await silentPort();
+    const error = await connectError('silent', remoteConfig({
+      url: `http://127.0.0.1:${port}/mcp`, transport: 'streamable_http', timeout_seconds: 1,
+    }));
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toBe('no answer to initialize within 1s');
+  });
+
+  it('OAuth is not supported yet', async () => {
+    const error = await connectError('oauth', remoteConfig({ url: 'https://example.com/mcp', auth: { kind: 'oauth' } }));
+    expect(error.kind).toBe('config');
+  });
+});
