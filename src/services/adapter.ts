@@ -1,0 +1,242 @@
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { errorResult } from './agent-tool.js';
+import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
+import { oneLine } from './errors.js';
+
+/** Longest name providers accept for a function tool (OpenAI, Anthropic). */
+export const MAX_TOOL_NAME_LENGTH = 64;
+const SEPARATOR = '__';
+
+/** Which server and (original) tool a result belongs to. */
+export interface CallContext {
+  server: string;
+  tool: string;
+}
+
+/** The call an agent tool delegates to: the original MCP tool name, its arguments, the caller's options. */
+export type CallFunction = (
+  original: string,
+  args: Record<string, unknown>,
+  options: ExecuteOptions,
+) => Promise<unknown /* CallToolResult */>;
+
+function sanitizePart(part: string): string {
+  // `u`: one `_` per code point, so an emoji costs one character, not two.
+  const clean = part.replace(/[^A-Za-z0-9_-]/gu, '_');
+  return clean === '' ? '_' : clean;
+}
+
+/**
+ * `{server}__{tool}`, sanitized to `[A-Za-z0-9_-]` and capped at 64 characters
+ * by shortening the server part first, so the tool suffix survives.
+ *
+ * Not injective, by construction: sanitizing merges `a.b` and `a_b`, the `__`
+ * join merges (`a__b`, `c`) with (`a`, `b__c`) and (`a_`, `b`) with (`a`, `_b`),
+ * and truncation merges long server names sharing a prefix. It is injective for
+ * already-valid names whose server part has no `__`, does not end in `_`, and
+ * whose joined length is at most 64. The registry keeps the map back to the
+ * originals, and a collision is resolved last-wins, visibly (`shadowed`).
+ */
+export function namespaceToolName(server: string, tool: string): string {
+  const s = sanitizePart(server);
+  const t = sanitizePart(tool);
+  const joined = s + SEPARATOR + t;
+  if (joined.length <= MAX_TOOL_NAME_LENGTH) return joined;
+  const serverBudget = MAX_TOOL_NAME_LENGTH - SEPARATOR.length - t.length;
+  if (serverBudget >= 1) return s.slice(0, serverBudget) + SEPARATOR + t;
+  // The tool part alone is too long: keep one server character so the name
+  // still says where it came from, and cut the tool part.
+  return s.slice(0, 1) + SEPARATOR + t.slice(0, MAX_TOOL_NAME_LENGTH - SEPARATOR.length - 1);
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function text(value: string): AgentContentBlock {
+  return { type: 'text', text: value };
+}
+
+/** JSON for anything: cycles become "[Circular]", bigints strings; never throws. */
+function safeJson(value: unknown): string {
+  const ancestors: unknown[] = [];
+  try {
+    const json = JSON.stringify(value, function replacer(this: unknown, _key: string, v: unknown) {
+      if (typeof v === 'bigint') return v.toString();
+      if (typeof v !== 'object' || v === null) return v;
+      // Only ancestors count as cycles: a shared (non-cyclic) reference prints twice.
+      while (ancestors.length > 0 && ancestors.at(-1) !== this) ancestors.pop();
+      if (ancestors.includes(v)) return '[Circular]';
+      ancestors.push(v);
+      return v;
+    }) as string | undefined;
+    return json ?? String(value);
+  } catch {
+    try {
+      return String(value);
+    } catch {
+      return '[unserializable value]';
+    }
+  }
+}
+
+/** One line saying what went wrong, whatever was thrown; never throws. */
+function describeError(err: unknown): string {
+  try {
+    const message = err instanceof Error ? err.message : String(err);
+    return oneLine(message) || 'the call failed without a message';
+  } catch {
+    return 'the call failed with an unreadable error';
+  }
+}
+
+/** Decoded size of base64 text, without decoding it. */
+function base64Bytes(b64: string): number {
+  const s = b64.replace(/\s/g, '');
+  const padding = s.endsWith('==') ? 2 : s.endsWith('=') ? 1 : 0;
+  return Math.max(0, Math.floor((s.length * 3) / 4) - padding);
+}
+
+function convertResource(resource: unknown): AgentContentBlock | undefined {
+  if (!isRecord(resource)) return undefined;
+  if (typeof resource.text === 'string') return text(resource.text);
+  if (typeof resource.blob === 'string') {
+    const uri = typeof resource.uri === 'string' ? resource.uri : '(no uri)';
+    const mime = typeof resource.mimeType === 'string' ? `${resource.mimeType}, ` : '';
+    return text(`[binary resource ${uri} (${mime}${base64Bytes(resource.blob)} bytes)]`);
+  }
+  return undefined;
+}
+
+function convertBlock(block: unknown): AgentContentBlock {
+  if (typeof block === 'string') return text(block);
+  if (!isRecord(block)) return text(safeJson(block));
+  switch (block.type) {
+    case 'text':
+      if (typeof block.text === 'string') return text(block.text);
+      break;
+    case 'image':
+    case 'audio':
+      if (typeof block.data === 'string' && typeof block.mimeType === 'string') {
+        return { type: block.type, data: block.data, mimeType: block.mimeType };
+      }
+      break;
+    case 'resource': {
+      const converted = convertResource(block.resource);
+      if (converted) return converted;
+      break;
+    }
+    case 'resource_link':
+      if (typeof block.uri === 'string') {
+        return text(typeof block.name === 'string' && block.name !== '' ? `${block.uri} (${block.name})` : block.uri);
+      }
+      break;
+  }
+  // Unknown or malformed: the model still sees what the server sent.
+  return text(safeJson(block));
+}
+
+function convertBlocks(raw: unknown): AgentContentBlock[] {
+  // A lone block or string instead of an array is read leniently as one block.
+  const blocks: unknown[] = Array.isArray(raw) ? raw : [raw];
+  const content: AgentContentBlock[] = [];
+  for (const block of blocks) {
+    if (block === undefined || block === null) continue;
+    try {
+      content.push(convertBlock(block));
+    } catch {
+      // A hostile block (throwing getter, proxy) costs only itself.
+      content.push(text('[unreadable content block]'));
+    }
+  }
+  return content;
+}
+
+function convert(result: unknown, ctx: CallContext): AgentToolResult {
+  const details: AgentToolResult['details'] = { is_error: false, server: ctx.server, tool: ctx.tool };
+  if (!isRecord(result)) {
+    return { content: result === undefined ? [] : [text(safeJson(result))], details };
+  }
+  details.is_error = result.isError === true;
+  let content: AgentContentBlock[] = [];
+  if (result.content !== undefined) content = convertBlocks(result.content);
+  else if ('toolResult' in result) content = [text(safeJson(result.toolResult))]; // protocol 2024-10-07
+  const structured = result.structuredContent;
+  if (structured !== undefined) {
+    details.structured = structured;
+    // Structured-only results would otherwise reach the model empty.
+    if (content.length === 0) content.push(text(safeJson(structured)));
+  }
+  return { content, details };
+}
+
+/** MCP `CallToolResult` (or anything) → `AgentToolResult` (SPEC §5); never throws. */
+export function convertCallResult(result: unknown, ctx: CallContext): AgentToolResult {
+  try {
+    return convert(result, ctx);
+  } catch (err) {
+    return errorResult(ctx.server, ctx.tool, `unreadable result from ${ctx.server}/${ctx.tool}: ${describeError(err)}`);
+  }
+}
+
+function isJsonContainer(value: string): boolean {
+  const t = value.trim();
+  if (!t.startsWith('{') && !t.startsWith('[')) return false;
+  try {
+    JSON.parse(t);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** One string for hosts that want one: texts joined by newlines, several JSON texts as one JSON array. */
+export function resultToText(result: AgentToolResult): string {
+  const texts = result.content.flatMap((b) => (b.type === 'text' ? [b.text.trim()] : []));
+  // Concatenated JSON documents are not JSON; an array of them is. Joining the
+  // original texts (not re-serializing) keeps big numbers and key order exact.
+  const mergeJson = texts.length > 1 && texts.every(isJsonContainer);
+  const parts: string[] = [];
+  let merged = false;
+  for (const block of result.content) {
+    if (block.type !== 'text') parts.push(`[${block.type} ${block.mimeType}]`);
+    else if (!mergeJson) parts.push(block.text);
+    else if (!merged) {
+      parts.push(`[${texts.join(',')}]`);
+      merged = true;
+    }
+  }
+  return parts.join('\n');
+}
+
+/**
+ * Wraps one MCP tool of `server` as an agent tool named `{server}__{tool}`.
+ * `execute` never throws: failures become `is_error` results the model reads.
+ */
+export function toAgentTool(server: string, tool: Tool, call: CallFunction): AgentTool {
+  const original = tool.name;
+  const ctx: CallContext = { server, tool: original };
+  const cancelled = () => errorResult(server, original, `the call to ${server}/${original} was cancelled`);
+
+  async function execute(args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<AgentToolResult> {
+    if (options.signal?.aborted) return cancelled();
+    try {
+      return convertCallResult(await call(original, args ?? {}, options), ctx);
+    } catch (err) {
+      // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
+      if (options.signal?.aborted) return cancelled();
+      return errorResult(server, original, describeError(err));
+    }
+  }
+
+  const agentTool: AgentTool = {
+    name: namespaceToolName(server, original),
+    description: tool.description ?? tool.title ?? '',
+    parameters: tool.inputSchema,
+    server,
+    originalName: original,
+    execute,
+  };
+  if (tool.annotations !== undefined) agentTool.annotations = tool.annotations;
+  return agentTool;
+}
