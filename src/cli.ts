@@ -1,0 +1,72 @@
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command } from 'commander';
+import { registerDiagramsCommand } from './cli/diagrams.js';
+import { registerAddCommand } from './cli/add.js';
+import { registerCallCommand } from './cli/call.js';
+import { registerImportCommand } from './cli/import.js';
+import { registerListCommand } from './cli/list.js';
+import { registerRemoveCommand } from './cli/remove.js';
+import { registerServeCommand } from './cli/serve.js';
+
+/** Where a command writes, and how it reports its exit code; swapped in tests. */
+export interface CliIO {
+  /** Normal output (summaries, results). */
+  stdout(text: string): void;
+  /** Warnings and errors. */
+  stderr(text: string): void;
+  /** Records the exit code; the process ends on its own once output is flushed. */
+  setExitCode(code: number): void;
+}
+
+/** The real process's streams and exit code. */
+export const processIO: CliIO = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
+  setExitCode: (code) => {
+    process.exitCode = code;
+  },
+};
+
+/**
+ * The `mcp-fleet` program. Each command lives in its own module under
+ * `src/cli/` and registers itself here with `register<Name>Command(program, io)`.
+ */
+export function buildProgram(io: CliIO = processIO): Command {
+  const program = new Command('mcp-fleet')
+    .description('The MCP client layer of an AI-agent host')
+    .version(packageVersion())
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+  registerServeCommand(program, io);
+  registerListCommand(program, io);
+  registerAddCommand(program, io);
+  registerRemoveCommand(program, io);
+  registerCallCommand(program, io);
+  registerImportCommand(program, io);
+  registerDiagramsCommand(program, io);
+  return program;
+}
+
+function packageVersion(): string {
+  const pkg: unknown = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8'));
+  return typeof pkg === 'object' && pkg !== null && 'version' in pkg && typeof pkg.version === 'string'
+    ? pkg.version
+    : '0.0.0';
+}
+
+// The binary (bin/mcp-fleet.js) imports this file; tests import it too and must not run it.
+function isEntry(): boolean {
+  const invoked = process.argv[1];
+  if (invoked === undefined) return false;
+  const candidates = [new URL(import.meta.url), new URL('../bin/mcp-fleet.js', import.meta.url)];
+  try {
+    const real = realpathSync(invoked);
+    return candidates.some((url) => realpathSync(fileURLToPath(url)) === real);
+  } catch {
+    return false;
+  }
+}
+
+if (isEntry()) {
+  await buildProgram().parseAsync(process.argv);
+}

@@ -1,0 +1,317 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError } from '../errors.js';
+import { configPath } from '../paths.js';
+import { toStorage } from './credentials.js';
+import type { ServerConfig, ServerConfigInput } from './schema.js';
+import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
+import type { ServerEntry } from './validate.js';
+
+/** Where the store reports problems with the file. */
+export interface ConfigStoreLogger {
+  warn(message: string): void;
+}
+
+/** Options of {@link createConfigStore}. */
+export interface ConfigStoreOptions {
+  /** Returns the state dir; called on every operation, so a profile switch takes effect at once. */
+  stateDir: () => string;
+  /** Gets each warning once, again only after it went away and came back (default: `console.warn`). */
+  logger?: ConfigStoreLogger;
+}
+
+/** A config file that exists but cannot be used. */
+export interface BrokenConfig {
+  file: string;
+  /** One line, e.g. `invalid JSON: line 3 column 5: expected ',' or '}' after a property value`. */
+  problem: string;
+}
+
+/** What {@link ConfigStore.load} found. */
+export interface LoadedConfig {
+  /** Valid servers in file order. */
+  servers: Array<[string, ServerConfig]>;
+  /** Every problem found, one line each (also logged). */
+  warnings: string[];
+  /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
+  broken: BrokenConfig | null;
+}
+
+/** Told to an update mutator alongside the valid servers. */
+export interface UpdateInfo {
+  /** Entries in the file that do not validate; kept verbatim unless the mutator returns that name. */
+  invalidNames: readonly string[];
+}
+
+/** Computes the next server set from the current one (its argument is a copy, free to change). */
+export type ServersMutator = (
+  current: Record<string, ServerConfig>,
+  info: UpdateInfo,
+) => Record<string, ServerConfigInput> | Promise<Record<string, ServerConfigInput>>;
+
+/** A server list to save: entries in the order to write, or a record. */
+export type ServerList = ReadonlyArray<readonly [string, ServerConfigInput]> | Readonly<Record<string, ServerConfigInput>>;
+
+/** Reads and writes `<stateDir>/mcp_servers.json` (SPEC §2). */
+export interface ConfigStore {
+  /** The config file's path right now. */
+  file(): string;
+  /** Reads the file; a missing or unparseable file gives no servers and one warning, never a throw. */
+  load(): Promise<LoadedConfig>;
+  /** Replaces the whole document. Prefer `update`, which keeps entries this process cannot parse. */
+  save(servers: ServerList): Promise<void>;
+  /** Read-modify-write under the store's lock: no update is lost to a concurrent one. */
+  update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>>;
+}
+
+/** A write refused because the file on disk exists and does not parse. */
+export class ConfigFileBrokenError extends ConfigError {
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`refusing to write ${file}: it exists but does not parse (${problem}); fix or move it first`);
+  }
+}
+
+/** Creates a store; every call resolves the file from `options.stateDir()` anew. */
+export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
+  const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
+  let lastWarnings = new Set<string>();
+
+  function file(): string {
+    return configPath(options.stateDir());
+  }
+
+  // Logs what is new since the last read, so re-reading a missing file for
+  // every server at startup does not repeat the same line N times.
+  function report(warnings: string[]): void {
+    for (const w of warnings) if (!lastWarnings.has(w)) logger.warn(w);
+    lastWarnings = new Set(warnings);
+  }
+
+  async function read(target: string): Promise<Snapshot> {
+    const snapshot = await readSnapshot(target);
+    report(warningsOf(target, snapshot));
+    return snapshot;
+  }
+
+  async function load(): Promise<LoadedConfig> {
+    const target = file();
+    const snapshot = await read(target);
+    return {
+      servers: snapshot.state === 'ok' ? snapshot.doc.servers : [],
+      warnings: warningsOf(target, snapshot),
+      broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
+    };
+  }
+
+  async function save(servers: ServerList): Promise<void> {
+    const target = file();
+    const entries = Array.isArray(servers) ? servers : Object.entries(servers);
+    // Validate first: the store never writes what `load` would then skip.
+    const stored = entries.map(([name, config]): [string, unknown] => [
+      name,
+      toStorage(parseServerConfig(name, config, { fieldPrefix: `servers.${name}` })),
+    ]);
+    await withFileLock(target, async () => {
+      const snapshot = await read(target);
+      if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
+      await writeDocument(target, stored, logger);
+    });
+  }
+
+  async function update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>> {
+    const target = file();
+    return withFileLock(target, async () => {
+      const snapshot = await read(target);
+      if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
+      const entries = snapshot.state === 'ok' ? snapshot.doc.entries : [];
+      const current = Object.fromEntries(
+        entries.flatMap((e) => (e.config === null ? [] : [[e.name, structuredClone(e.config)] as const])),
+      );
+      const invalidNames = entries.filter((e) => e.config === null).map((e) => e.name);
+      const next = await mutator(current, { invalidNames });
+      const parsed = new Map(
+        Object.entries(next).map(([name, config]) => [
+          name,
+          parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }),
+        ]),
+      );
+      const stored = mergeEntries(entries, parsed);
+      await writeDocument(target, stored, logger);
+      return [...parsed];
+    });
+  }
+
+  return { file, load, save, update };
+}
+
+/**
+ * The document to write after an update, in file order then new names.
+ * An entry this process could not parse is kept verbatim unless the mutator
+ * returned that name: it is the user's hand-written text, and deleting it
+ * because one field is wrong would lose their work. An unchanged valid entry
+ * also keeps its raw form, so a write does not spell out every default.
+ */
+function mergeEntries(entries: ServerEntry[], next: Map<string, ServerConfig>): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  const placed = new Set<string>();
+  for (const entry of entries) {
+    const replacement = next.get(entry.name);
+    if (replacement === undefined) {
+      if (entry.config === null) out.push([entry.name, entry.raw]);
+      continue;
+    }
+    const unchanged = entry.config !== null && isDeepStrictEqual(replacement, entry.config);
+    out.push([entry.name, unchanged ? entry.raw : toStorage(replacement)]);
+    placed.add(entry.name);
+  }
+  for (const [name, config] of next) if (!placed.has(name)) out.push([name, toStorage(config)]);
+  return out;
+}
+
+type Snapshot =
+  | { state: 'missing' }
+  | { state: 'broken'; problem: string }
+  | { state: 'ok'; doc: ReturnType<typeof parseServersDocument> };
+
+async function readSnapshot(file: string): Promise<Snapshot> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if (errorCode(err) === 'ENOENT') return { state: 'missing' };
+    // Unreadable is treated as broken: we cannot know what a write would destroy.
+    return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
+  }
+  try {
+    const { value, serverOrder } = parseJsonText(text);
+    return { state: 'ok', doc: parseServersDocument(value, serverOrder) };
+  } catch (err) {
+    if (err instanceof ConfigError) return { state: 'broken', problem: err.message };
+    throw err;
+  }
+}
+
+function warningsOf(file: string, snapshot: Snapshot): string[] {
+  switch (snapshot.state) {
+    case 'missing':
+      return [`no config file at ${file} yet: no servers configured (it is created on the first save)`];
+    case 'broken':
+      return [
+        `config file ${file} does not parse (${snapshot.problem}): running with no servers; writes are refused until it is fixed or moved`,
+      ];
+    case 'ok':
+      return snapshot.doc.warnings;
+  }
+}
+
+/** Pretty JSON, 2 spaces, trailing newline, entries in the given order (integer-like names included). */
+export function serializeServers(entries: ReadonlyArray<readonly [string, unknown]>): string {
+  if (entries.length === 0) return '{\n  "servers": {}\n}\n';
+  const body = entries
+    .map(([name, value]) => `    ${JSON.stringify(name)}: ${JSON.stringify(value, null, 2).replaceAll('\n', '\n    ')}`)
+    .join(',\n');
+  return `{\n  "servers": {\n${body}\n  }\n}\n`;
+}
+
+const TEMP_PATTERN = /^\.mcp_servers\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
+
+/**
+ * Atomic, owner-only write: a 0600 temp file created in one `open` (so it is
+ * never readable by others, not even briefly), written, fsynced, renamed over
+ * the target (which takes the temp's mode, narrowing an old 0644 file), then
+ * the directory fsynced so the rename itself survives a crash.
+ */
+async function writeDocument(
+  file: string,
+  entries: ReadonlyArray<readonly [string, unknown]>,
+  logger: ConfigStoreLogger,
+): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(serializeServers(entries), 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+  await syncDirectory(dir);
+  await sweepStaleTemps(dir, logger);
+}
+
+async function syncDirectory(dir: string): Promise<void> {
+  // Windows cannot open a directory for fsync; there the rename is as durable as it gets.
+  if (process.platform === 'win32') return;
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Removes temp files of writers that died mid-save (SIGKILL, power loss):
+ * they hold secrets and would pile up. A live process's temp is left alone,
+ * since it may be about to rename it. Best effort: the save already succeeded.
+ */
+async function sweepStaleTemps(dir: string, logger: ConfigStoreLogger): Promise<void> {
+  try {
+    for (const name of await readdir(dir)) {
+      const pid = Number(TEMP_PATTERN.exec(name)?.[1]);
+      if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) {
+        await rm(path.join(dir, name), { force: true });
+      }
+    }
+  } catch (err) {
+    logger.warn(`could not clean up stale temp files in ${dir} (${errorCode(err) ?? 'unknown error'})`);
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return errorCode(err) === 'EPERM';
+  }
+}
+
+/** Tails of the write queues, one per config file, shared by every store in the process. */
+const writeQueues = new Map<string, Promise<void>>();
+
+/** Runs `task` after every earlier write to `file` in this process has settled. */
+function withFileLock<T>(file: string, task: () => Promise<T>): Promise<T> {
+  const key = path.resolve(file);
+  const run = (writeQueues.get(key) ?? Promise.resolve()).then(task);
+  // The queue waits for this write whatever its outcome; the caller gets the
+  // outcome, error included, through `run`.
+  const tail = run.then(
+    () => undefined,
+    () => undefined,
+  );
+  writeQueues.set(key, tail);
+  void tail.then(() => {
+    if (writeQueues.get(key) === tail) writeQueues.delete(key);
+  });
+  return run;
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
+}
