@@ -1,0 +1,110 @@
+import type { Command } from 'commander';
+import type { CliIO } from '../cli.js';
+import type { ServerView } from '../services/status.js';
+import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { formatServerTable } from './list.js';
+
+interface AddFlags extends ClientFlags {
+  /** A remote server at this URL (otherwise the operands are a local command). */
+  url?: string;
+  /** Base URL of the worker (named --worker-url here, since --url is the server's). */
+  workerUrl?: string;
+  transport?: string;
+  env: string[];
+  header: string[];
+  /** Bearer auth, the token read from this environment variable of the CLI. */
+  tokenEnv?: string;
+  cwd?: string;
+  timeout?: string;
+  disabled?: boolean;
+  /** A whole config as JSON; the other flags override its fields. */
+  config?: string;
+}
+
+/**
+ * Registers `mcp-fleet add NAME [flags] -- COMMAND...` (local) or `add NAME --url URL`
+ * (remote). `--env KEY` without `=` takes the value from the CLI's own
+ * environment, so a secret need not appear in shell history or `ps`.
+ */
+export function registerAddCommand(program: Command, io: CliIO): void {
+  withClientOptions(program.command('add'), { urlFlag: '--worker-url <url>' })
+    .description('add a server to the running worker; it starts at once and is saved if it starts')
+    .argument('<name>', 'server name ([A-Za-z0-9_-], up to 64)')
+    .argument('[command...]', 'for a local server: the program and its arguments (after --)')
+    .option('--url <url>', 'a remote server at this URL (Streamable HTTP or SSE)')
+    .option('--transport <transport>', 'remote transport: auto | streamable_http | sse')
+    .option('--env <KEY[=VALUE]>', 'environment variable of the server; KEY alone copies it from this shell', collect, [])
+    .option('--header <KEY[=VALUE]>', 'HTTP header of a remote server; KEY alone copies $KEY', collect, [])
+    .option('--token-env <VAR>', 'bearer auth for a remote server, the token taken from $VAR')
+    .option('--cwd <dir>', 'working directory of a local server (default: this directory)')
+    .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list')
+    .option('--disabled', 'save it without starting it')
+    .option('--config <json>', 'a whole server config as JSON (flags override its fields)')
+    .action(
+      action(io, async (name: string, command: string[], flags: AddFlags) => {
+        const config = buildConfig(command, flags);
+        const client = await ApiClient.connect({ ...flags, url: flags.workerUrl });
+        const view = await client.request<ServerView>('POST', '/api/mcp/servers', { name, ...config });
+        if (flags.json) printJson(io, view);
+        else io.stdout(`${formatServerTable([view])}\n`);
+      }),
+    );
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/** The POST body from the flags; the API validates it, this only assembles it. */
+export function buildConfig(command: string[], flags: AddFlags): Record<string, unknown> {
+  const config: Record<string, unknown> = flags.config ? parseConfig(flags.config) : {};
+  const remote = flags.url !== undefined || config.type === 'remote';
+  if (flags.url !== undefined && command.length > 0) throw new CliError('give either --url or a command, not both');
+  if (remote) {
+    config.type = 'remote';
+    if (flags.url !== undefined) config.url = flags.url;
+    if (flags.transport !== undefined) config.transport = flags.transport;
+    if (flags.header.length > 0) config.headers = { ...asRecord(config.headers), ...pairs(flags.header, '--header') };
+    if (flags.tokenEnv !== undefined) config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
+    if (flags.env.length > 0) throw new CliError('--env is for local servers; a remote server takes --header');
+  } else {
+    config.type = 'local';
+    if (command.length > 0) config.command = command;
+    if (config.command === undefined) throw new CliError('give the command to run after --, or --url for a remote server');
+    if (flags.env.length > 0) config.env = { ...asRecord(config.env), ...pairs(flags.env, '--env') };
+    // Relative paths in the command mean what they meant where it was typed, not in the worker's directory.
+    config.cwd = flags.cwd ?? config.cwd ?? process.cwd();
+  }
+  if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
+  if (flags.disabled) config.enabled = false;
+  return config;
+}
+
+function parseConfig(json: string): Record<string, unknown> {
+  try {
+    return asRecord(JSON.parse(json));
+  } catch {
+    throw new CliError('--config must be a JSON object');
+  }
+}
+
+function asRecord(value: unknown): Record<string, unknown> {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new CliError('expected a JSON object');
+  return value as Record<string, unknown>;
+}
+
+function pairs(items: string[], flag: string): Record<string, string> {
+  return Object.fromEntries(
+    items.map((item) => {
+      const eq = item.indexOf('=');
+      return eq === -1 ? [item, fromEnv(item, flag)] : [item.slice(0, eq), item.slice(eq + 1)];
+    }),
+  );
+}
+
+function fromEnv(variable: string, flag: string): string {
+  const value = process.env[variable];
+  if (value === undefined) throw new CliError(`${flag} ${variable}: $${variable} is not set in this shell`);
+  return value;
+}

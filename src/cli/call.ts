@@ -1,0 +1,51 @@
+import type { Command } from 'commander';
+import type { CliIO } from '../cli.js';
+import type { AgentToolResult } from '../services/agent-tool.js';
+import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
+
+/**
+ * Registers `mcp-fleet call TOOL [JSON]`: calls an agent tool through the
+ * worker and prints its text. A tool error (`details.is_error`) exits 1 after printing.
+ */
+export function registerCallCommand(program: Command, io: CliIO): void {
+  withClientOptions(program.command('call'))
+    .description('call an agent tool ({server}__{tool}) of the running worker')
+    .argument('<tool>', 'agent tool name, e.g. everything__echo')
+    .argument('[json]', 'arguments as a JSON object', '{}')
+    .action(
+      action(io, async (tool: string, json: string, flags: ClientFlags) => {
+        const args = parseArguments(json);
+        const client = await ApiClient.connect(flags);
+        const result = await client.request<AgentToolResult>('POST', `/api/mcp/tools/${encodeURIComponent(tool)}/call`, {
+          arguments: args,
+        });
+        if (flags.json) printJson(io, result);
+        else io.stdout(formatResult(result));
+        if (result.details.is_error) {
+          io.stderr(`error: ${tool} reported a tool error\n`);
+          io.setExitCode(1);
+        }
+      }),
+    );
+}
+
+function parseArguments(json: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
+  }
+  return value as Record<string, unknown>;
+}
+
+/** Text blocks verbatim; binary blocks as a one-line note (a terminal is no place for base64). */
+export function formatResult(result: AgentToolResult): string {
+  const parts = result.content.map((block) =>
+    block.type === 'text' ? block.text : `[${block.type} ${block.mimeType}, ${Buffer.byteLength(block.data, 'base64')} bytes]`,
+  );
+  return parts.length === 0 ? '' : `${parts.join('\n')}\n`;
+}

@@ -1,0 +1,236 @@
+import { promises as fs } from 'node:fs';
+import path from 'node:path';
+import type { Command } from 'commander';
+import type { CliIO } from '../cli.js';
+import { createMcpHost, type McpHost } from '../host.js';
+import { ensureApiToken, type ApiToken } from '../http/api-token.js';
+import { createManagementApp } from '../http/app.js';
+import { secretValuesOf } from '../http/errors.js';
+import { listen, type Listening } from '../http/listen.js';
+import { createLogger, SecretSet, type Logger } from '../services/logger.js';
+import type { JournalEvent } from '../services/journal/events.js';
+import { configPath, resolveStateDir } from '../services/paths.js';
+import { CliError } from './client.js';
+import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
+
+/** Port `serve` listens on when `--port` is not given. */
+export const DEFAULT_PORT = 8787;
+
+/** Options of `mcp-fleet serve`. */
+export interface ServeOptions {
+  /** The state dir flag; see `resolveStateDir`. */
+  stateDir?: string;
+  /** Address to bind; default `127.0.0.1` (loopback only). */
+  host?: string;
+  /** Port to listen on; `0` picks a free one. Default 8787. */
+  port?: number | string;
+  /** Extra accepted `Host` values (`name:port`), e.g. a LAN name when bound to 0.0.0.0. */
+  allowedHost?: string[];
+  /** Print the API token itself, not only where it is. */
+  showToken?: boolean;
+  /** pino level of the stderr log; default `info`. */
+  logLevel?: string;
+}
+
+/** A running worker. */
+export interface Worker {
+  url: string;
+  host: McpHost;
+  logger: Logger;
+  /** Drains startup, stops every server and child, closes HTTP, removes worker.json. */
+  stop(): Promise<void>;
+}
+
+/** Registers `mcp-fleet serve`: the worker, until SIGINT/SIGTERM. */
+export function registerServeCommand(program: Command, io: CliIO): void {
+  program
+    .command('serve')
+    .description('run the worker: start the configured servers and serve the management API')
+    .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
+    .option('--host <host>', 'address to bind', '127.0.0.1')
+    .option('--port <port>', `port to listen on (0 = any free port)`, String(DEFAULT_PORT))
+    .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collect, [])
+    .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
+    .option('--log-level <level>', 'stderr log level: trace, debug, info, warn, error', 'info')
+    .action(async (options: ServeOptions) => {
+      let worker: Worker;
+      try {
+        worker = await startWorker(options, io);
+      } catch (err) {
+        if (!(err instanceof CliError)) throw err;
+        io.stderr(`error: ${err.message}\n`);
+        io.setExitCode(1);
+        return;
+      }
+      stopOnSignals(worker, io);
+    });
+}
+
+/** First signal: graceful stop, exit 0. A second one while stopping: exit 130 at once. */
+function stopOnSignals(worker: Worker, io: CliIO): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping) {
+      io.stderr(`${signal} again: exiting without waiting\n`);
+      process.exit(130);
+    }
+    stopping = true;
+    io.stdout(`\n${signal}: stopping servers…\n`);
+    worker.stop().then(
+      () => {
+        io.stdout('stopped\n');
+        process.exit(0);
+      },
+      (err: unknown) => {
+        worker.logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+/**
+ * Starts a worker: the API listens first (so `/healthz` answers at once),
+ * then the host starts connecting servers in the background while a status
+ * line is printed for each change.
+ */
+export async function startWorker(options: ServeOptions, io: CliIO): Promise<Worker> {
+  const stateDir = resolveStateDir(options.stateDir);
+  const bindHost = options.host ?? '127.0.0.1';
+  const port = parsePort(options.port ?? DEFAULT_PORT);
+  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const running = await readWorkerFile(stateDir);
+  if (running && running.pid !== process.pid && isAlive(running.pid)) {
+    throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
+  }
+
+  const token = await ensureApiToken(stateDir);
+  const secrets = new SecretSet();
+  secrets.add([token.token, ...(await fileSecrets(stateDir))]);
+  let host: McpHost | undefined;
+  const logger = createLogger({
+    level: options.logLevel ?? 'info',
+    // The host knows the secrets of every running server, including one just added.
+    secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
+  });
+  host = createMcpHost({ stateDir, logger });
+  const app = createManagementApp(host, {
+    token: token.token,
+    bindHost,
+    allowedHosts: options.allowedHost ?? [],
+    logger,
+    onSecrets: (values) => secrets.add(values),
+  });
+
+  let listening: Listening;
+  try {
+    listening = await listen(app, { host: bindHost, port });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+    throw new CliError(`cannot listen on ${bindHost}:${port} (${code ?? (err as Error).message})`);
+  }
+  await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
+  logger.info({ url: listening.url, stateDir }, 'listening');
+  io.stdout(banner(stateDir, listening.url, token, options.showToken === true));
+
+  const printer = statusPrinter(host, io, stateDir);
+  const unsubscribe = host.subscribe(printer);
+  await host.start();
+  printer.check();
+
+  const started = host;
+  let stopped: Promise<void> | undefined;
+  return {
+    url: listening.url,
+    host: started,
+    logger,
+    stop() {
+      stopped ??= (async () => {
+        unsubscribe();
+        await Promise.all([started.shutdown(), listening.close()]);
+        await removeWorkerFile(stateDir, process.pid);
+        logger.info('stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+function parsePort(value: number | string): number {
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(`--port: not a port number: ${value}`);
+  return port;
+}
+
+/** Secret values of every entry of the config file, valid or not: redacted from the first log line on. */
+async function fileSecrets(stateDir: string): Promise<string[]> {
+  try {
+    const doc = JSON.parse(await fs.readFile(configPath(stateDir), 'utf8')) as { servers?: Record<string, unknown> };
+    return Object.values(doc.servers ?? {}).flatMap(secretValuesOf);
+  } catch {
+    return [];
+  }
+}
+
+/** What `serve` prints once it listens: where it is and where the token is, never the token unless asked. */
+function banner(stateDir: string, url: string, token: ApiToken, showToken: boolean): string {
+  const tokenWhere = token.source === 'env' ? 'from $MCP_FLEET_API_TOKEN' : `in ${display(token.path)}`;
+  const tokenExpr = token.source === 'env' ? '$MCP_FLEET_API_TOKEN' : `$(cat ${display(token.path)})`;
+  const lines = [
+    'mcp-fleet worker',
+    `  state dir  ${display(stateDir)}`,
+    `  API        ${url}`,
+    `  token      ${tokenWhere}`,
+    ...(showToken ? [`             ${token.token}`] : []),
+    `  try        curl -H "Authorization: Bearer ${tokenExpr}" ${url}api/mcp/servers`,
+    '',
+    'servers',
+  ];
+  return `${lines.join('\n')}\n`;
+}
+
+/** A path relative to the working directory when it is below it, for short readable lines. */
+function display(file: string): string {
+  const relative = path.relative(process.cwd(), file);
+  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
+}
+
+/**
+ * Prints one line per state change (`  name  from → to  detail`) and, once no
+ * server is still connecting, a one-line summary with the next command to try.
+ */
+function statusPrinter(host: McpHost, io: CliIO, stateDir: string) {
+  let summarized = false;
+  const check = () => {
+    const servers = host.status();
+    if (summarized || servers.some((s) => s.state === 'pending')) return;
+    summarized = true;
+    const count = (state: string) => servers.filter((s) => s.state === state).length;
+    const enabled = servers.length - count('disabled');
+    const cli = `node ${display(process.argv[1] ?? 'bin/mcp-fleet.js')}`;
+    io.stdout(
+      `\n${count('ready')} of ${enabled} enabled servers ready` +
+        (count('error') > 0 ? `, ${count('error')} in error` : '') +
+        (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
+        `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n`,
+    );
+  };
+  const print = (event: JournalEvent) => {
+    if (event.type !== 'server.transitioned') return;
+    // The view is updated before listeners run, so the tool count is current.
+    const view = host.server(event.server);
+    const detail =
+      event.to === 'ready' ? `${view?.tool_count ?? 0} tools` : event.error ? `${event.error_kind}: ${event.error}` : '';
+    const move = event.from ? `${event.from} → ${event.to}` : event.to;
+    io.stdout(`  ${event.server.padEnd(18)} ${move.padEnd(20)} ${detail}`.trimEnd() + '\n');
+    check();
+  };
+  return Object.assign(print, { check });
+}

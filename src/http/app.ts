@@ -1,0 +1,66 @@
+import express from 'express';
+import type { Express } from 'express';
+import type { McpHost } from '../host.js';
+import type { Logger } from '../services/logger.js';
+import { errorHandler, notFoundHandler } from './errors.js';
+import { catalogRoutes } from './routes/catalog.js';
+import { eventRoutes } from './routes/events.js';
+import { serverRoutes } from './routes/servers.js';
+import { toolRoutes } from './routes/tools.js';
+import { bearerAuth, hostCheck, originCheck, requireJson } from './security.js';
+
+/** Default bound on a request body: 1 MiB. */
+export const DEFAULT_BODY_LIMIT = 1024 * 1024;
+/** Default period of the SSE keep-alive comment. */
+export const DEFAULT_HEARTBEAT_MS = 15_000;
+
+export interface ManagementAppOptions {
+  /** The bearer token every `/api` route requires. */
+  token: string;
+  /** The address the server is bound to; decides which `Host` headers are accepted. Default `127.0.0.1`. */
+  bindHost?: string;
+  /** Extra accepted `Host` values (`name:port`), e.g. behind a reverse proxy. */
+  allowedHosts?: string[];
+  /** Largest accepted request body in bytes; larger ones get 413. Default 1 MiB. */
+  bodyLimit?: number;
+  /** Period of the SSE heartbeat comment in ms. Default 15 000. */
+  heartbeatMs?: number;
+  /** Where failed requests (5xx) are logged. */
+  logger?: Logger;
+  /** Told the secret values of every accepted POST/PATCH body before the host sees them. */
+  onSecrets?: (values: string[]) => void;
+}
+
+/**
+ * The management API of SPEC §6 as an express app. Security runs in order:
+ * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
+ * the bearer token, the Origin of mutations, the content type, the body limit.
+ */
+export function createManagementApp(host: McpHost, options: ManagementAppOptions): Express {
+  const bindHost = options.bindHost ?? '127.0.0.1';
+  const extraHosts = options.allowedHosts ?? [];
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  app.use(hostCheck(bindHost, extraHosts));
+  // Never touches the host: it answers while every server is still connecting.
+  app.get('/healthz', function healthz(_req, res) {
+    res.json({ ok: true });
+  });
+
+  const api = express.Router();
+  api.use(bearerAuth(options.token));
+  api.use(originCheck(bindHost, extraHosts));
+  api.use(requireJson);
+  api.use(express.json({ limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT }));
+  api.use('/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets }));
+  api.use('/mcp/catalog', catalogRoutes(host));
+  api.use('/mcp/tools', toolRoutes(host));
+  api.use('/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  app.use('/api', api);
+
+  app.use(notFoundHandler);
+  app.use(errorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,123 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { z } from 'zod';
+import { ConfigFileBrokenError } from '../services/config/store.js';
+import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/errors.js';
+import type { ErrorKind } from '../services/errors.js';
+import type { Logger } from '../services/logger.js';
+import { redactSecrets } from '../services/logger.js';
+
+/** The body of every error response (SPEC §6). */
+export interface ErrorBody {
+  error: { code: string; message: string; field?: string; error_kind?: ErrorKind };
+}
+
+/** An error that already knows its HTTP answer. */
+export class HttpError extends Error {
+  override readonly name = 'HttpError';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Turns what a handler threw into a status and an error body. */
+export function toErrorResponse(err: unknown): { status: number; body: ErrorBody } {
+  const answer = (status: number, code: string, message: string, field?: string) => ({
+    status,
+    body: { error: field === undefined ? { code, message } : { code, message, field } },
+  });
+  if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.field);
+  if (err instanceof z.ZodError) {
+    const issue = err.issues[0];
+    const field = issue ? fieldOf(issue) : undefined;
+    // zod messages name the expectation, not the value, so they are safe to return.
+    const message = issue ? (field ? `${field}: ${issue.message}` : issue.message) : 'invalid request';
+    return answer(400, 'invalid_request', message, field);
+  }
+  // The file on disk is the problem, not the request: nothing can be saved until it is fixed.
+  if (err instanceof ConfigFileBrokenError) return answer(409, 'config_file_broken', err.message);
+  if (err instanceof ConfigError) return answer(400, 'invalid_config', err.message, err.field);
+  if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
+  if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
+  if (err instanceof StartFailedError) {
+    return { status: 422, body: { error: { code: 'start_failed', message: err.message, error_kind: err.kind } } };
+  }
+  const parserError = bodyParserError(err);
+  if (parserError) return parserError;
+  // Fleet errors carry one secret-free line by contract; anything else may not.
+  if (err instanceof FleetError) return answer(500, err.kind, err.message);
+  return answer(500, 'internal', 'internal error');
+}
+
+/** Dotted path of a zod issue; an unknown key names the key itself, so the 400 points at it. */
+function fieldOf(issue: z.core.$ZodIssue): string | undefined {
+  const parts = issue.path.map(String);
+  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) parts.push(issue.keys[0] ?? '');
+  return parts.length > 0 ? parts.join('.') : undefined;
+}
+
+/** body-parser's errors carry a `type`; its messages can quote the body, so ours are fixed text. */
+function bodyParserError(err: unknown): { status: number; body: ErrorBody } | undefined {
+  const type = (err as { type?: unknown } | null)?.type;
+  const body = (code: string, message: string) => ({ error: { code, message } });
+  switch (type) {
+    case 'entity.too.large':
+      return { status: 413, body: body('payload_too_large', 'request body is larger than the limit') };
+    case 'entity.parse.failed':
+      return { status: 400, body: body('invalid_json', 'request body is not valid JSON') };
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return { status: 415, body: body('unsupported_media_type', 'request body encoding is not supported') };
+    case 'request.aborted':
+      return { status: 400, body: body('aborted', 'request body was not received in full') };
+    default:
+      return undefined;
+  }
+}
+
+/**
+ * The last middleware: answers `{error:{code,message,field?}}`. Every string
+ * of the request body's `env`, `headers` and `auth` is scrubbed from the
+ * message too, in case a lower layer quoted a value.
+ */
+export function errorHandler(logger?: Logger): ErrorRequestHandler {
+  return function handleError(err, req, res, _next) {
+    const { status, body } = toErrorResponse(err);
+    if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
+    body.error.message = redactSecrets(body.error.message, secretValuesOf(req.body));
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(status).json(body);
+  };
+}
+
+/** 404 for routes that do not exist, in the same error shape. */
+export const notFoundHandler: RequestHandler = function routeNotFound(req, _res, next) {
+  next(new HttpError(404, 'not_found', `no route ${req.method} ${req.path}`));
+};
+
+/** Every string under `env`, `headers` and `auth` of a request body: the values a response must not echo. */
+export function secretValuesOf(body: unknown): string[] {
+  if (body === null || typeof body !== 'object') return [];
+  const out: string[] = [];
+  const collect = (value: unknown): void => {
+    if (typeof value === 'string') out.push(value);
+    else if (value !== null && typeof value === 'object') Object.values(value).forEach(collect);
+  };
+  const record = body as Record<string, unknown>;
+  collect(record.env);
+  collect(record.headers);
+  const auth = record.auth;
+  if (auth !== null && typeof auth === 'object') {
+    const { token, client_secret } = auth as Record<string, unknown>;
+    collect(token);
+    collect(client_secret);
+  }
+  return out;
+}

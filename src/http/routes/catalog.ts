@@ -1,0 +1,17 @@
+import { Router } from 'express';
+import type { McpHost } from '../../host.js';
+
+/** What each server offers, and the persisted config against the running one. */
+export function catalogRoutes(host: McpHost): Router {
+  const router = Router();
+
+  router.get('/', function catalog(_req, res) {
+    res.json({ servers: host.catalog() });
+  });
+
+  router.get('/diff', async function catalogDiff(_req, res) {
+    res.json(await host.catalogDiff());
+  });
+
+  return router;
+}

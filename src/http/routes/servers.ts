@@ -1,0 +1,125 @@
+import { Router } from 'express';
+import type { Request } from 'express';
+import { z } from 'zod';
+import type { McpHost } from '../../host.js';
+import { LocalServerConfig, RemoteServerConfig, ServerConfig, ServerName } from '../../services/config/schema.js';
+import { HttpError, secretValuesOf } from '../errors.js';
+
+/** `POST /api/mcp/servers`: the config's own fields plus `name`. */
+const AddBody = z.looseObject({ name: ServerName });
+
+const SecretMapPatch = z.record(z.string(), z.string().nullable());
+const local = LocalServerConfig.shape;
+const remote = RemoteServerConfig.shape;
+
+/**
+ * `PATCH /api/mcp/servers/:name`: any subset of the config's fields; secret
+ * maps and secret auth fields take `null` to delete (SPEC §3). Only shapes are
+ * checked here; the merged result is validated by the host. No field has a
+ * default: a default would turn into a field the client never sent.
+ */
+export const ServerPatch = z.strictObject({
+  type: z.enum(['local', 'remote']).optional(),
+  command: local.command.optional(),
+  env: SecretMapPatch.optional(),
+  cwd: z.string().min(1).nullable().optional(),
+  enabled: z.boolean().optional(),
+  timeout_seconds: z.number().positive().max(3600).optional(),
+  call_timeout_seconds: z.number().positive().max(86_400).optional(),
+  max_concurrent_calls: z.number().int().min(1).max(1024).optional(),
+  tools: z
+    .strictObject({ include: z.array(z.string()).nullable().optional(), exclude: z.array(z.string()).optional() })
+    .optional(),
+  url: remote.url.optional(),
+  transport: z.enum(['streamable_http', 'sse', 'auto']).optional(),
+  headers: SecretMapPatch.optional(),
+  auth: z
+    .strictObject({
+      kind: z.enum(['none', 'bearer', 'oauth']).optional(),
+      token: z.string().min(1).nullable().optional(),
+      client_id: z.string().min(1).nullable().optional(),
+      client_secret: z.string().min(1).nullable().optional(),
+      scopes: z.array(z.string()).optional(),
+      callback_port: z.number().int().min(1).max(65_535).nullable().optional(),
+    })
+    .optional(),
+});
+
+export interface ServerRoutesOptions {
+  /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */
+  onSecrets?: (values: string[]) => void;
+}
+
+/** SPEC §6 server routes. Thin: validate, call the host, shape the answer. */
+export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): Router {
+  const router = Router();
+  const noteSecrets = (body: unknown) => options.onSecrets?.(secretValuesOf(body));
+
+  router.get('/', function listServers(_req, res) {
+    res.json({ servers: host.status() });
+  });
+
+  router.post('/', async function addServer(req, res) {
+    const { name, ...config } = AddBody.parse(bodyObject(req));
+    ServerConfig.parse(config);
+    noteSecrets(config);
+    const view = await host.addServer(name, config as z.input<typeof ServerConfig>);
+    res.status(201).location(`/api/mcp/servers/${name}`).json(view);
+  });
+
+  router.get('/:name', function getServer(req, res) {
+    res.json(requireServer(host, req.params.name));
+  });
+
+  router.patch('/:name', async function patchServer(req, res) {
+    const body = bodyObject(req);
+    const name = req.params.name;
+    if ('name' in body) {
+      if (body.name !== name) throw new HttpError(400, 'invalid_request', 'name: a server cannot be renamed', 'name');
+      delete body.name;
+    }
+    ServerPatch.parse(body);
+    requireServer(host, name);
+    noteSecrets(body);
+    // The body as sent, not zod's output: PATCH semantics depend on which keys are present.
+    res.json(await host.updateServer(name, body));
+  });
+
+  router.delete('/:name', async function removeServer(req, res) {
+    requireServer(host, req.params.name);
+    await host.removeServer(req.params.name);
+    res.status(204).end();
+  });
+
+  router.post('/:name/restart', async function restartServer(req, res) {
+    requireServer(host, req.params.name);
+    res.json(await host.restartServer(req.params.name));
+  });
+
+  // OAuth consent is later work: refuse clearly rather than pretend.
+  router.post('/:name/auth', function beginAuth(req, _res) {
+    const view = requireServer(host, req.params.name);
+    const auth = view.config.auth as { kind?: unknown } | undefined;
+    if (auth?.kind !== 'oauth') {
+      throw new HttpError(409, 'not_oauth', `server "${view.name}" does not use OAuth`);
+    }
+    throw new HttpError(501, 'not_implemented', 'OAuth consent is not available yet');
+  });
+
+  return router;
+}
+
+function requireServer(host: McpHost, name: string) {
+  const view = host.server(name);
+  if (!view) throw new HttpError(404, 'not_found', `no server named "${name}"`);
+  return view;
+}
+
+/** The parsed JSON body as an object; anything else (array, empty body) is a 400. */
+function bodyObject(req: Request): Record<string, unknown> {
+  const body: unknown = req.body;
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(400, 'invalid_request', 'request body must be a JSON object');
+  }
+  return { ...(body as Record<string, unknown>) };
+}

@@ -1,0 +1,104 @@
+import type { Request, RequestHandler } from 'express';
+import { tokensEqual } from './api-token.js';
+import { HttpError } from './errors.js';
+
+const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** True for a host name or address that only this machine can reach. */
+export function isLoopback(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127\.\d+\.\d+\.\d+$/.test(bare);
+}
+
+/**
+ * The `Host` values accepted on `port`: when bound to loopback, any loopback
+ * spelling a client may use; otherwise exactly the bound host. Port 80 may be
+ * omitted by clients, so the bare name is accepted there too.
+ */
+export function allowedHostValues(bindHost: string, port: number, extra: readonly string[] = []): Set<string> {
+  const bracket = (h: string) => (h.includes(':') && !h.startsWith('[') ? `[${h}]` : h);
+  const names = isLoopback(bindHost) ? ['127.0.0.1', 'localhost', '[::1]', bracket(bindHost)] : [bracket(bindHost)];
+  const values = new Set<string>(extra.map((h) => h.toLowerCase()));
+  for (const name of names) {
+    values.add(`${name.toLowerCase()}:${port}`);
+    if (port === 80) values.add(name.toLowerCase());
+  }
+  return values;
+}
+
+/**
+ * Refuses a request whose `Host` is not this server (DNS rebinding: a page on
+ * evil.example resolved to 127.0.0.1 still sends `Host: evil.example`). The
+ * port is read from the socket, so the check is right even after `listen(0)`.
+ */
+export function hostCheck(bindHost: string, extra: readonly string[] = []): RequestHandler {
+  return function checkHost(req, _res, next) {
+    const host = req.headers.host?.toLowerCase();
+    const allowed = allowedHostValues(bindHost, req.socket.localPort ?? 0, extra);
+    if (host === undefined || !allowed.has(host)) {
+      next(new HttpError(403, 'forbidden_host', 'Host header does not name this server'));
+      return;
+    }
+    next();
+  };
+}
+
+/** Requires `Authorization: Bearer <token>`, compared in constant time. */
+export function bearerAuth(token: string): RequestHandler {
+  return function checkToken(req, res, next) {
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    if (!match?.[1] || !tokensEqual(token, match[1])) {
+      res.setHeader('WWW-Authenticate', 'Bearer');
+      next(new HttpError(401, 'unauthorized', 'missing or wrong bearer token'));
+      return;
+    }
+    next();
+  };
+}
+
+/**
+ * A mutation carrying an `Origin` must come from this server's own origin:
+ * a browser page elsewhere cannot drive the API (CSRF). Requests without
+ * `Origin` (the CLI, curl) pass; `Origin: null` does not.
+ */
+export function originCheck(bindHost: string, extra: readonly string[] = []): RequestHandler {
+  return function checkOrigin(req, _res, next) {
+    const origin = req.headers.origin;
+    if (!MUTATIONS.has(req.method) || origin === undefined) {
+      next();
+      return;
+    }
+    if (!isOwnOrigin(origin, req, bindHost, extra)) {
+      next(new HttpError(403, 'forbidden_origin', 'cross-origin mutations are refused'));
+      return;
+    }
+    next();
+  };
+}
+
+function isOwnOrigin(origin: string, req: Request, bindHost: string, extra: readonly string[]): boolean {
+  let url: URL;
+  try {
+    url = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (url.protocol !== 'http:' || url.origin !== origin.toLowerCase()) return false;
+  const port = req.socket.localPort ?? 0;
+  const host = url.port === '' && port === 80 ? `${url.hostname}:80` : url.host;
+  return allowedHostValues(bindHost, port, extra).has(host);
+}
+
+/** A mutation that carries a body must declare it as JSON. */
+export const requireJson: RequestHandler = function checkContentType(req, _res, next) {
+  if (MUTATIONS.has(req.method) && hasBody(req) && !req.is('application/json')) {
+    next(new HttpError(415, 'unsupported_media_type', 'request body must be application/json'));
+    return;
+  }
+  next();
+};
+
+function hasBody(req: Request): boolean {
+  const length = req.headers['content-length'];
+  return req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
+}

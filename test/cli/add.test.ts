@@ -1,0 +1,63 @@
+// How `mcp-fleet add` turns flags into the POST body (the API validates it).
+import { afterEach, describe, expect, it } from 'vitest';
+import { buildConfig } from '../../src/cli/add.js';
+
+const flags = (extra: Record<string, unknown> = {}) => ({ env: [], header: [], ...extra });
+
+afterEach(() => {
+  delete process.env.FLEET_TEST_SECRET;
+});
+
+describe('buildConfig', () => {
+  it('a local server: the operands are argv, cwd defaults to where the command was typed', () => {
+    expect(buildConfig(['node', './server.js', '--flag'], flags())).toEqual({
+      type: 'local',
+      command: ['node', './server.js', '--flag'],
+      cwd: process.cwd(),
+    });
+    expect(buildConfig(['node'], flags({ cwd: '/srv', timeout: '5', disabled: true }))).toEqual({
+      type: 'local',
+      command: ['node'],
+      cwd: '/srv',
+      timeout_seconds: 5,
+      enabled: false,
+    });
+  });
+
+  it('--env KEY=VALUE sets a value; --env KEY copies it from this environment', () => {
+    process.env.FLEET_TEST_SECRET = 'from-the-shell';
+    const config = buildConfig(['node'], flags({ env: ['PLAIN=1', 'WITH=equals=inside', 'FLEET_TEST_SECRET'] }));
+    expect(config.env).toEqual({ PLAIN: '1', WITH: 'equals=inside', FLEET_TEST_SECRET: 'from-the-shell' });
+  });
+
+  it('--env KEY for an unset variable is an error naming it', () => {
+    expect(() => buildConfig(['node'], flags({ env: ['FLEET_TEST_SECRET'] }))).toThrow(
+      '--env FLEET_TEST_SECRET: $FLEET_TEST_SECRET is not set in this shell',
+    );
+  });
+
+  it('a remote server: --url, headers and a bearer token taken from the environment', () => {
+    process.env.FLEET_TEST_SECRET = 'tok-from-env';
+    expect(
+      buildConfig([], flags({ url: 'https://mcp.example/mcp', transport: 'sse', header: ['X-Team=blue'], tokenEnv: 'FLEET_TEST_SECRET' })),
+    ).toEqual({
+      type: 'remote',
+      url: 'https://mcp.example/mcp',
+      transport: 'sse',
+      headers: { 'X-Team': 'blue' },
+      auth: { kind: 'bearer', token: 'tok-from-env' },
+    });
+  });
+
+  it('refuses contradictions and a missing command', () => {
+    expect(() => buildConfig(['node'], flags({ url: 'https://x.example' }))).toThrow('either --url or a command');
+    expect(() => buildConfig([], flags())).toThrow('give the command to run after --');
+    expect(() => buildConfig([], flags({ url: 'https://x.example', env: ['A=1'] }))).toThrow('--env is for local servers');
+  });
+
+  it('--config is the base; flags override its fields', () => {
+    const config = buildConfig(['node', 'b.js'], flags({ config: '{"type":"local","command":["node","a.js"],"max_concurrent_calls":1}' }));
+    expect(config).toMatchObject({ command: ['node', 'b.js'], max_concurrent_calls: 1 });
+    expect(() => buildConfig([], flags({ config: '[1]' }))).toThrow('--config must be a JSON object');
+  });
+});

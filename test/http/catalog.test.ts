@@ -1,0 +1,89 @@
+// Catalog and diff routes against a real host: fixture servers and the
+// reference server-everything (which has resources and prompts).
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { CANARIES, healthy, startFleet, untilState, type Fleet } from './fleet.js';
+
+const [ENV_SECRET, REPLACED_SECRET] = CANARIES as [string, string];
+const EVERYTHING = [process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
+
+let fleet: Fleet | undefined;
+afterEach(async () => {
+  await fleet?.close();
+  fleet = undefined;
+});
+
+describe('GET /api/mcp/catalog', () => {
+  it('per server: masked config, status, tools with both names, resources and prompts', async () => {
+    fleet = await startFleet((dir) => ({
+      alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET } }),
+      everything: { type: 'local', command: EVERYTHING, timeout_seconds: 20 },
+      off: { type: 'local', command: ['node'], enabled: false },
+    }));
+    await untilState(fleet, 'alpha', 'ready');
+    await untilState(fleet, 'everything', 'ready');
+    // Resources and prompts are listed once the server is ready; wait for them to land.
+    let entries: any[] = [];
+    for (let i = 0; i < 100; i += 1) {
+      entries = (await fleet.request('/api/mcp/catalog')).json.servers;
+      if (entries.find((e) => e.name === 'everything')?.prompts.length > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const reply = await fleet.request('/api/mcp/catalog');
+    expect(reply.status).toBe(200);
+    expect(Object.keys(reply.json)).toEqual(['servers']);
+    const byName = Object.fromEntries(entries.map((entry) => [entry.name, entry]));
+
+    const alpha = byName.alpha;
+    expect(alpha).toMatchObject({ state: 'ready', tool_count: 8, resources: [], prompts: [] });
+    expect(alpha.config.env.API_KEY).toEqual({ has_value: true, masked: '••••0001' });
+    expect(alpha.tools).toContainEqual({
+      name: 'alpha__echo',
+      original: 'echo',
+      description: 'Returns its text',
+      parameters: expect.objectContaining({ type: 'object' }),
+    });
+
+    const everything = byName.everything;
+    expect(everything.tools.map((t: { original: string }) => t.original)).toContain('echo');
+    expect(everything.resources.length).toBeGreaterThan(0);
+    expect(everything.resources[0]).toMatchObject({ uri: expect.any(String), name: expect.any(String) });
+    expect(everything.prompts.length).toBeGreaterThan(0);
+
+    expect(byName.off).toMatchObject({ state: 'disabled', tools: [], resources: [], prompts: [] });
+  });
+});
+
+describe('GET /api/mcp/catalog/diff', () => {
+  it('is empty when the file matches what runs', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha') }));
+    const reply = await fleet.request('/api/mcp/catalog/diff');
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({ added: [], removed: [], changed: [] });
+  });
+
+  it('names added, removed and changed fields; a changed secret only as a path', async () => {
+    fleet = await startFleet((dir) => ({
+      alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET } }),
+      beta: { type: 'local', command: ['node'], enabled: false },
+    }));
+    await untilState(fleet, 'alpha', 'ready');
+    // Someone edits the file by hand while the worker runs.
+    const edited = fleet.config();
+    edited.servers.alpha.env.API_KEY = REPLACED_SECRET;
+    edited.servers.alpha.timeout_seconds = 30;
+    delete edited.servers.beta;
+    edited.servers.gamma = { type: 'local', command: ['node'], enabled: false };
+    writeFileSync(join(fleet.dir, 'mcp_servers.json'), JSON.stringify(edited));
+
+    const reply = await fleet.request('/api/mcp/catalog/diff');
+    expect(reply.status).toBe(200);
+    expect(reply.json).toEqual({
+      added: ['gamma'],
+      removed: ['beta'],
+      changed: [{ name: 'alpha', fields: expect.arrayContaining(['env.API_KEY', 'timeout_seconds']) }],
+    });
+    expect(reply.json.changed[0].fields).toHaveLength(2);
+  });
+});

@@ -1,0 +1,270 @@
+// The server routes against a real host with real stdio fixture servers.
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ErrorKind } from '../../src/services/errors.js';
+import { ServerView } from '../../src/services/status.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { allGone, CANARIES, healthy, readPid, startFleet, untilState, type Fleet } from './fleet.js';
+
+const [ENV_SECRET, REPLACED_SECRET, HEADER_SECRET, TOKEN_SECRET] = CANARIES as [string, string, string, string];
+
+let fleet: Fleet | undefined;
+afterEach(async () => {
+  await fleet?.close();
+  fleet = undefined;
+});
+
+const bearerRemote = {
+  type: 'remote',
+  url: 'https://example.invalid/mcp',
+  enabled: false,
+  headers: { 'X-Team': HEADER_SECRET },
+  auth: { kind: 'bearer', token: TOKEN_SECRET },
+};
+const oauthRemote = { type: 'remote', url: 'https://example.invalid/mcp', enabled: false, auth: { kind: 'oauth' } };
+
+/** The env tool of the healthy fixture: is `name` set in the running process, and how long is it. */
+async function envOf(f: Fleet, server: string, name: string): Promise<{ set: boolean; length: number }> {
+  const reply = await f.request(`/api/mcp/tools/${server}__env/call`, { method: 'POST', body: { arguments: { name } } });
+  expect(reply.status).toBe(200);
+  return JSON.parse(reply.json.content[0].text);
+}
+
+describe('GET /api/mcp/servers and /:name', () => {
+  it('lists every server as a ServerView with its config masked', async () => {
+    fleet = await startFleet((dir) => ({
+      alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET, SHORT: 'abc' } }),
+      remote: bearerRemote,
+    }));
+    await untilState(fleet, 'alpha', 'ready');
+    const reply = await fleet.request('/api/mcp/servers');
+    expect(reply.status).toBe(200);
+    expect(Object.keys(reply.json)).toEqual(['servers']);
+    const views = (reply.json.servers as unknown[]).map((view) => ServerView.parse(view));
+    const alpha = views.find((view) => view.name === 'alpha')!;
+    const remote = views.find((view) => view.name === 'remote')!;
+    expect(alpha).toMatchObject({ state: 'ready', ready: true, error: null, error_kind: null, tool_count: 8 });
+    expect(alpha.config.env).toMatchObject({
+      API_KEY: { has_value: true, masked: '••••0001' },
+      SHORT: { has_value: true, masked: '••••' },
+    });
+    expect(remote).toMatchObject({ state: 'disabled', ready: false, auth: { kind: 'bearer' } });
+    expect(remote.config.headers).toEqual({ 'X-Team': { has_value: true, masked: '••••0003' } });
+    expect(remote.config.auth).toMatchObject({ kind: 'bearer', has_token: true, token_masked: '••••0004' });
+
+    const one = await fleet.request('/api/mcp/servers/alpha');
+    expect(one.status).toBe(200);
+    expect(one.json).toEqual(reply.json.servers.find((view: { name: string }) => view.name === 'alpha'));
+  });
+
+  it('an unknown server → 404', async () => {
+    fleet = await startFleet(() => ({}));
+    const reply = await fleet.request('/api/mcp/servers/ghost');
+    expect(reply.status).toBe(404);
+    expect(reply.json).toEqual({ error: { code: 'not_found', message: 'no server named "ghost"' } });
+  });
+});
+
+describe('POST /api/mcp/servers', () => {
+  it('starts the server, persists it and answers 201 with its view', async () => {
+    fleet = await startFleet(() => ({}));
+    const body = { name: 'beta', ...healthy(fleet.dir, 'beta', { env: { API_KEY: ENV_SECRET } }) };
+    const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body });
+    expect(reply.status).toBe(201);
+    expect(reply.headers.location).toBe('/api/mcp/servers/beta');
+    expect(ServerView.parse(reply.json)).toMatchObject({ name: 'beta', state: 'ready', tool_count: 8 });
+    expect(reply.json.config.env.API_KEY).toEqual({ has_value: true, masked: '••••0001' });
+    // Stored in full (the file is the one place a secret lives), and live in the process.
+    expect(fleet.config().servers.beta.env.API_KEY).toBe(ENV_SECRET);
+    expect(await envOf(fleet, 'beta', 'API_KEY')).toEqual({ set: true, length: ENV_SECRET.length });
+  });
+
+  it('a duplicate name → 409, whether running or only configured', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), remote: bearerRemote }));
+    for (const name of ['alpha', 'remote']) {
+      const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body: { name, ...healthy(fleet.dir, 'x') } });
+      expect(reply.status, name).toBe(409);
+      expect(reply.json.error.code).toBe('conflict');
+    }
+  });
+
+  it.each([
+    ['no name', { type: 'local', command: ['node'] }, 'name'],
+    ['a bad name', { name: 'no spaces', type: 'local', command: ['node'] }, 'name'],
+    ['no command', { name: 'x', type: 'local', env: { K: ENV_SECRET } }, 'command'],
+    ['an unknown field', { name: 'x', type: 'local', command: ['node'], env: { K: ENV_SECRET }, bogus: ENV_SECRET }, 'bogus'],
+    ['a non-string env value', { name: 'x', type: 'local', command: ['node'], env: { K: 42, S: ENV_SECRET } }, 'env.K'],
+    ['a bad type', { name: 'x', type: 'teleport', command: ['node'] }, 'type'],
+    ['a non-http url', { name: 'x', type: 'remote', url: 'ftp://example.invalid', headers: { H: HEADER_SECRET } }, 'url'],
+    ['bearer auth without a token', { name: 'x', type: 'remote', url: 'https://e.invalid', auth: { kind: 'bearer' } }, 'auth.token'],
+    ['a negative timeout', { name: 'x', type: 'local', command: ['node'], timeout_seconds: -1 }, 'timeout_seconds'],
+  ])('%s → 400 naming the field, echoing no secret', async (_label, body, field) => {
+    fleet = await startFleet(() => ({}));
+    const before = fleet.configText();
+    const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error).toMatchObject({ field });
+    expect(reply.json.error.message).toContain(field);
+    expect(fleet.configText()).toBe(before);
+  });
+
+  it('a body that is not an object → 400', async () => {
+    fleet = await startFleet(() => ({}));
+    const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body: [1, 2] });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.code).toBe('invalid_request');
+  });
+
+  it('a server that fails to start → 422 start_failed, nothing persisted, no secret in the reason', async () => {
+    fleet = await startFleet(() => ({}));
+    const before = fleet.configText();
+    // This fixture prints its whole environment to stderr before exiting.
+    const body = { name: 'leaky', type: 'local', command: fixtureCommand('stderr-env'), env: { LEAK: ENV_SECRET } };
+    const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body });
+    expect(reply.status).toBe(422);
+    expect(reply.json.error).toMatchObject({ code: 'start_failed', message: expect.stringContaining('leaky') });
+    expect(ErrorKind.options).toContain(reply.json.error.error_kind);
+    expect(fleet.configText()).toBe(before);
+    expect((await fleet.request('/api/mcp/servers/leaky')).status).toBe(404);
+  });
+});
+
+describe('PATCH /api/mcp/servers/:name', () => {
+  const initialEnv = { KEEP: 'keep-value-01', REPLACE: ENV_SECRET, DROP: 'drop-value-03' };
+
+  it('omitted keys are preserved, strings replace, null deletes — in the view, the file and the process', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: initialEnv }) }));
+    await untilState(fleet, 'alpha', 'ready');
+    const pidBefore = readPid(join(fleet.dir, 'alpha.pid'));
+
+    const reply = await fleet.request('/api/mcp/servers/alpha', {
+      method: 'PATCH',
+      body: { env: { REPLACE: REPLACED_SECRET, DROP: null, ADDED: 'added-value-04' } },
+    });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ name: 'alpha', state: 'ready' });
+    expect(Object.keys(reply.json.config.env).sort()).toEqual(['ADDED', 'FIXTURE_PID_FILE', 'KEEP', 'REPLACE']);
+    expect(reply.json.config.env.REPLACE).toEqual({ has_value: true, masked: '••••0002' });
+
+    const stored = fleet.config().servers.alpha.env;
+    expect(stored).toMatchObject({ KEEP: 'keep-value-01', REPLACE: REPLACED_SECRET, ADDED: 'added-value-04' });
+    expect(stored).not.toHaveProperty('DROP');
+
+    // Applied by restarting: a new process with the merged environment.
+    expect(readPid(join(fleet.dir, 'alpha.pid'))).not.toBe(pidBefore);
+    expect(await allGone([pidBefore])).toBe(true);
+    expect(await envOf(fleet, 'alpha', 'KEEP')).toEqual({ set: true, length: 'keep-value-01'.length });
+    expect(await envOf(fleet, 'alpha', 'REPLACE')).toEqual({ set: true, length: REPLACED_SECRET.length });
+    expect(await envOf(fleet, 'alpha', 'DROP')).toEqual({ set: false, length: 0 });
+  });
+
+  it('a restart that fails leaves the file byte for byte and the server on its old config, and says why', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: initialEnv }) }));
+    await untilState(fleet, 'alpha', 'ready');
+    const before = fleet.configText();
+
+    const reply = await fleet.request('/api/mcp/servers/alpha', {
+      method: 'PATCH',
+      body: { command: fixtureCommand('crash-on-start'), env: { REPLACE: REPLACED_SECRET } },
+    });
+    expect(reply.status).toBe(422);
+    expect(reply.json.error).toMatchObject({ code: 'start_failed', message: expect.stringMatching(/alpha.*failed to start/) });
+    expect(ErrorKind.options).toContain(reply.json.error.error_kind);
+
+    expect(fleet.configText()).toBe(before);
+    await untilState(fleet, 'alpha', 'ready');
+    const view = (await fleet.request('/api/mcp/servers/alpha')).json;
+    expect(view.config.command).toEqual(fixtureCommand('healthy'));
+    expect(await envOf(fleet, 'alpha', 'REPLACE')).toEqual({ set: true, length: ENV_SECRET.length });
+  });
+
+  it('changing auth.kind drops the old kind’s secret', async () => {
+    fleet = await startFleet(() => ({ remote: bearerRemote }));
+    const reply = await fleet.request('/api/mcp/servers/remote', { method: 'PATCH', body: { auth: { kind: 'none' } } });
+    expect(reply.status).toBe(200);
+    expect(reply.json.config.auth).toEqual({ kind: 'none' });
+    expect(fleet.config().servers.remote.auth).toEqual({ kind: 'none' });
+    expect(fleet.config().servers.remote.headers['X-Team']).toBe(HEADER_SECRET);
+  });
+
+  it.each([
+    ['a rename', { name: 'other' }, 'name'],
+    ['an unknown field', { bogus: true, env: { K: ENV_SECRET } }, 'bogus'],
+    ['a non-string env value', { env: { K: 5 } }, 'env.K'],
+    ['a negative timeout', { timeout_seconds: -1 }, 'timeout_seconds'],
+    ['a type change without its required fields', { type: 'remote' }, 'url'],
+  ])('%s → 400 naming the field, file untouched', async (_label, body, field) => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: initialEnv }) }));
+    const before = fleet.configText();
+    const reply = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error.field).toBe(field);
+    expect(fleet.configText()).toBe(before);
+  });
+
+  it('an unknown server → 404', async () => {
+    fleet = await startFleet(() => ({}));
+    const reply = await fleet.request('/api/mcp/servers/ghost', { method: 'PATCH', body: { enabled: false } });
+    expect(reply.status).toBe(404);
+  });
+});
+
+describe('DELETE /api/mcp/servers/:name', () => {
+  it('stops the server, unregisters its tools, persists, answers 204', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), keep: healthy(dir, 'keep') }));
+    await untilState(fleet, 'alpha', 'ready');
+    await untilState(fleet, 'keep', 'ready');
+    const pid = readPid(join(fleet.dir, 'alpha.pid'));
+
+    const reply = await fleet.request('/api/mcp/servers/alpha', { method: 'DELETE' });
+    expect(reply.status).toBe(204);
+    expect(reply.text).toBe('');
+    expect(await allGone([pid])).toBe(true);
+    expect((await fleet.request('/api/mcp/servers/alpha')).status).toBe(404);
+    const tools = (await fleet.request('/api/mcp/tools')).json.tools.map((t: { name: string }) => t.name);
+    expect(tools.some((name: string) => name.startsWith('alpha__'))).toBe(false);
+    expect(tools).toContain('keep__echo');
+    expect(Object.keys(fleet.config().servers)).toEqual(['keep']);
+  });
+
+  it('an unknown server → 404', async () => {
+    fleet = await startFleet(() => ({}));
+    expect((await fleet.request('/api/mcp/servers/ghost', { method: 'DELETE' })).status).toBe(404);
+  });
+});
+
+describe('POST /api/mcp/servers/:name/restart', () => {
+  it('restarts that server alone with a new process', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), other: healthy(dir, 'other') }));
+    await untilState(fleet, 'alpha', 'ready');
+    await untilState(fleet, 'other', 'ready');
+    const [alphaPid, otherPid] = ['alpha', 'other'].map((name) => readPid(join(fleet!.dir, `${name}.pid`)));
+
+    const reply = await fleet.request('/api/mcp/servers/alpha/restart', { method: 'POST' });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ name: 'alpha', state: 'ready', tool_count: 8 });
+    expect(readPid(join(fleet.dir, 'alpha.pid'))).not.toBe(alphaPid);
+    expect(await allGone([alphaPid!])).toBe(true);
+    expect(readPid(join(fleet.dir, 'other.pid'))).toBe(otherPid);
+  });
+
+  it('an unknown server → 404', async () => {
+    fleet = await startFleet(() => ({}));
+    expect((await fleet.request('/api/mcp/servers/ghost/restart', { method: 'POST' })).status).toBe(404);
+  });
+});
+
+describe('POST /api/mcp/servers/:name/auth', () => {
+  it('refuses servers that do not use OAuth (409) and says consent is not available yet (501)', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), bearer: bearerRemote, oauth: oauthRemote }));
+    for (const name of ['alpha', 'bearer']) {
+      const reply = await fleet.request(`/api/mcp/servers/${name}/auth`, { method: 'POST' });
+      expect(reply.status, name).toBe(409);
+      expect(reply.json.error.code).toBe('not_oauth');
+    }
+    const oauth = await fleet.request('/api/mcp/servers/oauth/auth', { method: 'POST' });
+    expect(oauth.status).toBe(501);
+    expect(oauth.json).toEqual({ error: { code: 'not_implemented', message: 'OAuth consent is not available yet' } });
+    expect((await fleet.request('/api/mcp/servers/ghost/auth', { method: 'POST' })).status).toBe(404);
+  });
+});
