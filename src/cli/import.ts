@@ -5,7 +5,7 @@ import { importServers } from '../services/config/import.js';
 import type { ServerConfigInput } from '../services/config/schema.js';
 import { createConfigStore } from '../services/config/store.js';
 import { quoteName } from '../services/config/validate.js';
-import { ConfigError } from '../services/errors.js';
+import { ConfigError, oneLine } from '../services/errors.js';
 import { resolveStateDir } from '../services/paths.js';
 
 /** Options of `mcp-fleet import`. */
@@ -66,9 +66,10 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
       }
       return next;
     });
+    const count = `${imported.length} server${imported.length === 1 ? '' : 's'}`;
     io.stdout(
       imported.length > 0
-        ? `imported ${imported.length} server${imported.length === 1 ? '' : 's'} into ${store.file()}: ${imported.join(', ')}\n`
+        ? `imported ${count} into ${store.file()}: ${imported.join(', ')}\n`
         : `nothing imported into ${store.file()}\n`,
     );
     if (skipped.length > 0) {
@@ -77,8 +78,9 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
     for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
     return 0;
   } catch (err) {
-    if (!(err instanceof ConfigError)) throw err;
-    io.stderr(`mcp-fleet import: ${err.message}\n`);
+    // ConfigError messages are built to be shown; system errors (EACCES on the
+    // state dir, say) carry paths and codes, never file contents.
+    io.stderr(`mcp-fleet import: ${err instanceof Error ? oneLine(err.message) : String(err)}\n`);
     return 1;
   }
 }

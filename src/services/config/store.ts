@@ -52,17 +52,24 @@ export type ServersMutator = (
 ) => Record<string, ServerConfigInput> | Promise<Record<string, ServerConfigInput>>;
 
 /** A server list to save: entries in the order to write, or a record. */
-export type ServerList = ReadonlyArray<readonly [string, ServerConfigInput]> | Readonly<Record<string, ServerConfigInput>>;
+export type ServerList =
+  | ReadonlyArray<readonly [string, ServerConfigInput]>
+  | Readonly<Record<string, ServerConfigInput>>;
 
 /** Reads and writes `<stateDir>/mcp_servers.json` (SPEC §2). */
 export interface ConfigStore {
   /** The config file's path right now. */
   file(): string;
-  /** Reads the file; a missing or unparseable file gives no servers and one warning, never a throw. */
+  /** Reads the file; a missing or unparseable file gives no servers and one warning, not a throw. */
   load(): Promise<LoadedConfig>;
   /** Replaces the whole document. Prefer `update`, which keeps entries this process cannot parse. */
   save(servers: ServerList): Promise<void>;
-  /** Read-modify-write under the store's lock: no update is lost to a concurrent one. */
+  /**
+   * Read-modify-write, serialized with every other write to the same file in
+   * this process, so no update is lost; returns the valid servers now stored,
+   * in file order. (Other processes are not locked out: their write and ours
+   * each land whole, the later one wins.)
+   */
   update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>>;
 }
 
@@ -112,10 +119,12 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     const target = file();
     const entries = Array.isArray(servers) ? servers : Object.entries(servers);
     // Validate first: the store never writes what `load` would then skip.
-    const stored = entries.map(([name, config]): [string, unknown] => [
-      name,
-      toStorage(parseServerConfig(name, config, { fieldPrefix: `servers.${name}` })),
-    ]);
+    const seen = new Set<string>();
+    const stored = entries.map(([name, config]): [string, unknown] => {
+      if (seen.has(name)) throw new ConfigError(`servers.${name}: duplicate name`, `servers.${name}`);
+      seen.add(name);
+      return [name, toStorage(parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }))];
+    });
     await withFileLock(target, async () => {
       const snapshot = await read(target);
       if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
@@ -142,7 +151,10 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       );
       const stored = mergeEntries(entries, parsed);
       await writeDocument(target, stored, logger);
-      return [...parsed];
+      return stored.flatMap(([name]): Array<[string, ServerConfig]> => {
+        const config = parsed.get(name);
+        return config === undefined ? [] : [[name, config]];
+      });
     });
   }
 
@@ -183,7 +195,8 @@ async function readSnapshot(file: string): Promise<Snapshot> {
   try {
     text = await readFile(file, 'utf8');
   } catch (err) {
-    if (errorCode(err) === 'ENOENT') return { state: 'missing' };
+    // ENOTDIR: a parent is a file, so this file cannot exist either.
+    if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return { state: 'missing' };
     // Unreadable is treated as broken: we cannot know what a write would destroy.
     return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
   }
@@ -202,7 +215,8 @@ function warningsOf(file: string, snapshot: Snapshot): string[] {
       return [`no config file at ${file} yet: no servers configured (it is created on the first save)`];
     case 'broken':
       return [
-        `config file ${file} does not parse (${snapshot.problem}): running with no servers; writes are refused until it is fixed or moved`,
+        `config file ${file} does not parse (${snapshot.problem}): running with no servers; ` +
+          'writes are refused until it is fixed or moved',
       ];
     case 'ok':
       return snapshot.doc.warnings;

@@ -1,0 +1,372 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { ServerConfig, ServerConfigInput } from '../../src/services/config/schema.js';
+import { ConfigFileBrokenError, createConfigStore, serializeServers } from '../../src/services/config/store.js';
+import { ConfigError } from '../../src/services/errors.js';
+import { resolveStateDir } from '../../src/services/paths.js';
+import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
+
+const dirs: string[] = [];
+let dir: string;
+let file: string;
+
+beforeEach(async () => {
+  dir = await tempDir();
+  dirs.push(dir);
+  file = path.join(dir, 'mcp_servers.json');
+});
+afterEach(() => removeDirs(dirs));
+
+function local(command: string, extra: Partial<ServerConfigInput> = {}): ServerConfigInput {
+  return { type: 'local', command: [command], ...extra } as ServerConfigInput;
+}
+
+function storeFor(stateDir = dir) {
+  const logger = recordingLogger();
+  return { store: createConfigStore({ stateDir: () => stateDir, logger }), logger };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('load', () => {
+  it('gives no servers and exactly one warning for a missing file, logged once', async () => {
+    const { store, logger } = storeFor();
+    const loaded = await store.load();
+    expect(loaded).toEqual({ servers: [], warnings: [expect.stringContaining(file)], broken: null });
+    await store.load();
+    await store.load();
+    expect(logger.lines).toHaveLength(1);
+    expect(logger.lines[0]).toContain('no config file');
+  });
+
+  it.each([
+    ['bad JSON', '{"servers": {"a": ', 'invalid JSON: line 1 column 19: expected a value, found end of file'],
+    ['an array', '[]', 'not a {"servers": {...}} document: expected object, received array'],
+    ['an unknown top-level field', '{"servers": {}, "extra": true}', 'extra: unknown field'],
+    ['servers not an object', '{"servers": "none"}', 'servers: expected record, received string'],
+  ])('treats %s as broken: no servers, one warning, the problem reported', async (_what, text, problem) => {
+    await writeFile(file, text);
+    const { store, logger } = storeFor();
+    const loaded = await store.load();
+    expect(loaded.servers).toEqual([]);
+    expect(loaded.broken).toEqual({ file, problem: expect.stringContaining(problem) });
+    expect(loaded.warnings).toHaveLength(1);
+    expect(logger.lines).toHaveLength(1);
+    expect(logger.lines[0]).toContain(file);
+    expect(logger.lines[0]).toContain(problem);
+  });
+
+  it('skips one invalid entry with a warning naming server and field, keeping the others in order', async () => {
+    // Written by hand: JSON.stringify would move "10" first, as any JS object does.
+    await writeFile(
+      file,
+      `{"servers": {
+        "zeta": {"type": "local", "command": ["z"]},
+        "10": {"type": "local", "command": ["ten"]},
+        "broken": {"type": "local", "command": ["x"], "max_concurrent_calls": 0},
+        "alpha": {"type": "local", "command": ["a"]}
+      }}`,
+    );
+    const { store, logger } = storeFor();
+    const loaded = await store.load();
+    expect(loaded.servers.map(([name]) => name)).toEqual(['zeta', '10', 'alpha']);
+    expect(loaded.warnings).toEqual([
+      'skipping server "broken": servers.broken.max_concurrent_calls: Too small: expected number to be >=1',
+    ]);
+    expect(logger.lines).toEqual(loaded.warnings);
+    expect(loaded.broken).toBeNull();
+  });
+
+  it('logs a warning again once it went away and came back', async () => {
+    const { store, logger } = storeFor();
+    await store.load();
+    await store.save([]);
+    await store.load();
+    await writeFile(file, 'nope');
+    await store.load();
+    await writeFile(file, '{}');
+    await store.load();
+    await writeFile(file, 'nope');
+    await store.load();
+    expect(logger.lines.map((l) => l.split(' ')[0])).toEqual(['no', 'config', 'config']);
+  });
+
+  it('follows the state dir function on every call', async () => {
+    const other = await tempDir();
+    dirs.push(other);
+    let current = dir;
+    const store = createConfigStore({ stateDir: () => current, logger: recordingLogger() });
+    await store.save([['one', local('x')]]);
+    current = other;
+    expect(store.file()).toBe(path.join(other, 'mcp_servers.json'));
+    expect((await store.load()).servers).toEqual([]);
+    current = dir;
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['one']);
+  });
+});
+
+describe('with resolveStateDir as the state dir', () => {
+  afterEach(() => {
+    vi.unstubAllEnvs();
+  });
+
+  it('switches profile mid-run without a new store', async () => {
+    vi.stubEnv('MCP_FLEET_STATE_DIR', dir);
+    vi.stubEnv('MCP_FLEET_PROFILE', 'work');
+    const store = createConfigStore({ stateDir: () => resolveStateDir(), logger: recordingLogger() });
+    await store.save([['work_server', local('w')]]);
+    vi.stubEnv('MCP_FLEET_PROFILE', 'home');
+    expect((await store.load()).servers).toEqual([]);
+    await store.save([['home_server', local('h')]]);
+    vi.stubEnv('MCP_FLEET_PROFILE', 'work');
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['work_server']);
+    expect(store.file()).toBe(path.join(dir, 'profiles', 'work', 'mcp_servers.json'));
+  });
+});
+
+describe('a broken file', () => {
+  const text = '{"servers": {"mine": {"type": "local", "command": ["x"],}}}';
+
+  it('is never overwritten: save and update are refused naming file and problem, bytes unchanged', async () => {
+    await writeFile(file, text);
+    const before = await readFile(file);
+    const { store } = storeFor();
+    await store.load();
+    let mutatorRan = false;
+    for (const attempt of [
+      () => store.save([['a', local('x')]]),
+      () =>
+        store.update((servers) => {
+          mutatorRan = true;
+          return servers;
+        }),
+    ]) {
+      const err = await rejection(attempt());
+      expect(err).toBeInstanceOf(ConfigError);
+      expect(err).toBeInstanceOf(ConfigFileBrokenError);
+      expect(err.message).toContain(file);
+      expect(err.message).toContain('invalid JSON: line 1 column 57: expected a double-quoted property name');
+    }
+    expect(mutatorRan).toBe(false);
+    expect(await readFile(file)).toEqual(before);
+    expect(await tempFiles(dir)).toEqual([]);
+  });
+
+  it('unblocks writes once fixed by hand, re-checked on each write', async () => {
+    await writeFile(file, text);
+    const { store } = storeFor();
+    expect((await store.load()).broken).not.toBeNull();
+    await writeFile(file, text.replace(',}', '}'));
+    await store.update((servers) => ({ ...servers, added: local('y') as ServerConfig }));
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['mine', 'added']);
+    // And broken again: refused again, without a load in between.
+    await writeFile(file, text);
+    await expect(store.save([])).rejects.toBeInstanceOf(ConfigFileBrokenError);
+    expect(await readFile(file, 'utf8')).toBe(text);
+  });
+
+  it('counts an unreadable path as broken too', async () => {
+    await mkdir(file);
+    const { store } = storeFor();
+    expect((await store.load()).broken).toEqual({ file, problem: 'cannot be read (EISDIR)' });
+    await expect(store.save([])).rejects.toBeInstanceOf(ConfigFileBrokenError);
+    expect((await stat(file)).isDirectory()).toBe(true);
+  });
+});
+
+describe('save', () => {
+  it('writes pretty JSON in the given order, readable back', async () => {
+    const { store } = storeFor();
+    await store.save([
+      ['zeta', local('z')],
+      ['1', local('one', { env: { K: 'v' } })],
+    ]);
+    const text = await readFile(file, 'utf8');
+    expect(text.endsWith('}\n')).toBe(true);
+    expect(text).toContain('\n  "servers": {\n    "zeta": {\n      "type": "local",');
+    expect(text.indexOf('"zeta"')).toBeLessThan(text.indexOf('"1"'));
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['zeta', '1']);
+  });
+
+  it('formats exactly like JSON.stringify with 2 spaces plus a newline', () => {
+    const entries: Array<[string, unknown]> = [
+      ['a', { x: [1, { y: 'multi\nline' }], z: {} }],
+      ['b', { type: 'local' }],
+    ];
+    expect(serializeServers(entries)).toBe(`${JSON.stringify({ servers: Object.fromEntries(entries) }, null, 2)}\n`);
+    expect(serializeServers([])).toBe(`${JSON.stringify({ servers: {} }, null, 2)}\n`);
+  });
+
+  it('accepts a record as well as entries', async () => {
+    const { store } = storeFor();
+    await store.save({ a: local('x'), b: local('y') });
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['a', 'b']);
+  });
+
+  it('creates the file 0600 and a missing state dir 0700', async () => {
+    const nested = path.join(dir, 'profiles', 'work');
+    const { store } = storeFor(nested);
+    await store.save([['a', local('x')]]);
+    expect(await modeOf(path.join(nested, 'mcp_servers.json'))).toBe(0o600);
+    expect(await modeOf(nested)).toBe(0o700);
+    expect(await modeOf(path.join(dir, 'profiles'))).toBe(0o700);
+  });
+
+  it('narrows a 0644 file to 0600', async () => {
+    await writeFile(file, '{"servers": {}}\n');
+    await chmod(file, 0o644);
+    expect(await modeOf(file)).toBe(0o644);
+    const { store } = storeFor();
+    await store.save([['a', local('x')]]);
+    expect(await modeOf(file)).toBe(0o600);
+  });
+
+  it('leaves no temp file behind', async () => {
+    const { store } = storeFor();
+    for (let i = 0; i < 5; i++) await store.save([[`s${i}`, local('x')]]);
+    expect(await tempFiles(dir)).toEqual([]);
+  });
+
+  it('refuses an invalid config without touching the file', async () => {
+    const { store } = storeFor();
+    await store.save([['a', local('x')]]);
+    const before = await readFile(file);
+    const err = await rejection(store.save([['a', { type: 'local', command: [] } as ServerConfigInput]]));
+    expect(err).toBeInstanceOf(ConfigError);
+    expect((err as ConfigError).field).toBe('servers.a.command');
+    await expect(store.save([['bad name', local('x')]])).rejects.toThrow('name: must match');
+    await expect(store.save([['a', local('x')], ['a', local('y')]])).rejects.toThrow('servers.a: duplicate name');
+    expect(await readFile(file)).toEqual(before);
+  });
+
+  it('keeps the file whole under concurrent saves: the last one wins entirely', async () => {
+    const { store } = storeFor();
+    const docs = Array.from({ length: 10 }, (_, i) =>
+      Array.from({ length: 20 }, (__, j): [string, ServerConfigInput] => [`d${i}_s${j}`, local(`cmd${i}`)]),
+    );
+    await Promise.all(docs.map((doc) => store.save(doc)));
+    const names = (await store.load()).servers.map(([n]) => n);
+    expect(names).toEqual(docs[9]?.map(([n]) => n));
+  });
+
+  it('removes temp files of dead writers and leaves those of live ones', async () => {
+    const exited = spawn(process.execPath, ['-e', '']);
+    await new Promise((resolve) => exited.once('exit', resolve));
+    const alive = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 30000)']);
+    try {
+      const dead = `.mcp_servers.json.${exited.pid}.0123456789ab.tmp`;
+      const live = `.mcp_servers.json.${alive.pid}.0123456789ab.tmp`;
+      await writeFile(path.join(dir, dead), 'partial');
+      await writeFile(path.join(dir, live), 'partial');
+      await storeFor().store.save([]);
+      expect(await tempFiles(dir)).toEqual([live]);
+    } finally {
+      alive.kill();
+    }
+  });
+});
+
+describe('update', () => {
+  it('runs 20 parallel read-modify-writes without losing one', async () => {
+    const { store } = storeFor();
+    const other = createConfigStore({ stateDir: () => dir, logger: recordingLogger() });
+    await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        (i % 2 === 0 ? store : other).update(async (servers) => {
+          // Yield inside the critical section, so an unserialized update would interleave.
+          await new Promise((resolve) => setTimeout(resolve, Math.random() * 5));
+          return { ...servers, [`server_${i}`]: local(`cmd${i}`) as ServerConfig };
+        }),
+      ),
+    );
+    const names = (await store.load()).servers.map(([n]) => n).sort();
+    expect(names).toEqual(Array.from({ length: 20 }, (_, i) => `server_${i}`).sort());
+    expect(await tempFiles(dir)).toEqual([]);
+  });
+
+  it('hands the mutator a copy, keeps file order and appends new names', async () => {
+    await writeFile(
+      file,
+      '{"servers": {"b": {"type": "local", "command": ["b"]}, "7": {"type": "local", "command": ["7"]}, "a": {"type": "local", "command": ["a"]}}}',
+    );
+    const { store } = storeFor();
+    await store.update((servers) => {
+      const b = servers.b;
+      if (b?.type !== 'local') throw new Error('expected b');
+      b.enabled = false; // changing the argument in place is allowed
+      delete servers.a;
+      return { ...servers, c: local('c') as ServerConfig };
+    });
+    const loaded = await store.load();
+    expect(loaded.servers.map(([n, c]) => [n, c.enabled])).toEqual([
+      ['b', false],
+      ['7', true],
+      ['c', true],
+    ]);
+  });
+
+  it('keeps invalid entries verbatim and unchanged entries as written', async () => {
+    const invalid = { type: 'local', command: ['x'], timeout_seconds: 'sixty', note: 'hand-written' };
+    const minimal = { type: 'local', command: ['keep-me-short'] };
+    await writeFile(file, JSON.stringify({ servers: { minimal, invalid, changed: local('old') } }));
+    const { store } = storeFor();
+    let seen: readonly string[] = [];
+    const result = await store.update((servers, info) => {
+      seen = info.invalidNames;
+      expect(Object.keys(servers)).toEqual(['minimal', 'changed']);
+      return { ...servers, changed: local('new') as ServerConfig };
+    });
+    expect(seen).toEqual(['invalid']);
+    expect(result.map(([n]) => n)).toEqual(['minimal', 'changed']);
+    const written = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
+    expect(Object.keys(written.servers)).toEqual(['minimal', 'invalid', 'changed']);
+    expect(written.servers.invalid).toEqual(invalid);
+    expect(written.servers.minimal).toEqual(minimal);
+    expect(written.servers.changed).toMatchObject({ command: ['new'], timeout_seconds: 60, env: {} });
+    const again = await store.update((servers) => ({ added: local('z') as ServerConfig, ...servers }));
+    // Returned in file order: existing names first, new ones after, whatever the record's order.
+    expect(again.map(([n]) => n)).toEqual(['minimal', 'changed', 'added']);
+  });
+
+  it('replaces an invalid entry when the mutator returns that name', async () => {
+    await writeFile(file, JSON.stringify({ servers: { fixme: { type: 'local' } } }));
+    const { store } = storeFor();
+    await store.update((servers) => ({ ...servers, fixme: local('fixed') as ServerConfig }));
+    const loaded = await store.load();
+    expect(loaded.warnings).toEqual([]);
+    expect(loaded.servers.map(([n, c]) => [n, c.type === 'local' && c.command])).toEqual([['fixme', ['fixed']]]);
+  });
+
+  it('writes nothing when the mutator throws or returns an invalid config, and stays usable', async () => {
+    const { store } = storeFor();
+    await store.save([['a', local('x')]]);
+    const before = await readFile(file);
+    await expect(
+      store.update(() => {
+        throw new Error('mutator failed');
+      }),
+    ).rejects.toThrow('mutator failed');
+    const err = await rejection(store.update((s) => ({ ...s, b: { type: 'remote', url: 'nope' } as ServerConfigInput })));
+    expect((err as ConfigError).field).toBe('servers.b.url');
+    expect(await readFile(file)).toEqual(before);
+    expect(await tempFiles(dir)).toEqual([]);
+    await store.update((s) => ({ ...s, c: local('c') as ServerConfig }));
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['a', 'c']);
+  });
+
+  it('creates the file when it is missing', async () => {
+    const { store } = storeFor();
+    await store.update(() => ({ first: local('x') as ServerConfig }));
+    expect(await modeOf(file)).toBe(0o600);
+    expect((await store.load()).servers.map(([n]) => n)).toEqual(['first']);
+  });
+});
