@@ -137,11 +137,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   }
 
   function attach(ref: ServerActorRef): void {
-    const { name, config } = ref.getSnapshot().context;
-    journal.append({ type: 'server.configured', server: name, actor: ref.id, config: toResponse(config) });
+    const { name } = ref.getSnapshot().context;
+    let configured: ServerConfig | null = null;
     let last: ReturnType<typeof topState> | null = null;
     const observe = () => {
       const snapshot = ref.getSnapshot();
+      // The registry hands a queued server the config it re-read from the file: the view shows that one.
+      if (snapshot.context.config !== configured) {
+        configured = snapshot.context.config;
+        journal.append({ type: 'server.configured', server: name, actor: ref.id, config: toResponse(configured) });
+      }
       const state = topState(snapshot);
       if (state === last) return;
       const { error, errorKind } = snapshot.context;
@@ -321,7 +326,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           throw new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error');
         }
         try {
-          await store.update((servers) => ({ ...servers, [name]: config }));
+          await store.update((servers, { invalidNames }) => {
+            // A hand-written entry of that name that does not validate is still the user's.
+            if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
+            return { ...servers, [name]: config };
+          });
         } catch (failure) {
           await uninstall(name);
           throw failure;

@@ -62,8 +62,12 @@ export const registryMachine = setup({
         config: reread.status === 'found' ? reread.config : undefined,
       });
     }),
-    disableHead: enqueueActions(({ context, enqueue }) => {
-      enqueue.sendTo(head(context).ref, { type: 'server.disable' });
+    /** Disables the head with the config just re-read, so its view says `enabled: false` too. */
+    disableHead: enqueueActions(({ context, enqueue }, reread: Reread) => {
+      enqueue.sendTo(head(context).ref, {
+        type: 'server.disable',
+        config: reread.status === 'found' ? reread.config : undefined,
+      });
     }),
     uninstallHead: enqueueActions(({ context, enqueue }) => {
       const { name, ref } = head(context);
@@ -142,7 +146,7 @@ export const registryMachine = setup({
               },
               {
                 guard: { type: 'headDisabled', params: ({ event }) => event.output },
-                actions: ['disableHead', 'dropHead'],
+                actions: [{ type: 'disableHead', params: ({ event }) => event.output }, 'dropHead'],
                 target: 'dequeue',
               },
               { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'waiting' },

@@ -7,7 +7,8 @@ export type ServerEvent =
   /** The registry's startup queue reached this server: connect now (with the re-read config). */
   | { type: 'server.connect'; config?: ServerConfig }
   | { type: 'server.enable' }
-  | { type: 'server.disable' }
+  /** `config`: the entry the registry just re-read from the file (disabled there); kept for the view. */
+  | { type: 'server.disable'; config?: ServerConfig }
   | { type: 'server.restart' }
   | { type: 'server.stop' }
   /** The live connection ended without being asked to (crash, exit, network). */

@@ -102,7 +102,12 @@ export const serverMachine = setup({
       description: 'published (ready=false, no tools); connecting: spawn/open, initialize, list tools',
       entry: 'clearError',
       initial: 'choose',
-      on: { 'server.disable': { target: 'disabled' } },
+      on: {
+        'server.disable': {
+          target: 'disabled',
+          actions: { type: 'takeRereadConfig', params: ({ event }) => event.config },
+        },
+      },
       states: {
         choose: {
           always: [{ guard: 'isQueued', target: 'queued' }, { target: 'connecting' }],

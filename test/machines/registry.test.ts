@@ -1,0 +1,342 @@
+// The registry's startup rules (SPEC §4) on the real host with real fixture
+// processes: one server connecting at a time, in file order, each published
+// before it connects; the persisted config re-read at each dequeue (deleted,
+// disabled); management actions win over the queue; shutdown drains and
+// stops everything; a hanging server holds the queue only for its bound.
+// A few rules are also pinned on the machine alone with scripted servers,
+// where a connect can be made to ignore its own deadline.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { createActor, fromPromise, waitFor } from 'xstate';
+import { describe, expect, test } from 'vitest';
+import { registryMachine } from '../../src/machines/registry.machine.js';
+import type { Reread } from '../../src/machines/registry.events.js';
+import { serverMachine } from '../../src/machines/server.machine.js';
+import { ServerConfig, type ServerConfigInput } from '../../src/services/config/schema.js';
+import type { LiveConnection } from '../../src/services/live-connection.js';
+import { FleetError } from '../../src/services/errors.js';
+import type { McpHost } from '../../src/host.js';
+import { createFleet, enteredAt, isAlive, states, transitions, waitUntil, type Fleet } from './helpers/fleet.js';
+
+/** How long the first (slow-start) server takes, leaving a window while the rest are queued. */
+const SLOW_MS = 900;
+
+/** The servers that have tools in the registry right now. */
+function toolServers(host: McpHost): string[] {
+  return [...new Set(host.tools().map((tool) => tool.server))].sort();
+}
+
+describe('startup on real processes', () => {
+  test('connects one server at a time in file order, each published as pending before it connects', async () => {
+    const fleet = createFleet();
+    const slow = (name: string) => fleet.local(name, 'slow-start', { env: { FIXTURE_DELAY_MS: '300' } });
+    fleet.writeServers({
+      a: slow('a'),
+      off: fleet.local('off', 'healthy', { enabled: false }),
+      b: slow('b'),
+      c: slow('c'),
+    });
+    const host = fleet.host();
+    await host.start();
+
+    // Published at once, in file order; nothing ready, no tools.
+    expect(states(host)).toEqual({ a: 'pending', off: 'disabled', b: 'pending', c: 'pending' });
+    expect(host.status().map((view) => view.name)).toEqual(['a', 'off', 'b', 'c']);
+    expect(host.status().every((view) => !view.ready && view.tool_count === 0)).toBe(true);
+    expect(host.tools()).toEqual([]);
+
+    await waitUntil('a, b and c are ready', () => host.status().filter((view) => view.ready).length === 3);
+
+    const readyOrder = transitions(host)
+      .filter((event) => event.from === 'pending' && event.to === 'ready')
+      .map((event) => event.server);
+    expect(readyOrder).toEqual(['a', 'b', 'c']);
+    expect(fleet.spawns().map((spawn) => spawn.name)).toEqual(['a', 'b', 'c']);
+    expect(states(host)).toEqual({ a: 'ready', off: 'disabled', b: 'ready', c: 'ready' });
+    expect(toolServers(host)).toEqual(['a', 'b', 'c']);
+
+    // Each child starts only after the one before it left pending: never two connecting at once.
+    const order = ['a', 'b', 'c'];
+    for (const [index, name] of order.entries()) {
+      const [spawn] = fleet.spawnsOf(name);
+      const published = Date.parse(transitions(host, name)[0]!.at);
+      expect(transitions(host, name)[0]).toMatchObject({ from: null, to: 'pending' });
+      expect(spawn!.at, `${name} is published before its process starts`).toBeGreaterThanOrEqual(published);
+      if (index > 0) {
+        const previous = order[index - 1]!;
+        expect(spawn!.at, `${name} starts after ${previous} is ready`).toBeGreaterThanOrEqual(
+          enteredAt(host, previous, 'ready'),
+        );
+      }
+    }
+  });
+
+  /** `a` is slow; the test acts once its process runs (startup is in progress, b and c queued). */
+  async function startWithSlowHead(fleet: Fleet, rest: Record<string, ServerConfigInput>) {
+    const servers: Record<string, ServerConfigInput> = {
+      a: fleet.local('a', 'slow-start', { env: { FIXTURE_DELAY_MS: String(SLOW_MS) } }),
+      ...rest,
+    };
+    fleet.writeServers(servers);
+    const host = fleet.host();
+    await host.start();
+    await waitUntil('a has started', () => fleet.spawnsOf('a').length === 1);
+    expect(states(host)).toMatchObject({ a: 'pending', b: 'pending', c: 'pending' });
+    return { host, servers };
+  }
+
+  test('a server deleted from the file during startup is never started and leaves the status', async () => {
+    const fleet = createFleet();
+    const { host, servers } = await startWithSlowHead(fleet, {
+      b: fleet.local('b', 'healthy'),
+      c: fleet.local('c', 'healthy'),
+    });
+    const { b: _deleted, ...kept } = servers;
+    fleet.writeServers(kept);
+
+    await waitUntil('c is ready', () => host.server('c')?.state === 'ready');
+    expect(fleet.spawnsOf('b')).toEqual([]);
+    expect(states(host)).toEqual({ a: 'ready', c: 'ready' });
+    expect(toolServers(host)).toEqual(['a', 'c']);
+    expect(transitions(host, 'b').map((event) => event.to)).toEqual(['pending', 'stopped']);
+    expect(host.events().some((event) => event.type === 'server.removed' && event.server === 'b')).toBe(true);
+  });
+
+  test('a server disabled in the file during startup stays disabled with no process', async () => {
+    const fleet = createFleet();
+    const { host, servers } = await startWithSlowHead(fleet, {
+      b: fleet.local('b', 'healthy'),
+      c: fleet.local('c', 'healthy'),
+    });
+    fleet.writeServers({ ...servers, b: fleet.local('b', 'healthy', { enabled: false }) });
+
+    await waitUntil('c is ready', () => host.server('c')?.state === 'ready');
+    expect(states(host)).toEqual({ a: 'ready', b: 'disabled', c: 'ready' });
+    expect(fleet.spawnsOf('b')).toEqual([]);
+    expect(host.server('b')).toMatchObject({ ready: false, tool_count: 0, error: null });
+    expect(host.server('b')!.config).toMatchObject({ enabled: false });
+    expect(toolServers(host)).toEqual(['a', 'c']);
+  });
+
+  test('a server edited in the file during startup connects with, and shows, the edited config', async () => {
+    const fleet = createFleet();
+    const { host, servers } = await startWithSlowHead(fleet, {
+      b: fleet.local('b', 'healthy'),
+      c: fleet.local('c', 'healthy'),
+    });
+    fleet.writeServers({ ...servers, b: fleet.local('b', 'healthy', { timeout_seconds: 7, env: { MARK: 'edited' } }) });
+
+    await waitUntil('c is ready', () => host.server('c')?.state === 'ready');
+    const probe = await host.callTool('b__env', { name: 'MARK' });
+    expect(JSON.parse((probe.content[0] as { text: string }).text)).toMatchObject({ set: true, length: 6 });
+    expect(host.server('b')!.config).toMatchObject({ timeout_seconds: 7, env: { MARK: { has_value: true } } });
+    expect(fleet.spawnsOf('b')).toHaveLength(1);
+  });
+
+  type Action = (host: McpHost, fleet: Fleet) => Promise<unknown>;
+  const management: Array<{ action: string; act: Action; expectB: 'ready' | 'gone'; spawnsOfB: number; actorOfB?: string }> = [
+    { action: 'restartServer', act: (host) => host.restartServer('b'), expectB: 'ready', spawnsOfB: 1, actorOfB: 'b#1' },
+    {
+      action: 'updateServer',
+      act: (host) => host.updateServer('b', { timeout_seconds: 9 }),
+      expectB: 'ready',
+      spawnsOfB: 1,
+      actorOfB: 'b#1',
+    },
+    { action: 'removeServer', act: (host) => host.removeServer('b'), expectB: 'gone', spawnsOfB: 0 },
+    {
+      action: 'removeServer then addServer (same name)',
+      act: async (host, fleet) => {
+        await host.removeServer('b');
+        await host.addServer('b', fleet.local('b', 'healthy', { timeout_seconds: 8 }));
+      },
+      expectB: 'ready',
+      spawnsOfB: 1,
+      actorOfB: 'b#1',
+    },
+  ];
+
+  test.each(management)('$action on a queued server takes precedence; the queue leaves it alone', async (scenario) => {
+    const fleet = createFleet();
+    const { host } = await startWithSlowHead(fleet, {
+      b: fleet.local('b', 'healthy'),
+      c: fleet.local('c', 'healthy'),
+    });
+    await scenario.act(host, fleet);
+    // The action finished while `a` still connects: b was handled outside the queue.
+    expect(host.server('a')?.state).toBe('pending');
+
+    await waitUntil('c is ready', () => host.server('c')?.state === 'ready');
+    // The queue has passed b; give it time to (wrongly) touch it.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+
+    expect(fleet.spawnsOf('b')).toHaveLength(scenario.spawnsOfB);
+    expect(fleet.spawnsOf('c')).toHaveLength(1);
+    expect(fleet.spawnsOf('c')[0]!.at).toBeGreaterThanOrEqual(enteredAt(host, 'a', 'ready'));
+    // The actor queued at start never connected; it only went from pending to stopped.
+    expect(transitions(host, 'b').filter((event) => event.actor === 'b').map((event) => event.to)).toEqual([
+      'pending',
+      'stopped',
+    ]);
+    if (scenario.expectB === 'gone') {
+      expect(states(host)).toEqual({ a: 'ready', c: 'ready' });
+      expect(Object.keys(fleet.readServers())).toEqual(['a', 'c']);
+      expect(toolServers(host)).toEqual(['a', 'c']);
+    } else {
+      expect(states(host)).toEqual({ a: 'ready', b: 'ready', c: 'ready' });
+      const live = transitions(host, 'b').filter((event) => event.actor === scenario.actorOfB);
+      expect(live.map((event) => event.to)).toEqual(['pending', 'ready']);
+      expect(toolServers(host)).toEqual(['a', 'b', 'c']);
+      expect((await host.callTool('b__echo', { text: 'still b' })).content).toEqual([{ type: 'text', text: 'still b' }]);
+      const persisted = fleet.readServers()['b'] as { timeout_seconds?: number };
+      const viewed = host.server('b')!.config as { timeout_seconds: number };
+      if (scenario.action === 'updateServer') expect([persisted.timeout_seconds, viewed.timeout_seconds]).toEqual([9, 9]);
+      if (scenario.action.startsWith('removeServer then'))
+        expect([persisted.timeout_seconds, viewed.timeout_seconds]).toEqual([8, 8]);
+    }
+  });
+
+  test('shutdown during startup drains the queue, stops every server and leaves no child', async () => {
+    const fleet = createFleet();
+    fleet.writeServers({
+      r: fleet.local('r', 'healthy'),
+      // Connecting when shutdown comes, and deaf to SIGTERM: only SIGKILL ends it.
+      h: fleet.local('h', 'hang-on-init', {
+        timeout_seconds: 30,
+        env: { FIXTURE_IGNORE_SIGTERM: '1', FIXTURE_PID_FILE: join(fleet.dir, 'h.pid') },
+      }),
+      b: fleet.local('b', 'healthy'),
+      c: fleet.local('c', 'healthy'),
+    });
+    const host = fleet.host();
+    await host.start();
+    // The pid file is written just before h starts ignoring SIGTERM, in the same tick.
+    await waitUntil('r is ready and h is connecting', () => host.server('r')?.ready === true && existsSync(join(fleet.dir, 'h.pid')));
+    expect(toolServers(host)).toEqual(['r']);
+    expect(states(host)).toEqual({ r: 'ready', h: 'pending', b: 'pending', c: 'pending' });
+
+    await host.shutdown();
+
+    const spawned = fleet.spawns();
+    expect(spawned.map((spawn) => spawn.name)).toEqual(['r', 'h']);
+    expect(spawned.filter((spawn) => isAlive(spawn.pid))).toEqual([]);
+    expect(host.tools()).toEqual([]);
+    expect((await host.callTool('r__echo', { text: 'x' })).details.is_error).toBe(true);
+    for (const name of ['r', 'h', 'b', 'c']) {
+      expect(transitions(host, name).at(-1)?.to, `${name} ends stopped`).toBe('stopped');
+    }
+    expect(transitions(host, 'b').map((event) => event.to)).toEqual(['pending', 'stopped']);
+    expect(host.events().some((event) => event.type === 'tools.unregistered' && event.server === 'r')).toBe(true);
+    // The views stay, each `stopped` with no tools (SPEC §4: process ended, tools gone).
+    expect(host.status().map((view) => [view.name, view.state, view.ready, view.tool_count])).toEqual(
+      ['r', 'h', 'b', 'c'].map((name) => [name, 'stopped', false, 0]),
+    );
+    // Nothing starts afterwards either.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(fleet.spawns()).toHaveLength(2);
+  });
+
+  test('a server hanging on initialize holds the queue no longer than its timeout_seconds', async () => {
+    const fleet = createFleet();
+    fleet.writeServers({
+      h: fleet.local('h', 'hang-on-init', { timeout_seconds: 1 }),
+      b: fleet.local('b', 'healthy'),
+    });
+    const host = fleet.host();
+    await host.start();
+    await waitUntil('b is ready', () => host.server('b')?.ready === true);
+
+    expect(host.server('h')).toMatchObject({ state: 'error', error_kind: 'timeout' });
+    const [h] = fleet.spawnsOf('h');
+    const [b] = fleet.spawnsOf('b');
+    expect(isAlive(h!.pid)).toBe(false);
+    const hLeftPending = enteredAt(host, 'h', 'error');
+    expect(b!.at).toBeGreaterThanOrEqual(hLeftPending);
+    // One second of bound (plus killing h), then the time to re-read the file and boot node for b.
+    expect(hLeftPending - h!.at).toBeLessThan(1_800);
+    expect(b!.at - h!.at).toBeLessThan(3_000);
+  });
+});
+
+describe('the registry machine with scripted servers', () => {
+  const config = (timeout_seconds: number) => ServerConfig.parse({ type: 'local', command: ['node', 'x.js'], timeout_seconds });
+
+  /** A registry whose servers' connects are scripted per name; records when each connect starts. */
+  function scriptedRegistry(connects: Record<string, (signal: AbortSignal) => Promise<never>>, reread?: (name: string) => Reread) {
+    const started: Array<{ name: string; at: number; signal: AbortSignal }> = [];
+    const machine = registryMachine.provide({
+      actors: {
+        server: serverMachine.provide({
+          actors: {
+            connect: fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) => {
+              started.push({ name: input.name, at: Date.now(), signal });
+              return connects[input.name]!(signal);
+            }),
+          },
+        }),
+        rereadConfig: fromPromise(async ({ input }: { input: { name: string } }) =>
+          reread ? reread(input.name) : ({ status: 'unreadable' } as Reread),
+        ),
+      },
+    });
+    return { machine, started };
+  }
+
+  const never = (signal: AbortSignal) =>
+    new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('aborted'))));
+
+  test('the bound holds even when a connect ignores its own deadline', async () => {
+    const { machine, started } = scriptedRegistry({ x: never, y: never });
+    const registry = createActor(machine, {
+      input: { servers: [{ name: 'x', config: config(0.3) }, { name: 'y', config: config(30) }] },
+    }).start();
+    const t0 = Date.now();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(started.map((entry) => entry.name)).toEqual(['x']);
+    await waitUntil('y starts', () => started.length === 2, 2_000);
+    expect(started[1]!.at - t0).toBeGreaterThanOrEqual(290);
+    // x is still connecting: the queue moved on without it.
+    expect(registry.getSnapshot().context.servers['x']!.getSnapshot().matches({ pending: 'connecting' })).toBe(true);
+
+    registry.send({ type: 'registry.shutdown' });
+    const refs = Object.values(registry.getSnapshot().context.servers);
+    await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active')));
+    expect(started.every((entry) => entry.signal.aborted)).toBe(true);
+    registry.stop();
+  });
+
+  test('a server that needs a human does not hold the queue', async () => {
+    const { machine, started } = scriptedRegistry({
+      x: async () => {
+        throw new FleetError('auth', 'no usable token');
+      },
+      y: never,
+    });
+    const registry = createActor(machine, {
+      input: { servers: [{ name: 'x', config: config(30) }, { name: 'y', config: config(30) }] },
+    }).start();
+    await waitUntil('y starts', () => started.length === 2, 1_000);
+    expect(registry.getSnapshot().context.servers['x']!.getSnapshot().value).toBe('needs_reauth');
+    registry.send({ type: 'registry.shutdown' });
+    registry.stop();
+  });
+
+  test('a file that cannot be read at dequeue keeps the queued config; a re-read one replaces it', async () => {
+    const reread = ServerConfig.parse({ type: 'local', command: ['node', 'edited.js'], timeout_seconds: 30 });
+    const fails = async (): Promise<never> => {
+      throw new FleetError('spawn_failed', 'exited with code 3');
+    };
+    const { machine, started } = scriptedRegistry({ x: fails, y: never }, (name) =>
+      name === 'x' ? { status: 'found', config: reread } : { status: 'unreadable' },
+    );
+    const registry = createActor(machine, {
+      input: { servers: [{ name: 'x', config: config(30) }, { name: 'y', config: config(30) }] },
+    }).start();
+    await waitUntil('y starts', () => started.length === 2, 2_000);
+    const servers = registry.getSnapshot().context.servers;
+    expect(servers['x']!.getSnapshot().context.config).toEqual(reread);
+    expect(servers['y']!.getSnapshot().context.config).toEqual(config(30));
+    registry.send({ type: 'registry.shutdown' });
+    registry.stop();
+  });
+});
