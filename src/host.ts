@@ -96,23 +96,30 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const lastOwner = new Map<string, string>();
   const offers = new Map<ServerActorRef, Offer>();
   /** Connections being closed and handshakes being abandoned: shutdown waits for both. */
-  const settling = new Set<Promise<unknown>>();
+  const settling = new Map<Promise<unknown>, string>();
   const attached = new Map<ServerActorRef, Subscription[]>();
   const locks = new Map<string, Promise<unknown>>();
   let actor: ReturnType<typeof createRegistryActor> | null = null;
   let stopping: Promise<void> | null = null;
 
-  function track<T>(promise: Promise<T>): Promise<T> {
+  /** Remembers a child's closing (or abandoned handshake) of server `name` until it settles. */
+  function track<T>(name: string, promise: Promise<T>): Promise<T> {
     const settled: Promise<unknown> = promise.then(
       () => settling.delete(settled),
       () => settling.delete(settled),
     );
-    settling.add(settled);
+    settling.set(settled, name);
     return promise;
   }
 
+  /** Resolves when every child of `name` (or of every server) being closed has exited. */
+  async function childrenGone(name?: string): Promise<void> {
+    const pending = () => [...settling].filter(([, owner]) => name === undefined || owner === name).map(([p]) => p);
+    for (let waiting = pending(); waiting.length > 0; waiting = pending()) await Promise.allSettled(waiting);
+  }
+
   const connect = fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
-    track(openLiveConnection(input.name, input.config, signal)),
+    track(input.name, openLiveConnection(input.name, input.config, signal)),
   );
 
   async function reread(name: string): Promise<Reread> {
@@ -167,7 +174,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     attached.set(ref, [
       ref.on('tools.register', ({ live }) => registerTools(ref, name, live)),
       ref.on('tools.unregister', () => unregisterTools(ref, name)),
-      ref.on('connection.release', ({ live }) => void track(live.connection.close())),
+      ref.on('connection.release', ({ live }) => void track(name, live.connection.close())),
       ref.subscribe({ next: observe, complete: observe }),
     ]);
     observe();
@@ -241,18 +248,22 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   }
 
   /** Installs `config` under `name` and waits until it leaves `pending`. */
+  /** Installs `config` under `name`; resolves once it left `pending` and the replaced child has exited. */
   async function install(name: string, config: ServerConfig): Promise<ServerActorRef> {
     const running = requireRunning();
     running.send({ type: 'server.install', name, config });
     const ref = current(name)!;
     await leftPending(ref, config.timeout_seconds * 1000);
+    await childrenGone(name);
     return ref;
   }
 
+  /** Stops and forgets `name`; resolves once its child has exited. */
   async function uninstall(name: string): Promise<void> {
     const ref = current(name);
     requireRunning().send({ type: 'server.uninstall', name });
     if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active');
+    await childrenGone(name);
   }
 
   function view(name: string): ServerView {
@@ -415,7 +426,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         actor.send({ type: 'registry.shutdown' });
         await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active')));
         // Closing connections and abandoned handshakes end their children before settling.
-        while (settling.size > 0) await Promise.allSettled([...settling]);
+        await childrenGone();
         actor.stop();
       })();
       return stopping;

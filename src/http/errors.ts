@@ -4,7 +4,7 @@ import { ConfigFileBrokenError } from '../services/config/store.js';
 import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/errors.js';
 import type { ErrorKind } from '../services/errors.js';
 import type { Logger } from '../services/logger.js';
-import { redactSecrets } from '../services/logger.js';
+import { redact } from '../services/config/credentials.js';
 
 /** The body of every error response (SPEC §6). */
 export interface ErrorBody {
@@ -88,7 +88,7 @@ export function errorHandler(logger?: Logger): ErrorRequestHandler {
   return function handleError(err, req, res, _next) {
     const { status, body } = toErrorResponse(err);
     if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
-    body.error.message = redactSecrets(body.error.message, secretValuesOf(req.body));
+    body.error.message = redact(body.error.message, secretValuesOf(req.body));
     if (res.headersSent) {
       res.destroy();
       return;

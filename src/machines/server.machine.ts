@@ -96,6 +96,7 @@ export const serverMachine = setup({
     },
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
+      entry: 'clearError',
       on: { 'server.enable': { target: 'pending', actions: 'leaveQueue' } },
     },
     pending: {

@@ -1,10 +1,7 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
+import { MASK, MIN_REDACTED_LENGTH, redact } from './config/credentials.js';
 
 export type { Logger } from 'pino';
-
-/** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every line. */
-export const MIN_REDACTED_LENGTH = 4;
-export const REDACTED = '[REDACTED]';
 
 export interface LoggerOptions {
   /** Current secret values; called for every line, so a newly configured secret is covered at once. */
@@ -17,7 +14,7 @@ export interface LoggerOptions {
 
 /**
  * A pino logger whose every serialized line has each secret value replaced by
- * `[REDACTED]`. Redacting the final string (not chosen paths) also catches a
+ * `••••`. Redacting the final string (not chosen paths) also catches a
  * secret inside an error message or a child process's stderr.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
@@ -28,30 +25,11 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       level: options.level ?? 'info',
       base: { pid: process.pid },
       // The management API's bearer token must never reach a line, whoever logs a request.
-      redact: { paths: ['authorization', '*.authorization', '*.headers.authorization'], censor: REDACTED },
-      hooks: { streamWrite: (line) => redactSecrets(line, secrets()) },
+      redact: { paths: ['authorization', '*.authorization', '*.headers.authorization'], censor: MASK },
+      hooks: { streamWrite: (line) => redact(line, secrets()) },
     },
     destination,
   );
-}
-
-/**
- * Replaces every occurrence of every secret in `text`, in its raw and its
- * JSON-escaped form (a log line is JSON). Longest first, so a secret that
- * contains another is replaced whole.
- */
-export function redactSecrets(text: string, secrets: Iterable<string>): string {
-  const forms = new Set<string>();
-  for (const secret of secrets) {
-    if (secret.length < MIN_REDACTED_LENGTH) continue;
-    forms.add(secret);
-    forms.add(JSON.stringify(secret).slice(1, -1));
-  }
-  let out = text;
-  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
-    if (out.includes(form)) out = out.split(form).join(REDACTED);
-  }
-  return out;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { createLogger, redactSecrets, SecretSet } from '../../src/services/logger.js';
+import { redact } from '../../src/services/config/credentials.js';
+import { createLogger, SecretSet } from '../../src/services/logger.js';
 
 /** A logger writing into an array of parsed lines. */
 function capture(secrets: () => Iterable<string>) {
@@ -22,8 +23,8 @@ describe('createLogger', () => {
     const text = raw.join('');
     expect(text).not.toContain('sk-canary');
     expect(text).not.toContain('pa\\"ss\\\\word');
-    expect(raw[0]?.match(/\[REDACTED\]/g)?.length).toBe(3);
-    expect(raw[1]).toContain('failed with [REDACTED] in stderr');
+    expect(raw[0]?.match(/••••/g)?.length).toBe(3);
+    expect(raw[1]).toContain('failed with •••• in stderr');
     // Lines stay valid JSON.
     for (const line of raw) expect(() => JSON.parse(line)).not.toThrow();
   });
@@ -45,9 +46,12 @@ describe('createLogger', () => {
   });
 });
 
-describe('redactSecrets', () => {
+describe('redact', () => {
   it('replaces the longest secret first and ignores values too short to be secrets', () => {
-    expect(redactSecrets('abcd abcdefgh', ['abcd', 'abcdefgh'])).toBe('[REDACTED] [REDACTED]');
-    expect(redactSecrets('DEBUG=1 on', ['1', 'on'])).toBe('DEBUG=1 on');
+    expect(redact('abcd abcdefgh', ['abcd', 'abcdefgh'])).toBe('•••• ••••');
+    expect(redact('DEBUG=1 on', ['1', 'on'])).toBe('DEBUG=1 on');
+  });
+  it('catches the JSON-escaped form of a secret inside a log line', () => {
+    expect(redact(JSON.stringify({ msg: 'a"quoted"secret' }), ['a"quoted"secret'])).toBe('{"msg":"••••"}');
   });
 });

@@ -145,12 +145,25 @@ export function secretValues(config: ServerConfig): string[] {
   return values.filter((v) => v.length > 0);
 }
 
-/** Replaces every occurrence of every secret in `text` with `••••`, longest secret first. */
+/** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */
+export const MIN_REDACTED_LENGTH = 4;
+
+/**
+ * Replaces every occurrence of every secret in `text` with `••••`, in its raw
+ * and its JSON-escaped form (log lines are JSON). Used for stderr tails, error
+ * messages and log lines alike.
+ */
 export function redact(text: string, secrets: Iterable<string>): string {
-  const unique = [...new Set(secrets)].filter((s) => s.length > 0).sort((a, b) => b.length - a.length);
-  if (unique.length === 0) return text;
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_REDACTED_LENGTH) continue;
+    forms.add(secret);
+    forms.add(JSON.stringify(secret).slice(1, -1));
+  }
+  if (forms.size === 0) return text;
   // One pass with longest-first alternation: a secret inside a longer one, or
   // inside the mask itself, cannot be half-replaced by an earlier pass.
+  const unique = [...forms].sort((a, b) => b.length - a.length);
   const pattern = new RegExp(unique.map(escapeRegExp).join('|'), 'g');
   return text.replace(pattern, MASK);
 }
