@@ -7,6 +7,7 @@ import { afterEach } from 'vitest';
 import { ServerConfig, type LocalServerConfig } from '../../src/services/config/schema.js';
 import { connect, type ConnectOptions, type ServerConnection } from '../../src/services/connection.js';
 import { fixtureCommand } from '../fixtures/index.js';
+import { isAlive } from '../support/processes.js';
 
 const open = new Set<ServerConnection>();
 const dirs: string[] = [];
@@ -46,16 +47,6 @@ export function tempDir(): string {
   return dir;
 }
 
-/** Whether a process with this pid exists (signal 0 probes without sending anything). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
-  }
-}
 
 /** Polls `read` until it returns a value, or fails after `ms`. */
 export async function waitFor<T>(read: () => T | undefined, ms = 5000): Promise<T> {
@@ -87,3 +78,5 @@ export function firstText(result: { content: unknown }): string {
   if (block?.type !== 'text' || block.text === undefined) throw new Error('expected a text block');
   return block.text;
 }
+
+export { isAlive };

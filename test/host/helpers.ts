@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { McpHost } from '../../src/host.js';
 import type { ServerState } from '../../src/services/journal/events.js';
+import { isAlive, allGone } from '../support/processes.js';
 
 /** A fresh state dir holding `servers` as its `mcp_servers.json`. */
 export function stateDirWith(servers: Record<string, unknown>): string {
@@ -34,22 +35,4 @@ export function untilState(host: McpHost, server: string, state: ServerState, ti
   });
 }
 
-/** True while a process with that pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits until none of `pids` exists (a killed child can take a moment to be reaped). */
-export async function allGone(pids: number[], timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (pids.every((pid) => !isAlive(pid))) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return pids.every((pid) => !isAlive(pid));
-}
+export { isAlive, allGone };

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
+import { readPid } from '../support/processes.js';
 import { allGone, isAlive, readConfigFile, stateDirWith, untilState } from './helpers.js';
 
 const EVERYTHING = [process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
@@ -17,7 +18,6 @@ afterEach(async () => {
 function pidFile(dir: string, name: string): string {
   return join(dir, `${name}.pid`);
 }
-const readPid = (file: string) => Number(readFileSync(file, 'utf8'));
 
 function healthy(dir: string, name: string, extra: Record<string, unknown> = {}) {
   return { type: 'local', command: fixtureCommand('healthy'), env: { FIXTURE_PID_FILE: pidFile(dir, name) }, ...extra };

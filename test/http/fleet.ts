@@ -9,6 +9,7 @@ import type { ManagementAppOptions } from '../../src/http/app.js';
 import type { ServerState } from '../../src/services/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { serve, type Reply, type RequestOptions, type Served } from './helpers.js';
+import { isAlive, allGone, readPid } from '../support/processes.js';
 
 /** Secret values planted in configs and bodies; no reply may contain one. */
 export const CANARIES = ['canary-env-SECRET-0001', 'canary-replaced-SECRET-0002', 'canary-header-SECRET-0003', 'canary-token-SECRET-0004'];
@@ -83,24 +84,4 @@ export async function untilState(fleet: Fleet, server: string, state: ServerStat
   throw new Error(`${server} did not reach ${state} (last: ${last})`);
 }
 
-/** True while a process with that pid exists. */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** Waits until none of `pids` exists. */
-export async function allGone(pids: number[], timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (pids.every((pid) => !isAlive(pid))) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return pids.every((pid) => !isAlive(pid));
-}
-
-export const readPid = (file: string): number => Number(readFileSync(file, 'utf8'));
+export { isAlive, allGone, readPid };

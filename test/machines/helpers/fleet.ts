@@ -11,6 +11,7 @@ import { createMcpHost, type McpHost } from '../../../src/host.js';
 import type { ServerConfigInput } from '../../../src/services/config/schema.js';
 import type { JournalEvent } from '../../../src/services/journal/events.js';
 import { fixture } from '../../fixtures/index.js';
+import { isAlive } from '../../support/processes.js';
 
 const SPAWN_LOG_SCRIPT = fileURLToPath(new URL('./spawn-log.mjs', import.meta.url));
 const SPAWN_NAME_PREFIX = 'fleet-test-server:';
@@ -99,16 +100,6 @@ export function createFleet(): Fleet {
   return fleet;
 }
 
-/** Whether a process with this pid exists (signal 0 probes without sending anything). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw error;
-  }
-}
 
 /** Polls until `check` returns true; fails with `what` after `ms`. */
 export async function waitUntil(what: string, check: () => boolean, ms = 10_000): Promise<void> {
@@ -140,3 +131,5 @@ export function enteredAt(host: McpHost, server: string, state: Transition['to']
 export function states(host: McpHost): Record<string, string> {
   return Object.fromEntries(host.status().map((view) => [view.name, view.state]));
 }
+
+export { isAlive };
