@@ -1,7 +1,7 @@
 import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import { FleetError, type ErrorKind } from '../services/errors.js';
-import { openLiveConnection, type LiveConnection } from '../services/live-connection.js';
+import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/live-connection.js';
 import type { ServerEmitted, ServerEvent } from './server.events.js';
 
 export interface ServerInput {
@@ -18,11 +18,20 @@ export interface ServerContext {
   live: LiveConnection | null;
   error: string | null;
   errorKind: ErrorKind | null;
+  /** Connection losses and failed reconnects in a row; 0 once the server stayed ready long enough. */
+  failures: number;
 }
 
 function asFleetError(error: unknown): FleetError {
   if (error instanceof FleetError) return error;
   return new FleetError('protocol', error instanceof Error ? error.message : String(error), { cause: error });
+}
+
+/** Exponential backoff with jitter: the n-th attempt waits about initial·2^(n-1), capped, ±25 %. */
+export function backoffMs(config: ServerConfig, failures: number, random: () => number = Math.random): number {
+  const { initial_delay_seconds: initial, max_delay_seconds: max } = config.reconnect;
+  const base = Math.min(max, initial * 2 ** Math.max(0, failures - 1)) * 1000;
+  return Math.round(base * (0.75 + random() / 2));
 }
 
 /**
@@ -37,26 +46,32 @@ export const serverMachine = setup({
     events: {} as ServerEvent,
     emitted: {} as ServerEmitted,
   },
+  delays: {
+    backoff: ({ context }) => backoffMs(context.config, context.failures),
+    /** Ready this long: the losses before no longer count toward giving up. */
+    stable: ({ context }) => context.config.reconnect.max_delay_seconds * 1000,
+  },
   actors: {
     /** Spawn or open, initialize, list every tool page; bounded by `timeout_seconds`. */
     connect: fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
       openLiveConnection(input.name, input.config, signal),
     ),
-    /** Reports the live connection's unexpected end as `connection.closed`. */
-    watchConnection: fromCallback<ServerEvent, { live: LiveConnection }>(({ input, sendBack }) => {
-      let watching = true;
-      void input.live.lost.then((error) => {
-        if (watching) sendBack({ type: 'connection.closed', error });
-      });
-      return () => {
-        watching = false;
-      };
-    }),
+    /** Reports the connection's unexpected end, or an unanswered ping, as `connection.closed`. */
+    watchConnection: fromCallback<ServerEvent, { live: LiveConnection; config: ServerConfig }>(
+      ({ input, sendBack }) =>
+        watchLiveConnection(
+          input.live,
+          { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
+          (error) => sendBack({ type: 'connection.closed', error }),
+        ),
+    ),
   },
   guards: {
     isEnabled: ({ context }) => context.config.enabled,
     isQueued: ({ context }) => context.queued,
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
+    isReconnecting: ({ context }) => context.failures > 0,
+    mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
   },
   actions: {
     registerTools: emit(({ context }) => ({ type: 'tools.register' as const, server: context.name, live: context.live! })),
@@ -73,6 +88,12 @@ export const serverMachine = setup({
       return { error: failure.message, errorKind: failure.kind };
     }),
     clearError: assign({ error: null, errorKind: null }),
+    countFailure: assign({ failures: ({ context }) => context.failures + 1 }),
+    resetFailures: assign({ failures: 0 }),
+    openCircuit: assign({
+      error: ({ context }) =>
+        `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
+    }),
     leaveQueue: assign({ queued: false }),
     takeRereadConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
   },
@@ -85,6 +106,7 @@ export const serverMachine = setup({
     live: null,
     error: null,
     errorKind: null,
+    failures: 0,
   }),
   initial: 'boot',
   on: {
@@ -137,6 +159,11 @@ export const serverMachine = setup({
                 actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
               },
               {
+                guard: 'isReconnecting',
+                target: '#server.error',
+                actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
+              },
+              {
                 target: '#server.error',
                 actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
               },
@@ -161,14 +188,15 @@ export const serverMachine = setup({
       exit: ['unregisterTools', 'releaseConnection', 'forgetConnection'],
       invoke: {
         src: 'watchConnection',
-        input: ({ context }) => ({ live: context.live! }),
+        input: ({ context }) => ({ live: context.live!, config: context.config }),
       },
+      after: { stable: { actions: 'resetFailures' } },
       on: {
         'connection.closed': {
           target: 'error',
-          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+          actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
         },
-        'server.restart': { target: 'pending' },
+        'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
       },
     },
@@ -176,15 +204,32 @@ export const serverMachine = setup({
       description: 'refresh rejected or no usable token; waits for the user',
       on: {
         'auth.begin': { target: 'authenticating' },
-        'server.restart': { target: 'pending' },
+        'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
       },
     },
     error: {
       description: 'failed, with a one-line error and its error_kind',
+      initial: 'deciding',
       on: {
-        'server.restart': { target: 'pending' },
-        'server.disable': { target: 'disabled' },
+        'server.restart': { target: 'pending', actions: 'resetFailures' },
+        'server.disable': { target: 'disabled', actions: 'resetFailures' },
+      },
+      states: {
+        deciding: {
+          always: [
+            { guard: 'mayReconnect', target: 'backing_off' },
+            { guard: 'isReconnecting', target: 'halted', actions: 'openCircuit' },
+            { target: 'halted' },
+          ],
+        },
+        backing_off: {
+          description: 'a lost connection: reconnects after exponential backoff with jitter; calls fail fast meanwhile',
+          after: { backoff: { target: '#server.pending' } },
+        },
+        halted: {
+          description: 'no automatic reconnect: a failed start, or the circuit opened after reconnect.max_attempts',
+        },
       },
     },
     stopped: {

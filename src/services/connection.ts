@@ -260,12 +260,17 @@ function openConnection(
     signal: AbortSignal | undefined,
   ): Promise<[ErrorKind | 'cancelled', string]> {
     if (signal?.aborted) return ['cancelled', `call to tool "${tool}" on server "${name}" was cancelled`];
-    if (closing !== undefined) return ['transport_closed', `connection to server "${name}" was closed`];
+    // A loss the server caused explains the failure better than the close that followed it.
     if (child?.exitInfo !== undefined || closedAlone) {
       return ['transport_closed', `call to tool "${tool}" failed: ${await lost}`];
     }
+    if (closing !== undefined) return ['transport_closed', `connection to server "${name}" was closed`];
     if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
-      return ['transport_closed', `call to tool "${tool}" failed: connection closed`];
+      // stdout can close a moment before the exit is reported: wait briefly for the exit code.
+      const why = child
+        ? await Promise.race([lost, sleep(2 * STDERR_FLUSH_MS).then(() => 'connection closed')])
+        : 'connection closed';
+      return ['transport_closed', `call to tool "${tool}" failed: ${why}`];
     }
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return ['timeout', `tool "${tool}" did not answer within ${config.call_timeout_seconds}s`];
@@ -347,6 +352,10 @@ function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () =
   if (source.aborted) forward();
   else source.addEventListener('abort', forward, { once: true });
   return { signal: controller.signal, dispose: () => source.removeEventListener('abort', forward) };
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
 /** Waits for `promise`, but at most `ms`. */

@@ -1,3 +1,4 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { connect, type ServerConnection } from './connection.js';
 import type { ServerConfig } from './config/schema.js';
 import { FleetError } from './errors.js';
@@ -24,4 +25,56 @@ export async function openLiveConnection(
     throw new FleetError('transport_closed', 'connection abandoned: the server was stopped while connecting');
   }
   return { connection, lost };
+}
+
+export interface WatchOptions {
+  /** Ping every this many ms; 0 never pings. */
+  pingIntervalMs: number;
+  /** A ping unanswered this long means the server hung. */
+  pingTimeoutMs: number;
+}
+
+/**
+ * Calls `onLost` once when the connection ends by itself, or when a ping goes
+ * unanswered (a hung server still has a live process). Returns the stop function.
+ */
+export function watchLiveConnection(
+  live: LiveConnection,
+  options: WatchOptions,
+  onLost: (error: FleetError) => void,
+): () => void {
+  let watching = true;
+  const lose = (error: FleetError) => {
+    if (!watching) return;
+    watching = false;
+    clearInterval(timer);
+    onLost(error);
+  };
+  void live.lost.then(lose);
+  let pinging = false;
+  const timer =
+    options.pingIntervalMs > 0
+      ? setInterval(() => {
+          if (pinging) return;
+          pinging = true;
+          live.connection.client
+            .ping({ timeout: options.pingTimeoutMs })
+            .then(
+              () => undefined,
+              (error: unknown) => {
+                // Only silence means hung; a closed transport is reported by `lost`, with its exit code.
+                if (!watching || !(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) return;
+                const seconds = options.pingTimeoutMs / 1000;
+                lose(new FleetError('timeout', `no answer to ping within ${seconds}s: the server hung`));
+              },
+            )
+            .finally(() => (pinging = false));
+        }, options.pingIntervalMs)
+      : undefined;
+  // A pinging timer must not keep an embedding process alive on its own.
+  timer?.unref();
+  return () => {
+    watching = false;
+    clearInterval(timer);
+  };
 }

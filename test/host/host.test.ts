@@ -50,7 +50,7 @@ describe('a host on real stdio servers', () => {
   });
 
   test('an unknown tool and a tool of a server that is not ready give is_error results, not throws', async () => {
-    const dir = stateDirWith({ a: healthy(stateDirWith({}), 'a'), crashy: { type: 'local', command: fixtureCommand('crash-mid-call') } });
+    const dir = stateDirWith({ a: healthy(stateDirWith({}), 'a'), crashy: { type: 'local', command: fixtureCommand('crash-mid-call'), reconnect: { max_attempts: 0 } } });
     host = createMcpHost({ stateDir: dir });
     await host.start();
     await untilState(host, 'crashy', 'ready');

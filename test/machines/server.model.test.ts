@@ -15,23 +15,42 @@ import { ServerState } from '../../src/services/journal/events.js';
 import { toServerView } from '../../src/services/journal/projection.js';
 import { observeLikeHost, type HostObserver } from './helpers/host-observer.js';
 import { createScriptedConnections, failures, type ScriptedConnections } from './helpers/scripted-connection.js';
-import { expectedOf, modelEvents, serverModel, traversal, type ModelEvent, type ServerSnapshot } from './helpers/server-model.js';
+import {
+  delayedEvents,
+  expectedOf,
+  modelEvents,
+  serverModel,
+  traversal,
+  type ModelEvent,
+  type ServerSnapshot,
+} from './helpers/server-model.js';
 
 type Path = StatePath<ServerSnapshot, ModelEvent>;
 
 /** Simple paths may go round the connect cycle this often. */
 const MAX_ATTEMPTS = 2;
 
+// The last input gives up after one reconnect attempt, so paths reach the open circuit.
 const inputs = [
-  { enabled: true, queued: true },
-  { enabled: true, queued: false },
-  { enabled: false, queued: true },
-  { enabled: false, queued: false },
+  { enabled: true, queued: true, reconnects: 5 },
+  { enabled: true, queued: false, reconnects: 5 },
+  { enabled: false, queued: true, reconnects: 5 },
+  { enabled: false, queued: false, reconnects: 5 },
+  { enabled: true, queued: false, reconnects: 1 },
 ];
 
-function inputOf({ enabled, queued }: { enabled: boolean; queued: boolean }): ServerInput {
-  return { name: 'files', config: ServerConfig.parse({ type: 'local', command: ['node', 'server.js'], enabled }), queued };
+function inputOf({ enabled, queued, reconnects }: { enabled: boolean; queued: boolean; reconnects: number }): ServerInput {
+  const config = ServerConfig.parse({
+    type: 'local',
+    command: ['node', 'server.js'],
+    enabled,
+    reconnect: { max_attempts: reconnects },
+  });
+  return { name: 'files', config, queued };
 }
+
+/** The delays never elapse by themselves: the model fires them by name. */
+const noTimers = { delays: { backoff: 2 ** 30, stable: 2 ** 30 } };
 
 const describePath = (path: Path): string => path.steps.map((step) => step.event.type).join(' → ');
 
@@ -49,6 +68,9 @@ function perform(event: ModelEvent, actor: ActorRefFrom<typeof serverMachine>, w
     case 'connection.closed':
       // The process dies; the real watchConnection actor must notice.
       return world.crash();
+    case 'reconnect.due':
+    case 'ready.stable':
+      return actor.send({ type: delayedEvents[event.type] } as never);
     default:
       return actor.send(event);
   }
@@ -75,6 +97,7 @@ function observe(actor: ReturnType<typeof createActor<typeof serverMachine>>, ho
       queued: snapshot.context.queued,
       error: snapshot.context.error,
       errorKind: snapshot.context.errorKind,
+      failures: snapshot.context.failures,
       holdsConnection: snapshot.context.live !== null,
     },
     toolsRegisteredIffReady: (host.registered !== null) === ready,
@@ -109,7 +132,7 @@ function promised(step: ServerSnapshot) {
 
 async function runPath(path: Path, input: ServerInput, machine = serverMachine): Promise<void> {
   const world = createScriptedConnections();
-  const actor = createActor(machine.provide({ actors: { connect: world.connect } }), { input });
+  const actor = createActor(machine.provide({ actors: { connect: world.connect }, ...noTimers }), { input });
   const host = observeLikeHost(actor);
   actor.start();
   try {
@@ -140,7 +163,7 @@ const pathsByInput = inputs.map((flags) => {
   };
 });
 
-describe.each(pathsByInput)('server machine, enabled=$flags.enabled queued=$flags.queued', ({ flags, input, shortest, simple }) => {
+describe.each(pathsByInput)('server machine, enabled=$flags.enabled queued=$flags.queued reconnects=$flags.reconnects', ({ flags, input, shortest, simple }) => {
   test('starts where SPEC §4 says', () => {
     const start = shortest.find((path) => path.steps.length === 1)!;
     expect(start.state.value).toEqual(flags.enabled ? { pending: flags.queued ? 'queued' : 'connecting' } : 'disabled');
@@ -167,11 +190,15 @@ test('the paths reach every SPEC §4 state and take every event', () => {
   expect(
     paths.some((path) => path.steps.filter((step) => step.event.type === 'connect.succeeds').length === 2),
   ).toBe(true);
+  // A lost connection reconnects by itself; past reconnect.max_attempts the circuit opens.
+  expect(paths.some((path) => path.state.matches({ error: 'backing_off' }))).toBe(true);
+  const open = paths.find((path) => /gave up after 1 reconnect attempt/.test(path.state.context.error ?? ''));
+  expect(open?.state.value).toEqual({ error: 'halted' });
 });
 
 test('a queued server connects with the config the registry re-read', async () => {
   const world = createScriptedConnections();
-  const input = inputOf({ enabled: true, queued: true });
+  const input = inputOf({ enabled: true, queued: true, reconnects: 5 });
   const actor = createActor(serverMachine.provide({ actors: { connect: world.connect } }), { input });
   const host = observeLikeHost(actor);
   actor.start();
@@ -187,7 +214,7 @@ test('a queued server connects with the config the registry re-read', async () =
 
 test('a queued server the registry disables keeps the config it re-read, and starts nothing', async () => {
   const world = createScriptedConnections();
-  const input = inputOf({ enabled: true, queued: true });
+  const input = inputOf({ enabled: true, queued: true, reconnects: 5 });
   const actor = createActor(serverMachine.provide({ actors: { connect: world.connect } }), { input });
   const host = observeLikeHost(actor);
   actor.start();

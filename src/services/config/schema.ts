@@ -16,6 +16,17 @@ export const ToolFilter = z.strictObject({
 });
 export type ToolFilter = z.infer<typeof ToolFilter>;
 
+/** Reconnecting a server whose connection was lost while it was ready. */
+export const Reconnect = z.strictObject({
+  /** Failed attempts in a row before giving up (the circuit opens); 0 never reconnects. */
+  max_attempts: z.number().int().min(0).max(100).default(5),
+  /** Delay before the first attempt; it doubles on each failure, with jitter. */
+  initial_delay_seconds: z.number().positive().max(3600).default(1),
+  /** Cap of the delay; also how long a server must stay ready for the count to start over. */
+  max_delay_seconds: z.number().positive().max(86_400).default(30),
+});
+export type Reconnect = z.infer<typeof Reconnect>;
+
 /** Fields every server has, whatever its transport. */
 const common = {
   /** `false` keeps the server configured but never started. */
@@ -27,6 +38,9 @@ const common = {
   /** Calls in flight at once on this server; the rest wait in FIFO order. */
   max_concurrent_calls: z.number().int().min(1).max(1024).default(16),
   tools: ToolFilter.default({ include: null, exclude: [] }),
+  reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
+  /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
+  ping_interval_seconds: z.number().min(0).max(86_400).default(30),
 };
 
 export const LocalServerConfig = z.strictObject({

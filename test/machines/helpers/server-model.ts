@@ -14,7 +14,11 @@ export type ModelEvent =
   | ServerEvent
   | { type: 'connect.succeeds' }
   | { type: 'connect.fails' }
-  | { type: 'connect.fails_auth' };
+  | { type: 'connect.fails_auth' }
+  /** The reconnect backoff elapsed (the machine's `after: backoff`). */
+  | { type: 'reconnect.due' }
+  /** The server stayed ready long enough for its failures to stop counting (`after: stable`). */
+  | { type: 'ready.stable' };
 
 /** Every event the paths may take, with the payloads the scripted world uses. */
 export const modelEvents: readonly ModelEvent[] = [
@@ -30,7 +34,15 @@ export const modelEvents: readonly ModelEvent[] = [
   { type: 'connect.succeeds' },
   { type: 'connect.fails' },
   { type: 'connect.fails_auth' },
+  { type: 'reconnect.due' },
+  { type: 'ready.stable' },
 ];
+
+/** The machine's own delayed events, which the model fires by name instead of waiting. */
+export const delayedEvents = {
+  'reconnect.due': 'xstate.after.backoff.server.error.backing_off',
+  'ready.stable': 'xstate.after.stable.server.ready',
+} as const;
 
 const connectInvoke = serverMachine.getStateNodeById('server.pending.connecting').invoke[0]!.id;
 /** What the model's `connect.succeeds` hands over; only its presence matters to the machine. */
@@ -44,6 +56,9 @@ function toMachineEvent(event: ModelEvent) {
       return { type: `xstate.error.actor.${connectInvoke}`, error: failures.connect(), actorId: connectInvoke };
     case 'connect.fails_auth':
       return { type: `xstate.error.actor.${connectInvoke}`, error: failures.auth(), actorId: connectInvoke };
+    case 'reconnect.due':
+    case 'ready.stable':
+      return { type: delayedEvents[event.type] };
     default:
       return event;
   }
@@ -71,7 +86,13 @@ export const serverModel: ActorLogic<ServerSnapshot, ModelEvent, ServerInput> = 
   },
 );
 
-const startsAttempt = new Set<ModelEvent['type']>(['server.connect', 'server.enable', 'server.restart', 'auth.completed']);
+const startsAttempt = new Set<ModelEvent['type']>([
+  'server.connect',
+  'server.enable',
+  'server.restart',
+  'auth.completed',
+  'reconnect.due',
+]);
 
 /** Traversal options shared by shortest and simple paths. */
 export function traversal(input: ServerInput, maxAttempts: number) {
@@ -81,6 +102,8 @@ export function traversal(input: ServerInput, maxAttempts: number) {
     // An invoke can only complete while it runs; past the bound, no new attempt.
     filterEvents: (snapshot: ServerSnapshot, event: ModelEvent) => {
       if (event.type.startsWith('connect.')) return connecting(snapshot);
+      if (event.type === 'reconnect.due' && !snapshot.matches({ error: 'backing_off' })) return false;
+      if (event.type === 'ready.stable' && !snapshot.matches('ready')) return false;
       return !(startsAttempt.has(event.type) && attempts(snapshot) >= maxAttempts);
     },
     serializeState: (snapshot: ServerSnapshot) =>
@@ -91,6 +114,7 @@ export function traversal(input: ServerInput, maxAttempts: number) {
         error: snapshot.context.error,
         errorKind: snapshot.context.errorKind,
         live: snapshot.context.live !== null,
+        failures: snapshot.context.failures,
         attempts: attempts(snapshot),
       }),
   };
@@ -104,6 +128,7 @@ export function expectedOf(snapshot: ServerSnapshot) {
     queued: snapshot.context.queued,
     error: snapshot.context.error,
     errorKind: snapshot.context.errorKind,
+    failures: snapshot.context.failures,
     holdsConnection: snapshot.context.live !== null,
   };
 }

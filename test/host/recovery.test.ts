@@ -1,0 +1,161 @@
+import { join } from 'node:path';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { backoffMs } from '../../src/machines/server.machine.js';
+import { ServerConfig } from '../../src/services/config/schema.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { isAlive, readPid } from '../support/processes.js';
+import { stateDirWith, untilState } from './helpers.js';
+
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.shutdown();
+  host = undefined;
+});
+
+const quickReconnect = { max_attempts: 3, initial_delay_seconds: 0.05, max_delay_seconds: 0.2 };
+
+/** Every state the server went through, from the journal. */
+function states(name: string): string[] {
+  return host!.events().flatMap((event) => (event.type === 'server.transitioned' && event.server === name ? [event.to] : []));
+}
+
+describe('backoff', () => {
+  const config = ServerConfig.parse({
+    type: 'local',
+    command: ['x'],
+    reconnect: { max_attempts: 9, initial_delay_seconds: 1, max_delay_seconds: 30 },
+  });
+  test('doubles per failure up to the cap, with ±25 % jitter', () => {
+    expect([1, 2, 3, 4, 5, 6, 7].map((n) => backoffMs(config, n, () => 0.5))).toEqual([
+      1000, 2000, 4000, 8000, 16000, 30000, 30000,
+    ]);
+    expect(backoffMs(config, 3, () => 0)).toBe(3000);
+    expect(backoffMs(config, 3, () => 0.999999)).toBe(5000);
+  });
+});
+
+describe('recovery of a ready server', () => {
+  test('a crash moves it to error (transport_closed), then it reconnects by itself with a new process', async () => {
+    const dir = stateDirWith({});
+    const pidFile = join(dir, 'crashy.pid');
+    await writeConfig(dir, {
+      crashy: { type: 'local', command: fixtureCommand('crash-mid-call'), env: { FIXTURE_PID_FILE: pidFile }, reconnect: quickReconnect },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'crashy', 'ready');
+    const first = readPid(pidFile);
+
+    const inFlight = await host.callTool('crashy__crash', {});
+    expect(inFlight.details.is_error).toBe(true);
+    expect(inFlight.content[0]).toMatchObject({ text: expect.stringContaining('process exited with code 7') });
+    await untilState(host, 'crashy', 'ready');
+    expect(states('crashy')).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
+    expect(host.events().find((e) => e.type === 'server.transitioned' && e.to === 'error')).toMatchObject({
+      error_kind: 'transport_closed',
+    });
+    expect(readPid(pidFile)).not.toBe(first);
+    expect(isAlive(first)).toBe(false);
+    expect((await host.callTool('crashy__ok', {})).content[0]).toEqual({ type: 'text', text: 'ok' });
+  });
+
+  test('a read-only tool whose call lost the connection is retried once after the reconnect; other tools never', async () => {
+    const dir = stateDirWith({});
+    await writeConfig(dir, {
+      reader: { type: 'local', command: fixtureCommand('crash-mid-call'), env: { FIXTURE_MARKER: join(dir, 'r.marker') }, reconnect: quickReconnect },
+      writer: { type: 'local', command: fixtureCommand('crash-mid-call'), env: { FIXTURE_MARKER: join(dir, 'w.marker') }, reconnect: quickReconnect },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await host.settled();
+
+    const read = await host.callTool('reader__read_once', {});
+    expect(read).toMatchObject({ details: { is_error: false }, content: [{ type: 'text', text: 'read after reconnect' }] });
+
+    const write = await host.callTool('writer__write_once', {});
+    expect(write.details.is_error).toBe(true);
+    expect(write.content[0]).toMatchObject({ text: expect.stringContaining('process exited with code 7') });
+    // It did reconnect; the call was simply not run again.
+    await untilState(host, 'writer', 'ready');
+    expect(states('writer')).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
+  });
+
+  test('calls made while it reconnects fail fast with the reason', async () => {
+    const dir = stateDirWith({});
+    await writeConfig(dir, {
+      slowback: {
+        type: 'local',
+        command: fixtureCommand('crash-mid-call'),
+        reconnect: { max_attempts: 3, initial_delay_seconds: 2, max_delay_seconds: 2 },
+      },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'slowback', 'ready');
+    await host.callTool('slowback__crash', {});
+    await untilState(host, 'slowback', 'error');
+    const started = Date.now();
+    const during = await host.callTool('slowback__ok', {});
+    expect(Date.now() - started).toBeLessThan(500);
+    expect(during.details.is_error).toBe(true);
+    expect(during.content[0]).toMatchObject({ text: expect.stringContaining('is not ready (state: error — process exited with code 7') });
+    await untilState(host, 'slowback', 'ready');
+  });
+
+  test('a server that keeps failing opens the circuit and says so in its status', async () => {
+    const dir = stateDirWith({});
+    const marker = join(dir, 'flaky.marker');
+    await writeConfig(dir, {
+      // It becomes ready, then every reconnect fails: the command starts failing once the marker exists.
+      flaky: {
+        type: 'local',
+        command: [process.execPath, '-e', `require('fs').existsSync(${JSON.stringify(marker)}) ? process.exit(4) : import(${JSON.stringify(fixtureCommand('crash-mid-call')[1])})`],
+        reconnect: { max_attempts: 2, initial_delay_seconds: 0.05, max_delay_seconds: 0.1 },
+      },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'flaky', 'ready');
+    const { writeFileSync } = await import('node:fs');
+    writeFileSync(marker, 'fail from now on');
+    await host.callTool('flaky__crash', {});
+    await expect.poll(() => host!.server('flaky')?.error ?? '', { timeout: 10_000 }).toContain('gave up after 2 reconnect attempt(s)');
+    expect(host.server('flaky')).toMatchObject({ state: 'error', error_kind: 'spawn_failed' });
+    expect(states('flaky')).toEqual(['pending', 'ready', 'error', 'pending', 'error', 'pending', 'error']);
+    // A restart by hand closes the circuit again.
+    const { rmSync } = await import('node:fs');
+    rmSync(marker);
+    expect((await host.restartServer('flaky')).state).toBe('ready');
+  });
+
+  test('a hung server (alive, silent) is found by ping, killed and replaced', async () => {
+    const dir = stateDirWith({});
+    const pidFile = join(dir, 'frozen.pid');
+    await writeConfig(dir, {
+      frozen: {
+        type: 'local',
+        command: fixtureCommand('freeze'),
+        env: { FIXTURE_PID_FILE: pidFile },
+        timeout_seconds: 1,
+        ping_interval_seconds: 0.2,
+        reconnect: quickReconnect,
+      },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'frozen', 'ready');
+    const hung = readPid(pidFile);
+    expect((await host.callTool('frozen__freeze', {})).content[0]).toEqual({ type: 'text', text: 'frozen' });
+    await untilState(host, 'frozen', 'error');
+    expect(host.server('frozen')).toMatchObject({ error_kind: 'timeout', error: expect.stringContaining('no answer to ping within 1s') });
+    await untilState(host, 'frozen', 'ready');
+    expect(readPid(pidFile)).not.toBe(hung);
+    expect(isAlive(hung)).toBe(false);
+  });
+});
+
+async function writeConfig(dir: string, servers: Record<string, unknown>): Promise<void> {
+  const { writeFileSync } = await import('node:fs');
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }));
+}
