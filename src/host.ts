@@ -2,7 +2,7 @@ import { createActor, fromPromise, waitFor, type Subscription } from 'xstate';
 import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
 import type { Reread } from './machines/registry.events.js';
 import { serverMachine } from './machines/server.machine.js';
-import { leftPending, topState } from './machines/server.queries.js';
+import { leftPending, reconnected, retriesAfterReconnect, topState } from './machines/server.queries.js';
 import { toAgentTool } from './services/adapter.js';
 import { errorResult, type AgentTool, type AgentToolResult, type ExecuteOptions } from './services/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog-diff.js';
@@ -32,6 +32,11 @@ export interface McpHostOptions {
   logger?: HostLogger;
   /** Append the journal to `<state_dir>/events.jsonl` (default true). */
   persistJournal?: boolean;
+  /**
+   * `startup_concurrency`: how many servers of the startup queue connect at once (default 1:
+   * one at a time, in file order, as SPEC §4 says). Each is still re-read from the file when dequeued.
+   */
+  startupConcurrency?: number;
 }
 
 /** One server in the catalog: its view plus what it offers. */
@@ -79,6 +84,10 @@ type Offer = Pick<CatalogEntry, 'resources' | 'prompts'>;
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const stateDir = options.stateDir ?? resolveStateDir();
+  const startupConcurrency = options.startupConcurrency ?? 1;
+  if (!Number.isInteger(startupConcurrency) || startupConcurrency < 1) {
+    throw new RangeError(`startupConcurrency must be an integer >= 1, got ${startupConcurrency}`);
+  }
   const logger: HostLogger = options.logger ?? { info: () => {}, warn: (message) => console.warn(message) };
   const store: ConfigStore = createConfigStore({ stateDir: () => stateDir, logger });
   const journal: Journal = createJournal({
@@ -136,7 +145,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         rereadConfig: fromPromise(({ input }: { input: { name: string } }) => reread(input.name)),
       },
     });
-    return createActor(machine, { input: { servers } });
+    return createActor(machine, { input: { servers, startupConcurrency } });
   }
 
   function current(name: string): ServerActorRef | undefined {
@@ -191,12 +200,19 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   function registerTools(ref: ServerActorRef, name: string, live: LiveConnection): void {
     const tools = live.connection.tools.map((tool) =>
-      toAgentTool(name, tool, (original, args, callOptions) => {
+      toAgentTool(name, tool, async (original, args, callOptions) => {
         const snapshot = ref.getSnapshot();
         if (!snapshot.matches('ready')) {
           throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
         }
-        return live.connection.callTool(original, args, callOptions);
+        try {
+          return await live.connection.callTool(original, args, callOptions);
+        } catch (failure) {
+          if (!retriesAfterReconnect(tool, failure, callOptions.signal)) throw failure;
+          const again = await reconnected(ref, live, snapshot.context.config.call_timeout_seconds * 1000);
+          if (!again) throw failure;
+          return again.connection.callTool(original, args, callOptions);
+        }
       }),
     );
     registry.register(name, tools);

@@ -30,6 +30,8 @@ export interface ServeOptions {
   showToken?: boolean;
   /** pino level of the stderr log; default `info`. */
   logLevel?: string;
+  /** How many servers the startup queue connects at once; default 1 (one at a time, in file order). */
+  startupConcurrency?: number | string;
 }
 
 /** A running worker. */
@@ -52,6 +54,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collect, [])
     .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
     .option('--log-level <level>', 'stderr log level: trace, debug, info, warn, error', 'info')
+    .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', '1')
     .action(async (options: ServeOptions) => {
       let worker: Worker;
       try {
@@ -100,6 +103,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   const stateDir = resolveStateDir(options.stateDir);
   const bindHost = options.host ?? '127.0.0.1';
   const port = parsePort(options.port ?? DEFAULT_PORT);
+  const startupConcurrency = parseConcurrency(options.startupConcurrency ?? 1);
   await fs.mkdir(stateDir, { recursive: true, mode: 0o700 });
   const running = await readWorkerFile(stateDir);
   if (running && running.pid !== process.pid && isAlive(running.pid)) {
@@ -115,7 +119,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     // The host knows the secrets of every running server, including one just added.
     secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
   });
-  host = createMcpHost({ stateDir, logger });
+  host = createMcpHost({ stateDir, logger, startupConcurrency });
   const app = createManagementApp(host, {
     token: token.token,
     bindHost,
@@ -167,6 +171,12 @@ function parsePort(value: number | string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(`--port: not a port number: ${value}`);
   return port;
+}
+
+function parseConcurrency(value: number | string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new CliError(`--startup-concurrency: not an integer >= 1: ${value}`);
+  return n;
 }
 
 /** Secret values of every entry of the config file, valid or not: redacted from the first log line on. */

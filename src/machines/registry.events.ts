@@ -7,7 +7,9 @@ export type RegistryEvent =
   /** Stop and forget a server actor. */
   | { type: 'server.uninstall'; name: string }
   /** Cancel and drain startup, stop every published actor. */
-  | { type: 'registry.shutdown' };
+  | { type: 'registry.shutdown' }
+  /** Internal: the connecting server whose actor id is `actor` left `pending` (or hit its bound). */
+  | { type: 'startup.settled'; actor: string };
 
 /** What re-reading the persisted config found for the server at the head of the queue. */
 export type Reread =

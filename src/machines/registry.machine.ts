@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import { serverMachine } from './server.machine.js';
@@ -15,22 +15,31 @@ interface QueueEntry {
 export interface RegistryInput {
   /** The persisted servers, in file order. */
   servers: Array<{ name: string; config: ServerConfig }>;
+  /** How many queued servers may connect at once (default 1: one at a time, in file order). */
+  startupConcurrency?: number;
 }
 
 export interface RegistryContext {
   servers: Record<string, ServerActorRef>;
   queue: QueueEntry[];
+  /** Dequeued servers still in `pending`, each watched by a spawned `awaitSettled`. */
+  connecting: ServerActorRef[];
+  /** Bound on `connecting.length`. */
+  startupConcurrency: number;
   /** Actors installed by management so far; makes each one's id unique. */
   installed: number;
 }
 
 const head = (context: RegistryContext): QueueEntry => context.queue[0]!;
+/** Id of the watcher spawned for a connecting server. */
+const watcherId = (ref: ServerActorRef): string => `settle:${ref.id}`;
 
 /**
  * The fleet: publishes every configured server at once, then connects the
- * enabled ones one at a time in file order, re-reading the persisted config
- * as it reaches each (SPEC §4). Management installs and uninstalls actors at
- * any time; a replaced actor is never touched by the queue.
+ * enabled ones in file order, `startupConcurrency` at a time (default one),
+ * re-reading the persisted config as it reaches each (SPEC §4). Management
+ * installs and uninstalls actors at any time; a replaced actor is never
+ * touched by the queue.
  */
 export const registryMachine = setup({
   types: {
@@ -42,25 +51,48 @@ export const registryMachine = setup({
     server: serverMachine,
     /** Re-reads the persisted entry of one server. Provided by the host. */
     rereadConfig: fromPromise<Reread, { name: string }>(async () => ({ status: 'unreadable' })),
-    /** Waits for a server to leave `pending`, bounded by its `timeout_seconds`. */
-    awaitSettled: fromPromise<void, { ref: ServerActorRef; timeoutMs: number }>(({ input }) =>
-      leftPending(input.ref, input.timeoutMs),
-    ),
+    /** Tells the registry (`startup.settled`) when a server left `pending`, bounded by its `timeout_seconds`. */
+    awaitSettled: fromCallback<RegistryEvent, { ref: ServerActorRef; timeoutMs: number }>(({ input, sendBack }) => {
+      let watching = true;
+      void leftPending(input.ref, input.timeoutMs).then(() => {
+        if (watching) sendBack({ type: 'startup.settled', actor: input.ref.id });
+      });
+      return () => {
+        watching = false;
+      };
+    }),
   },
   guards: {
     queueEmpty: ({ context }) => context.queue.length === 0,
+    startupDone: ({ context }) => context.queue.length === 0 && context.connecting.length === 0,
+    slotsFull: ({ context }) => context.connecting.length >= context.startupConcurrency,
     headReplaced: ({ context }) => context.servers[head(context).name] !== head(context).ref,
     headDeleted: (_, reread: Reread) => reread.status === 'deleted',
     headDisabled: (_, reread: Reread) => reread.status === 'found' && !reread.config.enabled,
   },
   actions: {
     dropHead: assign({ queue: ({ context }) => context.queue.slice(1) }),
-    /** Connects the head with the config just re-read (or the queued one if the file is unreadable). */
+    /**
+     * Connects the head with the config just re-read (or the queued one if the
+     * file is unreadable), and moves it to `connecting` with a watcher that
+     * frees its slot once it leaves `pending`.
+     */
     connectHead: enqueueActions(({ context, enqueue }, reread: Reread) => {
-      enqueue.sendTo(head(context).ref, {
-        type: 'server.connect',
-        config: reread.status === 'found' ? reread.config : undefined,
+      const { ref } = head(context);
+      const config = reread.status === 'found' ? reread.config : undefined;
+      enqueue.sendTo(ref, { type: 'server.connect', config });
+      enqueue.spawnChild('awaitSettled', {
+        id: watcherId(ref),
+        input: { ref, timeoutMs: (config ?? ref.getSnapshot().context.config).timeout_seconds * 1000 },
       });
+      enqueue.assign({ queue: context.queue.slice(1), connecting: [...context.connecting, ref] });
+    }),
+    /** A connecting server left `pending` (or hit its bound): its slot is free. */
+    releaseSlot: enqueueActions(({ context, enqueue }, params: { actor: string }) => {
+      const ref = context.connecting.find((candidate) => candidate.id === params.actor);
+      if (!ref) return;
+      enqueue.stopChild(watcherId(ref));
+      enqueue.assign({ connecting: context.connecting.filter((candidate) => candidate !== ref) });
     }),
     /** Disables the head with the config just re-read, so its view says `enabled: false` too. */
     disableHead: enqueueActions(({ context, enqueue }, reread: Reread) => {
@@ -95,7 +127,10 @@ export const registryMachine = setup({
       enqueue.sendTo(ref, { type: 'server.stop' });
       enqueue.assign({ servers: ({ context: current }) => withoutKey(current.servers, params.name) });
     }),
-    drainQueue: assign({ queue: [] }),
+    drainQueue: enqueueActions(({ context, enqueue }) => {
+      for (const ref of context.connecting) enqueue.stopChild(watcherId(ref));
+      enqueue.assign({ queue: [], connecting: [] });
+    }),
     stopAll: enqueueActions(({ context, enqueue }) => {
       for (const ref of Object.values(context.servers)) enqueue.sendTo(ref, { type: 'server.stop' });
     }),
@@ -112,7 +147,7 @@ export const registryMachine = setup({
       servers[name] = ref;
       if (config.enabled) queue.push({ name, ref });
     }
-    return { servers, queue, installed: 0 };
+    return { servers, queue, connecting: [], startupConcurrency: input.startupConcurrency ?? 1, installed: 0 };
   },
   initial: 'starting',
   on: {
@@ -122,12 +157,18 @@ export const registryMachine = setup({
   },
   states: {
     starting: {
-      description: 'connecting the enabled servers one at a time, in file order',
+      description: 'connecting the enabled servers in file order, startupConcurrency at a time (default one)',
       initial: 'dequeue',
+      on: {
+        // A slot freed while re-reading: taken up when the re-read is done.
+        'startup.settled': { actions: { type: 'releaseSlot', params: ({ event }) => event } },
+      },
       states: {
         dequeue: {
           always: [
-            { guard: 'queueEmpty', target: '#registry.running' },
+            { guard: 'startupDone', target: '#registry.running' },
+            { guard: 'queueEmpty', target: 'waiting' },
+            { guard: 'slotsFull', target: 'waiting' },
             { guard: 'headReplaced', actions: 'dropHead', target: 'dequeue', reenter: true },
             { target: 'rereading' },
           ],
@@ -149,20 +190,16 @@ export const registryMachine = setup({
                 actions: [{ type: 'disableHead', params: ({ event }) => event.output }, 'dropHead'],
                 target: 'dequeue',
               },
-              { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'waiting' },
+              { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'dequeue' },
             ],
-            onError: { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'waiting' },
+            onError: { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'dequeue' },
           },
         },
         waiting: {
-          description: 'waits for the server to leave pending, bounded by its timeout_seconds',
-          invoke: {
-            src: 'awaitSettled',
-            input: ({ context }) => {
-              const { ref } = head(context);
-              return { ref, timeoutMs: ref.getSnapshot().context.config.timeout_seconds * 1000 };
-            },
-            onDone: { actions: 'dropHead', target: 'dequeue' },
+          description:
+            'every slot taken (or the queue empty): waits for a server to leave pending, each bounded by its timeout_seconds',
+          on: {
+            'startup.settled': { actions: { type: 'releaseSlot', params: ({ event }) => event }, target: 'dequeue' },
           },
         },
       },

@@ -258,6 +258,74 @@ describe('startup on real processes', () => {
   });
 });
 
+describe('startup_concurrency on real processes', () => {
+  test('at 2, two servers connect at once, the rest in file order as slots free up', async () => {
+    const fleet = createFleet();
+    const slow = (name: string) => fleet.local(name, 'slow-start', { env: { FIXTURE_DELAY_MS: '600' } });
+    fleet.writeServers({ a: slow('a'), b: slow('b'), c: slow('c'), d: slow('d') });
+    const host = fleet.host({ startupConcurrency: 2 });
+    await host.start();
+    await host.settled();
+
+    expect(states(host)).toEqual({ a: 'ready', b: 'ready', c: 'ready', d: 'ready' });
+    // Children started together log their start in either order: compare sets per wave.
+    const names = fleet.spawns().map((spawn) => spawn.name);
+    expect(names).toHaveLength(4);
+    expect(names.slice(0, 2).sort()).toEqual(['a', 'b']);
+    const spawned = (name: string) => fleet.spawnsOf(name)[0]!.at;
+    // a and b run together: b starts before a is ready (a takes 600 ms to serve).
+    expect(spawned('b')).toBeLessThan(enteredAt(host, 'a', 'ready'));
+    // c waits for a slot: it starts only once a or b has left pending, and so does d.
+    const firstReady = Math.min(enteredAt(host, 'a', 'ready'), enteredAt(host, 'b', 'ready'));
+    expect(spawned('c')).toBeGreaterThanOrEqual(firstReady);
+    const secondReady = Math.max(enteredAt(host, 'a', 'ready'), enteredAt(host, 'b', 'ready'));
+    expect(spawned('d')).toBeGreaterThanOrEqual(Math.min(secondReady, enteredAt(host, 'c', 'ready')));
+    // Never more than two children connecting at once.
+    const windows = ['a', 'b', 'c', 'd'].map((name) => [spawned(name), enteredAt(host, name, 'ready')] as const);
+    for (const [start] of windows) {
+      const overlapping = windows.filter(([from, to]) => from <= start && start < to);
+      expect(overlapping.length).toBeLessThanOrEqual(2);
+    }
+  });
+
+  test('at 2, each server is still re-read from the file when it is dequeued', async () => {
+    const fleet = createFleet();
+    const slow = (name: string) => fleet.local(name, 'slow-start', { env: { FIXTURE_DELAY_MS: String(SLOW_MS) } });
+    const servers = {
+      a: slow('a'),
+      b: slow('b'),
+      c: fleet.local('c', 'healthy'),
+      d: fleet.local('d', 'healthy'),
+      e: fleet.local('e', 'healthy'),
+    };
+    fleet.writeServers(servers);
+    const host = fleet.host({ startupConcurrency: 2 });
+    await host.start();
+    await waitUntil('a and b have started', () => fleet.spawnsOf('a').length === 1 && fleet.spawnsOf('b').length === 1);
+    expect(states(host)).toMatchObject({ a: 'pending', b: 'pending', c: 'pending', d: 'pending', e: 'pending' });
+    // Both slots are taken; edit the queued ones: c disabled, d deleted, e changed.
+    const { d: _deleted, ...kept } = servers;
+    fleet.writeServers({
+      ...kept,
+      c: fleet.local('c', 'healthy', { enabled: false }),
+      e: fleet.local('e', 'healthy', { env: { MARK: 'edited' } }),
+    });
+
+    await host.settled();
+    expect(states(host)).toEqual({ a: 'ready', b: 'ready', c: 'disabled', e: 'ready' });
+    expect(fleet.spawnsOf('c')).toEqual([]);
+    expect(fleet.spawnsOf('d')).toEqual([]);
+    const probe = await host.callTool('e__env', { name: 'MARK' });
+    expect(JSON.parse((probe.content[0] as { text: string }).text)).toMatchObject({ set: true, length: 6 });
+  });
+
+  test('must be an integer of at least 1', () => {
+    const fleet = createFleet();
+    expect(() => fleet.host({ startupConcurrency: 0 })).toThrow(RangeError);
+    expect(() => fleet.host({ startupConcurrency: 1.5 })).toThrow(RangeError);
+  });
+});
+
 describe('the registry machine with scripted servers', () => {
   const config = (timeout_seconds: number) => ServerConfig.parse({ type: 'local', command: ['node', 'x.js'], timeout_seconds });
 
@@ -298,6 +366,34 @@ describe('the registry machine with scripted servers', () => {
     // x is still connecting: the queue moved on without it.
     expect(registry.getSnapshot().context.servers['x']!.getSnapshot().matches({ pending: 'connecting' })).toBe(true);
 
+    registry.send({ type: 'registry.shutdown' });
+    const refs = Object.values(registry.getSnapshot().context.servers);
+    await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active')));
+    expect(started.every((entry) => entry.signal.aborted)).toBe(true);
+    registry.stop();
+  });
+
+  test('at startupConcurrency N, N connects run at once and each freed slot starts the next', async () => {
+    const { machine, started } = scriptedRegistry({ w: never, x: never, y: never, z: never });
+    const registry = createActor(machine, {
+      input: {
+        servers: [
+          { name: 'w', config: config(0.3) },
+          { name: 'x', config: config(30) },
+          { name: 'y', config: config(30) },
+          { name: 'z', config: config(30) },
+        ],
+        startupConcurrency: 3,
+      },
+    }).start();
+    await waitUntil('three connects run', () => started.length === 3, 1_000);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(started.map((entry) => entry.name)).toEqual(['w', 'x', 'y']);
+    expect(registry.getSnapshot().matches({ starting: 'waiting' })).toBe(true);
+    // w's bound frees its slot: z starts, while x and y still connect.
+    await waitUntil('z starts', () => started.length === 4, 2_000);
+    expect(started[3]!.name).toBe('z');
+    expect(started[3]!.at - started[0]!.at).toBeGreaterThanOrEqual(290);
     registry.send({ type: 'registry.shutdown' });
     const refs = Object.values(registry.getSnapshot().context.servers);
     await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active')));

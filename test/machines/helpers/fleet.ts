@@ -35,7 +35,7 @@ export interface Fleet {
   spawns(): Spawn[];
   spawnsOf(name: string): Spawn[];
   /** A host on this dir (shut down after the test). */
-  host(options?: { persistJournal?: boolean }): McpHost;
+  host(options?: { persistJournal?: boolean; startupConcurrency?: number }): McpHost;
 }
 
 const hosts: McpHost[] = [];
