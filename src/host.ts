@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import { createActor, fromPromise, waitFor, type Subscription } from 'xstate';
 import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
 import type { Reread } from './machines/registry.events.js';
@@ -7,8 +8,10 @@ import { toAgentTool } from './services/adapter.js';
 import { errorResult, type AgentTool, type AgentToolResult, type ExecuteOptions } from './services/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog-diff.js';
 import { mergePatch, secretValues, toResponse } from './services/config/credentials.js';
-import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
+import type { ServerConfig, ServerConfigInput, ToolFilter } from './services/config/schema.js';
+import { filterTools } from './services/connection.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
+import { watchFile } from './services/config/watch.js';
 import { parseServerConfig } from './services/config/validate.js';
 import { ConflictError, NotFoundError, StartFailedError } from './services/errors.js';
 import type { JournalEvent } from './services/journal/events.js';
@@ -32,6 +35,11 @@ export interface McpHostOptions {
   logger?: HostLogger;
   /** Append the journal to `<state_dir>/events.jsonl` (default true). */
   persistJournal?: boolean;
+  /**
+   * Watch `mcp_servers.json` and apply hand edits (default true): only the
+   * servers whose entry changed restart; a changed tool filter applies without one.
+   */
+  watchConfig?: boolean;
   /**
    * `startup_concurrency`: how many servers of the startup queue connect at once (default 1:
    * one at a time, in file order, as SPEC §4 says). Each is still re-read from the file when dequeued.
@@ -110,6 +118,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const locks = new Map<string, Promise<unknown>>();
   let actor: ReturnType<typeof createRegistryActor> | null = null;
   let stopping: Promise<void> | null = null;
+  let stopWatching = () => {};
 
   /** Remembers a child's closing (or abandoned handshake) of server `name` until it settles. */
   function track<T>(name: string, promise: Promise<T>): Promise<T> {
@@ -133,7 +142,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   async function reread(name: string): Promise<Reread> {
     const loaded = await store.load();
-    if (loaded.broken) return { status: 'unreadable' };
+    // A typo in the entry is not a deletion: keep the config it was queued with.
+    if (loaded.broken || loaded.invalidNames.includes(name)) return { status: 'unreadable' };
     const entry = loaded.servers.find(([candidate]) => candidate === name);
     return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
   }
@@ -181,7 +191,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       if (state === 'stopped') detach(ref, name);
     };
     attached.set(ref, [
-      ref.on('tools.register', ({ live }) => registerTools(ref, name, live)),
+      ref.on('tools.register', ({ live, filter }) => registerTools(ref, name, live, filter)),
       ref.on('tools.unregister', () => unregisterTools(ref, name)),
       ref.on('connection.release', ({ live }) => void track(name, live.connection.close())),
       ref.subscribe({ next: observe, complete: observe }),
@@ -198,8 +208,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     if (!current(name)) journal.append({ type: 'server.removed', server: name });
   }
 
-  function registerTools(ref: ServerActorRef, name: string, live: LiveConnection): void {
-    const tools = live.connection.tools.map((tool) =>
+  function registerTools(ref: ServerActorRef, name: string, live: LiveConnection, filter: ToolFilter): void {
+    const tools = filterTools(live.connection.allTools, filter).map((tool) =>
       toAgentTool(name, tool, async (original, args, callOptions) => {
         const snapshot = ref.getSnapshot();
         if (!snapshot.matches('ready')) {
@@ -213,7 +223,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           if (!again) throw failure;
           return again.connection.callTool(original, args, callOptions);
         }
-      }),
+      }, { maxResultBytes: ref.getSnapshot().context.config.max_result_bytes }),
     );
     registry.register(name, tools);
     for (const tool of tools) lastOwner.set(tool.name, name);
@@ -288,6 +298,49 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     return found;
   }
 
+  /** Applies a hand edit of the config file: only the servers whose entry changed are touched. */
+  async function reconcile(): Promise<void> {
+    if (!actor || stopping) return;
+    const loaded = await store.load();
+    if (loaded.broken) {
+      logger.warn(
+        `config: ignored an edit of ${loaded.broken.file} that does not parse (${loaded.broken.problem}); ` +
+          'the running servers are unchanged and the file will not be overwritten',
+      );
+      return;
+    }
+    const persisted = new Map(loaded.servers);
+    const names = new Set([...persisted.keys(), ...Object.keys(actor.getSnapshot().context.servers)]);
+    const edits = [...names].map((name) => {
+      // An entry that does not validate was skipped with a warning; it is not a deletion.
+      if (loaded.invalidNames.includes(name)) return undefined;
+      // A management action on it is under way and persists what it runs.
+      if (locks.has(name)) return undefined;
+      return withLock(name, () => applyEdit(name, persisted.get(name)));
+    });
+    await Promise.all(edits);
+  }
+
+  async function applyEdit(name: string, config: ServerConfig | undefined): Promise<void> {
+    if (stopping) return;
+    const ref = current(name);
+    if (!config) {
+      if (ref) await uninstall(name);
+      return;
+    }
+    if (!ref) {
+      await install(name, config);
+      return;
+    }
+    const running = ref.getSnapshot().context.config;
+    if (isDeepStrictEqual(running, config)) return;
+    if (isDeepStrictEqual({ ...running, tools: config.tools }, config)) {
+      ref.send({ type: 'server.retool', config });
+      return;
+    }
+    await install(name, config);
+  }
+
   async function persistedConfig(name: string): Promise<ServerConfig | undefined> {
     const loaded = await store.load();
     return loaded.servers.find(([candidate]) => candidate === name)?.[1];
@@ -315,6 +368,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           seen.add(ref);
           attach(ref);
         }
+      }
+      if (options.watchConfig !== false) {
+        // Edits are applied one after another; a burst of saves is debounced by the watcher.
+        let applying = Promise.resolve();
+        stopWatching = watchFile(store.file(), () => {
+          applying = applying
+            .then(reconcile)
+            .catch((failure: Error) => logger.warn(`config: could not apply an edit: ${failure.message}`));
+        });
       }
     },
 
@@ -437,6 +499,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     shutdown() {
       if (stopping) return stopping;
       stopping = (async () => {
+        stopWatching();
         if (!actor) return;
         const refs = Object.values(actor.getSnapshot().context.servers);
         actor.send({ type: 'registry.shutdown' });

@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import type { FleetError } from '../services/errors.js';
 import type { LiveConnection } from '../services/live-connection.js';
 
@@ -10,6 +10,8 @@ export type ServerEvent =
   /** `config`: the entry the registry just re-read from the file (disabled there); kept for the view. */
   | { type: 'server.disable'; config?: ServerConfig }
   | { type: 'server.restart' }
+  /** Only the tool filter changed: apply it without reconnecting. */
+  | { type: 'server.retool'; config: ServerConfig }
   | { type: 'server.stop' }
   /** The live connection ended without being asked to (crash, exit, network). */
   | { type: 'connection.closed'; error: FleetError }
@@ -20,7 +22,7 @@ export type ServerEvent =
 
 /** Events a server actor emits for the host to act on. */
 export type ServerEmitted =
-  | { type: 'tools.register'; server: string; live: LiveConnection }
+  | { type: 'tools.register'; server: string; live: LiveConnection; filter: ToolFilter }
   | { type: 'tools.unregister'; server: string }
   /** The actor no longer holds this connection: close it (the host tracks the closing). */
   | { type: 'connection.release'; server: string; live: LiveConnection };

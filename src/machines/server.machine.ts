@@ -74,7 +74,12 @@ export const serverMachine = setup({
     mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
   },
   actions: {
-    registerTools: emit(({ context }) => ({ type: 'tools.register' as const, server: context.name, live: context.live! })),
+    registerTools: emit(({ context }) => ({
+      type: 'tools.register' as const,
+      server: context.name,
+      live: context.live!,
+      filter: context.config.tools,
+    })),
     unregisterTools: emit(({ context }) => ({ type: 'tools.unregister' as const, server: context.name })),
     releaseConnection: emit(({ context }) => ({
       type: 'connection.release' as const,
@@ -96,6 +101,7 @@ export const serverMachine = setup({
     }),
     leaveQueue: assign({ queued: false }),
     takeRereadConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
+    takeConfig: assign({ config: (_, config: ServerConfig) => config }),
   },
 }).createMachine({
   id: 'server',
@@ -111,6 +117,7 @@ export const serverMachine = setup({
   initial: 'boot',
   on: {
     'server.stop': { target: '.stopped' },
+    'server.retool': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
   },
   states: {
     boot: {
@@ -198,6 +205,8 @@ export const serverMachine = setup({
         },
         'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
+        // Registering again replaces the server's tools in one step: no moment without them.
+        'server.retool': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'registerTools'] },
       },
     },
     needs_reauth: {
@@ -206,6 +215,8 @@ export const serverMachine = setup({
         'auth.begin': { target: 'authenticating' },
         'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
+        // Registering again replaces the server's tools in one step: no moment without them.
+        'server.retool': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'registerTools'] },
       },
     },
     error: {

@@ -11,6 +11,7 @@ import { AbortError, createCallLimiter } from './call-limiter.js';
 import { ChildTransport, describeExit, describeSpawnError, type ChildSpec } from './child-transport.js';
 import { redact, secretValues } from './config/credentials.js';
 import type { LocalServerConfig, RemoteServerConfig, ServerConfig, ToolFilter } from './config/schema.js';
+import { ZodError } from 'zod';
 import { FleetError, type ErrorKind } from './errors.js';
 import { describeRemoteFailure, openRemote, type RequestBound } from './remote-transport.js';
 import { createStderrTail } from './stderr-tail.js';
@@ -37,6 +38,8 @@ export interface ServerConnection {
   readonly pid: number | null;
   /** Every page of tools/list, after the config's include/exclude filter, in server order. */
   readonly tools: Tool[];
+  /** Every tool the server listed, before the filter: a changed filter applies without reconnecting. */
+  readonly allTools: Tool[];
   /** What the server said it is in `initialize`. */
   readonly serverInfo: { name: string; version: string } | undefined;
   /** Calls `tool`; bounded by call_timeout_seconds (reset by progress) and max_concurrent_calls. */
@@ -130,6 +133,8 @@ async function connectLocal(
       const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
       throw new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
     }
+    const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);
+    if (broken !== null) throw new FleetError('protocol', redact(broken, secrets));
     throw connectFailure(err, config, bound, progress, null);
   }
 }
@@ -154,6 +159,20 @@ async function connectRemote(
   }
 }
 
+/**
+ * Why a handshake over stdout failed, when stdout itself was the problem: a
+ * message over the size limit, or no answer but lines that are not JSON-RPC
+ * (a server logging to stdout, or not an MCP server at all). Null otherwise.
+ */
+function brokenStdout(child: ChildTransport, phase: Progress['phase'], timedOutAfter: number | null): string | null {
+  if (child.overflow !== undefined) return `${phase} failed: ${child.overflow.message}`;
+  if (timedOutAfter === null || child.junk.lines === 0) return null;
+  return (
+    `no valid answer to ${phase} within ${timedOutAfter}s: the server wrote ${child.junk.lines} ` +
+    `line(s) on stdout that are not JSON-RPC (last: ${child.junk.last}); stdout must carry only MCP messages`
+  );
+}
+
 /** The error for a connect that neither failed to spawn nor lost its child. */
 function connectFailure(
   err: unknown,
@@ -173,7 +192,20 @@ function connectFailure(
     );
   }
   if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));
-  return new FleetError('protocol', `${progress.phase} failed: ${redact(messageOf(err), secrets)}`);
+  const why = err instanceof ZodError ? describeInvalidAnswer(err) : messageOf(err);
+  return new FleetError('protocol', `${progress.phase} failed: ${redact(why, secrets)}`);
+}
+
+/** "the server's answer does not follow the MCP schema: tools[1].inputSchema: …": the first problem, and how many more. */
+function describeInvalidAnswer(err: ZodError): string {
+  const [first] = err.issues;
+  if (first === undefined) return "the server's answer does not follow the MCP schema";
+  const path = first.path.reduce<string>(
+    (at, key) => (typeof key === 'number' ? `${at}[${key}]` : at === '' ? String(key) : `${at}.${String(key)}`),
+    '',
+  );
+  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more problems)` : '';
+  return `the server's answer does not follow the MCP schema: ${path || 'the answer'}: ${first.message}${more}`;
 }
 
 function newClient(): Client {
@@ -238,7 +270,9 @@ function openConnection(
   const lost: Promise<string> = child
     ? child.exited.then(async function describeChildExit(info) {
         await settle(child.stderrEnded, STDERR_FLUSH_MS);
-        return `process ${describeExit(info)}${withTail(local.stderrTail())}`;
+        // A message over the limit makes the SDK close the transport, which stops the child.
+        const why = child.overflow ? `${child.overflow.message}; the connection was closed and the ` : '';
+        return `${why}process ${describeExit(info)}${withTail(local.stderrTail())}`;
       })
     : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
   void lost.then(function reportClose(message) {
@@ -295,6 +329,7 @@ function openConnection(
     client,
     pid: child?.pid ?? null,
     tools: filterTools(allTools, config.tools),
+    allTools,
     serverInfo: version === undefined ? undefined : { name: version.name, version: version.version },
     async callTool(tool, args, { signal, onProgress } = {}) {
       if (closing !== undefined || closedAlone || child?.exitInfo !== undefined) {

@@ -233,7 +233,8 @@ describe('views over the journal', () => {
 
   test('catalog lists tools with both names; the diff shows hand edits by field, secrets as paths only', async () => {
     const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('healthy'), env: { K: 'old-secret-value' } } });
-    host = createMcpHost({ stateDir: dir });
+    // Not watching: a watching host would apply the edit, and the file would match again.
+    host = createMcpHost({ stateDir: dir, watchConfig: false });
     await host.start();
     await untilState(host, 's', 'ready');
     const [entry] = host.catalog();

@@ -64,10 +64,15 @@ describe('GET /api/mcp/catalog/diff', () => {
   });
 
   it('names added, removed and changed fields; a changed secret only as a path', async () => {
-    fleet = await startFleet((dir) => ({
-      alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET } }),
-      beta: { type: 'local', command: ['node'], enabled: false },
-    }));
+    // Not watching: a watching worker would apply the edit, and the file would match again.
+    fleet = await startFleet(
+      (dir) => ({
+        alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET } }),
+        beta: { type: 'local', command: ['node'], enabled: false },
+      }),
+      {},
+      { watchConfig: false },
+    );
     await untilState(fleet, 'alpha', 'ready');
     // Someone edits the file by hand while the worker runs.
     const edited = fleet.config();

@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect } from 'vitest';
-import { createMcpHost, type McpHost } from '../../src/host.js';
+import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
 import type { ManagementAppOptions } from '../../src/http/app.js';
 import type { ServerState } from '../../src/services/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
@@ -44,11 +44,17 @@ export function tempDir(): string {
 export async function startFleet(
   servers: (dir: string) => Record<string, unknown>,
   appOptions: Partial<ManagementAppOptions> = {},
+  hostOptions: Partial<McpHostOptions> = {},
 ): Promise<Fleet> {
   const dir = tempDir();
   writeFileSync(join(dir, 'mcp_servers.json'), `${JSON.stringify({ servers: servers(dir) }, null, 2)}\n`);
   // Quiet: the tests assert on answers, and expected start failures would only add noise.
-  const host = createMcpHost({ stateDir: dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
+  const host = createMcpHost({
+    stateDir: dir,
+    persistJournal: false,
+    logger: { info: () => {}, warn: () => {} },
+    ...hostOptions,
+  });
   const served = await serve(host, appOptions);
   await host.start();
   const configText = () => readFileSync(join(dir, 'mcp_servers.json'), 'utf8');

@@ -35,6 +35,8 @@ export interface LoadedConfig {
   servers: Array<[string, ServerConfig]>;
   /** Every problem found, one line each (also logged). */
   warnings: string[];
+  /** Entries in the file that do not validate: skipped, but still the user's (never treated as deleted). */
+  invalidNames: string[];
   /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
   broken: BrokenConfig | null;
 }
@@ -111,6 +113,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     return {
       servers: snapshot.state === 'ok' ? snapshot.doc.servers : [],
       warnings: warningsOf(target, snapshot),
+      invalidNames:
+        snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
     };
   }

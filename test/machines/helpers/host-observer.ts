@@ -8,6 +8,7 @@ import { toResponse } from '../../../src/services/config/credentials.js';
 import { createJournal } from '../../../src/services/journal/journal.js';
 import { createProjection } from '../../../src/services/journal/projection.js';
 import type { ServerState } from '../../../src/services/journal/events.js';
+import { filterTools } from '../../../src/services/connection.js';
 
 type ServerRef = ActorRefFrom<typeof serverMachine>;
 
@@ -53,13 +54,15 @@ export function observeLikeHost(ref: ServerRef): HostObserver {
   };
 
   const subscriptions = [
-    ref.on('tools.register', ({ live }) => {
-      if (registered) violations.push('tools.register while registered');
-      registered = live.connection.tools.map((tool) => `${name}__${tool.name}`);
+    ref.on('tools.register', ({ live, filter }) => {
+      // A register while registered is a replace (a changed tool filter), but only in `ready`.
+      if (registered && !ref.getSnapshot().matches('ready')) violations.push('tools.register while registered');
+      const tools = filterTools(live.connection.tools, filter);
+      registered = tools.map((tool) => `${name}__${tool.name}`);
       journal.append({
         type: 'tools.registered',
         server: name,
-        tools: live.connection.tools.map((tool) => ({
+        tools: tools.map((tool) => ({
           name: `${name}__${tool.name}`,
           original: tool.name,
           description: tool.description ?? '',

@@ -4,6 +4,7 @@
 // care as long as the invoke's outcome is an event).
 import type { ActorLogic, ActorScope, SnapshotFrom } from 'xstate';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
+import { ServerConfig } from '../../../src/services/config/schema.js';
 import type { ServerEvent } from '../../../src/machines/server.events.js';
 import { failures } from './scripted-connection.js';
 
@@ -36,6 +37,8 @@ export const modelEvents: readonly ModelEvent[] = [
   { type: 'connect.fails_auth' },
   { type: 'reconnect.due' },
   { type: 'ready.stable' },
+  // A hand edit of the tool filter only: taken in every state, re-registers in `ready`.
+  { type: 'server.retool', config: ServerConfig.parse({ type: 'local', command: ['node', 'server.js'], tools: { exclude: ['gone'] } }) },
 ];
 
 /** The machine's own delayed events, which the model fires by name instead of waiting. */
@@ -115,6 +118,7 @@ export function traversal(input: ServerInput, maxAttempts: number) {
         errorKind: snapshot.context.errorKind,
         live: snapshot.context.live !== null,
         failures: snapshot.context.failures,
+        tools: snapshot.context.config.tools,
         attempts: attempts(snapshot),
       }),
   };

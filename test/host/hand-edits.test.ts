@@ -1,0 +1,117 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, expect, test } from 'vitest';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { ConfigError } from '../../src/services/errors.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { isAlive, readPid } from '../support/processes.js';
+import { readConfigFile, stateDirWith, untilState } from './helpers.js';
+
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.shutdown();
+  host = undefined;
+});
+
+const settle = (ms = 600) => new Promise((resolve) => setTimeout(resolve, ms));
+
+function healthy(dir: string, name: string, extra: Record<string, unknown> = {}) {
+  return { type: 'local' as const, command: fixtureCommand('healthy'), env: { FIXTURE_PID_FILE: join(dir, `${name}.pid`) }, ...extra };
+}
+
+function editFile(dir: string, change: (servers: Record<string, Record<string, unknown>>) => void): void {
+  const file = readConfigFile(dir);
+  change(file.servers);
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify(file, null, 2));
+}
+
+async function startWith(servers: (dir: string) => Record<string, unknown>, warnings: string[] = []) {
+  const dir = stateDirWith({});
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: servers(dir) }));
+  host = createMcpHost({ stateDir: dir, logger: { info: () => {}, warn: (line) => warnings.push(line) } });
+  await host.start();
+  await host.settled();
+  return dir;
+}
+
+const transitions = (name: string) =>
+  host!.events().filter((event) => event.type === 'server.transitioned' && event.server === name).length;
+
+test('an edit restarts only the server whose connection settings changed', async () => {
+  const dir = await startWith((d) => ({ a: healthy(d, 'a'), b: healthy(d, 'b') }));
+  const [a, b] = [readPid(join(dir, 'a.pid')), readPid(join(dir, 'b.pid'))];
+  editFile(dir, (servers) => {
+    servers['a']!['env'] = { FIXTURE_PID_FILE: join(dir, 'a.pid'), EXTRA: 'edited-by-hand' };
+  });
+  await expect.poll(() => readPid(join(dir, 'a.pid')), { timeout: 10_000 }).not.toBe(a);
+  await untilState(host!, 'a', 'ready');
+  expect(isAlive(a)).toBe(false);
+  expect(readPid(join(dir, 'b.pid'))).toBe(b);
+  expect(isAlive(b)).toBe(true);
+  expect(host!.server('a')?.config['env']).toHaveProperty('EXTRA');
+});
+
+test('a changed tool filter applies without a restart', async () => {
+  const dir = await startWith((d) => ({ f: healthy(d, 'f') }));
+  const pid = readPid(join(dir, 'f.pid'));
+  const before = transitions('f');
+  expect(host!.tools().map((tool) => tool.name)).toContain('f__add');
+  editFile(dir, (servers) => {
+    servers['f']!['tools'] = { include: ['echo', 'add'], exclude: ['add'] };
+  });
+  await expect.poll(() => host!.tools().map((tool) => tool.name), { timeout: 10_000 }).toEqual(['f__echo']);
+  expect(readPid(join(dir, 'f.pid'))).toBe(pid);
+  expect(transitions('f')).toBe(before);
+  expect(host!.server('f')).toMatchObject({ state: 'ready', tool_count: 1 });
+});
+
+test("the worker's own writes do not trigger a reload", async () => {
+  const dir = await startWith((d) => ({ own: healthy(d, 'own') }));
+  await host!.addServer('added', healthy(dir, 'added'));
+  await host!.updateServer('own', { call_timeout_seconds: 7 });
+  const pids = [readPid(join(dir, 'own.pid')), readPid(join(dir, 'added.pid'))];
+  const seq = host!.events().at(-1)!.seq;
+  await settle();
+  expect(host!.events(seq)).toEqual([]);
+  expect([readPid(join(dir, 'own.pid')), readPid(join(dir, 'added.pid'))]).toEqual(pids);
+});
+
+test('servers added and removed by hand start and stop', async () => {
+  const dir = await startWith((d) => ({ keep: healthy(d, 'keep'), drop: healthy(d, 'drop') }));
+  const dropped = readPid(join(dir, 'drop.pid'));
+  editFile(dir, (servers) => {
+    delete servers['drop'];
+    servers['fresh'] = healthy(dir, 'fresh');
+  });
+  await untilState(host!, 'fresh', 'ready');
+  await expect.poll(() => host!.server('drop'), { timeout: 10_000 }).toBeUndefined();
+  expect(isAlive(dropped)).toBe(false);
+  expect(host!.status().map((view) => view.name).sort()).toEqual(['fresh', 'keep']);
+});
+
+test('an entry broken by hand is skipped with a warning; its running server is left alone', async () => {
+  const warnings: string[] = [];
+  const dir = await startWith((d) => ({ typo: healthy(d, 'typo') }), warnings);
+  const pid = readPid(join(dir, 'typo.pid'));
+  editFile(dir, (servers) => {
+    servers['typo']!['timeout_seconds'] = 'sixty';
+  });
+  await expect.poll(() => warnings.join('\n'), { timeout: 10_000 }).toContain('typo');
+  await settle();
+  expect(host!.server('typo')?.state).toBe('ready');
+  expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
+});
+
+test('a broken edit is reported, ignored and never overwritten', async () => {
+  const warnings: string[] = [];
+  const dir = await startWith((d) => ({ s: healthy(d, 's') }), warnings);
+  const pid = readPid(join(dir, 's.pid'));
+  const broken = '{ "servers": { "s": { "type": "local", ';
+  writeFileSync(join(dir, 'mcp_servers.json'), broken);
+  await expect.poll(() => warnings.join('\n'), { timeout: 10_000 }).toContain('does not parse');
+  expect(host!.server('s')?.state).toBe('ready');
+  expect(readPid(join(dir, 's.pid'))).toBe(pid);
+  await expect(host!.addServer('other', healthy(dir, 'other'))).rejects.toBeInstanceOf(ConfigError);
+  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(broken);
+  expect(host!.server('other')).toBeUndefined();
+});
