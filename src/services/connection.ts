@@ -11,7 +11,7 @@ import { AbortError, createCallLimiter } from './call-limiter.js';
 import { ChildTransport, describeExit, describeSpawnError, type ChildSpec } from './child-transport.js';
 import { redact, secretValues } from './config/credentials.js';
 import type { LocalServerConfig, RemoteServerConfig, ServerConfig, ToolFilter } from './config/schema.js';
-import { ZodError } from 'zod';
+import { $ZodError } from 'zod/v4/core';
 import { FleetError, type ErrorKind } from './errors.js';
 import { describeRemoteFailure, openRemote, type RequestBound } from './remote-transport.js';
 import { createStderrTail } from './stderr-tail.js';
@@ -109,9 +109,11 @@ async function connectLocal(
   bound: ConnectBound,
   options: ConnectOptions,
 ): Promise<ServerConnection> {
-  const secrets = secretValues(config);
+  const inherited = inheritedEnv(config.inherit_env);
+  // Inherited values may be credentials too (an API key in the worker's environment).
+  const secrets = [...secretValues(config), ...Object.values(inherited)];
   const tail = createStderrTail(secrets);
-  const spec: ChildSpec = { command: config.command, env: config.env, cwd: config.cwd };
+  const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
   const client = newClient();
   const progress: Progress = { phase: 'initialize', listed: 0 };
@@ -173,6 +175,16 @@ function brokenStdout(child: ChildTransport, phase: Progress['phase'], timedOutA
   );
 }
 
+/** The worker's values of the named variables; a name the worker does not have is left out. */
+function inheritedEnv(names: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
 /** The error for a connect that neither failed to spawn nor lost its child. */
 function connectFailure(
   err: unknown,
@@ -192,12 +204,12 @@ function connectFailure(
     );
   }
   if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));
-  const why = err instanceof ZodError ? describeInvalidAnswer(err) : messageOf(err);
+  const why = err instanceof $ZodError ? describeInvalidAnswer(err) : messageOf(err);
   return new FleetError('protocol', `${progress.phase} failed: ${redact(why, secrets)}`);
 }
 
 /** "the server's answer does not follow the MCP schema: tools[1].inputSchema: …": the first problem, and how many more. */
-function describeInvalidAnswer(err: ZodError): string {
+function describeInvalidAnswer(err: $ZodError): string {
   const [first] = err.issues;
   if (first === undefined) return "the server's answer does not follow the MCP schema";
   const path = first.path.reduce<string>(

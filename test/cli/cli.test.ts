@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, fixtureCommand } from '../fixtures/index.js';
+import { isAlive, readPid } from '../support/processes.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
 const ENV_SECRET = 'canary-cli-env-SECRET-0001';
@@ -64,16 +65,6 @@ async function until(predicate: () => boolean, what: string, timeoutMs = 20_000)
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-const readPid = (file: string) => Number(readFileSync(file, 'utf8'));
 
 const workers: ChildProcess[] = [];
 const dirs: string[] = [];

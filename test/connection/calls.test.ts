@@ -172,6 +172,17 @@ describe('the child environment', () => {
     expect(JSON.parse(firstText(await connection.callTool('env', { name: 'FLEET_GIVEN' })))).toEqual({ set: true, length: 15 });
   });
 
+  it('passes on the worker variables named in inherit_env, and only those; their values are redacted too', async () => {
+    process.env[parentOnly] = 'inherited-value-5150';
+    const connection = await connectTracked('healthy', fixtureConfig('healthy', { inherit_env: [parentOnly, 'MCP_FLEET_TEST_UNSET'] }));
+    const env = async (name: string) => JSON.parse(firstText(await connection.callTool('env', { name, reveal: true })));
+    expect(await env(parentOnly)).toEqual({ set: true, length: 20, value: 'inherited-value-5150' });
+    expect(await env('MCP_FLEET_TEST_UNSET')).toEqual({ set: false, length: 0 });
+    await connection.callTool('stderr', { text: `leaking inherited-value-5150` });
+    const tail = await waitFor(() => (connection.stderrTail().includes('leaking') ? connection.stderrTail() : undefined));
+    expect(tail).toContain(`leaking ${MASK}`);
+  });
+
   it('runs in config.cwd when set', async () => {
     const dir = tempDir();
     const connection = await connectTracked('healthy', fixtureConfig('healthy', { cwd: dir, env: { FIXTURE_CANCEL_LOG: 'relative.log' } }));

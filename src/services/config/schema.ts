@@ -27,6 +27,9 @@ export const Reconnect = z.strictObject({
 });
 export type Reconnect = z.infer<typeof Reconnect>;
 
+/** Default of `max_result_bytes`: 1 MiB. */
+export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
+
 /** Fields every server has, whatever its transport. */
 const common = {
   /** `false` keeps the server configured but never started. */
@@ -37,6 +40,8 @@ const common = {
   call_timeout_seconds: z.number().positive().max(86_400).default(120),
   /** Calls in flight at once on this server; the rest wait in FIFO order. */
   max_concurrent_calls: z.number().int().min(1).max(1024).default(16),
+  /** Bytes of a tool result the agent sees; above it text is truncated and image/audio data dropped, with a note. */
+  max_result_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(DEFAULT_MAX_RESULT_BYTES),
   tools: ToolFilter.default({ include: null, exclude: [] }),
   reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
   /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
@@ -50,6 +55,11 @@ export const LocalServerConfig = z.strictObject({
   /** Added to the SDK's safe default environment. Every value is a secret. */
   env: StringMap.default({}),
   cwd: z.string().min(1).nullable().default(null),
+  /**
+   * Names of the worker's own environment variables to pass on as they are.
+   * Nothing else of the worker's environment reaches the child beyond the SDK's safe default.
+   */
+  inherit_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be an environment variable name')).default([]),
   ...common,
 });
 export type LocalServerConfig = z.infer<typeof LocalServerConfig>;
