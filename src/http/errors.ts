@@ -46,7 +46,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof StartFailedError) {
     return { status: 422, body: { error: { code: 'start_failed', message: err.message, error_kind: err.kind } } };
   }
-  const parserError = bodyParserError(err);
+  const parserError = bodyParserError(err) ?? lowerLayerError(err);
   if (parserError) return parserError;
   // Fleet errors carry one secret-free line by contract; anything else may not.
   if (err instanceof FleetError) return answer(500, err.kind, err.message);
@@ -74,9 +74,30 @@ function bodyParserError(err: unknown): { status: number; body: ErrorBody } | un
       return { status: 415, body: body('unsupported_media_type', 'request body encoding is not supported') };
     case 'request.aborted':
       return { status: 400, body: body('aborted', 'request body was not received in full') };
+    case 'request.size.invalid':
+      return { status: 400, body: body('invalid_request', 'request body length does not match Content-Length') };
     default:
       return undefined;
   }
+}
+
+/**
+ * Other client errors raised below the routes, which carry a 4xx `status`
+ * but no body-parser `type`: a path that is not valid percent-encoding (the
+ * router's URIError), a compressed body that does not inflate (zlib's error,
+ * passed on by body-parser). Their messages quote the request, so ours are
+ * fixed text.
+ */
+function lowerLayerError(err: unknown): { status: number; body: ErrorBody } | undefined {
+  const { status, code } = (err ?? {}) as { status?: unknown; code?: unknown };
+  if (typeof status !== 'number' || status < 400 || status > 499) return undefined;
+  const body = (message: string) => ({ error: { code: 'invalid_request', message } });
+  if (err instanceof URIError) return { status: 400, body: body('request path is not valid percent-encoding') };
+  // zlib's codes (Z_DATA_ERROR, Z_BUF_ERROR) and brotli's (ERR__ERROR_FORMAT_PADDING_1, ERR_BROTLI_…).
+  if (typeof code === 'string' && /^(Z_|ERR__ERROR|ERR_BROTLI)/.test(code)) {
+    return { status: 400, body: body('request body could not be decompressed (Content-Encoding)') };
+  }
+  return { status, body: body(`request refused (HTTP ${status})`) };
 }
 
 /**
@@ -105,19 +126,15 @@ export const notFoundHandler: RequestHandler = function routeNotFound(req, _res,
 /** Every string under `env`, `headers` and `auth` of a request body: the values a response must not echo. */
 export function secretValuesOf(body: unknown): string[] {
   if (body === null || typeof body !== 'object') return [];
-  const out: string[] = [];
-  const collect = (value: unknown): void => {
-    if (typeof value === 'string') out.push(value);
-    else if (value !== null && typeof value === 'object') Object.values(value).forEach(collect);
-  };
   const record = body as Record<string, unknown>;
-  collect(record.env);
-  collect(record.headers);
-  const auth = record.auth;
-  if (auth !== null && typeof auth === 'object') {
-    const { token, client_secret } = auth as Record<string, unknown>;
-    collect(token);
-    collect(client_secret);
+  const auth = record.auth !== null && typeof record.auth === 'object' ? (record.auth as Record<string, unknown>) : {};
+  // An explicit stack, not recursion: a body nested 100 000 deep must not overflow the call stack.
+  const pending: unknown[] = [record.env, record.headers, auth.token, auth.client_secret];
+  const out: string[] = [];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') out.push(value);
+    else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) pending.push(inner);
   }
   return out;
 }

@@ -1,0 +1,32 @@
+// The leak scanner itself: a scan that finds nothing must mean there was nothing to find.
+import { describe, expect, it } from 'vitest';
+import { maskSecret } from '../../src/services/config/credentials.js';
+import { Canaries } from './canaries.js';
+
+describe('Canaries.leaksIn', () => {
+  const canaries = new Canaries();
+  const plain = canaries.make('plain');
+  const special = canaries.make('special', { special: true });
+
+  it('finds the whole value, raw or JSON-escaped', () => {
+    expect(canaries.leaksIn(`x ${plain} y`)).toEqual(['plain: the whole value']);
+    expect(canaries.leaksIn(JSON.stringify({ v: special }))).toEqual(['special: the whole value']);
+  });
+
+  it('finds any 8-character piece past the fixed prefix: a cut or half-redacted secret', () => {
+    const random = plain.slice('canary-plain-'.length);
+    expect(canaries.leaksIn(`…${random.slice(3, 11)}…`)).toEqual([`plain: the piece "${random.slice(3, 11)}"`]);
+    expect(canaries.leaksIn(`${plain.slice(0, -4)}••••`)).toHaveLength(1);
+  });
+
+  it('allows the toResponse() mask, and nothing else of the last 4 characters', () => {
+    expect(canaries.leaksIn(JSON.stringify({ masked: maskSecret(plain) }))).toEqual([]);
+    expect(canaries.leaksIn(`tail ${plain.slice(-4)}`)).toEqual([
+      expect.stringMatching(/^plain: its last 4 characters outside a mask/),
+    ]);
+  });
+
+  it('ignores the fixed prefix alone, which is not secret', () => {
+    expect(canaries.leaksIn('canary-plain- and canary-special-q"b\\s-')).toEqual([]);
+  });
+});

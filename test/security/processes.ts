@@ -1,0 +1,163 @@
+// The real worker (`bin/mcp-fleet.js serve`) and the HTTP fixture server as
+// child processes, raw requests against them, and the CLI run in process
+// with its output captured.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import http from 'node:http';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { buildProgram, type CliIO } from '../../src/cli.js';
+import { fixture } from '../fixtures/index.js';
+import { request as rawRequest, type Reply, type RequestOptions } from '../http/helpers.js';
+
+const BIN = resolve('bin/mcp-fleet.js');
+
+/** The test's environment minus whatever would redirect the worker or the CLI. */
+export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
+  return { ...env, ...extra };
+}
+
+/** Resolves once `predicate` holds, polling; rejects after `timeoutMs`. */
+export async function until(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** A loopback port nothing listens on (bound, then released). */
+export function deadPort(): Promise<number> {
+  return new Promise((done, fail) => {
+    const server = createServer();
+    server.once('error', fail);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => done(port));
+    });
+  });
+}
+
+/** A child whose stdout and stderr are kept whole. */
+export interface Captured {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exit: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function capture(child: ChildProcess): Captured {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exit = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.on('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, stdout: () => stdout, stderr: () => stderr, exit };
+}
+
+/** `test/fixtures/http-server.mjs` with `env`; resolves with its MCP URL once it listens. */
+export async function startHttpFixture(env: Record<string, string>): Promise<Captured & { url: string }> {
+  const child = spawn(process.execPath, [fixture('http-server')], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const captured = capture(child);
+  let url = '';
+  await until(() => {
+    url = /listening (\S+)/.exec(captured.stdout())?.[1] ?? '';
+    return url !== '';
+  }, 'the HTTP fixture to listen');
+  return { ...captured, url };
+}
+
+/** A worker started by `mcp-fleet serve --port 0`, its token and a request function. */
+export interface ChildWorker extends Captured {
+  dir: string;
+  port: number;
+  token: string;
+  /** A request with the worker's token (unless `headers.authorization` says otherwise). */
+  request(path: string, options?: RequestOptions): Promise<Reply>;
+  /** SIGTERM; resolves with the exit status. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** Runs the real binary on `dir` and waits until it listens (worker.json written). */
+export async function startChildWorker(dir: string, args: string[] = []): Promise<ChildWorker> {
+  const child = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', ...args], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const captured = capture(child);
+  const workerFile = join(dir, 'worker.json');
+  await until(() => existsSync(workerFile) || child.exitCode !== null, 'the worker to listen');
+  if (child.exitCode !== null) throw new Error(`serve exited ${child.exitCode}: ${captured.stderr()}`);
+  const { url } = JSON.parse(readFileSync(workerFile, 'utf8')) as { url: string };
+  const port = Number(new URL(url).port);
+  const token = readFileSync(join(dir, 'api_token'), 'utf8').trim();
+  return {
+    ...captured,
+    dir,
+    port,
+    token,
+    request: (path, options = {}) =>
+      rawRequest(port, path, { ...options, headers: { authorization: `Bearer ${token}`, ...options.headers } }),
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      return captured.exit;
+    },
+  };
+}
+
+/**
+ * Opens `GET path` as a server-sent event stream for `ms`, then hangs up;
+ * resolves with the status and everything received.
+ */
+export function readStream(worker: ChildWorker, path: string, ms: number): Promise<{ status: number; text: string }> {
+  return new Promise((done, fail) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: worker.port,
+        path,
+        headers: { host: `127.0.0.1:${worker.port}`, authorization: `Bearer ${worker.token}` },
+        agent: false,
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+        setTimeout(() => {
+          req.destroy();
+          done({ status: res.statusCode ?? 0, text });
+        }, ms);
+      },
+    );
+    req.on('error', (err) => (req.destroyed ? undefined : fail(err)));
+    req.end();
+  });
+}
+
+/** What one CLI command printed and its exit code (undefined = 0). */
+export interface CliRun {
+  out: string;
+  err: string;
+  code: number | undefined;
+}
+
+/** Runs `mcp-fleet ...args` in this process (the client commands are thin API clients); output captured. */
+export async function cli(args: string[]): Promise<CliRun> {
+  const run: CliRun = { out: '', err: '', code: undefined };
+  const io: CliIO = {
+    stdout: (text) => void (run.out += text),
+    stderr: (text) => void (run.err += text),
+    setExitCode: (code) => void (run.code = code),
+  };
+  try {
+    await buildProgram(io).exitOverride().parseAsync(['node', 'mcp-fleet', ...args]);
+  } catch (err) {
+    // A bug would escape `action()`: keep what it would have printed, stack included.
+    run.err += `${(err as Error).stack ?? String(err)}\n`;
+    run.code = 1;
+  }
+  return run;
+}
