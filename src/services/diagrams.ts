@@ -63,8 +63,10 @@ function guardName(guard: unknown): string | null {
   return 'guard';
 }
 
-/** Names an invoke's done/error event after the actor it runs (`connect done`), not xstate's generated id. */
+/** Names an invoke's done/error event after its actor (`connect done`) and a delayed one after its delay (`after backoff`). */
 function eventLabel(node: NodeLike, eventType: string): string {
+  const delayed = /^xstate\.after\.([^.]+)\./.exec(eventType);
+  if (delayed) return `after ${delayed[1]}`;
   const match = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType);
   if (!match) return eventType;
   const invoked = node.invoke.find((invoke) => invoke.id === match[2]);
