@@ -215,8 +215,6 @@ export const serverMachine = setup({
         'auth.begin': { target: 'authenticating' },
         'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
-        // Registering again replaces the server's tools in one step: no moment without them.
-        'server.retool': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'registerTools'] },
       },
     },
     error: {

@@ -56,7 +56,10 @@ export function observeLikeHost(ref: ServerRef): HostObserver {
   const subscriptions = [
     ref.on('tools.register', ({ live, filter }) => {
       // A register while registered is a replace (a changed tool filter), but only in `ready`.
-      if (registered && !ref.getSnapshot().matches('ready')) violations.push('tools.register while registered');
+      if (!ref.getSnapshot().matches('ready')) {
+        violations.push(`tools.register in ${JSON.stringify(ref.getSnapshot().value)}`);
+        return;
+      }
       const tools = filterTools(live.connection.tools, filter);
       registered = tools.map((tool) => `${name}__${tool.name}`);
       journal.append({

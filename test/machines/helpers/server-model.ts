@@ -104,6 +104,8 @@ export function traversal(input: ServerInput, maxAttempts: number) {
     events: modelEvents,
     // An invoke can only complete while it runs; past the bound, no new attempt.
     filterEvents: (snapshot: ServerSnapshot, event: ModelEvent) => {
+      // A stopped actor takes no events: nothing to test past the final state.
+      if (snapshot.status !== 'active') return false;
       if (event.type.startsWith('connect.')) return connecting(snapshot);
       if (event.type === 'reconnect.due' && !snapshot.matches({ error: 'backing_off' })) return false;
       if (event.type === 'ready.stable' && !snapshot.matches('ready')) return false;
