@@ -1,16 +1,34 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult } from './agent-tool.js';
 import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
+import { DEFAULT_MAX_RESULT_BYTES } from './config/schema.js';
 import { oneLine } from './errors.js';
 
 /** Longest name providers accept for a function tool (OpenAI, Anthropic). */
 export const MAX_TOOL_NAME_LENGTH = 64;
+/**
+ * Longest tool description kept, in UTF-8 bytes. It reaches the model on every
+ * turn (and the journal on every registration): megabytes of it from one tool
+ * would break the agent, while real descriptions stay well below this.
+ */
+export const MAX_DESCRIPTION_BYTES = 16 * 1024;
 const SEPARATOR = '__';
 
 /** Which server and (original) tool a result belongs to. */
 export interface CallContext {
   server: string;
   tool: string;
+}
+
+/** How a result is converted. */
+export interface ConvertOptions {
+  /**
+   * Bytes of content the agent sees (text as UTF-8, image/audio as their base64
+   * data); `structuredContent` is kept only if its JSON fits too. Default: no
+   * bound for `convertCallResult`, 1 MiB for `toAgentTool` (the host passes the
+   * server's `max_result_bytes`).
+   */
+  maxResultBytes?: number;
 }
 
 /** The call an agent tool delegates to: the original MCP tool name, its arguments, the caller's options. */
@@ -170,10 +188,83 @@ function convert(result: unknown, ctx: CallContext): AgentToolResult {
   return { content, details };
 }
 
-/** MCP `CallToolResult` (or anything) → `AgentToolResult` (SPEC §5); never throws. */
-export function convertCallResult(result: unknown, ctx: CallContext): AgentToolResult {
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+
+/**
+ * The longest prefix of `value` whose UTF-8 fits in `bytes`, cut between
+ * characters. A new string: V8 may keep `value.slice()` as a view that holds
+ * all of `value` alive, and a truncation that keeps 20 MB would bound nothing.
+ */
+function utf8Prefix(value: string, bytes: number): string {
+  if (bytes <= 0) return '';
+  const buffer = new Uint8Array(bytes);
+  return decoder.decode(buffer.subarray(0, encoder.encodeInto(value, buffer).written));
+}
+
+/** Bytes a block costs: its UTF-8 text, or its base64 data (and MIME type). */
+function blockBytes(block: AgentContentBlock): number {
+  if (block.type === 'text') return Buffer.byteLength(block.text, 'utf8');
+  return block.data.length + Buffer.byteLength(block.mimeType, 'utf8');
+}
+
+/** "image image/png", or "3 blocks (image image/png, text)": what was left out. */
+function describeOmitted(blocks: AgentContentBlock[]): string {
+  const kinds = new Set(blocks.map((b) => (b.type === 'text' ? 'text' : `${b.type} ${b.mimeType.slice(0, 100)}`)));
+  const listed = [...kinds].slice(0, 5).join(', ') + (kinds.size > 5 ? ', …' : '');
+  return blocks.length === 1 ? listed : `${blocks.length} blocks (${listed})`;
+}
+
+/**
+ * Bounds what the agent sees to `max` bytes, in order: blocks that fit are kept
+ * whole; the first text that does not fit is cut with a note saying so; blocks
+ * that do not fit at all (image and audio data is never cut) are replaced by one
+ * note. `structuredContent` is kept only if its JSON fits in `max` as well.
+ */
+function boundResult(result: AgentToolResult, max: number): AgentToolResult {
+  let left = max;
+  let cut = false;
+  const content: AgentContentBlock[] = [];
+  const omitted: AgentContentBlock[] = [];
+  let omittedBytes = 0;
+  for (const block of result.content) {
+    const size = blockBytes(block);
+    if (size <= left) {
+      content.push(block);
+      left -= size;
+    } else if (block.type === 'text' && left > 0) {
+      const shown = utf8Prefix(block.text, left);
+      const shownBytes = Buffer.byteLength(shown, 'utf8');
+      content.push(text(`${shown}\n[truncated: ${shownBytes} of ${size} bytes shown — max_result_bytes]`));
+      left = 0;
+      cut = true;
+    } else {
+      cut = true;
+      omitted.push(block);
+      omittedBytes += size;
+    }
+  }
+  if (omitted.length > 0) {
+    const what = describeOmitted(omitted);
+    content.push(text(`[omitted: ${what}, ${omittedBytes} bytes — above max_result_bytes (${max})]`));
+  }
+  const details = { ...result.details };
+  if (details.structured !== undefined) {
+    const size = Buffer.byteLength(safeJson(details.structured), 'utf8');
+    if (size > max) {
+      delete details.structured;
+      cut = true;
+      content.push(text(`[omitted: structured content, ${size} bytes of JSON — above max_result_bytes (${max})]`));
+    }
+  }
+  return cut ? { content, details: { ...details, truncated: true } } : result;
+}
+
+/** MCP `CallToolResult` (or anything) → `AgentToolResult` (SPEC §5), bounded to `maxResultBytes` when given; never throws. */
+export function convertCallResult(result: unknown, ctx: CallContext, options: ConvertOptions = {}): AgentToolResult {
   try {
-    return convert(result, ctx);
+    const converted = convert(result, ctx);
+    return options.maxResultBytes === undefined ? converted : boundResult(converted, options.maxResultBytes);
   } catch (err) {
     return errorResult(ctx.server, ctx.tool, `unreadable result from ${ctx.server}/${ctx.tool}: ${describeError(err)}`);
   }
@@ -209,33 +300,47 @@ export function resultToText(result: AgentToolResult): string {
   return parts.join('\n');
 }
 
+function boundDescription(description: string): string {
+  const size = Buffer.byteLength(description, 'utf8');
+  if (size <= MAX_DESCRIPTION_BYTES) return description;
+  const shown = utf8Prefix(description, MAX_DESCRIPTION_BYTES);
+  return `${shown}\n[description truncated: ${Buffer.byteLength(shown, 'utf8')} of ${size} bytes shown]`;
+}
+
+function cancelledResult({ server, tool }: CallContext): AgentToolResult {
+  return errorResult(server, tool, `the call to ${server}/${tool} was cancelled`);
+}
+
 /**
  * Wraps one MCP tool of `server` as an agent tool named `{server}__{tool}`.
  * `execute` never throws: failures become `is_error` results the model reads.
+ * Results, and error texts, are bounded by `options.maxResultBytes`.
  */
-export function toAgentTool(server: string, tool: Tool, call: CallFunction): AgentTool {
+export function toAgentTool(server: string, tool: Tool, call: CallFunction, options: ConvertOptions = {}): AgentTool {
   const original = tool.name;
   const ctx: CallContext = { server, tool: original };
-  const cancelled = () => errorResult(server, original, `the call to ${server}/${original} was cancelled`);
+  const max = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
 
-  async function execute(args: Record<string, unknown>, options: ExecuteOptions = {}): Promise<AgentToolResult> {
-    if (options.signal?.aborted) return cancelled();
-    try {
-      return convertCallResult(await call(original, args ?? {}, options), ctx);
-    } catch (err) {
-      // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
-      if (options.signal?.aborted) return cancelled();
-      return errorResult(server, original, describeError(err));
-    }
-  }
-
+  // `execute` is a method, not a function declaration or arrow: under tsx, esbuild's
+  // keepNames gives every named function created here a defineProperty of its name,
+  // ~30 ms per 5,000 tools (a method keeps its name without one).
   const agentTool: AgentTool = {
     name: namespaceToolName(server, original),
-    description: tool.description ?? tool.title ?? '',
+    description: boundDescription(tool.description ?? tool.title ?? ''),
     parameters: tool.inputSchema,
     server,
     originalName: original,
-    execute,
+    async execute(args: Record<string, unknown>, callOptions: ExecuteOptions = {}): Promise<AgentToolResult> {
+      if (callOptions.signal?.aborted) return cancelledResult(ctx);
+      try {
+        return convertCallResult(await call(original, args ?? {}, callOptions), ctx, { maxResultBytes: max });
+      } catch (err) {
+        // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
+        if (callOptions.signal?.aborted) return cancelledResult(ctx);
+        // A server's error message can be as large as a result.
+        return boundResult(errorResult(server, original, describeError(err)), max);
+      }
+    },
   };
   if (tool.annotations !== undefined) agentTool.annotations = tool.annotations;
   return agentTool;

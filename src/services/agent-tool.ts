@@ -16,6 +16,8 @@ export const AgentToolResult = z.object({
     structured: z.unknown().optional(),
     server: z.string(),
     tool: z.string(),
+    /** Set when content was cut to the server's `max_result_bytes`; the content says what. */
+    truncated: z.boolean().optional(),
   }),
 });
 export type AgentToolResult = z.infer<typeof AgentToolResult>;

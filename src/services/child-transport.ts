@@ -12,6 +12,9 @@ import {
   getDefaultEnvironment,
   type StdioServerParameters,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { $ZodError } from 'zod/v4/core';
+import { oneLine } from './errors.js';
+import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
 export const KILL_GRACE_MS = 2000;
@@ -31,7 +34,18 @@ export interface ChildSpec {
   cwd: string | null;
 }
 
-/** A stdio transport that knows how its child ended and stops it for sure. */
+/** Lines on stdout that were not JSON-RPC messages: skipped, counted, the last one described. */
+export interface StdoutJunk {
+  lines: number;
+  /** What was wrong with the last one, in one line (may quote a few characters of it). */
+  last: string;
+}
+
+/**
+ * A stdio transport that knows how its child ended and stops it for sure,
+ * reads lines in linear time up to `MAX_MESSAGE_BYTES`, and keeps count
+ * of stdout lines that are not JSON-RPC (skipped, as the SDK does).
+ */
 export class ChildTransport extends StdioClientTransport {
   /** The error from spawning (ENOENT, EACCES, …), if the child never started. */
   spawnError: NodeJS.ErrnoException | undefined;
@@ -43,6 +57,9 @@ export class ChildTransport extends StdioClientTransport {
   readonly exited: Promise<ExitInfo>;
   /** Resolves when the child's stderr has been read to its end. */
   readonly stderrEnded: Promise<void>;
+  /** Set when a message outgrew the limit: the SDK then closes the transport (and this stops the child). */
+  overflow: MessageTooLargeError | undefined;
+  readonly junk: StdoutJunk = { lines: 0, last: '' };
   #resolveExit!: (info: ExitInfo) => void;
   #child: ChildProcess | undefined;
   #stopping: Promise<void> | undefined;
@@ -58,6 +75,11 @@ export class ChildTransport extends StdioClientTransport {
       ...(spec.cwd === null ? {} : { cwd: spec.cwd }),
     };
     super(params);
+    // The SDK reads stdout through its private `_readBuffer` (the version is pinned, and a
+    // hostile test sends a 20 MB line through it, which the SDK's own buffer refuses).
+    (this as unknown as { _readBuffer: LineBuffer })._readBuffer = new LineBuffer();
+    // Set before connect, this handler is kept (and chained) by the SDK's Protocol.
+    this.onerror = (error) => this.#noteError(error);
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
     // With stderr: 'pipe' the SDK hands out a PassThrough before spawning, so no early line is lost.
     const stderr = this.stderr as Readable | null;
@@ -96,6 +118,16 @@ export class ChildTransport extends StdioClientTransport {
         child.stderr?.destroy();
       }, STDIO_DRAIN_MS).unref();
     });
+  }
+
+  /** Notes the read errors the SDK reports and reads on from (or, for an overflow, closes on). */
+  #noteError(error: Error): void {
+    if (error instanceof MessageTooLargeError) this.overflow = error;
+    else if (error instanceof SyntaxError || error instanceof $ZodError) {
+      this.junk.lines += 1;
+      this.junk.last =
+        error instanceof $ZodError ? 'JSON that is not a JSON-RPC message' : `not JSON (${oneLine(error.message).slice(0, 160)})`;
+    }
   }
 
   /** Stops the child: SIGTERM, SIGKILL after {@link KILL_GRACE_MS}; resolves once it has exited. Idempotent. */

@@ -5,6 +5,8 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import { ErrorCode, McpError, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ExecuteOptions, ToolProgress } from './agent-tool.js';
 import { AbortError, createCallLimiter } from './call-limiter.js';
@@ -221,7 +223,23 @@ function describeInvalidAnswer(err: $ZodError): string {
 }
 
 function newClient(): Client {
-  return new Client({ ...CLIENT_INFO }, { capabilities: {} });
+  return new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: new LazyValidator() });
+}
+
+/**
+ * The SDK's Ajv validator (output schemas of tools), built on first use. By
+ * default every Client builds its own Ajv instance up front: ~1–2 ms of
+ * blocking work and tens of KiB per server, also for the many servers whose
+ * tools declare no output schema. One per client still, since schema `$id`s
+ * of different servers must not meet in one Ajv.
+ */
+class LazyValidator implements jsonSchemaValidator {
+  #ajv: AjvJsonSchemaValidator | undefined;
+
+  getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    this.#ajv ??= new AjvJsonSchemaValidator();
+    return this.#ajv.getValidator<T>(schema);
+  }
 }
 
 /** Follows `nextCursor` to the end; a cursor seen twice is a server bug, not a reason to loop forever. */
@@ -326,6 +344,30 @@ function openConnection(
     return ['protocol', `tool "${tool}" failed: ${messageOf(err)}`];
   }
 
+  /** One call, once the limiter gave it a slot. */
+  async function runCall(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    onProgress: ExecuteOptions['onProgress'],
+  ): Promise<CallToolResult> {
+    const link = signal === undefined ? undefined : linkedSignal(signal);
+    try {
+      // onprogress is always passed: the SDK only resets the timeout on progress when it is set.
+      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: link?.signal,
+        timeout: callTimeoutMs,
+        resetTimeoutOnProgress: true,
+        onprogress: progressHandler(onProgress),
+      });
+      return result as CallToolResult;
+    } catch (err) {
+      throw await callFailure(err, tool, signal);
+    } finally {
+      link?.dispose();
+    }
+  }
+
   async function shutdown(): Promise<void> {
     const transport = client.transport;
     // Ending the session is a courtesy the server may refuse (405) or ignore; it
@@ -347,23 +389,9 @@ function openConnection(
       if (closing !== undefined || closedAlone || child?.exitInfo !== undefined) {
         throw await callFailure(undefined, tool, signal);
       }
-      return limiter.run(async function runCall() {
-        const link = signal === undefined ? undefined : linkedSignal(signal);
-        try {
-          // onprogress is always passed: the SDK only resets the timeout on progress when it is set.
-          const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-            signal: link?.signal,
-            timeout: callTimeoutMs,
-            resetTimeoutOnProgress: true,
-            onprogress: (progress) => onProgress?.(toToolProgress(progress)),
-          });
-          return result as CallToolResult;
-        } catch (err) {
-          throw await callFailure(err, tool, signal);
-        } finally {
-          link?.dispose();
-        }
-      }, signal);
+      // An inline arrow, not a named function expression: under tsx (how mcp-fleet runs)
+      // esbuild's keepNames makes every named function created per call pay a defineProperty.
+      return limiter.run(() => runCall(tool, args, signal, onProgress), signal);
     },
     stderrTail: local?.stderrTail ?? (() => ''),
     close() {
@@ -373,7 +401,17 @@ function openConnection(
   };
 }
 
-function toToolProgress(progress: { progress: number; total?: number; message?: string }): ToolProgress {
+type SdkProgress = { progress: number; total?: number; message?: string };
+const ignoreProgress = (): void => {};
+
+/** The SDK's `onprogress` for a call: forwards to `onProgress`, or ignores progress (it still resets the timeout). */
+function progressHandler(onProgress: ExecuteOptions['onProgress']): (progress: SdkProgress) => void {
+  if (onProgress === undefined) return ignoreProgress;
+  // Returned, not assigned to a property: no per-call naming of the function (see runCall).
+  return (progress) => onProgress(toToolProgress(progress));
+}
+
+function toToolProgress(progress: SdkProgress): ToolProgress {
   const out: ToolProgress = { progress: progress.progress };
   if (progress.total !== undefined) out.total = progress.total;
   if (progress.message !== undefined) out.message = progress.message;

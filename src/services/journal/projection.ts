@@ -66,19 +66,69 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
   }
 }
 
-/** Names of `server`'s tools that a later registration of another server took over (last wins). */
-export function shadowedTools(context: ProjectionContext, server: ProjectedServer): string[] {
+/**
+ * Names `server` lists for more than one of its own tools (`a.b` and `a_b`
+ * namespace alike): its later tool hides the earlier, as between servers.
+ */
+function takenWithin(server: ProjectedServer): Set<string> {
+  const seen = new Set<string>();
   const taken = new Set<string>();
+  for (const tool of server.tools) {
+    if (seen.has(tool.name)) taken.add(tool.name);
+    seen.add(tool.name);
+  }
+  return taken;
+}
+
+/** Each name of `server`'s tools that `taken` says is hidden, once. */
+function hiddenNames(server: ProjectedServer, taken: (name: string) => boolean): string[] {
+  return [...new Set(server.tools.map((tool) => tool.name).filter(taken))];
+}
+
+/** Names of `server`'s tools that a later registration of another server, or another of its own tools, took over (last wins). */
+export function shadowedTools(context: ProjectionContext, server: ProjectedServer): string[] {
+  const taken = takenWithin(server);
   for (const other of Object.values(context.servers)) {
     if (other.name === server.name || other.registered_at <= server.registered_at) continue;
     for (const tool of other.tools) taken.add(tool.name);
   }
-  return server.tools.filter((tool) => taken.has(tool.name)).map((tool) => tool.name);
+  return hiddenNames(server, (name) => taken.has(name));
 }
 
-/** Every server's `ServerView`, in the order they were first configured. */
+/**
+ * Per tool name, the latest registration offering it: a server's tool is
+ * shadowed when that is later than the server's own (as {@link shadowedTools}
+ * says), found in one pass over all tools instead of one per server.
+ */
+function latestRegistrations(context: ProjectionContext): Map<string, number> {
+  const latest = new Map<string, number>();
+  for (const server of Object.values(context.servers)) {
+    for (const tool of server.tools) {
+      if ((latest.get(tool.name) ?? -1) < server.registered_at) latest.set(tool.name, server.registered_at);
+    }
+  }
+  return latest;
+}
+
+// The context is immutable (each event makes a new one), so its views are computed once:
+// status reads (GET /api/mcp/servers, every `host.server(name)`) between two events cost nothing.
+const viewsOf = new WeakMap<ProjectionContext, readonly ServerView[]>();
+
+/** Every server's `ServerView`, in the order they were first configured. A fresh array; the views are shared. */
 export function serverViews(context: ProjectionContext): ServerView[] {
-  return Object.values(context.servers).map((server) => toServerView(server, shadowedTools(context, server)));
+  let views = viewsOf.get(context);
+  if (views === undefined) {
+    const latest = latestRegistrations(context);
+    views = Object.values(context.servers).map((server) => {
+      const within = takenWithin(server);
+      return toServerView(
+        server,
+        hiddenNames(server, (name) => within.has(name) || latest.get(name)! > server.registered_at),
+      );
+    });
+    viewsOf.set(context, views);
+  }
+  return [...views];
 }
 
 /** The status store: an `@xstate/store` fed only by journal events. */

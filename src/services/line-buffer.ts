@@ -1,0 +1,70 @@
+/**
+ * The read side of a stdio connection: newline-delimited JSON-RPC messages,
+ * one per line, each at most {@link MAX_MESSAGE_BYTES}. A drop-in for the
+ * SDK's `ReadBuffer`, which re-copies everything it holds on every chunk
+ * (a 20 MB line took ~5 s of CPU) and stops at 10 MiB; this one copies each
+ * byte once, when its line is complete.
+ */
+import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+/**
+ * The largest message a stdio server may send. Above it the line cannot be
+ * read without holding it whole, so the connection is closed instead. Results
+ * below it are read, then bounded by `max_result_bytes`.
+ */
+export const MAX_MESSAGE_BYTES = 32 * 1024 * 1024;
+
+const NEWLINE = 0x0a;
+
+/** A line longer than the limit arrived; the connection cannot go on. */
+export class MessageTooLargeError extends Error {
+  override readonly name = 'MessageTooLargeError';
+  constructor(readonly limit: number) {
+    const size = limit % (1024 * 1024) === 0 ? `${limit / (1024 * 1024)} MiB` : `${limit} bytes`;
+    super(`the server sent a message larger than ${size}, the most one message may be`);
+  }
+}
+
+/** Buffers stdout chunks into whole lines, copying each byte once. */
+export class LineBuffer {
+  #chunks: Buffer[] = [];
+  #bytes = 0;
+  /** Whether a held chunk contains a newline, i.e. a whole line is waiting. */
+  #complete = false;
+
+  /** `maxBytes`: the longest line accepted (give or take one chunk). */
+  constructor(readonly maxBytes: number = MAX_MESSAGE_BYTES) {}
+
+  /** Adds a chunk; throws {@link MessageTooLargeError} (and forgets everything) when a line outgrows the limit. */
+  append(chunk: Buffer): void {
+    this.#chunks.push(chunk);
+    this.#bytes += chunk.length;
+    if (chunk.includes(NEWLINE)) this.#complete = true;
+    // Only an unfinished line can outgrow the limit: whole lines are read right after each append.
+    if (!this.#complete && this.#bytes > this.maxBytes) {
+      this.clear();
+      throw new MessageTooLargeError(this.maxBytes);
+    }
+  }
+
+  /** The next whole line as a JSON-RPC message, or null; throws on a line that is not one (the caller goes on). */
+  readMessage(): JSONRPCMessage | null {
+    if (!this.#complete) return null;
+    const joined = this.#chunks.length > 1;
+    const held = joined ? Buffer.concat(this.#chunks, this.#bytes) : this.#chunks[0]!;
+    const end = held.indexOf(NEWLINE);
+    // A view into a big joined line would keep all of it alive: copy the (at most one chunk) rest.
+    const rest = joined ? Buffer.from(held.subarray(end + 1)) : held.subarray(end + 1);
+    this.#chunks = rest.length === 0 ? [] : [rest];
+    this.#bytes = rest.length;
+    this.#complete = rest.includes(NEWLINE);
+    return deserializeMessage(held.toString('utf8', 0, end).replace(/\r$/, ''));
+  }
+
+  clear(): void {
+    this.#chunks = [];
+    this.#bytes = 0;
+    this.#complete = false;
+  }
+}

@@ -1,0 +1,124 @@
+// The bounds the hostile tests rely on, without processes: result truncation
+// at UTF-8 boundaries and across blocks, the description cap, and the stdio
+// line buffer (linear, size-limited, holding no view into a big line).
+import { describe, expect, test } from 'vitest';
+import { convertCallResult, MAX_DESCRIPTION_BYTES, toAgentTool } from '../../src/services/adapter.js';
+import { AgentToolResult } from '../../src/services/agent-tool.js';
+import { LineBuffer, MessageTooLargeError } from '../../src/services/line-buffer.js';
+import { collectGarbage } from './helpers.js';
+
+const ctx = { server: 'srv', tool: 't' };
+const bounded = (result: unknown, max: number) => convertCallResult(result, ctx, { maxResultBytes: max });
+const texts = (result: AgentToolResult) => result.content.map((block) => (block.type === 'text' ? block.text : `<${block.type}>`));
+
+describe('max_result_bytes', () => {
+  test('a result within the bound is returned as converted, with no truncated flag', () => {
+    const result = bounded({ content: [{ type: 'text', text: 'abc' }], structuredContent: { a: 1 } }, 1024);
+    expect(result).toEqual({ content: [{ type: 'text', text: 'abc' }], details: { is_error: false, structured: { a: 1 }, server: 'srv', tool: 't' } });
+    expect(AgentToolResult.safeParse(result).success).toBe(true);
+  });
+
+  test('text is cut between characters, never inside one, and the note counts bytes', () => {
+    // 'é' is 2 bytes and '😀' 4: a 7-byte bound fits 'aé' + 'é' (5 bytes) but not the emoji.
+    const result = bounded({ content: [{ type: 'text', text: 'aéé😀b' }] }, 7);
+    expect(texts(result)).toEqual(['aéé\n[truncated: 5 of 10 bytes shown — max_result_bytes]']);
+    expect(result.details.truncated).toBe(true);
+  });
+
+  test('blocks share one budget: what fits is kept, the first text over it is cut, the rest is one note', () => {
+    const content = [
+      { type: 'text', text: 'x'.repeat(600) },
+      { type: 'image', data: 'A'.repeat(5000), mimeType: 'image/png' },
+      { type: 'text', text: 'y'.repeat(600) },
+      ...Array.from({ length: 1000 }, () => ({ type: 'text', text: 'z'.repeat(100) })),
+      { type: 'audio', data: 'B'.repeat(10), mimeType: 'audio/wav' },
+    ];
+    const result = bounded({ content }, 1024);
+    expect(texts(result)).toEqual([
+      'x'.repeat(600),
+      `${'y'.repeat(424)}\n[truncated: 424 of 600 bytes shown — max_result_bytes]`,
+      expect.stringMatching(/^\[omitted: 1002 blocks \(image image\/png, text, audio audio\/wav\), \d+ bytes — above max_result_bytes \(1024\)\]$/),
+    ]);
+    expect(AgentToolResult.safeParse(result).success).toBe(true);
+  });
+
+  test('structured content whose JSON is over the bound is dropped with a note', () => {
+    const result = bounded({ content: [{ type: 'text', text: 'ok' }], structuredContent: { big: 'v'.repeat(2000) } }, 1024);
+    expect(result.details).toEqual({ is_error: false, server: 'srv', tool: 't', truncated: true });
+    expect(texts(result)).toEqual(['ok', expect.stringMatching(/^\[omitted: structured content, 2010 bytes of JSON — above max_result_bytes \(1024\)\]$/)]);
+  });
+
+  test('an agent tool bounds results and error texts alike', async () => {
+    const tool = { name: 't', inputSchema: { type: 'object' as const } };
+    const big = toAgentTool('srv', tool, async () => ({ content: [{ type: 'text', text: 'r'.repeat(5000) }] }), { maxResultBytes: 1024 });
+    expect((await big.execute({})).details.truncated).toBe(true);
+    const failing = toAgentTool('srv', tool, async () => { throw new Error('e'.repeat(5000)); }, { maxResultBytes: 1024 });
+    const result = await failing.execute({});
+    expect(result.details).toMatchObject({ is_error: true, truncated: true });
+    expect(texts(result)[0]).toMatch(/^e{1024}\n\[truncated: 1024 of 5000 bytes shown/);
+  });
+
+  test('a description over the cap is cut with a note', () => {
+    const tool = toAgentTool('srv', { name: 't', description: 'd'.repeat(100_000), inputSchema: { type: 'object' } }, async () => ({}));
+    expect(tool.description).toBe(`${'d'.repeat(MAX_DESCRIPTION_BYTES)}\n[description truncated: ${MAX_DESCRIPTION_BYTES} of 100000 bytes shown]`);
+  });
+});
+
+describe('LineBuffer', () => {
+  const message = (id: number) => `${JSON.stringify({ jsonrpc: '2.0', id, result: {} })}\n`;
+
+  test('reads whole lines across chunks, CRLF included, and several per chunk', () => {
+    const buffer = new LineBuffer(1024);
+    const line = message(1);
+    buffer.append(Buffer.from(line.slice(0, 10)));
+    expect(buffer.readMessage()).toBeNull();
+    buffer.append(Buffer.from(`${line.slice(10, -1)}\r\n${message(2)}${message(3).slice(0, 5)}`));
+    expect([buffer.readMessage(), buffer.readMessage(), buffer.readMessage()]).toEqual([
+      { jsonrpc: '2.0', id: 1, result: {} },
+      { jsonrpc: '2.0', id: 2, result: {} },
+      null,
+    ]);
+    buffer.append(Buffer.from(message(3).slice(5)));
+    expect(buffer.readMessage()).toEqual({ jsonrpc: '2.0', id: 3, result: {} });
+  });
+
+  test('a line that is not JSON-RPC throws once and is gone; the next one reads', () => {
+    const buffer = new LineBuffer(1024);
+    buffer.append(Buffer.from(`not json\n${message(4)}`));
+    expect(() => buffer.readMessage()).toThrow(SyntaxError);
+    expect(buffer.readMessage()).toEqual({ jsonrpc: '2.0', id: 4, result: {} });
+  });
+
+  test('an unfinished line over the limit throws MessageTooLargeError and is forgotten', () => {
+    const buffer = new LineBuffer(1024 * 1024);
+    const chunk = Buffer.alloc(64 * 1024, 'a');
+    let thrown: unknown;
+    try {
+      for (let i = 0; i < 17; i += 1) buffer.append(chunk);
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(MessageTooLargeError);
+    expect((thrown as Error).message).toBe('the server sent a message larger than 1 MiB, the most one message may be');
+    // Nothing of the long line is left to be taken for the start of the next message.
+    buffer.append(Buffer.from(message(5)));
+    expect(buffer.readMessage()).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
+  });
+
+  test('copies what follows a joined line, so no view keeps the big line alive', async () => {
+    const buffer = new LineBuffer();
+    const big = `${JSON.stringify({ jsonrpc: '2.0', id: 6, result: { text: 'x'.repeat(10_000_000) } })}\n`;
+    const before = await externalMB();
+    for (let at = 0; at < big.length; at += 65_536) buffer.append(Buffer.from(big.slice(at, at + 65_536)));
+    // The last chunk holds the end of the big line and the start of the next.
+    buffer.append(Buffer.from('{"jsonrpc":'));
+    expect(buffer.readMessage()).toMatchObject({ id: 6 });
+    expect((await externalMB()) - before).toBeLessThan(2);
+  });
+});
+
+/** Memory held in buffers outside the JS heap after a full collection, in MB. */
+async function externalMB(): Promise<number> {
+  await collectGarbage();
+  return process.memoryUsage().arrayBuffers / 1e6;
+}
