@@ -34,9 +34,15 @@ export async function readApiToken(stateDir: string, env: NodeJS.ProcessEnv = pr
 
 /** Constant-time comparison; hashing first makes the buffers equal-length whatever was sent. */
 export function tokensEqual(expected: string, presented: string): boolean {
-  const a = createHash('sha256').update(expected).digest();
   const b = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, b);
+  return timingSafeEqual(digestOf(expected), b);
+}
+
+// The expected token is the same on every request: hash it once (one entry; it changes only with the token).
+let lastExpected: { token: string; digest: Buffer } | undefined;
+function digestOf(token: string): Buffer {
+  if (lastExpected?.token !== token) lastExpected = { token, digest: createHash('sha256').update(token).digest() };
+  return lastExpected.digest;
 }
 
 async function readTokenFile(file: string): Promise<string | undefined> {

@@ -101,8 +101,9 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     lastWarnings = new Set(warnings);
   }
 
+  const memo: ParseMemo = {};
   async function read(target: string): Promise<Snapshot> {
-    const snapshot = await readSnapshot(target);
+    const snapshot = await readSnapshot(target, memo);
     report(warningsOf(target, snapshot));
     return snapshot;
   }
@@ -111,7 +112,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     const target = file();
     const snapshot = await read(target);
     return {
-      servers: snapshot.state === 'ok' ? snapshot.doc.servers : [],
+      // A fresh list each time (the parsed document may be shared with the next read).
+      servers: snapshot.state === 'ok' ? [...snapshot.doc.servers] : [],
       warnings: warningsOf(target, snapshot),
       invalidNames:
         snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
@@ -194,7 +196,14 @@ type Snapshot =
   | { state: 'broken'; problem: string }
   | { state: 'ok'; doc: ReturnType<typeof parseServersDocument> };
 
-async function readSnapshot(file: string): Promise<Snapshot> {
+/** The last text read and what it parsed to; the parsed configs are frozen, so sharing them is safe. */
+interface ParseMemo {
+  file?: string;
+  text?: string;
+  snapshot?: Snapshot;
+}
+
+async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapshot> {
   let text: string;
   try {
     text = await readFile(file, 'utf8');
@@ -204,13 +213,27 @@ async function readSnapshot(file: string): Promise<Snapshot> {
     // Unreadable is treated as broken: we cannot know what a write would destroy.
     return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
   }
+  // The startup queue re-reads the file for every server it dequeues: the same
+  // text parses to the same document, so it is parsed and validated once
+  // (n servers would otherwise cost n² entry validations).
+  if (memo.snapshot !== undefined && memo.file === file && memo.text === text) return memo.snapshot;
+  let snapshot: Snapshot;
   try {
     const { value, serverOrder } = parseJsonText(text);
-    return { state: 'ok', doc: parseServersDocument(value, serverOrder) };
+    snapshot = { state: 'ok', doc: parseServersDocument(value, serverOrder) };
+    for (const [, config] of snapshot.doc.servers) deepFreeze(config);
   } catch (err) {
-    if (err instanceof ConfigError) return { state: 'broken', problem: err.message };
-    throw err;
+    if (!(err instanceof ConfigError)) throw err;
+    snapshot = { state: 'broken', problem: err.message };
   }
+  Object.assign(memo, { file, text, snapshot });
+  return snapshot;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) deepFreeze(inner);
 }
 
 function warningsOf(file: string, snapshot: Snapshot): string[] {
