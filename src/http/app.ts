@@ -7,6 +7,7 @@ import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
 import { serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
+import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { bearerAuth, hostCheck, originCheck, requireJson } from './security.js';
 
 /** Default bound on a request body: 1 MiB. */
@@ -34,7 +35,8 @@ export interface ManagementAppOptions {
 /**
  * The management API of SPEC §6 as an express app. Security runs in order:
  * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
- * the bearer token, the Origin of mutations, the content type, the body limit.
+ * the bearer token (or the page's session cookie), the Origin of mutations,
+ * the content type, the body limit. The management page is served at `/`.
  */
 export function createManagementApp(host: McpHost, options: ManagementAppOptions): Express {
   const bindHost = options.bindHost ?? '127.0.0.1';
@@ -48,6 +50,10 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get('/healthz', function healthz(_req, res) {
     res.json({ ok: true });
   });
+
+  // The management page and its sign-in; the page's files hold no secret, so they need no token.
+  app.use(pageRoutes());
+  app.use('/ui/session', sessionRoutes({ token: options.token, bindHost, allowedHosts: extraHosts }));
 
   const api = express.Router();
   api.use(bearerAuth(options.token));

@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
+import { hasValidSession } from './session.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -32,9 +33,16 @@ export function allowedHostValues(bindHost: string, port: number, extra: readonl
  * port is read from the socket, so the check is right even after `listen(0)`.
  */
 export function hostCheck(bindHost: string, extra: readonly string[] = []): RequestHandler {
+  // One set per local port (normally one), built once instead of on every request.
+  const byPort = new Map<number, Set<string>>();
   return function checkHost(req, _res, next) {
     const host = req.headers.host?.toLowerCase();
-    const allowed = allowedHostValues(bindHost, req.socket.localPort ?? 0, extra);
+    const port = req.socket.localPort ?? 0;
+    let allowed = byPort.get(port);
+    if (allowed === undefined) {
+      allowed = allowedHostValues(bindHost, port, extra);
+      byPort.set(port, allowed);
+    }
     if (host === undefined || !allowed.has(host)) {
       next(new HttpError(403, 'forbidden_host', 'Host header does not name this server'));
       return;
@@ -43,10 +51,21 @@ export function hostCheck(bindHost: string, extra: readonly string[] = []): Requ
   };
 }
 
-/** Requires `Authorization: Bearer <token>`, compared in constant time. */
+/**
+ * Requires `Authorization: Bearer <token>` or, when no such header is sent,
+ * the management page's session cookie; both compared in constant time. A
+ * request let in by the cookie is marked, so `originCheck` can hold it to
+ * the stricter rule browsers make possible.
+ */
 export function bearerAuth(token: string): RequestHandler {
   return function checkToken(req, res, next) {
-    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(req.headers.authorization ?? '');
+    const header = req.headers.authorization;
+    if (header === undefined && hasValidSession(req, token)) {
+      res.locals.viaSessionCookie = true;
+      next();
+      return;
+    }
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
     if (!match?.[1] || !tokensEqual(token, match[1])) {
       res.setHeader('WWW-Authenticate', 'Bearer');
       next(new HttpError(401, 'unauthorized', 'missing or wrong bearer token'));
@@ -59,13 +78,24 @@ export function bearerAuth(token: string): RequestHandler {
 /**
  * A mutation carrying an `Origin` must come from this server's own origin:
  * a browser page elsewhere cannot drive the API (CSRF). Requests without
- * `Origin` (the CLI, curl) pass; `Origin: null` does not.
+ * `Origin` (the CLI, curl) pass; `Origin: null` does not. A mutation
+ * authenticated by the page's cookie must carry its `Origin`: browsers always
+ * send one on POST/PATCH/DELETE, so a request without it did not come from
+ * the page.
  */
 export function originCheck(bindHost: string, extra: readonly string[] = []): RequestHandler {
-  return function checkOrigin(req, _res, next) {
+  return function checkOrigin(req, res, next) {
     const origin = req.headers.origin;
-    if (!MUTATIONS.has(req.method) || origin === undefined) {
+    if (!MUTATIONS.has(req.method)) {
       next();
+      return;
+    }
+    if (origin === undefined) {
+      if (res.locals.viaSessionCookie === true) {
+        next(new HttpError(403, 'forbidden_origin', 'a cookie-authenticated mutation must send its Origin'));
+      } else {
+        next();
+      }
       return;
     }
     if (!isOwnOrigin(origin, req, bindHost, extra)) {

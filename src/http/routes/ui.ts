@@ -1,0 +1,97 @@
+import { fileURLToPath } from 'node:url';
+import express, { Router } from 'express';
+import type { Response } from 'express';
+import { z } from 'zod';
+import { tokensEqual } from '../api-token.js';
+import { HttpError } from '../errors.js';
+import { originCheck, requireJson } from '../security.js';
+import { clearedSessionCookie, hasValidSession, sessionCookie, sessionValue } from '../session.js';
+
+/** The page's static files: plain ES modules and CSS, served as they are (no build step). */
+const UI_DIR = fileURLToPath(new URL('../ui/', import.meta.url));
+/** The generated state diagrams; the page inlines `server.svg` to highlight a server's state. */
+const DIAGRAMS_DIR = fileURLToPath(new URL('../../../diagrams/', import.meta.url));
+const DIAGRAM_FILE = /^[a-z]+\.svg$/;
+
+/**
+ * Nothing from elsewhere: no inline script, no CDN, no framing (clickjacking),
+ * and no `Referer`, so a `?token=` in the page's URL cannot leak through one.
+ */
+function setPageHeaders(res: Response): void {
+  res.setHeader(
+    'Content-Security-Policy',
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
+      "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+  );
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  // Revalidate every time: after an upgrade the page must not run stale modules.
+  res.setHeader('Cache-Control', 'no-cache');
+}
+
+/** The management page at `/`, its assets under `/ui/`, and the diagrams under `/ui/diagrams/`. */
+export function pageRoutes(): Router {
+  const router = Router();
+  const statics = { index: false, dotfiles: 'ignore', setHeaders: setPageHeaders } as const;
+
+  router.get('/', function page(_req, res) {
+    setPageHeaders(res);
+    res.sendFile('index.html', { root: UI_DIR });
+  });
+
+  router.get('/ui/diagrams/:file', function diagram(req, res, next) {
+    if (!DIAGRAM_FILE.test(req.params.file)) return next();
+    setPageHeaders(res);
+    res.sendFile(req.params.file, { root: DIAGRAMS_DIR }, (err) => err && next());
+  });
+
+  router.use('/ui', express.static(UI_DIR, statics));
+  return router;
+}
+
+const SignIn = z.strictObject({ token: z.string().min(1).max(4096) });
+
+export interface SessionRoutesOptions {
+  /** The API token a sign-in must present. */
+  token: string;
+  bindHost: string;
+  allowedHosts: readonly string[];
+}
+
+/**
+ * `GET /ui/session` → `{signed_in}`; `POST /ui/session` `{token}` → 204 and
+ * the session cookie, or 401; `DELETE /ui/session` → 204 and the cookie
+ * cleared. The mutations are Origin-checked exactly as on the API.
+ */
+export function sessionRoutes(options: SessionRoutesOptions): Router {
+  const router = Router();
+  const value = sessionValue(options.token);
+  router.use(originCheck(options.bindHost, options.allowedHosts));
+  router.use(requireJson);
+  router.use(express.json({ limit: 8 * 1024 }));
+
+  // Lets the page choose between its sign-in form and the servers without provoking a 401.
+  router.get('/', function session(req, res) {
+    res.setHeader('Cache-Control', 'no-store');
+    res.json({ signed_in: hasValidSession(req, options.token) });
+  });
+
+  router.post('/', function signIn(req, res) {
+    const body = SignIn.safeParse(req.body ?? {});
+    if (!body.success) throw new HttpError(400, 'invalid_request', 'token: a non-empty string is required', 'token');
+    if (!tokensEqual(options.token, body.data.token)) {
+      throw new HttpError(401, 'unauthorized', 'that is not the API token of this worker', 'token');
+    }
+    res.setHeader('Set-Cookie', sessionCookie(req.socket.localPort ?? 0, value));
+    res.setHeader('Cache-Control', 'no-store');
+    res.status(204).end();
+  });
+
+  router.delete('/', function signOut(req, res) {
+    res.setHeader('Set-Cookie', clearedSessionCookie(req.socket.localPort ?? 0));
+    res.status(204).end();
+  });
+
+  return router;
+}

@@ -1,0 +1,492 @@
+// The management page. State comes from the catalog (what each server offers)
+// and the journal's event stream (live states, without reloading). The API
+// token is exchanged once for an HttpOnly cookie and never kept by the page.
+import * as api from './api.js';
+import { detailNodes, emptyDetail, sinceText } from './details.js';
+import { $, $$, h, badge, replaceKeeping } from './dom.js';
+import { filterOptions, journalRows } from './journal.js';
+import { openServerForm } from './server-form.js';
+import { selectTab, tablist } from './tabs.js';
+
+/** Events kept in memory for the journal view. */
+const KEEP_EVENTS = 2000;
+/** What a transition event says about a server; `stateSeq` is the event's seq. */
+const LIVE_FIELDS = ['state', 'ready', 'error', 'error_kind', 'since', 'stateSeq'];
+const pick = (from, keys) => Object.fromEntries(keys.map((key) => [key, from[key]]));
+
+const state = {
+  /** name → catalog entry; `stateSeq` marks the journal event a live state came from. */
+  servers: new Map(),
+  /** name → id of the server's current actor: a replaced actor's last steps are not its state. */
+  actors: new Map(),
+  selected: null,
+  tab: 'tools',
+  view: 'servers',
+  events: [],
+  lastSeq: 0,
+  busy: new Map(),
+  notices: new Map(),
+  diagram: undefined,
+  stream: undefined,
+  filterKey: '',
+};
+
+// ---------------------------------------------------------------- sign-in
+
+async function boot() {
+  api.whenUnauthorized(() => showSignIn('Your session ended. Sign in again.'));
+  tablist($('#view-nav [role=tablist]'), showView);
+  $('#sign-in-form').addEventListener('submit', submitSignIn);
+  $('#sign-out').addEventListener('click', signOut);
+  $('#add-server').addEventListener('click', addServer);
+  $('#journal-filter').addEventListener('change', renderJournal);
+  setInterval(tickTimes, 15_000);
+
+  // `?token=` is read once and removed at once, so it stays in neither the address bar nor history.
+  const url = new URL(location.href);
+  const token = url.searchParams.get('token');
+  if (token !== null) {
+    url.searchParams.delete('token');
+    history.replaceState(null, '', url.pathname + url.search + url.hash);
+    try {
+      await api.signIn(token);
+    } catch (err) {
+      return showSignIn(err.status === 401 ? 'The token in the link is not this worker’s.' : err.message);
+    }
+  }
+  try {
+    const { signed_in: signedIn } = await api.session();
+    if (!signedIn) return showSignIn();
+    await start();
+  } catch (err) {
+    if (err.status !== 401) showSignIn(`The worker could not be reached: ${err.message}`);
+  }
+}
+
+function showSignIn(message) {
+  closeStream();
+  state.servers.clear();
+  state.events = [];
+  state.lastSeq = 0;
+  for (const id of ['#servers-view', '#journal-view', '#view-nav', '#session-bar']) $(id).hidden = true;
+  $('#sign-in-view').hidden = false;
+  $('#token-error').textContent = message ?? '';
+  const input = $('#token-input');
+  if (message) input.setAttribute('aria-invalid', 'true');
+  else input.removeAttribute('aria-invalid');
+  input.value = '';
+  input.focus();
+}
+
+async function submitSignIn(event) {
+  event.preventDefault();
+  const input = $('#token-input');
+  const token = input.value.trim();
+  // The token leaves the DOM before anything else happens.
+  input.value = '';
+  if (token === '') return showSignIn('Enter the API token.');
+  try {
+    await api.signIn(token);
+  } catch (err) {
+    return showSignIn(err.status === 401 ? 'That is not the API token of this worker.' : err.message);
+  }
+  try {
+    await start();
+  } catch (err) {
+    if (err.status !== 401) return showSignIn(`The worker could not be reached: ${err.message}`);
+  }
+  $('#main').focus({ preventScroll: true });
+}
+
+async function signOut() {
+  try {
+    await api.signOut();
+  } finally {
+    showSignIn();
+    toast('Signed out.');
+  }
+}
+
+// ---------------------------------------------------------------- data
+
+async function start() {
+  await load();
+  $('#sign-in-view').hidden = true;
+  $('#token-error').textContent = '';
+  $('#view-nav').hidden = false;
+  $('#session-bar').hidden = false;
+  showView(state.view);
+  loadDiagram();
+}
+
+/**
+ * Reads the journal, then the catalog, then follows the stream from the
+ * journal's last event: nothing between the reads is missed, and replayed
+ * events are dropped by their seq.
+ */
+async function load() {
+  const { events } = await api.events(0);
+  const { servers } = await api.catalog();
+  state.events = events.slice(-KEEP_EVENTS);
+  state.lastSeq = events.at(-1)?.seq ?? 0;
+  state.actors.clear();
+  for (const event of events) if (event.type === 'server.configured') state.actors.set(event.server, event.actor);
+  state.servers = new Map(servers.map((s) => [s.name, s]));
+  const wanted = state.selected ?? decodeURIComponent(location.hash.replace(/^#server=/, ''));
+  state.selected = state.servers.has(wanted) ? wanted : (servers[0]?.name ?? null);
+  openStream();
+  renderServers();
+  renderJournal();
+}
+
+let retryTimer;
+let retryDelay = 1000;
+
+function openStream() {
+  closeStream();
+  setLive('connecting');
+  const stream = new EventSource(`/api/mcp/events/stream?since=${state.lastSeq}`);
+  state.stream = stream;
+  stream.addEventListener('open', () => {
+    retryDelay = 1000;
+    setLive('live');
+  });
+  stream.addEventListener('journal', (message) => onEvent(JSON.parse(message.data)));
+  stream.addEventListener('error', () => {
+    // EventSource would resume with Last-Event-ID, but a restarted worker
+    // numbers its journal from 1 again: reload everything instead.
+    if (state.stream !== stream) return;
+    closeStream();
+    setLive('reconnecting');
+    retryTimer = setTimeout(reconnect, retryDelay);
+  });
+}
+
+async function reconnect() {
+  try {
+    await load();
+  } catch (err) {
+    // A 401 has already brought up the sign-in form.
+    if (err.status === 401) return;
+    setLive('offline');
+    retryDelay = Math.min(retryDelay * 2, 15_000);
+    retryTimer = setTimeout(reconnect, retryDelay);
+  }
+}
+
+function closeStream() {
+  clearTimeout(retryTimer);
+  state.stream?.close();
+  state.stream = undefined;
+}
+
+function setLive(mode) {
+  const text = { connecting: 'Connecting…', live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' }[mode];
+  $('#live').dataset.state = mode;
+  $('#live-text').textContent = text;
+}
+
+/** One journal event: a state change shows at once; the rest comes with the next catalog read. */
+function onEvent(event) {
+  if (event.seq <= state.lastSeq) return;
+  state.lastSeq = event.seq;
+  state.events.push(event);
+  if (state.events.length > KEEP_EVENTS) state.events.splice(0, state.events.length - KEEP_EVENTS);
+
+  const entry = state.servers.get(event.server);
+  if (event.type === 'server.configured') {
+    state.actors.set(event.server, event.actor);
+    if (!entry) state.servers.set(event.server, placeholder(event));
+  } else if (event.type === 'server.transitioned' && entry) {
+    const current = state.actors.get(event.server);
+    if (current === undefined || current === event.actor) {
+      const live = { state: event.to, ready: event.to === 'ready', since: event.at, stateSeq: event.seq };
+      Object.assign(entry, live, pick(event, ['error', 'error_kind']));
+    }
+  } else if (event.type === 'server.removed') {
+    state.servers.delete(event.server);
+    state.actors.delete(event.server);
+    if (state.selected === event.server) state.selected = state.servers.keys().next().value ?? null;
+  }
+  renderServers();
+  renderJournal();
+  scheduleRefresh();
+}
+
+/** A server seen in the stream before the catalog knows it. */
+function placeholder(event) {
+  return {
+    name: event.server,
+    config: event.config,
+    state: 'pending',
+    ready: false,
+    error: null,
+    error_kind: null,
+    auth: { kind: event.config?.auth?.kind ?? 'none', status: 'none' },
+    tool_count: 0,
+    since: event.at,
+    tools: [],
+    resources: [],
+    prompts: [],
+    stateSeq: event.seq,
+  };
+}
+
+let refreshTimer;
+function scheduleRefresh() {
+  clearTimeout(refreshTimer);
+  refreshTimer = setTimeout(refresh, 150);
+}
+
+/** Re-reads the catalog; a state the stream delivered after the request was sent is kept. */
+async function refresh() {
+  const asOf = state.lastSeq;
+  let servers;
+  try {
+    ({ servers } = await api.catalog());
+  } catch {
+    return;
+  }
+  const next = new Map();
+  for (const server of servers) {
+    const known = state.servers.get(server.name);
+    if (known?.stateSeq > asOf) {
+      Object.assign(server, pick(known, LIVE_FIELDS));
+    }
+    next.set(server.name, server);
+  }
+  state.servers = next;
+  if (state.selected !== null && !next.has(state.selected)) state.selected = next.keys().next().value ?? null;
+  renderServers();
+}
+
+async function loadDiagram() {
+  if (state.diagram) return;
+  try {
+    const res = await fetch('/ui/diagrams/server.svg', { cache: 'no-cache' });
+    if (!res.ok) return;
+    const doc = new DOMParser().parseFromString(await res.text(), 'image/svg+xml');
+    if (doc.documentElement.nodeName !== 'svg') return;
+    // Our own file, but inlined into the page: nothing in it may run.
+    for (const el of doc.querySelectorAll('script, foreignObject')) el.remove();
+    state.diagram = doc;
+    renderDetail();
+  } catch {
+    // The diagram is a help, not a requirement: the panel says it is loading.
+  }
+}
+
+// ---------------------------------------------------------------- rendering
+
+function showView(view) {
+  state.view = view;
+  selectTab($('#view-nav [role=tablist]'), view);
+  $('#servers-view').hidden = view !== 'servers';
+  $('#journal-view').hidden = view !== 'journal';
+  renderServers();
+  renderJournal();
+}
+
+function renderServers() {
+  if (state.view !== 'servers') return;
+  const entries = [...state.servers.values()];
+  $('#server-count').textContent = String(entries.length);
+  $('#servers-empty').hidden = entries.length > 0;
+  const rows = entries.map((entry) => {
+    const selected = entry.name === state.selected;
+    return h(
+      'tr',
+      // A click anywhere on the row selects it too; the name's button is the keyboard's way.
+      { class: selected ? 'selected' : null, 'data-name': entry.name, onclick: (e) => e.target.closest('button') || select(entry.name) },
+      h(
+        'td',
+        {},
+        h(
+          'button',
+          {
+            type: 'button',
+            class: 'row-button',
+            'data-key': `row:${entry.name}`,
+            'aria-current': selected ? 'true' : null,
+            onclick: () => select(entry.name),
+          },
+          entry.name,
+        ),
+        entry.error ? h('span', { class: 'row-error', title: entry.error }, entry.error_kind ?? 'error') : null,
+      ),
+      h('td', {}, badge(entry.state)),
+      h('td', { class: 'col-type muted' }, entry.config.type ?? ''),
+      h('td', { class: 'num' }, String(entry.tools?.length ?? entry.tool_count ?? 0)),
+    );
+  });
+  replaceKeeping($('#servers-body'), rows);
+  renderDetail();
+}
+
+function renderDetail() {
+  const container = $('#detail');
+  const entry = state.selected === null ? undefined : state.servers.get(state.selected);
+  if (!entry) {
+    container.removeAttribute('aria-labelledby');
+    replaceKeeping(container, emptyDetail(state.servers.size > 0));
+    return;
+  }
+  container.setAttribute('aria-labelledby', 'detail-title');
+  const name = entry.name;
+  replaceKeeping(
+    container,
+    detailNodes(entry, {
+      tab: state.tab,
+      setTab: (tab) => {
+        state.tab = tab;
+        renderDetail();
+      },
+      busy: state.busy.get(name),
+      notice: state.notices.get(name),
+      diagram: state.diagram,
+      edit: () => editServer(name),
+      toggle: () => toggleServer(name),
+      restart: () => restartServer(name),
+      remove: () => deleteServer(name),
+      signIn: () => signInServer(name),
+    }),
+  );
+}
+
+function renderJournal() {
+  if (state.view !== 'journal') return;
+  const select = $('#journal-filter');
+  const names = new Set([...state.servers.keys(), ...state.events.map((e) => e.server)]);
+  const key = [...names].sort().join('\n');
+  if (key !== state.filterKey) {
+    state.filterKey = key;
+    filterOptions(select, state.events, state.servers.keys());
+  }
+  const rows = journalRows(state.events, select.value);
+  $('#journal-body').replaceChildren(...rows);
+  $('#journal-empty').hidden = rows.length > 0;
+}
+
+function select(name) {
+  state.selected = name;
+  history.replaceState(null, '', `#server=${encodeURIComponent(name)}`);
+  renderServers();
+  // On a narrow screen the panel is below the list: bring it into view.
+  if (matchMedia('(max-width: 860px)').matches) {
+    const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
+    $('#detail').scrollIntoView({ block: 'start', behavior: still ? 'auto' : 'smooth' });
+  }
+}
+
+/** Keeps "since 12 s ago" true without re-rendering the panel. */
+function tickTimes() {
+  const entry = state.servers.get(state.selected);
+  for (const el of $$('[data-since]', $('#detail'))) if (entry) el.textContent = sinceText(entry);
+}
+
+let toastTimer;
+function toast(text) {
+  const el = $('#toast');
+  el.textContent = text;
+  el.classList.add('shown');
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => el.classList.remove('shown'), 4000);
+}
+
+// ---------------------------------------------------------------- actions
+
+/** Runs `work` as `action` of `name`: its button says so, and a failure lands in the panel. */
+async function act(name, action, work) {
+  state.busy.set(name, action);
+  state.notices.delete(name);
+  renderDetail();
+  try {
+    return await work();
+  } catch (err) {
+    if (err.status !== 401) state.notices.set(name, { kind: 'error', text: err.message });
+    return undefined;
+  } finally {
+    state.busy.delete(name);
+    renderDetail();
+  }
+}
+
+async function addServer() {
+  const result = await openServerForm($('#server-dialog'), undefined);
+  if (!result?.saved) return;
+  const view = result.saved;
+  // The stream usually knows the server already; its newer state wins.
+  if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+  toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
+  select(view.name);
+  scheduleRefresh();
+}
+
+async function editServer(name) {
+  const entry = state.servers.get(name);
+  if (!entry) return;
+  const result = await openServerForm($('#server-dialog'), entry);
+  if (result?.unchanged) toast('Nothing changed.');
+  if (result?.saved) {
+    toast(`Saved ${name}: ${result.saved.state.replaceAll('_', ' ')}.`);
+    scheduleRefresh();
+  }
+}
+
+async function toggleServer(name) {
+  const enabled = state.servers.get(name)?.config.enabled !== false;
+  const view = await act(name, 'toggle', () => api.patchServer(name, { enabled: !enabled }));
+  if (view) toast(`${name} ${enabled ? 'disabled' : 'enabled'}.`);
+  scheduleRefresh();
+}
+
+async function restartServer(name) {
+  const view = await act(name, 'restart', () => api.restartServer(name));
+  if (view) toast(`Restarted ${name}: ${view.state.replaceAll('_', ' ')}.`);
+  scheduleRefresh();
+}
+
+async function deleteServer(name) {
+  const ok = await confirmDialog(
+    `Delete ${name}?`,
+    'The server is stopped, its tools are removed, and its entry (with its stored credentials) is deleted from mcp_servers.json.',
+    'Delete server',
+  );
+  if (!ok) return;
+  const done = await act(name, 'delete', async () => {
+    await api.deleteServer(name);
+    return true;
+  });
+  if (!done) return;
+  state.servers.delete(name);
+  if (state.selected === name) state.selected = state.servers.keys().next().value ?? null;
+  toast(`Deleted ${name}.`);
+  renderServers();
+  $('#add-server').focus();
+}
+
+/** OAuth consent: the worker answers with the URL to open, or says why it cannot. */
+async function signInServer(name) {
+  const answer = await act(name, 'signin', () => api.beginAuth(name));
+  const url = answer?.authorization_url;
+  if (typeof url === 'string' && /^https?:\/\//i.test(url)) {
+    window.open(url, '_blank', 'noopener');
+    state.notices.set(name, { kind: 'info', text: 'Continue signing in in the new tab; the state updates here when it is done.' });
+    renderDetail();
+  } else if (answer !== undefined) {
+    state.notices.set(name, { kind: 'error', text: 'The worker did not return an authorization URL.' });
+    renderDetail();
+  }
+}
+
+function confirmDialog(title, text, okText) {
+  const dialog = $('#confirm-dialog');
+  $('#confirm-title').textContent = title;
+  $('#confirm-text').textContent = text;
+  $('#confirm-ok').textContent = okText;
+  dialog.returnValue = '';
+  dialog.showModal();
+  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true }));
+}
+
+boot();

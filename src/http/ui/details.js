@@ -1,0 +1,333 @@
+// The panel of one server: actions, last error, and what it offers (tools,
+// resources, prompts), its masked configuration, and its lifecycle diagram.
+import { ago, badge, h, label } from './dom.js';
+import { tablist } from './tabs.js';
+
+const TABS = [
+  ['tools', 'Tools'],
+  ['resources', 'Resources'],
+  ['prompts', 'Prompts'],
+  ['config', 'Configuration'],
+  ['lifecycle', 'Lifecycle'],
+];
+
+/**
+ * The panel's nodes for `entry` (a catalog entry). `ctx`: `tab` and
+ * `setTab(id)`, `busy` (action in flight or undefined), `notice`
+ * (`{kind, text}` or undefined), `diagram` (the parsed SVG document or
+ * undefined), and the action callbacks `edit`, `toggle`, `restart`,
+ * `remove`, `signIn`.
+ */
+export function detailNodes(entry, ctx) {
+  return [head(entry, ctx), notice(ctx.notice), lastError(entry), tabs(entry, ctx)].filter(Boolean);
+}
+
+/** What the panel shows when no server is selected. */
+export function emptyDetail(hasServers) {
+  return [
+    h(
+      'div',
+      { class: 'placeholder' },
+      h('h2', {}, hasServers ? 'Select a server' : 'No servers'),
+      h(
+        'p',
+        { class: 'muted' },
+        hasServers ? 'Its tools, resources, prompts, configuration and lifecycle show here.' : 'Add a server to see its tools here.',
+      ),
+    ),
+  ];
+}
+
+function head(entry, ctx) {
+  const enabled = entry.config.enabled !== false;
+  const busy = ctx.busy;
+  // aria-disabled, not disabled: a disabled button drops keyboard focus, and
+  // the user should still be on Restart when the restart is done.
+  const action = (key, text, busyText, onclick, extra = {}) =>
+    h(
+      'button',
+      {
+        type: 'button',
+        class: `button ${extra.class ?? ''}`,
+        'data-key': `action:${key}`,
+        'aria-disabled': busy !== undefined ? 'true' : null,
+        'aria-busy': busy === key ? 'true' : null,
+        onclick: () => busy === undefined && onclick(),
+      },
+      busy === key ? busyText : text,
+    );
+  const oauth = entry.auth?.kind === 'oauth';
+  return h(
+    'div',
+    { class: 'detail-head' },
+    h(
+      'div',
+      { class: 'detail-title' },
+      h('h2', { id: 'detail-title' }, entry.name),
+      badge(entry.state),
+      h('p', { class: 'meta' }, summary(entry), ' · ', h('span', { 'data-since': '', title: entry.since }, sinceText(entry))),
+    ),
+    h(
+      'div',
+      { class: 'actions', role: 'group', 'aria-label': `Actions for ${entry.name}` },
+      action('edit', 'Edit', 'Edit', ctx.edit),
+      action('toggle', enabled ? 'Disable' : 'Enable', enabled ? 'Disabling…' : 'Enabling…', ctx.toggle),
+      action('restart', 'Restart', 'Restarting…', ctx.restart),
+      oauth && action('signin', 'Sign in', 'Signing in…', ctx.signIn, { class: entry.state === 'needs_reauth' ? 'primary' : '' }),
+      action('delete', 'Delete', 'Deleting…', ctx.remove, { class: 'danger-outline' }),
+    ),
+  );
+}
+
+function summary(entry) {
+  const config = entry.config;
+  if (config.type === 'remote') return `Remote · ${config.url}`;
+  return `Local · ${(config.command ?? []).join(' ')}`;
+}
+
+/** "ready since 2 min ago": when the server entered its current state. */
+export function sinceText(entry) {
+  return `${label(entry.state)} since ${ago(entry.since)}`;
+}
+
+function notice(n) {
+  if (!n) return null;
+  return h('p', { class: `notice ${n.kind}`, role: n.kind === 'error' ? 'alert' : 'status' }, n.text);
+}
+
+function lastError(entry) {
+  if (!entry.error) return null;
+  return h(
+    'div',
+    { class: 'error-box', role: 'note', 'aria-label': 'Last error' },
+    h('p', { class: 'error-title' }, 'Last error', entry.error_kind ? h('span', { class: 'kind' }, entry.error_kind) : null),
+    h('p', { class: 'error-text' }, entry.error),
+  );
+}
+
+function tabs(entry, ctx) {
+  const counts = { tools: entry.tools.length, resources: entry.resources.length, prompts: entry.prompts.length };
+  const active = TABS.some(([id]) => id === ctx.tab) ? ctx.tab : 'tools';
+  const list = h(
+    'div',
+    { role: 'tablist', 'aria-label': `${entry.name} details`, class: 'subtabs' },
+    TABS.map(([id, text]) =>
+      h(
+        'button',
+        {
+          type: 'button',
+          role: 'tab',
+          id: `subtab-${id}`,
+          'data-key': `subtab:${id}`,
+          'data-tab': id,
+          'aria-selected': String(id === active),
+          'aria-controls': 'subpanel',
+          tabindex: id === active ? '0' : '-1',
+        },
+        text,
+        id in counts ? h('span', { class: 'count' }, String(counts[id])) : null,
+      ),
+    ),
+  );
+  tablist(list, (id) => ctx.setTab(id));
+  const panel = h(
+    'div',
+    { role: 'tabpanel', id: 'subpanel', 'aria-labelledby': `subtab-${active}`, class: 'subpanel' },
+    panelFor(active, entry, ctx),
+  );
+  return h('div', { class: 'detail-tabs' }, list, panel);
+}
+
+function panelFor(tab, entry, ctx) {
+  switch (tab) {
+    case 'resources':
+      return resources(entry);
+    case 'prompts':
+      return prompts(entry);
+    case 'config':
+      return configView(entry);
+    case 'lifecycle':
+      return diagram(entry, ctx.diagram);
+    default:
+      return tools(entry);
+  }
+}
+
+function empty(text) {
+  return h('p', { class: 'empty' }, text);
+}
+
+function notReady(entry, what) {
+  return entry.state === 'ready' ? `This server offers no ${what}.` : `No ${what} while the server is ${label(entry.state)}.`;
+}
+
+function tools(entry) {
+  if (entry.tools.length === 0) return empty(notReady(entry, 'tools'));
+  return h(
+    'ul',
+    { class: 'item-list', 'aria-label': 'Tools' },
+    entry.tools.map((tool) =>
+      h(
+        'li',
+        { class: 'item' },
+        h(
+          'div',
+          { class: 'item-head' },
+          h('code', { class: 'item-name' }, tool.name),
+          tool.original !== tool.name ? h('span', { class: 'muted small' }, 'original ', h('code', {}, tool.original)) : null,
+        ),
+        tool.description ? h('p', { class: 'item-text' }, tool.description) : null,
+        params(tool.parameters),
+        h(
+          'details',
+          { class: 'schema', 'data-key': `schema:${tool.name}` },
+          h('summary', {}, 'Input schema'),
+          h('pre', { tabindex: '0', 'aria-label': `Input schema of ${tool.name}` }, JSON.stringify(tool.parameters, null, 2)),
+        ),
+      ),
+    ),
+  );
+}
+
+/** The top-level parameters as chips: `name: type`, required ones marked. */
+function params(schema) {
+  const props = schema?.properties;
+  if (!props || typeof props !== 'object' || Object.keys(props).length === 0) return null;
+  const required = new Set(Array.isArray(schema.required) ? schema.required : []);
+  return h(
+    'p',
+    { class: 'params' },
+    Object.entries(props).map(([name, prop]) =>
+      h(
+        'span',
+        { class: `param${required.has(name) ? ' required' : ''}`, title: required.has(name) ? 'required' : 'optional' },
+        h('code', {}, name),
+        prop?.type ? `: ${Array.isArray(prop.type) ? prop.type.join(' | ') : prop.type}` : '',
+        required.has(name) ? h('span', { class: 'sr-only' }, ' (required)') : null,
+      ),
+    ),
+  );
+}
+
+function resources(entry) {
+  if (entry.resources.length === 0) return empty(notReady(entry, 'resources'));
+  return h(
+    'ul',
+    { class: 'item-list', 'aria-label': 'Resources' },
+    entry.resources.map((r) =>
+      h(
+        'li',
+        { class: 'item' },
+        h(
+          'div',
+          { class: 'item-head' },
+          h('span', { class: 'item-name' }, r.name),
+          r.mimeType ? h('span', { class: 'tag' }, r.mimeType) : null,
+        ),
+        h('p', { class: 'mono small' }, r.uri),
+        r.description ? h('p', { class: 'item-text' }, r.description) : null,
+      ),
+    ),
+  );
+}
+
+function prompts(entry) {
+  if (entry.prompts.length === 0) return empty(notReady(entry, 'prompts'));
+  return h(
+    'ul',
+    { class: 'item-list', 'aria-label': 'Prompts' },
+    entry.prompts.map((p) =>
+      h(
+        'li',
+        { class: 'item' },
+        h('div', { class: 'item-head' }, h('code', { class: 'item-name' }, p.name)),
+        p.description ? h('p', { class: 'item-text' }, p.description) : null,
+        Array.isArray(p.arguments) && p.arguments.length > 0
+          ? h(
+              'p',
+              { class: 'params' },
+              p.arguments.map((a) =>
+                h(
+                  'span',
+                  { class: `param${a?.required ? ' required' : ''}` },
+                  h('code', {}, String(a?.name ?? '?')),
+                  a?.required ? ' (required)' : '',
+                ),
+              ),
+            )
+          : null,
+      ),
+    ),
+  );
+}
+
+/** The masked config: secrets appear as their key, "stored" and the mask, nothing more. */
+function configView(entry) {
+  const c = entry.config;
+  const rows = [['Type', c.type === 'remote' ? 'Remote (HTTP)' : 'Local (stdio process)']];
+  if (c.type === 'local') {
+    rows.push(['Command', h('span', { class: 'argv' }, (c.command ?? []).map((a) => h('code', {}, a)))]);
+    rows.push(['Working directory', c.cwd ? h('code', {}, c.cwd) : h('span', { class: 'muted' }, 'the worker’s')]);
+    rows.push(['Environment', secrets(c.env)]);
+  } else {
+    rows.push(
+      ['URL', h('code', {}, c.url)],
+      ['Transport', c.transport],
+      ['Headers', secrets(c.headers)],
+      ['Authentication', authText(c.auth, entry.auth)],
+    );
+  }
+  rows.push(
+    ['Enabled', c.enabled ? 'yes' : 'no'],
+    ['Timeouts', `connect ${c.timeout_seconds} s · call ${c.call_timeout_seconds} s`],
+    ['Concurrent calls', String(c.max_concurrent_calls)],
+    ['Tool filter', filterText(c.tools)],
+  );
+  return h('dl', { class: 'config' }, rows.map(([k, v]) => [h('dt', {}, k), h('dd', {}, v)]));
+}
+
+function secrets(map) {
+  const entries = Object.entries(map ?? {});
+  if (entries.length === 0) return h('span', { class: 'muted' }, 'none');
+  return h(
+    'ul',
+    { class: 'secret-list' },
+    entries.map(([key, s]) =>
+      h('li', {}, h('code', {}, key), ' ', h('span', { class: 'muted' }, s.has_value ? `stored ${s.masked}` : 'empty')),
+    ),
+  );
+}
+
+function authText(auth, status) {
+  if (!auth || auth.kind === 'none') return 'none';
+  if (auth.kind === 'bearer') return `bearer token ${auth.has_token ? `stored ${auth.token_masked}` : 'missing'}`;
+  const parts = [`OAuth (${label(status?.status ?? 'configured')})`];
+  if (auth.client_id) parts.push(`client ${auth.client_id}`);
+  if (auth.has_client_secret) parts.push(`client secret stored ${auth.client_secret_masked}`);
+  if (auth.scopes?.length) parts.push(`scopes ${auth.scopes.join(' ')}`);
+  return parts.join(' · ');
+}
+
+function filterText(tools) {
+  const include = tools?.include;
+  const exclude = tools?.exclude ?? [];
+  if (!include && exclude.length === 0) return 'all tools';
+  const parts = [include ? `only ${include.join(', ')}` : null, exclude.length ? `never ${exclude.join(', ')}` : null];
+  return parts.filter(Boolean).join('; ');
+}
+
+/** The server machine's diagram, inlined so the current state can be marked (`.current`). */
+function diagram(entry, doc) {
+  if (!doc) return empty('Loading the diagram…');
+  const svg = document.importNode(doc.documentElement, true);
+  svg.removeAttribute('width');
+  svg.removeAttribute('height');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', `Lifecycle of a server; ${entry.name} is in ${label(entry.state)}`);
+  svg.classList.add('diagram-svg');
+  svg.querySelector(`#${CSS.escape(`state_${entry.state}`)}`)?.classList.add('current');
+  return [
+    h('p', { class: 'muted small' }, 'Current state highlighted: ', badge(entry.state)),
+    h('div', { class: 'diagram', 'data-scroll-key': 'diagram', tabindex: '0', 'aria-label': 'Lifecycle diagram (scrolls)' }, svg),
+  ];
+}

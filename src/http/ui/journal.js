@@ -1,0 +1,71 @@
+// The journal view: lifecycle events, newest first, optionally one server's.
+import { badge, clock, h } from './dom.js';
+
+/** Rows shown at most; the journal itself keeps more. */
+export const JOURNAL_ROWS = 300;
+
+/** Table rows for `events` (oldest first) of `server` ('' = all), newest first. */
+export function journalRows(events, server) {
+  const rows = [];
+  for (let i = events.length - 1; i >= 0 && rows.length < JOURNAL_ROWS; i -= 1) {
+    const event = events[i];
+    if (server !== '' && event.server !== server) continue;
+    rows.push(
+      h(
+        'tr',
+        { 'data-seq': event.seq, 'data-server': event.server },
+        h('td', { class: 'num muted' }, String(event.seq)),
+        h('td', { class: 'nowrap' }, h('time', { datetime: event.at, title: event.at }, clock(event.at))),
+        h('td', {}, h('code', {}, event.server)),
+        h('td', { class: 'nowrap' }, event.type),
+        h('td', {}, h('div', { class: 'event-detail' }, detail(event))),
+      ),
+    );
+  }
+  return rows;
+}
+
+function detail(event) {
+  switch (event.type) {
+    case 'server.transitioned':
+      return [
+        event.from ? badge(event.from) : h('span', { class: 'muted' }, 'start'),
+        h('span', { class: 'arrow', 'aria-label': 'to' }, ' → '),
+        badge(event.to),
+        event.error ? h('span', { class: 'event-error' }, kind(event.error_kind), ' ', event.error) : null,
+      ];
+    case 'server.configured':
+      return h('span', { class: 'muted' }, `new ${event.config?.type ?? ''} configuration`);
+    case 'server.removed':
+      return h('span', { class: 'muted' }, 'removed from the configuration');
+    case 'tools.registered':
+      return names(event.tools.map((tool) => tool.name), 'registered');
+    case 'tools.unregistered':
+      return names(event.tools, 'unregistered');
+    case 'tool.shadowed':
+      return [h('code', {}, event.tool), ` replaced the tool of ${event.shadowed_server}`];
+    default:
+      return '';
+  }
+}
+
+function kind(errorKind) {
+  return errorKind ? h('span', { class: 'kind' }, errorKind) : null;
+}
+
+function names(list, verb) {
+  const shown = list.slice(0, 4).join(', ');
+  const more = list.length > 4 ? ` and ${list.length - 4} more` : '';
+  const count = `${list.length} ${list.length === 1 ? 'tool' : 'tools'} ${verb}`;
+  return h('span', { title: list.join(', ') }, count, list.length ? `: ${shown}${more}` : '');
+}
+
+/** The filter's options: every server seen in the journal or configured now, sorted. */
+export function filterOptions(select, events, servers) {
+  const names = new Set(servers);
+  for (const event of events) names.add(event.server);
+  const current = select.value;
+  const sorted = [...names].sort((a, b) => a.localeCompare(b));
+  select.replaceChildren(h('option', { value: '' }, 'All servers'), ...sorted.map((name) => h('option', { value: name }, name)));
+  select.value = sorted.includes(current) ? current : '';
+}

@@ -1,0 +1,397 @@
+// The management page in a real browser (Debian chromium via playwright-core)
+// against a real worker with real stdio fixture servers. One story, step by
+// step, on one page that is never reloaded: sign in, add, edit a secret,
+// restart, disable, OAuth sign-in, journal, delete, sign out. At the end,
+// no secret value may appear anywhere the page saw.
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureCommand } from '../fixtures/index.js';
+import { TOKEN } from '../http/helpers.js';
+import { allGone, CANARIES, healthy, isAlive, readPid, startFleet, untilState, type Fleet } from '../http/fleet.js';
+import { ARTIFACTS, launchBrowser, pageContent, record, type Recorder } from './browser.js';
+
+// The project compiles without the DOM lib; these callbacks run in the page.
+declare const window: any;
+declare const document: any;
+
+const [API_KEY_OLD, API_KEY_NEW, DB_PASSWORD, ADDED_SECRET] = CANARIES as [string, string, string, string];
+/** The remote server's secrets, and the value one is replaced with. */
+const HEADER = 'ui-header-SECRET-0005';
+const BEARER = 'ui-bearer-SECRET-0006';
+const HEADER_NEW = 'ui-header-SECRET-0007';
+const SECRETS = [...CANARIES, HEADER, BEARER, HEADER_NEW, 'obsolete-value-0000', TOKEN];
+
+let fleet: Fleet;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+let recorder: Recorder;
+let url: string;
+
+beforeAll(async () => {
+  [fleet, browser] = await Promise.all([
+    startFleet((dir) => ({
+      alpha: healthy(dir, 'alpha', { env: { API_KEY: API_KEY_OLD, DB_PASSWORD, OBSOLETE: 'obsolete-value-0000' } }),
+      // Disabled: never contacted, but its stored header and token go through the same forms.
+      delta: {
+        type: 'remote',
+        url: 'https://example.invalid/mcp',
+        enabled: false,
+        headers: { 'X-Team': HEADER, 'X-Trace': 'trace-value' },
+        auth: { kind: 'bearer', token: BEARER },
+      },
+    })),
+    launchBrowser(),
+  ]);
+  url = fleet.served.url;
+  // Reduced motion: scrolling and the pending pulse settle at once, so screenshots are stable.
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  recorder = await record(page);
+  await untilState(fleet, 'alpha', 'ready');
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await fleet?.close();
+});
+
+const row = (name: string) => page.locator(`#servers-body tr[data-name="${name}"]`);
+const badgeOf = (name: string) => row(name).locator('.badge');
+const detail = () => page.locator('#detail');
+const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.png`) });
+
+async function select(name: string): Promise<void> {
+  await row(name).getByRole('button', { name }).click();
+  await detail().locator('h2', { hasText: name }).waitFor();
+}
+
+describe('the management page', () => {
+  it('signs in with the token; a wrong token is answered next to the field', async () => {
+    await page.goto(url);
+    await page.getByLabel('API token').fill('not-the-token');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.locator('#token-error', { hasText: 'That is not the API token of this worker.' }).waitFor();
+
+    await page.getByLabel('API token').fill(TOKEN);
+    await page.getByLabel('API token').press('Enter');
+    await badgeOf('alpha').locator('text=ready').waitFor();
+    // Set now and checked at the end: the page was never reloaded.
+    await page.evaluate(() => (window.__sameDocument = true));
+
+    const cookies = await context.cookies(url);
+    expect(cookies).toHaveLength(1);
+    expect(cookies[0]).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+    expect(cookies[0]!.value).not.toContain(TOKEN);
+    // Nothing a script can read holds the token.
+    const readable = await page.evaluate(() =>
+      [document.cookie, window.localStorage, window.sessionStorage].map((v) => (typeof v === 'string' ? v : JSON.stringify(v))),
+    );
+    expect(readable).toEqual(['', '{}', '{}']);
+    expect(await pageContent(page)).not.toContain(TOKEN);
+  });
+
+  it('shows tools with namespaced and original names, and the diagram with the state highlighted', async () => {
+    await select('alpha');
+    const tools = detail().locator('.item-list .item');
+    expect(await tools.count()).toBe(8);
+    const echo = tools.filter({ hasText: 'alpha__echo' });
+    await expect(echo.textContent()).resolves.toContain('original echo');
+    await expect(echo.textContent()).resolves.toContain('Returns its text');
+    await echo.getByText('Input schema').click();
+    expect(JSON.parse((await echo.locator('pre').textContent()) ?? '')).toMatchObject({ properties: { text: { type: 'string' } } });
+    await shot('servers-1280');
+
+    await page.getByRole('tab', { name: 'Lifecycle' }).click();
+    await detail().locator('svg #state_ready.current').waitFor();
+    expect(await detail().locator('svg .current').count()).toBe(1);
+    await shot('lifecycle-1280');
+    // Keyboard: arrow keys move between the detail tabs.
+    await page.getByRole('tab', { name: 'Lifecycle' }).press('ArrowLeft');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Configuration');
+    await detail().getByText('stored ••••0001').waitFor();
+    await page.getByRole('tab', { name: 'Configuration' }).press('Home');
+  });
+
+  it('the API answers the page with the cookie alone; a same-site page on another port is refused', async () => {
+    const fromPage = await page.evaluate(async () => {
+      const res = await fetch('/api/mcp/servers');
+      const body: any = await res.json();
+      return { status: res.status, names: body.servers.map((s: { name: string }) => s.name) };
+    });
+    expect(fromPage).toEqual({ status: 200, names: ['alpha', 'delta'] });
+
+    const before = fleet.host.events().length;
+    const attacker = await serveAttacker(`${url}api/mcp/servers/alpha/restart`);
+    const evil = await context.newPage();
+    try {
+      const refused = evil.waitForResponse((r) => r.url().endsWith('/api/mcp/servers/alpha/restart'));
+      await evil.goto(attacker.url);
+      // 403, not 401: the browser did send the cookie, and the Origin check refused it.
+      expect((await refused).status()).toBe(403);
+    } finally {
+      await evil.close();
+      await new Promise((resolve) => attacker.server.close(resolve));
+    }
+    expect(fleet.host.events().slice(before).filter((e) => e.type === 'server.configured')).toEqual([]);
+  });
+
+  it('adds a server; its badge turns ready from the event stream while the form waits', async () => {
+    await page.getByRole('button', { name: 'Add server' }).click();
+    const dialog = page.locator('#server-dialog');
+    await dialog.getByLabel('Name', { exact: true }).fill('not valid!');
+    await dialog.getByLabel('Command').fill([...fixtureCommand('slow-start')].join('\n'));
+    for (const [key, value] of [
+      ['FIXTURE_DELAY_MS', '1200'],
+      ['FIXTURE_PID_FILE', join(fleet.dir, 'beta.pid')],
+      ['ADDED_SECRET', ADDED_SECRET],
+    ]) {
+      await dialog.getByRole('button', { name: 'Add variable' }).click();
+      await dialog.getByLabel('New variable name').last().fill(key!);
+      await dialog.getByLabel('New variable value').last().fill(value!);
+    }
+    await dialog.getByRole('button', { name: 'Add server' }).click();
+    // The 400 names the field; the page shows it there, and focuses it.
+    await dialog.locator('[data-field="name"] .field-error', { hasText: 'must match' }).waitFor();
+    await expect(dialog.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
+    await shot('add-form-error-1280');
+
+    // Record every state the row shows from now on, without polling.
+    await page.evaluate(() => {
+      window.__betaStates = [];
+      const body = document.querySelector('#servers-body');
+      new window.MutationObserver(() => {
+        const state = body.querySelector('tr[data-name="beta"] .badge')?.dataset.state;
+        if (state && window.__betaStates.at(-1) !== state) window.__betaStates.push(state);
+      }).observe(body, { childList: true, subtree: true });
+    });
+    await dialog.getByLabel('Name', { exact: true }).fill('beta');
+    await dialog.getByRole('button', { name: 'Add server' }).click();
+    await badgeOf('beta').locator('text=ready').waitFor();
+    await dialog.waitFor({ state: 'hidden' });
+    const states: string[] = await page.evaluate(() => window.__betaStates);
+    expect(states[0]).toBe('pending');
+    expect(states.at(-1)).toBe('ready');
+    // Its tool arrives with the catalog read that the stream's events trigger.
+    await row('beta').locator('td.num', { hasText: /^1$/ }).waitFor();
+    expect(fleet.config().servers.beta.env).toEqual({
+      FIXTURE_DELAY_MS: '1200',
+      FIXTURE_PID_FILE: join(fleet.dir, 'beta.pid'),
+      ADDED_SECRET,
+    });
+    // What was typed left the DOM with the form.
+    expect(await dialog.innerHTML()).toBe('');
+  });
+
+  it('edits one secret and removes another; the untouched ones survive on disk', async () => {
+    await select('alpha');
+    await detail().getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.locator('#server-dialog');
+    const apiKey = dialog.getByLabel('API_KEY', { exact: true });
+    // Secret inputs open empty; only the names and masks are shown.
+    for (const key of ['API_KEY', 'DB_PASSWORD', 'OBSOLETE', 'FIXTURE_PID_FILE']) {
+      await expect(dialog.getByLabel(key, { exact: true }).inputValue()).resolves.toBe('');
+    }
+    await dialog.locator('[data-field="env.DB_PASSWORD"]').getByText('stored ••••0003').waitFor();
+    await shot('edit-form-1280');
+    await apiKey.fill(API_KEY_NEW);
+    await dialog.getByRole('button', { name: 'Remove OBSOLETE' }).click();
+
+    const patch = page.waitForRequest((r) => r.method() === 'PATCH');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    // Only what changed is sent: the untouched secrets are absent, the removed one is null.
+    expect((await patch).postDataJSON()).toEqual({ env: { API_KEY: API_KEY_NEW, OBSOLETE: null } });
+    await dialog.waitFor({ state: 'hidden' });
+    await untilState(fleet, 'alpha', 'ready');
+    expect(fleet.config().servers.alpha.env).toEqual({
+      FIXTURE_PID_FILE: join(fleet.dir, 'alpha.pid'),
+      API_KEY: API_KEY_NEW,
+      DB_PASSWORD,
+    });
+    await badgeOf('alpha').locator('text=ready').waitFor();
+  });
+
+  it('keeps a stored bearer token when only a header is replaced', async () => {
+    await select('delta');
+    await detail().getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.locator('#server-dialog');
+    const token = dialog.locator('[data-field="auth.token"]');
+    await token.getByText('stored ••••0006').waitFor();
+    await expect(token.locator('input').inputValue()).resolves.toBe('');
+    await dialog.locator('[data-field="headers.X-Team"]').getByText('stored ••••0005').waitFor();
+    await dialog.getByLabel('X-Team', { exact: true }).fill(HEADER_NEW);
+
+    const patch = page.waitForRequest((r) => r.method() === 'PATCH');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    expect((await patch).postDataJSON()).toEqual({ headers: { 'X-Team': HEADER_NEW } });
+    await dialog.waitFor({ state: 'hidden' });
+    const stored = fleet.config().servers.delta;
+    expect(stored.headers).toEqual({ 'X-Team': HEADER_NEW, 'X-Trace': 'trace-value' });
+    expect(stored.auth).toEqual({ kind: 'bearer', token: BEARER });
+  });
+
+  it('a server that does not start is reported in the form, and nothing is saved', async () => {
+    await page.getByRole('button', { name: 'Add server' }).click();
+    const dialog = page.locator('#server-dialog');
+    await dialog.getByLabel('Name', { exact: true }).fill('crashy');
+    await dialog.getByLabel('Command').fill(fixtureCommand('crash-on-start').join('\n'));
+    await dialog.getByRole('button', { name: 'Add server' }).click();
+    const error = dialog.locator('.form-error');
+    await error.getByText('Nothing was saved.', { exact: false }).waitFor();
+    // The reason comes from the worker: the kind, and the child's own last words.
+    const reason = /did not start \(spawn failed\): .*config file \/nonexistent\/fixture\.toml is missing/;
+    await expect(error.textContent()).resolves.toMatch(reason);
+    expect(fleet.config().servers.crashy).toBeUndefined();
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+  });
+
+  it('restarts a server: a new process, the old one gone', async () => {
+    const before = readPid(join(fleet.dir, 'alpha.pid'));
+    await select('alpha');
+    // By keyboard; the focus stays on the button through the busy state and the re-render.
+    await detail().getByRole('button', { name: 'Restart' }).focus();
+    await page.keyboard.press('Enter');
+    await page.locator('#toast', { hasText: 'Restarted alpha: ready.' }).waitFor();
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Restart');
+    const after = readPid(join(fleet.dir, 'alpha.pid'));
+    expect(after).not.toBe(before);
+    expect(isAlive(after)).toBe(true);
+    expect(await allGone([before])).toBe(true);
+  });
+
+  it('disables and enables a server', async () => {
+    await select('beta');
+    await detail().getByRole('button', { name: 'Disable' }).click();
+    await badgeOf('beta').locator('text=disabled').waitFor();
+    // The badge follows the stream; the toast follows the API's answer, after the file is written.
+    await page.locator('#toast', { hasText: 'beta disabled.' }).waitFor();
+    expect(fleet.config().servers.beta.enabled).toBe(false);
+    await detail().getByRole('button', { name: 'Enable' }).click();
+    await badgeOf('beta').locator('text=ready').waitFor();
+    await page.locator('#toast', { hasText: 'beta enabled.' }).waitFor();
+    expect(fleet.config().servers.beta.enabled).toBe(true);
+  });
+
+  it('"Sign in" asks the worker; its error is shown, an authorization URL is opened', async () => {
+    // Added by someone else (the CLI, say): the page learns of it from the stream.
+    const added = await fleet.request('/api/mcp/servers', {
+      method: 'POST',
+      body: { name: 'gamma', type: 'remote', url: 'https://example.invalid/mcp', enabled: false, auth: { kind: 'oauth' } },
+    });
+    expect(added.status).toBe(201);
+    await badgeOf('gamma').locator('text=disabled').waitFor();
+    await select('gamma');
+    await detail().getByRole('button', { name: 'Sign in' }).click();
+    await detail().locator('.notice.error', { hasText: 'OAuth consent is not available yet' }).waitFor();
+
+    // Until OAuth lands the worker cannot answer with a URL; stand in for it.
+    const consent = `${url}healthz?consent=gamma`;
+    await page.route('**/api/mcp/servers/gamma/auth', (route) =>
+      route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ authorization_url: consent }) }),
+    );
+    const popup = context.waitForEvent('page');
+    await detail().getByRole('button', { name: 'Sign in' }).click();
+    const opened = await popup;
+    await opened.waitForLoadState();
+    expect(opened.url()).toBe(consent);
+    await opened.close();
+    await page.unroute('**/api/mcp/servers/gamma/auth');
+  });
+
+  it('shows the journal, filterable by server', async () => {
+    await page.getByRole('tab', { name: 'Journal' }).click();
+    await page.getByLabel('Server', { exact: true }).selectOption('beta');
+    const servers = await page.locator('#journal-body tr').evaluateAll((rows) => rows.map((r) => (r as any).dataset.server));
+    expect(servers.length).toBeGreaterThan(3);
+    expect(new Set(servers)).toEqual(new Set(['beta']));
+    await expect(page.locator('#journal-body').textContent()).resolves.toContain('pending → ready');
+    await page.getByLabel('Server', { exact: true }).selectOption('');
+    await shot('journal-1280');
+    await page.getByRole('tab', { name: 'Servers' }).click();
+  });
+
+  it('reads well at phone width', async () => {
+    await page.setViewportSize({ width: 375, height: 800 });
+    await select('alpha');
+    // Nothing wider than the screen: no sideways scrolling of the page.
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    // Selecting scrolled the details into view (they stack below the list here).
+    expect(await page.evaluate(() => window.scrollY)).toBeGreaterThan(0);
+    await page.screenshot({ path: join(ARTIFACTS, 'details-375.png') });
+    await page.evaluate(() => window.scrollTo(0, 0));
+    await page.screenshot({ path: join(ARTIFACTS, 'servers-375.png'), fullPage: true });
+    await page.getByRole('tab', { name: 'Journal' }).click();
+    expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(375);
+    await page.screenshot({ path: join(ARTIFACTS, 'journal-375.png') });
+    await page.getByRole('tab', { name: 'Servers' }).click();
+    await page.setViewportSize({ width: 1280, height: 800 });
+  });
+
+  it('deletes a server after confirmation', async () => {
+    const pid = readPid(join(fleet.dir, 'beta.pid'));
+    await select('beta');
+    await detail().getByRole('button', { name: 'Delete' }).click();
+    const confirm = page.locator('#confirm-dialog');
+    await expect(confirm.locator('h2').textContent()).resolves.toBe('Delete beta?');
+    // Cancel first: nothing happens.
+    await confirm.getByRole('button', { name: 'Cancel' }).click();
+    expect(fleet.config().servers.beta).toBeDefined();
+    await detail().getByRole('button', { name: 'Delete' }).click();
+    await confirm.getByRole('button', { name: 'Delete server' }).click();
+    await row('beta').waitFor({ state: 'detached' });
+    await page.locator('#toast', { hasText: 'Deleted beta.' }).waitFor();
+    expect(fleet.config().servers.beta).toBeUndefined();
+    expect(await allGone([pid])).toBe(true);
+  });
+
+  it('never received or showed a secret value, and was never reloaded', async () => {
+    expect(await page.evaluate(() => window.__sameDocument)).toBe(true);
+    const bodies = await recorder.bodies();
+    // The page did receive the masked forms, so the check looks at real data.
+    expect(bodies.some((b) => b.text.includes('••••0003'))).toBe(true);
+    expect(bodies.some((b) => b.url === 'sse')).toBe(true);
+    const content = await pageContent(page);
+    for (const secret of SECRETS) {
+      for (const body of bodies) expect(body.text, `${body.url} carried a secret`).not.toContain(secret);
+      expect(content).not.toContain(secret);
+    }
+    expect(recorder.errors).toEqual([]);
+  });
+
+  it('signs out: the cookie is gone and the API refuses the page', async () => {
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByLabel('API token').waitFor();
+    expect(await context.cookies(url)).toEqual([]);
+    expect(await page.evaluate(async () => (await fetch('/api/mcp/servers')).status)).toBe(401);
+  });
+
+  it('signs in once from ?token= and removes it from the address bar', async () => {
+    const other = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      const tab = await other.newPage();
+      await tab.goto(`${url}?token=${encodeURIComponent(TOKEN)}`);
+      await tab.locator('#servers-body tr[data-name="alpha"]').waitFor();
+      expect(tab.url()).not.toContain('token');
+      expect(await other.cookies(url)).toHaveLength(1);
+      // The entry was replaced, not added to: one step back is the blank tab, not the tokened URL.
+      await tab.goBack();
+      expect(tab.url()).toBe('about:blank');
+    } finally {
+      await other.close();
+    }
+  });
+});
+
+/** A page on another port of 127.0.0.1 (same site, other origin) that fires a cookie-carrying POST at `target`. */
+async function serveAttacker(target: string): Promise<{ server: Server; url: string }> {
+  const request = `fetch(${JSON.stringify(target)}, { method: 'POST', mode: 'no-cors', credentials: 'include' })`;
+  const html = `<!doctype html><script>${request}</script>`;
+  const server = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(html));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` };
+}
