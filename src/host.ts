@@ -334,7 +334,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     }
     const running = ref.getSnapshot().context.config;
     if (isDeepStrictEqual(running, config)) return;
-    if (isDeepStrictEqual({ ...running, tools: config.tools }, config)) {
+    // The tool filter and the result bound only shape the registration: re-register, keep the process.
+    if (isDeepStrictEqual({ ...running, tools: config.tools, max_result_bytes: config.max_result_bytes }, config)) {
       ref.send({ type: 'server.retool', config });
       return;
     }

@@ -76,7 +76,18 @@ describe('toResponse', () => {
       call_timeout_seconds: 120,
       max_concurrent_calls: 16,
       tools: { include: null, exclude: [] },
+      inherit_env: [],
+      max_result_bytes: 1024 * 1024,
+      reconnect: { max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 },
+      ping_interval_seconds: 30,
     });
+  });
+
+  it('shows every non-secret field of the config as stored', () => {
+    for (const config of [localCfg, bearerCfg]) {
+      const { env: _env, headers: _headers, auth: _auth, ...plain } = config as Record<string, unknown>;
+      expect(toResponse(config)).toMatchObject(plain);
+    }
   });
 
   it('masks headers and the bearer token', () => {

@@ -65,6 +65,24 @@ test('a changed tool filter applies without a restart', async () => {
   expect(host!.server('f')).toMatchObject({ state: 'ready', tool_count: 1 });
 });
 
+test('a changed max_result_bytes applies without a restart', async () => {
+  const dir = await startWith((d) => ({ f: healthy(d, 'f') }));
+  const pid = readPid(join(dir, 'f.pid'));
+  const before = transitions('f');
+  const message = 'x'.repeat(3000);
+  expect((await host!.callTool('f__echo', { text: message })).content).toHaveLength(1);
+  expect((await host!.callTool('f__echo', { text: message })).details.truncated).toBeUndefined();
+  editFile(dir, (servers) => {
+    servers['f']!['max_result_bytes'] = 1024;
+  });
+  await expect.poll(() => host!.server('f')?.config['max_result_bytes'], { timeout: 10_000 }).toBe(1024);
+  const bounded = await host!.callTool('f__echo', { text: message });
+  expect(bounded.details.truncated).toBe(true);
+  expect(bounded.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('[truncated: 1024 of') });
+  expect(readPid(join(dir, 'f.pid'))).toBe(pid);
+  expect(transitions('f')).toBe(before);
+});
+
 test("the worker's own writes do not trigger a reload", async () => {
   const dir = await startWith((d) => ({ own: healthy(d, 'own') }));
   await host!.addServer('added', healthy(dir, 'added'));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ConfigError } from '../errors.js';
-import { ServerConfig, ToolFilter } from './schema.js';
+import { LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 import type { AuthConfig } from './schema.js';
 import { describeZodError } from './validate.js';
 
@@ -41,32 +41,15 @@ export const AuthResponse = z.discriminatedUnion('kind', [
 ]);
 export type AuthResponse = z.infer<typeof AuthResponse>;
 
-const common = {
-  enabled: z.boolean(),
-  timeout_seconds: z.number(),
-  call_timeout_seconds: z.number(),
-  max_concurrent_calls: z.number(),
-  tools: ToolFilter,
-};
 const MaskedMap = z.record(z.string(), MaskedSecret);
 
-/** A server config as every route returns it: `toResponse()`, no secret anywhere. */
+/**
+ * A server config as every route returns it: `toResponse()`, no secret anywhere.
+ * Derived from the config schemas, so every non-secret field shows as stored.
+ */
 export const ServerConfigResponse = z.discriminatedUnion('type', [
-  z.object({
-    type: z.literal('local'),
-    command: z.array(z.string()),
-    env: MaskedMap,
-    cwd: z.string().nullable(),
-    ...common,
-  }),
-  z.object({
-    type: z.literal('remote'),
-    url: z.string(),
-    transport: z.enum(['streamable_http', 'sse', 'auto']),
-    headers: MaskedMap,
-    auth: AuthResponse,
-    ...common,
-  }),
+  LocalServerConfig.extend({ env: MaskedMap }),
+  RemoteServerConfig.extend({ headers: MaskedMap, auth: AuthResponse }),
 ]);
 export type ServerConfigResponse = z.infer<typeof ServerConfigResponse>;
 
@@ -77,30 +60,12 @@ export function toStorage(config: ServerConfig): ServerConfig {
 
 /** The config with every secret masked (SPEC §3): the only form a route, log or event may carry. */
 export function toResponse(config: ServerConfig): ServerConfigResponse {
-  const common = {
-    enabled: config.enabled,
-    timeout_seconds: config.timeout_seconds,
-    call_timeout_seconds: config.call_timeout_seconds,
-    max_concurrent_calls: config.max_concurrent_calls,
-    tools: structuredClone(config.tools),
-  };
   if (config.type === 'local') {
-    return {
-      type: 'local',
-      command: [...config.command],
-      env: maskMap(config.env),
-      cwd: config.cwd,
-      ...common,
-    };
+    const { env, ...rest } = config;
+    return { ...structuredClone(rest), env: maskMap(env) };
   }
-  return {
-    type: 'remote',
-    url: config.url,
-    transport: config.transport,
-    headers: maskMap(config.headers),
-    auth: authResponse(config.auth),
-    ...common,
-  };
+  const { headers, auth, ...rest } = config;
+  return { ...structuredClone(rest), headers: maskMap(headers), auth: authResponse(auth) };
 }
 
 /** `••••` plus the last 4 characters when `value` has at least 12, else `••••`. */
