@@ -159,8 +159,17 @@ describe('secretValues and redact', () => {
     ['••••', ['••••'], MASK],
     // Shorter values are not treated as secrets in text: "1" or "on" would blank every line.
     ['DEBUG=1 on abc', ['1', 'on', 'abc'], 'DEBUG=1 on abc'],
+    ['a password1 b password c', ['password', 'password1'], `a ${MASK} b ${MASK} c`],
+    ['say "qq\\"x"', ['qq"x'], `say "${MASK}"`],
   ])('redacts %j with %j', (text, secrets, expected) => {
     expect(redact(text, secrets)).toBe(expected);
+  });
+
+  it('redacts values far longer than a regular expression may be (found by the route fuzzer)', () => {
+    const huge = 'a'.repeat(40_000);
+    const others = Array.from({ length: 200 }, (_, i) => `secret-${i}-${'b'.repeat(i * 50)}`);
+    const text = `head ${huge} mid ${others[199]} tail ${huge}`;
+    expect(redact(text, [huge, ...others])).toBe(`head ${MASK} mid ${MASK} tail ${MASK}`);
   });
 });
 

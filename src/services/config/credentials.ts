@@ -126,15 +126,26 @@ export function redact(text: string, secrets: Iterable<string>): string {
     forms.add(JSON.stringify(secret).slice(1, -1));
   }
   if (forms.size === 0) return text;
-  // One pass with longest-first alternation: a secret inside a longer one, or
-  // inside the mask itself, cannot be half-replaced by an earlier pass.
+  // One left-to-right pass, the longest form winning at each position: a secret
+  // inside a longer one, or inside the mask itself, cannot be half-replaced.
+  // No RegExp: an alternation of long values can exceed the engine's limits.
   const unique = [...forms].sort((a, b) => b.length - a.length);
-  const pattern = new RegExp(unique.map(escapeRegExp).join('|'), 'g');
-  return text.replace(pattern, MASK);
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const next = unique.map((form) => text.indexOf(form));
+  let out = '';
+  let from = 0;
+  for (;;) {
+    let best = -1;
+    for (const [i, at] of next.entries()) {
+      if (at !== -1 && (best === -1 || at < next[best]!)) best = i;
+    }
+    if (best === -1) return out + text.slice(from);
+    const at = next[best]!;
+    out += text.slice(from, at) + MASK;
+    from = at + unique[best]!.length;
+    for (const [i, prev] of next.entries()) {
+      if (prev !== -1 && prev < from) next[i] = text.indexOf(unique[i]!, from);
+    }
+  }
 }
 
 /** Keys whose value a PATCH merges key by key instead of replacing. */
