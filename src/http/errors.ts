@@ -4,6 +4,7 @@ import { ConfigFileBrokenError } from '../services/config/store.js';
 import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/errors.js';
 import type { ErrorKind } from '../services/errors.js';
 import type { Logger } from '../services/logger.js';
+import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
 import { redact } from '../services/config/credentials.js';
 
 /** The body of every error response (SPEC §6). */
@@ -43,12 +44,15 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof ConfigError) return answer(400, 'invalid_config', err.message, err.field);
   if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
+  if (err instanceof AuthNotApplicableError) return answer(409, err.code, err.message);
   if (err instanceof StartFailedError) {
     return { status: 422, body: { error: { code: 'start_failed', message: err.message, error_kind: err.kind } } };
   }
   const parserError = bodyParserError(err) ?? lowerLayerError(err);
   if (parserError) return parserError;
   // Fleet errors carry one secret-free line by contract; anything else may not.
+  // An OAuth failure is the authorization server's (or its callback port's), not ours.
+  if (err instanceof FleetError && err.kind === 'auth') return answer(502, 'auth', err.message);
   if (err instanceof FleetError) return answer(500, err.kind, err.message);
   return answer(500, 'internal', 'internal error');
 }

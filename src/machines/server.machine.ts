@@ -199,10 +199,18 @@ export const serverMachine = setup({
       },
       after: { stable: { actions: 'resetFailures' } },
       on: {
-        'connection.closed': {
-          target: 'error',
-          actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
-        },
+        'connection.closed': [
+          {
+            // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
+            guard: { type: 'isAuthFailure', params: ({ event }) => ({ error: event.error }) },
+            target: 'needs_reauth',
+            actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+          },
+          {
+            target: 'error',
+            actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
+          },
+        ],
         'server.restart': { target: 'pending', actions: 'resetFailures' },
         'server.disable': { target: 'disabled' },
         // Registering again replaces the server's tools in one step: no moment without them.

@@ -3,12 +3,16 @@
  * config headers and a bearer token on every request, `auto` = Streamable
  * HTTP first, then SSE when the server refuses it with a 4xx at connect.
  */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { RemoteServerConfig } from './config/schema.js';
 import type { ErrorKind } from './errors.js';
+import { describeAuthFailure } from './oauth/errors.js';
+import { scopeChallengeFetch } from './oauth/step-up.js';
+import { SessionRenewingTransport } from './session-transport.js';
 
 /** A remote transport that finished `initialize`. */
 export interface RemoteSession {
@@ -32,7 +36,8 @@ export function remoteHeaders(config: RemoteServerConfig): Record<string, string
 }
 
 /**
- * Connects `newClient()` to `config.url` and initializes. With `auto`, a 4xx
+ * Connects `newClient()` to `config.url` and initializes; `authProvider`
+ * (SDK OAuth) authorizes every request when given. With `auto`, a 4xx
  * from Streamable HTTP retries over SSE with a fresh client — except 401/403,
  * which SSE would refuse just the same and which must read as auth failures.
  */
@@ -40,14 +45,16 @@ export async function openRemote(
   config: RemoteServerConfig,
   newClient: () => Client,
   bound: RequestBound,
+  authProvider?: OAuthClientProvider,
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
+  const fetch = scopeChallengeFetch(authProvider);
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
-        ? new SSEClientTransport(url, { requestInit })
-        : new StreamableHTTPClientTransport(url, { requestInit });
+        ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
+        : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
     const client = newClient();
     try {
       await client.connect(transport, bound);
@@ -79,6 +86,8 @@ export function httpStatus(err: unknown): number | undefined {
 /** Kind and one-line text for a failure to reach or talk to `url`; null when it is not a transport failure. */
 export function describeRemoteFailure(err: unknown, url: string): [ErrorKind, string] | null {
   const origin = new URL(url).origin;
+  const authFailure = describeAuthFailure(err, origin);
+  if (authFailure !== null) return authFailure;
   const status = httpStatus(err);
   if (status === 401 || status === 403) {
     return ['auth', `${origin} refused the credentials (HTTP ${status})`];

@@ -327,7 +327,7 @@ describe('POST /api/mcp/servers/:name/restart', () => {
 });
 
 describe('POST /api/mcp/servers/:name/auth', () => {
-  it('refuses servers that do not use OAuth (409) and says consent is not available yet (501)', async () => {
+  it('refuses servers that do not use OAuth (409), and an OAuth server that is not waiting for consent (409)', async () => {
     fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), bearer: bearerRemote, oauth: oauthRemote }));
     for (const name of ['alpha', 'bearer']) {
       const reply = await fleet.request(`/api/mcp/servers/${name}/auth`, { method: 'POST' });
@@ -335,8 +335,10 @@ describe('POST /api/mcp/servers/:name/auth', () => {
       expect(reply.json.error.code).toBe('not_oauth');
     }
     const oauth = await fleet.request('/api/mcp/servers/oauth/auth', { method: 'POST' });
-    expect(oauth.status).toBe(501);
-    expect(oauth.json).toEqual({ error: { code: 'not_implemented', message: 'OAuth consent is not available yet' } });
+    expect(oauth.status).toBe(409);
+    expect(oauth.json).toEqual({
+      error: { code: 'not_needed', message: 'server "oauth" is disabled: consent starts only from needs_reauth' },
+    });
     expect((await fleet.request('/api/mcp/servers/ghost/auth', { method: 'POST' })).status).toBe(404);
   });
 });

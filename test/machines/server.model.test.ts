@@ -27,6 +27,9 @@ import {
 
 type Path = StatePath<ServerSnapshot, ModelEvent>;
 
+/** Thousands of steps per test: room for a machine whose cores are busy with other tests. */
+const PATHS_TIMEOUT_MS = 180_000;
+
 /** Simple paths may go round the connect cycle this often. */
 const MAX_ATTEMPTS = 2;
 
@@ -68,6 +71,9 @@ function perform(event: ModelEvent, actor: ActorRefFrom<typeof serverMachine>, w
     case 'connection.closed':
       // The process dies; the real watchConnection actor must notice.
       return world.crash();
+    case 'connection.auth_lost':
+      // The token cannot be refreshed; the real watchConnection actor must pass the reason on.
+      return world.crash(failures.auth());
     case 'reconnect.due':
     case 'ready.stable':
       return actor.send({ type: delayedEvents[event.type] } as never);
@@ -172,12 +178,12 @@ describe.each(pathsByInput)('server machine, enabled=$flags.enabled queued=$flag
   test('every shortest path holds the invariants at every step', async () => {
     expect(shortest.length).toBeGreaterThan(25);
     for (const path of shortest) await runPath(path, input);
-  });
+  }, PATHS_TIMEOUT_MS);
 
   test('every simple path (≤ 2 connect attempts) holds the invariants at every step', async () => {
     expect(simple.length).toBeGreaterThan(shortest.length);
     for (const path of simple) await runPath(path, input);
-  });
+  }, PATHS_TIMEOUT_MS);
 });
 
 test('the paths reach every SPEC §4 state and take every event', () => {
@@ -243,4 +249,4 @@ test('the invariants fail a machine that leaks connections or misses a crash', a
   expect(await failure(leaky)).toMatch(/connect\.succeeds → \S+ — after step/);
   const deaf = serverMachine.provide({ actors: { watchConnection: fromCallback(() => () => {}) } });
   expect(await failure(deaf)).toMatch(/connection\.closed — after step/);
-});
+}, PATHS_TIMEOUT_MS);

@@ -170,7 +170,8 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     expect(state.crash).toMatchObject({ state: 'error', error_kind: 'spawn_failed' });
     expect(state.down).toMatchObject({ state: 'error', error_kind: 'transport_closed' });
     expect(state.wrongauth).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
-    expect(state.oauth).toMatchObject({ state: 'error', error_kind: 'config' });
+    // The fixture offers no OAuth metadata and refuses the request: a human must sign in.
+    expect(state.oauth).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
     expect(state.off).toMatchObject({ state: 'disabled' });
     // The child received its env: the tool reports the length, never the value.
     const env = await call(200, '/api/mcp/tools/ok__env/call', { method: 'POST', body: { arguments: { name: 'API_KEY' } } });
@@ -285,7 +286,8 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     // The dump lists the old env keys too (the PATCH merges): still masked.
     expect(failed.json.error.message).toContain('API_KEY=••••');
     await call(422, '/api/mcp/servers/down', { method: 'PATCH', body: { auth: { token: c.patchToken } } });
-    await call(422, '/api/mcp/servers/oauth', { method: 'PATCH', body: { auth: { client_secret: c.patchSecret } } });
+    // needs_reauth is not an error: the new client secret is kept (SPEC §3).
+    await call(200, '/api/mcp/servers/oauth', { method: 'PATCH', body: { auth: { client_secret: c.patchSecret } } });
     await until(async () => (await worker.request('/api/mcp/servers/ok')).json.state === 'ready', 'ok to come back');
   });
 
@@ -293,7 +295,8 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     for (const name of ['ok', 'envdump', 'crash', 'remote', 'down', 'wrongauth', 'oauth', 'off']) {
       await call(200, `/api/mcp/servers/${name}/restart`, { method: 'POST' });
     }
-    await call(501, '/api/mcp/servers/oauth/auth', { method: 'POST' });
+    const consent = await call(200, '/api/mcp/servers/oauth/auth', { method: 'POST' });
+    expect(consent.json.authorization_url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/authorize\?/);
     await call(409, '/api/mcp/servers/remote/auth', { method: 'POST' });
     await call(404, '/api/mcp/servers/nope/auth', { method: 'POST' });
     await call(404, '/api/mcp/servers/nope/restart', { method: 'POST' });
@@ -385,7 +388,7 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     expect(outputs.leaks(canaries)).toEqual([]);
     // The file itself is the one place the stored secrets live.
     const config = readFileSync(join(dir, 'mcp_servers.json'), 'utf8');
-    for (const stored of [c.okEnv, c.okQuoted, c.remoteToken, c.clientSecret, c.handEdit, c.importEnv, c.importHeader]) {
+    for (const stored of [c.okEnv, c.okQuoted, c.remoteToken, c.patchSecret, c.handEdit, c.importEnv, c.importHeader]) {
       expect(config).toContain(JSON.stringify(stored).slice(1, -1));
     }
   });

@@ -287,9 +287,11 @@ describe('the management page', () => {
     await badgeOf('gamma').locator('text=disabled').waitFor();
     await select('gamma');
     await detail().getByRole('button', { name: 'Sign in' }).click();
-    await detail().locator('.notice.error', { hasText: 'OAuth consent is not available yet' }).waitFor();
+    // A disabled server needs no consent: the worker says so and the page shows it.
+    await detail().locator('.notice.error', { hasText: 'consent starts only from needs_reauth' }).waitFor();
 
-    // Until OAuth lands the worker cannot answer with a URL; stand in for it.
+    // The consent itself is tested against a real authorization server in test/oauth;
+    // here the worker's answer is stood in for, to see what the page does with a URL.
     const consent = `${url}healthz?consent=gamma`;
     await page.route('**/api/mcp/servers/gamma/auth', (route) =>
       route.fulfill({ status: 200, contentType: 'application/json', body: JSON.stringify({ authorization_url: consent }) }),

@@ -98,14 +98,10 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     res.json(await host.restartServer(req.params.name));
   });
 
-  // OAuth consent is later work: refuse clearly rather than pretend.
-  router.post('/:name/auth', function beginAuth(req, _res) {
-    const view = requireServer(host, req.params.name);
-    const auth = view.config.auth as { kind?: unknown } | undefined;
-    if (auth?.kind !== 'oauth') {
-      throw new HttpError(409, 'not_oauth', `server "${view.name}" does not use OAuth`);
-    }
-    throw new HttpError(501, 'not_implemented', 'OAuth consent is not available yet');
+  // Starts consent (needs_reauth → authenticating); the answer is the URL to open.
+  router.post('/:name/auth', async function beginAuth(req, res) {
+    requireServer(host, req.params.name);
+    res.json(await host.beginAuth(req.params.name));
   });
 
   return router;

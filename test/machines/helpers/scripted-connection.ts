@@ -51,8 +51,8 @@ export interface ScriptedConnections {
   succeed(): void;
   /** Fails the connect in flight; the attempt's process is gone (as `connect` closes its transport). */
   fail(error: FleetError): void;
-  /** The established connection's process dies: its `lost` promise resolves. */
-  crash(): void;
+  /** The established connection is lost (its process dies, or `error` says why): its `lost` promise resolves. */
+  crash(error?: FleetError): void;
 }
 
 export function createScriptedConnections(): ScriptedConnections {
@@ -102,10 +102,10 @@ export function createScriptedConnections(): ScriptedConnections {
       void connection.close();
       reject(error);
     },
-    crash() {
+    crash(error = failures.lost()) {
       if (!established) throw new Error('the path loses a connection, but none was established');
       established.connection.crashed = true;
-      established.markLost(failures.lost());
+      established.markLost(error);
       established = null;
     },
   };

@@ -16,6 +16,8 @@ export type ModelEvent =
   | { type: 'connect.succeeds' }
   | { type: 'connect.fails' }
   | { type: 'connect.fails_auth' }
+  /** A ready connection is lost because its OAuth token can no longer be refreshed. */
+  | { type: 'connection.auth_lost' }
   /** The reconnect backoff elapsed (the machine's `after: backoff`). */
   | { type: 'reconnect.due' }
   /** The server stayed ready long enough for its failures to stop counting (`after: stable`). */
@@ -29,6 +31,7 @@ export const modelEvents: readonly ModelEvent[] = [
   { type: 'server.restart' },
   { type: 'server.stop' },
   { type: 'connection.closed', error: failures.lost() },
+  { type: 'connection.auth_lost' },
   { type: 'auth.begin' },
   { type: 'auth.completed' },
   { type: 'auth.failed', error: failures.consent() },
@@ -59,6 +62,8 @@ function toMachineEvent(event: ModelEvent) {
       return { type: `xstate.error.actor.${connectInvoke}`, error: failures.connect(), actorId: connectInvoke };
     case 'connect.fails_auth':
       return { type: `xstate.error.actor.${connectInvoke}`, error: failures.auth(), actorId: connectInvoke };
+    case 'connection.auth_lost':
+      return { type: 'connection.closed', error: failures.auth() };
     case 'reconnect.due':
     case 'ready.stable':
       return { type: delayedEvents[event.type] };

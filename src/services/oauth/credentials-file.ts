@@ -1,0 +1,144 @@
+/**
+ * OAuth credentials of one remote server, persisted as
+ * `<state_dir>/oauth/<server>.json`, owner-only and written atomically like
+ * the config (SPEC §2 `save`). A record is bound to the server URL (and, for a
+ * pre-registered client, its `client_id`): read under a different URL it is
+ * empty, so a changed URL never receives another server's token. The SDK
+ * stamps client and tokens with their issuer and refuses them elsewhere.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { z } from 'zod';
+import { FleetError } from '../errors.js';
+
+/** Tokens as stored: the SDK's fields, with an absolute expiry instead of `expires_in`. */
+export const StoredTokens = z.looseObject({
+  access_token: z.string().min(1),
+  token_type: z.string(),
+  refresh_token: z.string().optional(),
+  scope: z.string().optional(),
+  id_token: z.string().optional(),
+  /** The authorization server that issued them (stamped by the SDK). */
+  issuer: z.string().optional(),
+  /** Epoch ms when the access token expires; absent when the server did not say. */
+  expires_at: z.number().optional(),
+  /** Epoch ms when it was obtained: with `expires_at`, its lifetime (refresh at half-life for short ones). */
+  obtained_at: z.number().optional(),
+});
+export type StoredTokens = z.infer<typeof StoredTokens>;
+
+export const CredentialsRecord = z.looseObject({
+  version: z.literal(1),
+  /** The MCP server URL these credentials belong to. */
+  server_url: z.string(),
+  /** Pre-registered `client_id` of the config they were obtained with; null for dynamic registration. */
+  configured_client_id: z.string().nullable().default(null),
+  /** Loopback port of the registered `redirect_uri`, reused by every later consent. */
+  redirect_port: z.number().int().min(1).max(65_535).nullable().default(null),
+  /** Dynamic client registration (`OAuthClientInformationFull`, issuer-stamped). */
+  client: z.looseObject({ client_id: z.string() }).nullable().default(null),
+  tokens: StoredTokens.nullable().default(null),
+  /** Discovered authorization-server and resource metadata (`OAuthDiscoveryState`). */
+  discovery: z.looseObject({ authorizationServerUrl: z.string() }).nullable().default(null),
+  /** PKCE verifier of the consent under way. */
+  code_verifier: z.string().nullable().default(null),
+  /** The scope the server last asked for (`403 insufficient_scope`): every later consent requests it. */
+  step_up_scope: z.string().nullable().default(null),
+});
+export type CredentialsRecord = z.infer<typeof CredentialsRecord>;
+
+/** `<stateDir>/oauth/<server>.json`. Server names match `^[A-Za-z0-9_-]{1,64}$`, so they are safe path segments. */
+export function credentialsPath(stateDir: string, server: string): string {
+  return path.join(stateDir, 'oauth', `${server}.json`);
+}
+
+/** An empty record for `serverUrl`. */
+export function emptyRecord(serverUrl: string, configuredClientId: string | null): CredentialsRecord {
+  return {
+    version: 1,
+    server_url: serverUrl,
+    configured_client_id: configuredClientId,
+    redirect_port: null,
+    client: null,
+    tokens: null,
+    discovery: null,
+    code_verifier: null,
+    step_up_scope: null,
+  };
+}
+
+/**
+ * The record stored for `server`, if it belongs to `serverUrl` and the same
+ * configured client; otherwise an empty one (keeping only the redirect port,
+ * which is ours, not the server's). A file that does not parse is an error:
+ * it is never silently replaced.
+ */
+export async function loadCredentials(
+  file: string,
+  serverUrl: string,
+  configuredClientId: string | null,
+): Promise<CredentialsRecord> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyRecord(serverUrl, configuredClientId);
+    throw new FleetError('auth', `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unknown error'})`);
+  }
+  let parsed: CredentialsRecord;
+  try {
+    parsed = CredentialsRecord.parse(JSON.parse(text));
+  } catch {
+    throw new FleetError('auth', `${file} is not a valid credentials file: fix or delete it`);
+  }
+  if (parsed.server_url !== serverUrl || parsed.configured_client_id !== configuredClientId) {
+    return { ...emptyRecord(serverUrl, configuredClientId), redirect_port: parsed.redirect_port };
+  }
+  return parsed;
+}
+
+const writing = new Map<string, Promise<unknown>>();
+
+/**
+ * Atomic, owner-only write: a 0600 temp file created in one `open`, written,
+ * fsynced and renamed over `file`. Writes to one file are serialized, so the
+ * last one called is the one that stays.
+ */
+export function saveCredentials(file: string, record: CredentialsRecord): Promise<void> {
+  const text = `${JSON.stringify(record, null, 2)}\n`;
+  const previous = writing.get(file) ?? Promise.resolve();
+  const run = previous.then(
+    () => writeOwnerOnly(file, text),
+    () => writeOwnerOnly(file, text),
+  );
+  const tail = run.catch(() => undefined);
+  writing.set(file, tail);
+  void tail.then(() => writing.get(file) === tail && writing.delete(file));
+  return run;
+}
+
+/** Deletes the stored credentials (a removed server). */
+export async function deleteCredentials(file: string): Promise<void> {
+  await (writing.get(file) ?? Promise.resolve());
+  await rm(file, { force: true });
+}
+
+async function writeOwnerOnly(file: string, text: string): Promise<void> {
+  const dir = path.dirname(file);
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const handle = await open(temp, 'wx', 0o600);
+  try {
+    try {
+      await handle.writeFile(text, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temp, file);
+  } catch (err) {
+    await rm(temp, { force: true });
+    throw err;
+  }
+}

@@ -1,0 +1,367 @@
+/**
+ * The SDK's `OAuthClientProvider` for one remote server, persisted under the
+ * state dir (see credentials-file.ts). It refreshes the access token before
+ * it expires — on demand in `tokens()` and, while the server is ready, in the
+ * background — one refresh at a time however many requests wait for it. It
+ * only ever shows an authorization URL to a consent the user started
+ * (`armConsent`); otherwise the need for consent is an error.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import {
+  discoverOAuthServerInfo,
+  refreshAuthorization,
+  selectResourceURL,
+  type OAuthClientProvider,
+  type OAuthDiscoveryState,
+} from '@modelcontextprotocol/sdk/client/auth.js';
+import {
+  InvalidClientError,
+  InvalidGrantError,
+  UnauthorizedClientError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { RemoteServerConfig } from '../config/schema.js';
+import { FleetError } from '../errors.js';
+import {
+  credentialsPath,
+  loadCredentials,
+  saveCredentials,
+  type CredentialsRecord,
+  type StoredTokens,
+} from './credentials-file.js';
+import { ConsentRequiredError } from './errors.js';
+
+/** Path of the loopback consent callback. */
+export const CALLBACK_PATH = '/oauth/callback';
+/** Refresh at most this long before expiry; shorter lifetimes refresh at half-life. */
+const MAX_REFRESH_AHEAD_MS = 60_000;
+/** A background refresh that failed for a reason other than a rejected grant is tried again after this. */
+const REFRESH_RETRY_MS = 10_000;
+
+/** A remote server config whose `auth.kind` is `oauth`. */
+export type OAuthServerConfig = RemoteServerConfig & { auth: Extract<RemoteServerConfig['auth'], { kind: 'oauth' }> };
+
+export function isOAuthConfig(config: { type: string; auth?: { kind: string } }): config is OAuthServerConfig {
+  return config.type === 'remote' && config.auth?.kind === 'oauth';
+}
+
+export interface OAuthProviderOptions {
+  /** The state dir; credentials live in `<stateDir>/oauth/<name>.json`. */
+  stateDir: string;
+  /** Server name. */
+  name: string;
+  config: OAuthServerConfig;
+  /** Clock, for tests (default `Date.now`). */
+  now?: () => number;
+}
+
+/** Where a consent under way is told the authorization URL. */
+export interface ConsentHooks {
+  onAuthorizationUrl(url: URL): void;
+}
+
+/** Loads (or creates) the server's credentials and returns its provider. */
+export async function createOAuthProvider(options: OAuthProviderOptions): Promise<FleetOAuthProvider> {
+  const { config } = options;
+  const file = credentialsPath(options.stateDir, options.name);
+  const record = await loadCredentials(file, config.url, config.auth.client_id);
+  let port = config.auth.callback_port ?? record.redirect_port;
+  if (port === null) {
+    // Picked once and kept: a later consent must present the registered redirect_uri.
+    port = await freeLoopbackPort();
+  }
+  if (record.redirect_port !== port) {
+    record.redirect_port = port;
+    await saveCredentials(file, record);
+  }
+  return new FleetOAuthProvider(options, file, record, port);
+}
+
+export class FleetOAuthProvider implements OAuthClientProvider {
+  readonly #name: string;
+  readonly #config: OAuthServerConfig;
+  readonly #file: string;
+  readonly #record: CredentialsRecord;
+  readonly #now: () => number;
+  /** The loopback port of `redirectUrl`. */
+  readonly port: number;
+  #consent: ConsentHooks | null = null;
+  #state: string | null = null;
+  #refreshing: Promise<void> | null = null;
+  #timer: NodeJS.Timeout | undefined;
+  readonly #lostListeners = new Set<(error: FleetError) => void>();
+  /** Scopes a `403 insufficient_scope` asked for on this connection. */
+  readonly #challenged = new Set<string>();
+
+  constructor(options: OAuthProviderOptions, file: string, record: CredentialsRecord, port: number) {
+    this.#name = options.name;
+    this.#config = options.config;
+    this.#file = file;
+    this.#record = record;
+    this.#now = options.now ?? Date.now;
+    this.port = port;
+  }
+
+  get redirectUrl(): string {
+    return `http://127.0.0.1:${this.port}${CALLBACK_PATH}`;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { client_secret: secret } = this.#config.auth;
+    const scopes = [...new Set([...this.#config.auth.scopes, ...(this.#record.step_up_scope?.split(' ') ?? [])])];
+    return {
+      client_name: 'mcp-fleet',
+      redirect_uris: [this.redirectUrl],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: secret === null ? 'none' : 'client_secret_basic',
+      ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
+    };
+  }
+
+  state(): string {
+    this.#state = randomBytes(24).toString('base64url');
+    return this.#state;
+  }
+
+  /** The `state` of the last authorization request, which the callback must echo. */
+  get expectedState(): string | null {
+    return this.#state;
+  }
+
+  clientInformation(): OAuthClientInformationMixed | undefined {
+    const { client_id: id, client_secret: secret } = this.#config.auth;
+    if (id !== null) return secret === null ? { client_id: id } : { client_id: id, client_secret: secret };
+    const client = this.#record.client as (OAuthClientInformationMixed & { redirect_uris?: unknown; scope?: unknown }) | null;
+    if (client === null) return undefined;
+    // Registered for another port (callback_port changed): register again rather than present a stale redirect_uri.
+    if (Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
+    // A consent asking for more scope than the registration allows (a step-up) registers again too;
+    // outside a consent the registration stays, so the stored refresh token keeps working.
+    const registered = typeof client.scope === 'string' ? client.scope.split(' ') : null;
+    const wanted = this.clientMetadata.scope?.split(' ') ?? [];
+    if (this.#consent !== null && registered !== null && !wanted.every((scope) => registered.includes(scope))) {
+      return undefined;
+    }
+    return client;
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    // A pre-registered client stays in the config, where the user put it.
+    if (this.#config.auth.client_id !== null) return;
+    this.#record.client = info;
+    await this.#persist();
+  }
+
+  async tokens(): Promise<OAuthTokens | undefined> {
+    const stored = this.#record.tokens;
+    if (stored === null) return undefined;
+    if (stored.refresh_token !== undefined && this.#refreshDue(stored)) {
+      // A failed refresh leaves the old token, and the server's 401 says the rest.
+      await this.refresh().catch(() => undefined);
+    }
+    return toSdkTokens(this.#record.tokens, this.#now());
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    const { expires_in: lifetime, ...rest } = tokens;
+    const now = this.#now();
+    const stored: StoredTokens = { ...rest, obtained_at: now };
+    if (lifetime !== undefined) stored.expires_at = now + lifetime * 1000;
+    this.#record.tokens = stored;
+    // Persisted before the SDK uses it: a rotated refresh token is never lost to a crash.
+    await this.#persist();
+    this.#schedule();
+  }
+
+  redirectToAuthorization(authorizationUrl: URL): void {
+    if (this.#consent !== null) {
+      this.#consent.onAuthorizationUrl(authorizationUrl);
+      return;
+    }
+    const error = new ConsentRequiredError(this.#name, this.#record.tokens === null ? 'no usable token' : 'the token was refused');
+    this.#reportLost(error);
+    throw error;
+  }
+
+  async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    this.#record.code_verifier = codeVerifier;
+    await this.#persist();
+  }
+
+  codeVerifier(): string {
+    if (this.#record.code_verifier === null) throw new FleetError('auth', 'no PKCE verifier: no consent was started');
+    return this.#record.code_verifier;
+  }
+
+  async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
+    this.#record.discovery = state as CredentialsRecord['discovery'];
+    await this.#persist();
+  }
+
+  discoveryState(): OAuthDiscoveryState | undefined {
+    return (this.#record.discovery ?? undefined) as OAuthDiscoveryState | undefined;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const all = scope === 'all';
+    if (all || scope === 'client') this.#record.client = null;
+    if (all || scope === 'tokens') this.#record.tokens = null;
+    if (all || scope === 'verifier') this.#record.code_verifier = null;
+    if (all || scope === 'discovery') this.#record.discovery = null;
+    await this.#persist();
+  }
+
+  /**
+   * The server refused a request for want of `scope` (`403 insufficient_scope`).
+   * The first time, the scope is remembered for every later consent and the
+   * SDK's step-up (re-authorize, retry once) goes ahead; refused again, the
+   * token cannot be widened without the user: the server needs consent.
+   */
+  async noteScopeChallenge(scope: string | undefined): Promise<void> {
+    const wanted = scope ?? this.#record.step_up_scope ?? '';
+    if (this.#challenged.has(wanted)) {
+      this.#reportLost(new ConsentRequiredError(this.#name, `the server requires the scope "${wanted}"`));
+      return;
+    }
+    this.#challenged.add(wanted);
+    if (scope !== undefined && scope !== this.#record.step_up_scope) {
+      this.#record.step_up_scope = scope;
+      await this.#persist();
+    }
+  }
+
+  /** Whether an access token is stored (it may be expired). */
+  hasTokens(): boolean {
+    return this.#record.tokens !== null;
+  }
+
+  /**
+   * Lets `redirectToAuthorization` hand the URL to a consent the user started;
+   * returns the function that ends it. One consent at a time.
+   */
+  armConsent(hooks: ConsentHooks): () => void {
+    if (this.#consent !== null) throw new FleetError('auth', `a consent for server "${this.#name}" is already under way`);
+    this.#consent = hooks;
+    return () => {
+      if (this.#consent === hooks) this.#consent = null;
+    };
+  }
+
+  /**
+   * Refreshes the access token now. Concurrent callers share one request. A
+   * rejected refresh token (`invalid_grant`) is dropped and reported to the
+   * `keepFresh` listeners as a ConsentRequiredError; it never opens a consent.
+   */
+  refresh(): Promise<void> {
+    this.#refreshing ??= this.#refreshOnce().finally(() => (this.#refreshing = null));
+    return this.#refreshing;
+  }
+
+  /**
+   * While the server is ready: refreshes in the background before expiry, and
+   * calls `onLost` when the server needs consent again. Returns the stop function.
+   */
+  keepFresh(onLost: (error: FleetError) => void): () => void {
+    this.#lostListeners.add(onLost);
+    this.#schedule();
+    return () => {
+      this.#lostListeners.delete(onLost);
+      if (this.#lostListeners.size === 0) clearTimeout(this.#timer);
+    };
+  }
+
+  async #refreshOnce(): Promise<void> {
+    const tokens = this.#record.tokens;
+    if (tokens?.refresh_token === undefined) throw new ConsentRequiredError(this.#name, 'no refresh token');
+    const serverUrl = this.#config.url;
+    let discovery = this.discoveryState();
+    if (discovery === undefined) {
+      discovery = await discoverOAuthServerInfo(serverUrl);
+      await this.saveDiscoveryState(discovery);
+    }
+    const client = this.clientInformation();
+    if (client === undefined) throw new ConsentRequiredError(this.#name, 'the client is not registered');
+    // As the SDK's auth(): the resource indicator the metadata names, verbatim.
+    const selected = await selectResourceURL(serverUrl, this, discovery.resourceMetadata);
+    const resource = selected && discovery.resourceMetadata ? discovery.resourceMetadata.resource : selected;
+    let fresh: OAuthTokens;
+    try {
+      fresh = await refreshAuthorization(discovery.authorizationServerUrl, {
+        metadata: discovery.authorizationServerMetadata,
+        clientInformation: client,
+        refreshToken: tokens.refresh_token,
+        resource,
+      });
+    } catch (err) {
+      if (err instanceof InvalidGrantError || err instanceof InvalidClientError || err instanceof UnauthorizedClientError) {
+        this.#record.tokens = null;
+        await this.#persist();
+        const error = new ConsentRequiredError(this.#name, `the authorization server rejected the refresh (${err.errorCode})`);
+        this.#reportLost(error);
+        throw error;
+      }
+      throw err;
+    }
+    await this.saveTokens({ ...fresh, issuer: discovery.authorizationServerUrl });
+  }
+
+  #refreshDue(tokens: StoredTokens): boolean {
+    return tokens.expires_at !== undefined && this.#now() >= tokens.expires_at - refreshAhead(tokens);
+  }
+
+  #schedule(): void {
+    clearTimeout(this.#timer);
+    const tokens = this.#record.tokens;
+    if (this.#lostListeners.size === 0 || tokens?.expires_at === undefined || tokens.refresh_token === undefined) return;
+    const delay = Math.max(0, tokens.expires_at - refreshAhead(tokens) - this.#now());
+    this.#timer = setTimeout(() => {
+      // A rejected grant was reported to the listeners; anything else (network, 5xx) is tried again.
+      this.refresh().catch((err: unknown) => {
+        if (err instanceof ConsentRequiredError || this.#lostListeners.size === 0) return;
+        this.#timer = setTimeout(() => this.#schedule(), REFRESH_RETRY_MS);
+        this.#timer.unref();
+      });
+    }, delay);
+    this.#timer.unref();
+  }
+
+  #reportLost(error: FleetError): void {
+    for (const listener of [...this.#lostListeners]) listener(error);
+  }
+
+  #persist(): Promise<void> {
+    return saveCredentials(this.#file, this.#record);
+  }
+}
+
+function refreshAhead(tokens: StoredTokens): number {
+  const lifetime = tokens.expires_at! - (tokens.obtained_at ?? tokens.expires_at!);
+  return Math.min(MAX_REFRESH_AHEAD_MS, lifetime / 2);
+}
+
+/** Stored tokens as the SDK wants them: `expires_in` counted from now. */
+function toSdkTokens(stored: StoredTokens | null, now: number): OAuthTokens | undefined {
+  if (stored === null) return undefined;
+  const { expires_at: expiresAt, obtained_at: _obtained, ...rest } = stored;
+  const tokens: OAuthTokens = { ...rest };
+  if (expiresAt !== undefined) tokens.expires_in = Math.max(0, Math.floor((expiresAt - now) / 1000));
+  return tokens;
+}
+
+/** A port free on 127.0.0.1 right now. */
+function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}

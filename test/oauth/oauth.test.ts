@@ -1,0 +1,397 @@
+// OAuth 2.1 end to end: a real authorization server (oidc-provider) in front
+// of SDK-built Streamable HTTP MCP servers, the host as the client, and the
+// test playing the user in the browser over plain HTTP.
+import { execFile } from 'node:child_process';
+import { readFileSync, statSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join, resolve } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { ServerConfig } from '../../src/services/config/schema.js';
+import { connect } from '../../src/services/connection.js';
+import type { ServerState } from '../../src/services/journal/events.js';
+import { createOAuthProvider, isOAuthConfig } from '../../src/services/oauth/index.js';
+import { startFleet, type Fleet } from '../http/fleet.js';
+import { TOKEN } from '../http/helpers.js';
+import {
+  consentAsUser,
+  startAuthorizationServer,
+  startMcpResourceServer,
+  type AuthorizationServer,
+  type McpResourceServer,
+} from './servers.js';
+
+const cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function authorizationServer(accessTokenTtl = 600): Promise<AuthorizationServer> {
+  const as = await startAuthorizationServer({ accessTokenTtl });
+  cleanups.push(() => as.close());
+  return as;
+}
+
+async function resourceServer(issuer: string, prefix = 'a'): Promise<McpResourceServer> {
+  const server = await startMcpResourceServer(issuer, prefix);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function oauthServer(url: string, extra: Record<string, unknown> = {}) {
+  return { type: 'remote', url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' }, ...extra };
+}
+
+interface Logged {
+  lines: string[];
+  logger: { info: (m: string) => void; warn: (m: string) => void };
+}
+
+function capturingLogger(): Logged {
+  const lines: string[] = [];
+  return { lines, logger: { info: (m) => lines.push(m), warn: (m) => lines.push(m) } };
+}
+
+async function fleetWith(servers: Record<string, unknown>, hostOptions: Parameters<typeof startFleet>[2] = {}): Promise<Fleet> {
+  const fleet = await startFleet(() => servers, {}, hostOptions);
+  cleanups.push(() => fleet.close());
+  return fleet;
+}
+
+async function untilState(host: McpHost, name: string, state: ServerState, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (host.server(name)?.state === state) return;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`server ${name} did not reach ${state} (now ${host.server(name)?.state}: ${host.server(name)?.error})`);
+}
+
+function credentials(dir: string, name: string) {
+  return JSON.parse(readFileSync(join(dir, 'oauth', `${name}.json`), 'utf8'));
+}
+
+async function callEcho(host: McpHost, server: string, text: string) {
+  const result = await host.callTool(`${server}__echo`, { text });
+  expect(result.details.is_error, JSON.stringify(result.content)).toBe(false);
+  return result.content[0];
+}
+
+/** Consents for `name` over the API, as the user would after `mcp-fleet auth NAME`. */
+async function consentOverApi(fleet: Fleet, name: string) {
+  const begun = await fleet.request(`/api/mcp/servers/${name}/auth`, { method: 'POST' });
+  expect(begun.status, begun.text).toBe(200);
+  const callback = await consentAsUser(begun.json.authorization_url);
+  expect(callback.status, callback.text).toBe(200);
+  await untilState(fleet.host, name, 'ready');
+}
+
+describe('OAuth with a real authorization server', () => {
+  it('first authorization: needs_reauth without holding startup, consent over the API, then ready', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await fleet.host.settled();
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(fleet.host.server('remote')).toMatchObject({ error_kind: 'auth', ready: false });
+    expect(fleet.host.server('remote')?.error).toContain('mcp-fleet auth remote');
+
+    await consentOverApi(fleet, 'remote');
+    expect(await callEcho(fleet.host, 'remote', 'hello')).toEqual({ type: 'text', text: 'hello' });
+    expect(as.grants).toEqual(['authorization_code']);
+    const stored = credentials(fleet.dir, 'remote');
+    expect(stored.server_url).toBe(mcp.url);
+    expect(stored.tokens.expires_at).toBeGreaterThan(Date.now());
+    expect(stored.client.redirect_uris).toEqual([`http://127.0.0.1:${stored.redirect_port}/oauth/callback`]);
+    expect(as.registrations()).toBe(1);
+  });
+
+  it('a pre-registered client_id / client_secret is used as given, on its callback_port, with no registration', async () => {
+    const port = await freePort();
+    const as = await startAuthorizationServer({
+      accessTokenTtl: 600,
+      clients: [
+        {
+          client_id: 'fleet-client',
+          client_secret: 'canary-token-SECRET-0004-client',
+          redirect_uris: [`http://127.0.0.1:${port}/oauth/callback`],
+          grant_types: ['authorization_code', 'refresh_token'],
+          response_types: ['code'],
+        },
+      ],
+    });
+    cleanups.push(() => as.close());
+    const mcp = await resourceServer(as.issuer);
+    const auth = { kind: 'oauth', client_id: 'fleet-client', client_secret: 'canary-token-SECRET-0004-client', callback_port: port };
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url, { auth }) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const begun = await fleet.host.beginAuth('remote');
+    expect(new URL(begun.authorization_url).searchParams.get('client_id')).toBe('fleet-client');
+    expect((await consentAsUser(begun.authorization_url)).status).toBe(200);
+    await untilState(fleet.host, 'remote', 'ready');
+    expect(await callEcho(fleet.host, 'remote', 'pre')).toEqual({ type: 'text', text: 'pre' });
+    expect(as.registrations()).toBe(0);
+    const stored = credentials(fleet.dir, 'remote');
+    expect(stored).toMatchObject({ client: null, configured_client_id: 'fleet-client', redirect_port: port });
+    // The secret stays in the config, masked in every answer (fleet.request checks the canary).
+    expect(readFileSync(join(fleet.dir, 'oauth', 'remote.json'), 'utf8')).not.toContain('canary-token-SECRET-0004');
+    await fleet.request('/api/mcp/servers/remote');
+  });
+
+  it('403 insufficient_scope: the call is stepped up once; when only a consent can widen the token, the server needs it and the next consent asks for the scope', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    const refused = await fleet.host.callTool('remote__admin', {});
+    expect(refused.details.is_error).toBe(true);
+    // The step-up re-authorized (a refresh) and retried once before giving up.
+    expect(as.grants).toEqual(['authorization_code', 'refresh_token']);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(fleet.host.server('remote')?.error).toContain('requires the scope "mcp:tools mcp:admin"');
+
+    const begun = await fleet.host.beginAuth('remote');
+    expect(new URL(begun.authorization_url).searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+    expect((await consentAsUser(begun.authorization_url)).status).toBe(200);
+    await untilState(fleet.host, 'remote', 'ready');
+    const admin = await fleet.host.callTool('remote__admin', {});
+    expect(admin.content[0]).toEqual({ type: 'text', text: 'admin done' });
+  });
+
+  it('a cold restart (new host, same state dir) reuses the stored tokens: ready with no consent', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await fleet.host.shutdown();
+
+    const again = createMcpHost({ stateDir: fleet.dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
+    cleanups.push(() => again.shutdown());
+    await again.start();
+    await untilState(again, 'remote', 'ready');
+    expect(again.events().some((event) => event.type === 'server.transitioned' && event.to === 'needs_reauth')).toBe(false);
+    expect(await callEcho(again, 'remote', 'again')).toEqual({ type: 'text', text: 'again' });
+    expect(as.grants).toEqual(['authorization_code']);
+  });
+
+  it('an expiring access token is refreshed in the background, the rotated refresh token stored; the server stays ready', async () => {
+    const as = await authorizationServer(2);
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    const first = credentials(fleet.dir, 'remote').tokens;
+    // Past the first token's lifetime: at least one background refresh.
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    expect(as.grants.filter((grant) => grant === 'refresh_token').length).toBeGreaterThan(0);
+    const now = credentials(fleet.dir, 'remote').tokens;
+    expect(now.access_token).not.toBe(first.access_token);
+    expect(now.refresh_token).not.toBe(first.refresh_token);
+    expect(await callEcho(fleet.host, 'remote', 'fresh')).toEqual({ type: 'text', text: 'fresh' });
+    expect(mcp.acceptedTokens.at(-1)).not.toBe(first.access_token);
+    expect(fleet.host.server('remote')?.state).toBe('ready');
+    expect(as.grants.filter((grant) => grant === 'authorization_code')).toHaveLength(1);
+  });
+
+  it('a revoked refresh token moves the server to needs_reauth (auth), never to a consent by itself; consent makes it ready', async () => {
+    const as = await authorizationServer(2);
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await as.revokeGrantOf(credentials(fleet.dir, 'remote').tokens.refresh_token);
+
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const view = fleet.host.server('remote')!;
+    expect(view.error_kind).toBe('auth');
+    expect(view.error).toContain('invalid_grant');
+    expect(fleet.host.tools()).toEqual([]);
+    expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
+
+    await consentOverApi(fleet, 'remote');
+    expect(await callEcho(fleet.host, 'remote', 'back')).toEqual({ type: 'text', text: 'back' });
+  });
+
+  it('a callback with a wrong state is refused and the consent keeps waiting for the real one', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const { authorization_url: url } = await fleet.host.beginAuth('remote');
+    expect(fleet.host.server('remote')?.state).toBe('authenticating');
+    // Asking again while it waits gives the same consent.
+    expect((await fleet.host.beginAuth('remote')).authorization_url).toBe(url);
+
+    const port = credentials(fleet.dir, 'remote').redirect_port;
+    const forged = await fetch(`http://127.0.0.1:${port}/oauth/callback?code=forged&state=not-the-state`);
+    expect(forged.status).toBe(400);
+    const missing = await fetch(`http://127.0.0.1:${port}/oauth/callback?code=forged`);
+    expect(missing.status).toBe(400);
+    expect(fleet.host.server('remote')?.state).toBe('authenticating');
+    expect(as.grants).toEqual([]);
+
+    const callback = await consentAsUser(url);
+    expect(callback.status).toBe(200);
+    await untilState(fleet.host, 'remote', 'ready');
+  });
+
+  it('a refusal at the authorization server (error=access_denied with our state) ends the consent: needs_reauth', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const { authorization_url: url } = await fleet.host.beginAuth('remote');
+    const state = new URL(url).searchParams.get('state');
+    const port = credentials(fleet.dir, 'remote').redirect_port;
+    const refused = await fetch(`http://127.0.0.1:${port}/oauth/callback?error=access_denied&state=${state}`);
+    expect(refused.status).toBe(400);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(fleet.host.server('remote')?.error).toContain('refused (access_denied)');
+    expect(await portFree(port)).toBe(true);
+    expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
+  });
+
+  it('a cancelled consent (restart, timeout) frees its port and leaves the server needs_reauth, not authorized', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) }, { consentTimeoutMs: 1500 });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const { authorization_url: url } = await fleet.host.beginAuth('remote');
+    const port: number = credentials(fleet.dir, 'remote').redirect_port;
+    expect(await portFree(port)).toBe(false);
+
+    const restarted = await fleet.request('/api/mcp/servers/remote/restart', { method: 'POST' });
+    expect(restarted.json).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(await portFree(port)).toBe(true);
+    // The user finishing the cancelled consent late reaches nobody.
+    await expect(consentAsUser(url)).rejects.toThrow();
+    expect(fleet.host.server('remote')?.state).toBe('needs_reauth');
+
+    // Same port again (the registered redirect_uri); this time nobody answers in time.
+    await fleet.host.beginAuth('remote');
+    expect(credentials(fleet.dir, 'remote').redirect_port).toBe(port);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(fleet.host.server('remote')?.error).toContain('consent was not completed within');
+    expect(await portFree(port)).toBe(true);
+    expect(as.grants).toEqual([]);
+  });
+
+  it('two servers on different URLs never share tokens, and a changed URL gets no stored token', async () => {
+    const as = await authorizationServer();
+    const a = await resourceServer(as.issuer, 'a');
+    const b = await resourceServer(as.issuer, 'b');
+    const fleet = await fleetWith({ alpha: oauthServer(a.url), beta: oauthServer(b.url) });
+    await untilState(fleet.host, 'alpha', 'needs_reauth');
+    await untilState(fleet.host, 'beta', 'needs_reauth');
+    await consentOverApi(fleet, 'alpha');
+    await consentOverApi(fleet, 'beta');
+    await callEcho(fleet.host, 'alpha', 'a');
+    await callEcho(fleet.host, 'beta', 'b');
+    const alpha = credentials(fleet.dir, 'alpha');
+    const beta = credentials(fleet.dir, 'beta');
+    expect([alpha.server_url, beta.server_url]).toEqual([a.url, b.url]);
+    expect(alpha.tokens.access_token).not.toBe(beta.tokens.access_token);
+    expect(alpha.tokens.refresh_token).not.toBe(beta.tokens.refresh_token);
+    expect(a.acceptedTokens.filter((token) => b.acceptedTokens.includes(token))).toEqual([]);
+
+    // alpha pointed at beta's URL: its stored token is for the old URL and is not sent.
+    const moved = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { url: b.url } });
+    expect(moved.json).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(b.acceptedTokens).not.toContain(alpha.tokens.access_token);
+  });
+
+  it('twenty concurrent calls with an expired token cause one refresh request', async () => {
+    const as = await authorizationServer(2);
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await fleet.host.shutdown();
+
+    // A connection without the ready-state watcher: only the calls themselves can refresh.
+    const config = ServerConfig.parse(oauthServer(mcp.url));
+    if (!isOAuthConfig(config)) throw new Error('not an OAuth config');
+    const provider = await createOAuthProvider({ stateDir: fleet.dir, name: 'remote', config });
+    const connection = await connect('remote', config, { authProvider: provider });
+    cleanups.push(() => connection.close());
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    const before = as.grants.length;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => connection.callTool('echo', { text: `call ${i}` })),
+    );
+    expect(results.map((result) => result.content[0])).toEqual(
+      Array.from({ length: 20 }, (_, i) => ({ type: 'text', text: `call ${i}` })),
+    );
+    expect(as.grants.slice(before)).toEqual(['refresh_token']);
+  });
+
+  it('the token file is 0600 and no token reaches an API response, a log line or the journal', async () => {
+    const as = await authorizationServer(2);
+    const mcp = await resourceServer(as.issuer);
+    const logged = capturingLogger();
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) }, { logger: logged.logger, persistJournal: true });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await new Promise((resolve) => setTimeout(resolve, 2500));
+    await callEcho(fleet.host, 'remote', 'x');
+    const file = join(fleet.dir, 'oauth', 'remote.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(fleet.dir, 'oauth')).mode & 0o777).toBe(0o700);
+
+    const stored = credentials(fleet.dir, 'remote');
+    const secrets = [...new Set([...mcp.acceptedTokens, stored.tokens.refresh_token, stored.code_verifier])];
+    const outputs = [
+      (await fleet.request('/api/mcp/servers')).text,
+      (await fleet.request('/api/mcp/servers/remote')).text,
+      (await fleet.request('/api/mcp/catalog')).text,
+      (await fleet.request('/api/mcp/catalog/diff')).text,
+      (await fleet.request('/api/mcp/events')).text,
+      readFileSync(join(fleet.dir, 'events.jsonl'), 'utf8'),
+      logged.lines.join('\n'),
+      JSON.stringify(fleet.host.events()),
+    ];
+    for (const secret of secrets) for (const output of outputs) expect(output).not.toContain(secret);
+  });
+
+  it('`mcp-fleet auth NAME` asks the running worker for consent and prints the authorization URL', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const run = await new Promise<{ code: number; stdout: string; stderr: string }>((done) =>
+      execFile(
+        process.execPath,
+        [resolve('bin/mcp-fleet.js'), 'auth', 'remote', '--url', `http://127.0.0.1:${fleet.served.port}`],
+        { env: { ...process.env, MCP_FLEET_API_TOKEN: TOKEN }, timeout: 30_000 },
+        (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      ),
+    );
+    expect(run.code, run.stderr).toBe(0);
+    const url = /^(http:\/\/\S+)$/m.exec(run.stdout)?.[1];
+    expect(url?.startsWith(`${as.issuer}/auth?`)).toBe(true);
+    expect(fleet.host.server('remote')?.state).toBe('authenticating');
+    expect((await consentAsUser(url!)).status).toBe(200);
+    await untilState(fleet.host, 'remote', 'ready');
+  });
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Whether `port` on 127.0.0.1 can be listened on right now. */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = createServer();
+    probe.once('error', () => resolve(false));
+    probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+  });
+}

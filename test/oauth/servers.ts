@@ -1,0 +1,240 @@
+// A real OAuth 2.1 authorization server (oidc-provider: dynamic client
+// registration, PKCE, refresh-token rotation, short JWT access tokens bound to
+// the resource) and SDK-built Streamable HTTP MCP servers in front of it that
+// accept only tokens it issued for them (JWT checked against its JWKS, with
+// issuer and audience) and publish their protected-resource metadata.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { createRemoteJWKSet, jwtVerify } from 'jose';
+import Provider from 'oidc-provider';
+import { z } from 'zod';
+
+export interface AuthorizationServer {
+  issuer: string;
+  provider: Provider;
+  /** `grant_type` of every successful token request, in order. */
+  grants: string[];
+  /** Dynamic client registrations so far. */
+  registrations(): number;
+  /** Withdraws the grant a refresh token belongs to (as a user or an admin would): every later refresh is refused. */
+  revokeGrantOf(refreshToken: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+export interface AuthorizationServerOptions {
+  /** Access-token lifetime in seconds. */
+  accessTokenTtl: number;
+  /** Pre-registered clients (oidc-provider client metadata). */
+  clients?: Array<Record<string, unknown>>;
+}
+
+export const SCOPE = 'mcp:tools';
+/** Needed by the `admin` tool only: asked for with `403 insufficient_scope` (step-up). */
+export const ADMIN_SCOPE = 'mcp:admin';
+
+export async function startAuthorizationServer(options: AuthorizationServerOptions): Promise<AuthorizationServer> {
+  const http = createServer();
+  const port = await listen(http);
+  const issuer = `http://127.0.0.1:${port}`;
+  const provider = new Provider(issuer, {
+    clients: options.clients ?? [],
+    cookies: { keys: ['oauth-test-cookie-key'] },
+    scopes: ['openid', 'offline_access', SCOPE, ADMIN_SCOPE],
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    features: {
+      registration: { enabled: true },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: async () => undefined as unknown as string,
+        useGrantedResource: async () => true,
+        getResourceServerInfo: async (_ctx: unknown, resource: string) => ({
+          scope: `${SCOPE} ${ADMIN_SCOPE}`,
+          audience: resource,
+          accessTokenTTL: options.accessTokenTtl,
+          accessTokenFormat: 'jwt',
+          jwt: { sign: { alg: 'RS256' } },
+        }),
+      },
+    },
+    pkce: { required: () => true },
+    rotateRefreshToken: true,
+    // Every client that may use refresh tokens gets one, offline_access or not.
+    issueRefreshToken: async (_ctx: unknown, client: { grantTypeAllowed(type: string): boolean }) => client.grantTypeAllowed('refresh_token'),
+    ttl: {
+      RefreshToken: 3600,
+      AccessToken: options.accessTokenTtl,
+      Grant: 3600,
+      Interaction: 600,
+      Session: 3600,
+    },
+  });
+  const grants: string[] = [];
+  provider.on('grant.success', (ctx) => grants.push(String(ctx.oidc.params?.grant_type)));
+  let registrations = 0;
+  provider.on('registration_create.success', () => registrations++);
+  http.on('request', provider.callback());
+  return {
+    issuer,
+    provider,
+    grants,
+    registrations: () => registrations,
+    async revokeGrantOf(refreshToken) {
+      const found = await provider.RefreshToken.find(refreshToken);
+      if (!found?.grantId) throw new Error('no such refresh token');
+      await (await provider.Grant.find(found.grantId))?.destroy();
+      await found.destroy();
+    },
+    close: () => close(http),
+  };
+}
+
+export interface McpResourceServer {
+  /** The MCP endpoint (`<origin>/<path>/mcp`). */
+  url: string;
+  /** Bearer tokens the server accepted, in order. */
+  acceptedTokens: string[];
+  close(): Promise<void>;
+}
+
+/**
+ * An SDK MCP server at `/<prefix>/mcp` with one `echo` tool, accepting only
+ * JWT access tokens of `issuer` whose audience is its own URL.
+ */
+export async function startMcpResourceServer(issuer: string, prefix = 'a'): Promise<McpResourceServer> {
+  const http = createServer();
+  const port = await listen(http);
+  const origin = `http://127.0.0.1:${port}`;
+  const url = `${origin}/${prefix}/mcp`;
+  const metadataPath = `/.well-known/oauth-protected-resource/${prefix}/mcp`;
+  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  const sessions = new Map<string, StreamableHTTPServerTransport>();
+  const acceptedTokens: string[] = [];
+
+  http.on('request', async (req, res) => {
+    const path = new URL(req.url ?? '/', origin).pathname;
+    if (path === metadataPath) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ resource: url, authorization_servers: [issuer], scopes_supported: [SCOPE] }));
+      return;
+    }
+    if (path !== `/${prefix}/mcp`) {
+      res.writeHead(404).end();
+      return;
+    }
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    let scopes: string[];
+    try {
+      if (token === undefined) throw new Error('no token');
+      const { payload } = await jwtVerify(token, jwks, { issuer, audience: url });
+      scopes = String(payload.scope ?? '').split(' ');
+    } catch {
+      res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${origin}${metadataPath}"` });
+      res.end();
+      return;
+    }
+    const body = req.method === 'POST' ? await readJson(req) : undefined;
+    const call = body as { method?: string; params?: { name?: string } } | undefined;
+    if (call?.method === 'tools/call' && call.params?.name === 'admin' && !scopes.includes(ADMIN_SCOPE)) {
+      res.writeHead(403, {
+        'www-authenticate': `Bearer error="insufficient_scope", scope="${SCOPE} ${ADMIN_SCOPE}", resource_metadata="${origin}${metadataPath}"`,
+      });
+      res.end();
+      return;
+    }
+    acceptedTokens.push(token);
+    const id = req.headers['mcp-session-id'];
+    let transport = typeof id === 'string' ? sessions.get(id) : undefined;
+    if (transport === undefined) {
+      const created = new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (sessionId) => {
+          sessions.set(sessionId, created);
+        },
+      });
+      const server = new McpServer({ name: `oauth-fixture-${prefix}`, version: '1.0.0' });
+      server.registerTool('admin', { description: `Needs ${ADMIN_SCOPE}` }, async () => ({
+        content: [{ type: 'text', text: 'admin done' }],
+      }));
+      server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, async ({ text }) => ({
+        content: [{ type: 'text', text }],
+      }));
+      await server.connect(created);
+      transport = created;
+    }
+    await transport.handleRequest(req, res, body);
+  });
+  return {
+    url,
+    acceptedTokens,
+    async close() {
+      await Promise.all([...sessions.values()].map((transport) => transport.close()));
+      await close(http);
+    },
+  };
+}
+
+/**
+ * Plays the user in a browser: opens the authorization URL, signs in and
+ * consents on oidc-provider's pages (plain fetch, cookies by hand), and
+ * follows the final redirect to the loopback callback. Resolves with the
+ * callback's answer.
+ */
+export async function consentAsUser(authorizationUrl: string, account = 'alice'): Promise<{ status: number; text: string }> {
+  const cookies = new Map<string, string>();
+  const send = async (url: string, init: RequestInit = {}): Promise<Response> => {
+    const headers = new Headers(init.headers);
+    if (cookies.size > 0) headers.set('cookie', [...cookies].map(([k, v]) => `${k}=${v}`).join('; '));
+    const response = await fetch(url, { ...init, headers, redirect: 'manual' });
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const at = pair!.indexOf('=');
+      cookies.set(pair!.slice(0, at), pair!.slice(at + 1));
+    }
+    return response;
+  };
+  let response = await send(authorizationUrl);
+  for (let step = 0; step < 20; step++) {
+    const location = response.headers.get('location');
+    if (location !== null) {
+      await response.body?.cancel();
+      const next = new URL(location, response.url || authorizationUrl).href;
+      if (new URL(next).pathname === '/oauth/callback') {
+        const callback = await fetch(next);
+        return { status: callback.status, text: await callback.text() };
+      }
+      response = await send(next);
+      continue;
+    }
+    const html = await response.text();
+    const action = /<form[^>]*action="([^"]+)"/.exec(html)?.[1];
+    const prompt = /name="prompt" value="([^"]+)"/.exec(html)?.[1];
+    if (action === undefined || prompt === undefined) throw new Error(`unexpected page (HTTP ${response.status}): ${html.slice(0, 300)}`);
+    const form = new URLSearchParams({ prompt });
+    if (prompt === 'login') {
+      form.set('login', account);
+      form.set('password', 'any');
+    }
+    const target = new URL(action.replaceAll('&amp;', '&'), authorizationUrl).href;
+    response = await send(target, { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
+  }
+  throw new Error('consent did not reach the callback');
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+}
+
+function close(server: Server): Promise<void> {
+  server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
