@@ -1,6 +1,7 @@
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
+import type { AgentToolResult, ToolProgress } from '../../services/agent-tool.js';
 import { HttpError } from '../errors.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
@@ -34,10 +35,41 @@ export function toolRoutes(host: McpHost): Router {
     res.on('close', function abortIfUnanswered() {
       if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));
     });
+    if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
+      await streamCall(res, (onProgress) =>
+        host.callTool(name, body.arguments, { signal: controller.signal, onProgress }),
+      );
+      return;
+    }
     // A tool error is an answer (`details.is_error`), not an HTTP error.
     const result = await host.callTool(name, body.arguments, { signal: controller.signal });
     if (!controller.signal.aborted) res.json(result);
   });
 
   return router;
+}
+
+/**
+ * Answers a call as server-sent events: a `progress` event per progress
+ * notification, then one `result` event with the AgentToolResult. The status
+ * is sent first, so a tool error is a `result` with `details.is_error`.
+ */
+async function streamCall(
+  res: Response,
+  call: (onProgress: (progress: ToolProgress) => void) => Promise<AgentToolResult>,
+): Promise<void> {
+  res.status(200).set({
+    'Content-Type': 'text/event-stream; charset=utf-8',
+    'Cache-Control': 'no-cache, no-transform',
+    Connection: 'keep-alive',
+    'X-Accel-Buffering': 'no',
+  });
+  res.flushHeaders();
+  res.req.socket.setNoDelay(true);
+  const result = await call(function sendProgress(progress) {
+    if (!res.writableEnded) res.write(`event: progress\ndata: ${JSON.stringify(progress)}\n\n`);
+  });
+  if (res.writableEnded || res.destroyed) return;
+  res.write(`event: result\ndata: ${JSON.stringify(result)}\n\n`);
+  res.end();
 }

@@ -44,9 +44,21 @@ function detail(event) {
       return names(event.tools, 'unregistered');
     case 'tool.shadowed':
       return [h('code', {}, event.tool), ` replaced the tool of ${event.shadowed_server}`];
+    case 'catalog.changed':
+      return h('span', {}, `${event.kind} changed: `, changeList(event));
+    case 'server.log':
+      return [h('span', { class: 'kind' }, event.level), event.logger ? ` ${event.logger}: ` : ' ', event.message];
     default:
       return '';
   }
+}
+
+/** `+added −removed ~changed`, each list as names. */
+function changeList(event) {
+  const parts = [['+', event.added], ['−', event.removed], ['~', event.changed]]
+    .filter(([, list]) => list.length > 0)
+    .map(([sign, list]) => `${sign}${list.join(', ')}`);
+  return parts.join(' ');
 }
 
 function kind(errorKind) {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LoggingLevel } from '../config/schema.js';
 import { ErrorKind } from '../errors.js';
 
 /** The server lifecycle states of SPEC §4. */
@@ -46,6 +47,27 @@ export const JournalEvent = z.discriminatedUnion('type', [
   z.object({ ...base, type: z.literal('tools.unregistered'), tools: z.array(z.string()) }),
   /** `tool` of `server` replaced `shadowed_server`'s tool of the same name (last wins). */
   z.object({ ...base, type: z.literal('tool.shadowed'), tool: z.string(), shadowed_server: z.string() }),
+  /**
+   * A ready server's tools, resources (and templates) or prompts changed after
+   * `notifications/…/list_changed`: names (resource URIs, template URI templates)
+   * that appeared, went away, or kept their name with a new definition.
+   */
+  z.object({
+    ...base,
+    type: z.literal('catalog.changed'),
+    kind: z.enum(['tools', 'resources', 'prompts']),
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    changed: z.array(z.string()),
+  }),
+  /** A `notifications/message` of the server; `message` is its data as text, secrets redacted, bounded. */
+  z.object({
+    ...base,
+    type: z.literal('server.log'),
+    level: LoggingLevel,
+    logger: z.string().nullable(),
+    message: z.string(),
+  }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 

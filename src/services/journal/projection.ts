@@ -61,7 +61,10 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     case 'tools.unregistered':
       return upsert(context, event, (server) => ({ ...server, tools: [], registered_at: 0 }));
     case 'tool.shadowed':
-      // A record for readers of the journal; who is shadowed is derived from registrations.
+    // Records for readers of the journal: who is shadowed is derived from registrations,
+    // a changed tool list arrives as `tools.registered`, and logs are not state.
+    case 'catalog.changed':
+    case 'server.log':
       return { ...context, lastSeq: event.seq };
   }
 }

@@ -1,0 +1,217 @@
+/**
+ * Keeps a ready server's catalog (tools, resources and resource templates,
+ * prompts) in step with the server: on `notifications/…/list_changed` it
+ * re-lists every page, diffs, and hands over the new listing in one step.
+ * Bursts are debounced; a generation counter drops a listing that finishes
+ * after a newer one started. Because some servers announce changes before the
+ * client listens, everything is listed once more as soon as the sync starts.
+ */
+import { isDeepStrictEqual } from 'node:util';
+import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerConnection } from './connection.js';
+import { notificationsOf } from './notifications.js';
+
+export type CatalogKind = 'tools' | 'resources' | 'prompts';
+
+/** What a server offers beside its tools. */
+export interface Offer {
+  resources: Resource[];
+  resourceTemplates: ResourceTemplate[];
+  prompts: Prompt[];
+}
+
+/** Names that appeared, went away, or kept their name with a new definition. */
+export interface CatalogChange {
+  kind: CatalogKind;
+  added: string[];
+  removed: string[];
+  changed: string[];
+}
+
+export interface CatalogSyncOptions {
+  connection: ServerConnection;
+  /** Bound on each list request, in ms (the server's `timeout_seconds`). */
+  timeoutMs: number;
+  /** Quiet time after the last `list_changed` of a kind before re-listing it (default 50 ms). */
+  debounceMs?: number;
+  /** `connection.allTools` holds a new listing: register the server's tools again. */
+  onTools(): void;
+  /** Resources or prompts were listed (the first time, or after a change). */
+  onOffer(offer: Offer): void;
+  /** A listing differed from the one before it. */
+  onChange(change: CatalogChange): void;
+  /** A listing failed; the previous one stays. */
+  onError(kind: CatalogKind, error: Error): void;
+}
+
+export interface CatalogSync {
+  /** The latest resources and prompts (empty until first listed, or when the server has none). */
+  offer(): Offer;
+  /** Resolves once no listing is scheduled or running (for callers that must see a settled catalog). */
+  idle(): Promise<void>;
+  /** Stops listening; listings still running are dropped. */
+  stop(): void;
+}
+
+/** Starts syncing `connection`'s catalog and lists everything once. */
+export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
+  const { connection } = options;
+  const client = connection.client;
+  const debounceMs = options.debounceMs ?? 50;
+  const capabilities = client.getServerCapabilities() ?? {};
+  const stopping = new AbortController();
+  const generation: Record<CatalogKind, number> = { tools: 0, resources: 0, prompts: 0 };
+  const timers = new Map<CatalogKind, NodeJS.Timeout>();
+  const running = new Set<Promise<void>>();
+  let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
+  /** Whether resources / prompts were listed once: the first listing is not a change. */
+  const listed = { resources: false, prompts: false };
+
+  const dispatcher = notificationsOf(client);
+  const unsubscribe = [
+    dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),
+    dispatcher.subscribe('notifications/resources/list_changed', () => schedule('resources')),
+    dispatcher.subscribe('notifications/prompts/list_changed', () => schedule('prompts')),
+  ];
+
+  function schedule(kind: CatalogKind): void {
+    if (stopping.signal.aborted) return;
+    clearTimeout(timers.get(kind));
+    timers.set(
+      kind,
+      setTimeout(() => {
+        timers.delete(kind);
+        relist(kind);
+      }, debounceMs),
+    );
+  }
+
+  function relist(kind: CatalogKind): void {
+    const mine = ++generation[kind];
+    const current = () => !stopping.signal.aborted && generation[kind] === mine;
+    const run = listAndApply(kind, current).catch((error: unknown) => {
+      if (current()) options.onError(kind, error instanceof Error ? error : new Error(String(error)));
+    });
+    running.add(run);
+    void run.finally(() => running.delete(run));
+  }
+
+  async function listAndApply(kind: CatalogKind, current: () => boolean): Promise<void> {
+    if (kind === 'tools') {
+      const listing = await connection.listTools(stopping.signal);
+      if (!current()) return;
+      const change = diff('tools', connection.allTools, listing, (tool: Tool) => tool.name);
+      if (change === null) return;
+      connection.replaceTools(listing);
+      options.onTools();
+      options.onChange(change);
+      return;
+    }
+    if (kind === 'resources') {
+      if (!capabilities.resources) return;
+      const [resources, resourceTemplates] = await Promise.all([listResources(), listResourceTemplates()]);
+      if (!current()) return;
+      const before = offer;
+      offer = { ...offer, resources, resourceTemplates };
+      options.onOffer(offer);
+      if (!listed.resources) {
+        listed.resources = true;
+        return;
+      }
+      const changes = [
+        diff('resources', before.resources, resources, (resource: Resource) => resource.uri),
+        diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplate) => t.uriTemplate),
+      ].filter((change): change is CatalogChange => change !== null);
+      if (changes.length > 0) options.onChange(merge('resources', changes));
+      return;
+    }
+    if (!capabilities.prompts) return;
+    const prompts = await listPrompts();
+    if (!current()) return;
+    const before = offer.prompts;
+    offer = { ...offer, prompts };
+    options.onOffer(offer);
+    if (!listed.prompts) {
+      listed.prompts = true;
+      return;
+    }
+    const change = diff('prompts', before, prompts, (prompt: Prompt) => prompt.name);
+    if (change !== null) options.onChange(change);
+  }
+
+  const request = () => ({ signal: stopping.signal, timeout: options.timeoutMs });
+  const listResources = () =>
+    allPages(async (cursor) => {
+      const page = await client.listResources(cursor === undefined ? {} : { cursor }, request());
+      return [page.resources, page.nextCursor];
+    });
+  const listResourceTemplates = () =>
+    allPages(async (cursor) => {
+      const page = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request());
+      return [page.resourceTemplates, page.nextCursor];
+    });
+  const listPrompts = () =>
+    allPages(async (cursor) => {
+      const page = await client.listPrompts(cursor === undefined ? {} : { cursor }, request());
+      return [page.prompts, page.nextCursor];
+    });
+
+  // Resources and prompts are listed for the catalog anyway; the tools again only
+  // when the server may change them (it was listed at connect).
+  if (capabilities.tools?.listChanged) relist('tools');
+  relist('resources');
+  relist('prompts');
+
+  return {
+    offer: () => offer,
+    async idle() {
+      while (timers.size > 0 || running.size > 0) {
+        await Promise.all([...running]);
+        if (timers.size > 0) await new Promise((resolve) => setTimeout(resolve, debounceMs));
+      }
+    },
+    stop() {
+      stopping.abort(new Error('catalog sync stopped'));
+      for (const timer of timers.values()) clearTimeout(timer);
+      timers.clear();
+      for (const off of unsubscribe) off();
+    },
+  };
+}
+
+/** Follows `nextCursor` to the end; a cursor seen twice is a server bug, not a reason to loop forever. */
+async function allPages<T>(fetch: (cursor: string | undefined) => Promise<[T[], string | undefined]>): Promise<T[]> {
+  const items: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  do {
+    const [page, next] = await fetch(cursor);
+    items.push(...page);
+    cursor = next;
+    if (cursor !== undefined) {
+      if (seen.has(cursor)) throw new Error(`server repeated cursor "${cursor}"`);
+      seen.add(cursor);
+    }
+  } while (cursor !== undefined);
+  return items;
+}
+
+/** What differs between two listings by key; null when nothing does. */
+function diff<T>(kind: CatalogKind, before: readonly T[], after: readonly T[], key: (item: T) => string): CatalogChange | null {
+  const old = new Map(before.map((item) => [key(item), item]));
+  const next = new Map(after.map((item) => [key(item), item]));
+  const added = [...next.keys()].filter((name) => !old.has(name));
+  const removed = [...old.keys()].filter((name) => !next.has(name));
+  const changed = [...next].filter(([name, item]) => old.has(name) && !isDeepStrictEqual(old.get(name), item));
+  if (added.length + removed.length + changed.length === 0) return null;
+  return { kind, added, removed, changed: changed.map(([name]) => name) };
+}
+
+function merge(kind: CatalogKind, changes: CatalogChange[]): CatalogChange {
+  return {
+    kind,
+    added: changes.flatMap((change) => change.added),
+    removed: changes.flatMap((change) => change.removed),
+    changed: changes.flatMap((change) => change.changed),
+  };
+}

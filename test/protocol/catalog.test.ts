@@ -1,0 +1,97 @@
+// Catalog changes of a ready server (notifications/…/list_changed): tools,
+// resources and prompts are re-listed and swapped in one step, journaled.
+import { afterEach, describe, expect, test } from 'vitest';
+import { catalogServer, startHost, textOf, type Running } from './helpers.js';
+
+let running: Running | undefined;
+afterEach(async () => {
+  await running?.close();
+  running = undefined;
+});
+
+const names = (r: Running) => r.host.tools().map((tool) => tool.name);
+
+describe('tools/list_changed', () => {
+  test('an added tool appears and a removed one goes, each journaled with its name', async () => {
+    running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
+    const r = running;
+    // Watch every journal event: the server's other tools must be there at each one (swap in one step).
+    const gaps: string[] = [];
+    const unsubscribe = r.host.subscribe((event) => {
+      if (!names(r).includes('cat__echo')) gaps.push(`${event.type} #${event.seq}`);
+    });
+
+    await r.host.callTool('cat__add_tool', { name: 'fresh' });
+    await expect.poll(() => names(r), { timeout: 10_000 }).toContain('cat__fresh');
+    expect(textOf(await r.host.callTool('cat__fresh', {}))).toBe('fresh');
+    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({
+      server: 'cat', kind: 'tools', added: ['fresh'], removed: [], changed: [],
+    });
+
+    await r.host.callTool('cat__remove_tool', { name: 'fresh' });
+    await expect.poll(() => names(r), { timeout: 10_000 }).not.toContain('cat__fresh');
+    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'tools', added: [], removed: ['fresh'] });
+    unsubscribe();
+
+    expect(gaps).toEqual([]);
+    // Re-registered, never unregistered, while the server stayed ready.
+    expect(r.events('tools.unregistered')).toEqual([]);
+    expect(r.host.server('cat')?.state).toBe('ready');
+    expect(r.host.server('cat')?.tool_count).toBe(r.host.tools().length);
+  });
+
+  test('a tool added right after initialize is there once the server is ready', async () => {
+    running = await startHost((dir) => ({ early: catalogServer(dir, 'early', {}, '--change-after-init') }), ['early']);
+    const r = running;
+    await expect.poll(() => names(r), { timeout: 10_000 }).toContain('early__late');
+    expect(textOf(await r.host.callTool('early__late', {}))).toBe('late');
+  });
+
+  test('the tool filter still applies to a changed listing', async () => {
+    running = await startHost(
+      (dir) => ({ cat: catalogServer(dir, 'cat', { tools: { include: null, exclude: ['hidden'] } }) }),
+      ['cat'],
+    );
+    const r = running;
+    await r.host.callTool('cat__add_tool', { name: 'hidden' });
+    await r.host.callTool('cat__add_tool', { name: 'shown' });
+    await expect.poll(() => names(r), { timeout: 10_000 }).toContain('cat__shown');
+    expect(names(r)).not.toContain('cat__hidden');
+  });
+});
+
+describe('resources/list_changed and prompts/list_changed', () => {
+  test('the catalog follows added and removed resources, journaled by URI', async () => {
+    running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
+    const r = running;
+    const uris = () => r.host.catalog().find((entry) => entry.name === 'cat')?.resources.map((resource) => resource.uri);
+    await expect.poll(uris, { timeout: 10_000 }).toEqual(['fixture://static', 'fixture://blob']);
+
+    await r.host.callTool('cat__add_resource', { uri: 'fixture://new', body: 'new body' });
+    await expect.poll(uris, { timeout: 10_000 }).toContain('fixture://new');
+    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({
+      kind: 'resources', added: ['fixture://new'], removed: [],
+    });
+    await r.host.callTool('cat__remove_resource', { uri: 'fixture://new' });
+    await expect.poll(uris, { timeout: 10_000 }).not.toContain('fixture://new');
+    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'resources', removed: ['fixture://new'] });
+  });
+
+  test('prompt slash commands follow the server: on ready, on list_changed and on stop', async () => {
+    running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
+    const r = running;
+    const commands = () => r.host.prompts().map((prompt) => prompt.command);
+    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet']);
+
+    await r.host.callTool('cat__add_prompt', { name: 'brainstorm' });
+    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet', '/cat:brainstorm']);
+    expect(r.host.catalog()[0]?.prompts.map((prompt) => prompt.name)).toEqual(['greet', 'brainstorm']);
+    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'prompts', added: ['brainstorm'] });
+
+    await r.host.callTool('cat__remove_prompt', { name: 'brainstorm' });
+    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet']);
+
+    await r.host.removeServer('cat');
+    expect(r.host.prompts()).toEqual([]);
+  });
+});
