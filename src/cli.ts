@@ -3,7 +3,9 @@ import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { registerDiagramsCommand } from './cli/diagrams.js';
 import { registerAddCommand } from './cli/add.js';
+import { registerAuthCommand } from './cli/auth.js';
 import { registerCallCommand } from './cli/call.js';
+import { registerConnectCommand } from './cli/connect.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerListCommand } from './cli/list.js';
 import { registerRemoveCommand } from './cli/remove.js';
@@ -42,8 +44,10 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerAddCommand(program, io);
   registerRemoveCommand(program, io);
   registerCallCommand(program, io);
+  registerAuthCommand(program, io);
   registerImportCommand(program, io);
   registerDiagramsCommand(program, io);
+  registerConnectCommand(program, io);
   return program;
 }
 

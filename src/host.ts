@@ -18,9 +18,17 @@ import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
 import { createProjection, serverViews } from './services/journal/projection.js';
 import { openLiveConnection, type LiveConnection } from './services/live-connection.js';
+import { createServerAuth, type AuthBegun } from './services/oauth/server-auth.js';
 import { journalPath, resolveStateDir } from './services/paths.js';
 import type { ServerView } from './services/status.js';
+import { resourceAgentTools } from './services/capabilities/resources.js';
+import { createPromptRegistry, type PromptEntry, type RenderedPrompt } from './services/capabilities/prompts.js';
+import { startServerSession, type ServerSession } from './services/server-session.js';
 import { createToolRegistry } from './services/tool-registry.js';
+import { createClientHandlers } from './services/capabilities/client-handlers.js';
+import type { ElicitationHandler } from './services/capabilities/elicitation.js';
+import { parseRoots, type Root } from './services/capabilities/roots.js';
+import type { HostModel } from './services/host-model/model.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -45,6 +53,14 @@ export interface McpHostOptions {
    * one at a time, in file order, as SPEC §4 says). Each is still re-read from the file when dequeued.
    */
   startupConcurrency?: number;
+  /** How long an OAuth consent waits for the browser before it fails (default 10 minutes). */
+  consentTimeoutMs?: number;
+  /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one). */
+  hostModel?: HostModel;
+  /** Answers servers' `elicitation/create` (form and URL mode); without it every request is declined. */
+  elicitation?: ElicitationHandler;
+  /** `file://` roots served on `roots/list`; roots are declared only when given (`[]` declares an empty list). */
+  roots?: Root[];
 }
 
 /** One server in the catalog: its view plus what it offers. */
@@ -79,15 +95,33 @@ export interface McpHost {
   updateServer(name: string, patch: Record<string, unknown>): Promise<ServerView>;
   removeServer(name: string): Promise<void>;
   restartServer(name: string): Promise<ServerView>;
+  /**
+   * Starts OAuth consent for a server in `needs_reauth` (it moves to
+   * `authenticating`); resolves with the URL the user opens. Once the browser
+   * comes back to the loopback callback, the server connects and becomes ready.
+   */
+  beginAuth(name: string): Promise<AuthBegun>;
   catalog(): CatalogEntry[];
+  /** Every prompt of every ready server, as slash commands `/server:prompt`. */
+  prompts(): PromptEntry[];
+  /**
+   * Renders a prompt through its server's live connection. `command` is `server:prompt`
+   * (a leading `/` is allowed); `args` are the prompt's string arguments.
+   */
+  renderPrompt(command: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<RenderedPrompt>;
   catalogDiff(): Promise<ConfigDiff>;
   /** Every secret value of every running server, for redacting logs. */
   secrets(): string[];
+  /** The roots served on `roots/list` (empty when the host declared none). */
+  roots(): Root[];
+  /**
+   * Replaces the roots and sends `notifications/roots/list_changed` to every connected
+   * server; resolves once sent. Needs the `roots` option (the capability is declared at connect).
+   */
+  setRoots(roots: Root[]): Promise<void>;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }
-
-type Offer = Pick<CatalogEntry, 'resources' | 'prompts'>;
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
@@ -111,7 +145,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   /** Every tool name a server ever offered, so a call to a server that is down can say why. */
   const lastOwner = new Map<string, string>();
-  const offers = new Map<ServerActorRef, Offer>();
+  /** What runs beside each ready actor's connection: catalog sync, prompt commands, server log. */
+  const sessions = new Map<ServerActorRef, ServerSession>();
+  const prompts = createPromptRegistry();
   /** Connections being closed and handshakes being abandoned: shutdown waits for both. */
   const settling = new Map<Promise<unknown>, string>();
   const attached = new Map<ServerActorRef, Subscription[]>();
@@ -136,8 +172,22 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     for (let waiting = pending(); waiting.length > 0; waiting = pending()) await Promise.allSettled(waiting);
   }
 
+  const oauth = createServerAuth({ stateDir, consentTimeoutMs: options.consentTimeoutMs });
+  const clientHandlers = createClientHandlers({
+    hostModel: options.hostModel,
+    elicitation: options.elicitation,
+    roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
+    onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
+  });
   const connect = fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
-    track(input.name, openLiveConnection(input.name, input.config, signal)),
+    track(
+      input.name,
+      oauth
+        .providerFor(input.name, input.config)
+        .then((provider) =>
+          openLiveConnection(input.name, input.config, signal, provider, clientHandlers.setup(input.name)),
+        ),
+    ),
   );
 
   async function reread(name: string): Promise<Reread> {
@@ -187,6 +237,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         error_kind: failed ? errorKind : null,
       });
       if (failed) logger.warn(`server ${name}: ${state} (${errorKind}): ${error}`);
+      if (last === 'authenticating') oauth.left(ref);
       last = state;
       if (state === 'stopped') detach(ref, name);
     };
@@ -202,7 +253,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   function detach(ref: ServerActorRef, name: string): void {
     for (const subscription of attached.get(ref) ?? []) subscription.unsubscribe();
     attached.delete(ref);
-    offers.delete(ref);
+    endSession(ref);
     // A replaced actor leaves the name to its successor, and shutdown leaves every
     // server visible as `stopped`; only a real removal ends the view.
     if (!current(name)) journal.append({ type: 'server.removed', server: name });
@@ -225,6 +276,20 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         }
       }, { maxResultBytes: ref.getSnapshot().context.config.max_result_bytes }),
     );
+    const config = ref.getSnapshot().context.config;
+    tools.push(
+      ...resourceAgentTools(name, live.connection.client, {
+        filter,
+        ownTools: live.connection.allTools,
+        timeoutMs: config.call_timeout_seconds * 1000,
+        maxResultBytes: config.max_result_bytes,
+        secrets: secretValues(config),
+        ensureReady() {
+          const snapshot = ref.getSnapshot();
+          if (!snapshot.matches('ready')) throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
+        },
+      }),
+    );
     registry.register(name, tools);
     for (const tool of tools) lastOwner.set(tool.name, name);
     journal.append({
@@ -232,29 +297,33 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       server: name,
       tools: tools.map((tool) => ({ name: tool.name, original: tool.originalName, description: tool.description })),
     });
-    void loadOffer(ref, live);
+    // A re-registration on the same connection (changed filter or tool list) keeps its session.
+    if (sessions.get(ref)?.live !== live) {
+      endSession(ref);
+      sessions.set(ref, startServerSession({
+        server: name,
+        config,
+        live,
+        owner: ref,
+        journal,
+        prompts,
+        logger,
+        retool: () => ref.send({ type: 'server.retool', config: ref.getSnapshot().context.config }),
+      }));
+    }
+  }
+
+  function endSession(ref: ServerActorRef): void {
+    sessions.get(ref)?.stop();
+    sessions.delete(ref);
   }
 
   function unregisterTools(ref: ServerActorRef, name: string): void {
-    offers.delete(ref);
+    endSession(ref);
     // A successor actor may already have registered under this name.
     if (current(name) !== ref && current(name)?.getSnapshot().matches('ready')) return;
     const removed = registry.unregister(name);
     journal.append({ type: 'tools.unregistered', server: name, tools: removed });
-  }
-
-  /** Lists resources and prompts once, for the catalog, when the server has them. */
-  async function loadOffer(ref: ServerActorRef, live: LiveConnection): Promise<void> {
-    const client = live.connection.client;
-    const capabilities = client.getServerCapabilities() ?? {};
-    const offer: Offer = { resources: [], prompts: [] };
-    try {
-      if (capabilities.resources) offer.resources = (await client.listResources()).resources;
-      if (capabilities.prompts) offer.prompts = (await client.listPrompts()).prompts;
-    } catch (error) {
-      logger.warn(`server ${ref.getSnapshot().context.name}: cannot list resources/prompts: ${(error as Error).message}`);
-    }
-    if (attached.has(ref)) offers.set(ref, offer);
   }
 
   /** Serializes management operations per server name. */
@@ -456,6 +525,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
             return servers;
           });
         }
+        // Its tokens must not outlive it (a later server of that name is a new one).
+        await oauth.forget(name);
       });
     },
 
@@ -468,20 +539,35 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       });
     },
 
+    async beginAuth(name) {
+      requireRunning();
+      const ref = current(name);
+      if (!ref) throw new NotFoundError(name);
+      return oauth.begin(ref, {
+        name,
+        config: ref.getSnapshot().context.config,
+        state: () => topState(ref.getSnapshot()),
+        send: (event) => ref.send(event),
+      });
+    },
+
     catalog() {
       const servers = actor?.getSnapshot().context.servers ?? {};
       return host.status().map((status) => {
         const ref = servers[status.name];
-        const offer = (ref && offers.get(ref)) ?? { resources: [], prompts: [] };
+        const offer = (ref && sessions.get(ref)?.offer()) ?? { resources: [], prompts: [] };
         const tools = registry.forServer(status.name).map((tool) => ({
           name: tool.name,
           original: tool.originalName,
           description: tool.description,
           parameters: tool.parameters,
         }));
-        return { ...status, tools, ...offer };
+        return { ...status, tools, resources: offer.resources, prompts: offer.prompts };
       });
     },
+
+    prompts: () => prompts.list(),
+    renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
 
     async catalogDiff() {
       const loaded = await store.load();
@@ -495,6 +581,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return Object.values(actor?.getSnapshot().context.servers ?? {}).flatMap((ref) =>
         secretValues(ref.getSnapshot().context.config),
       );
+    },
+
+    roots: () => clientHandlers.roots?.list() ?? [],
+
+    async setRoots(roots) {
+      if (clientHandlers.roots === null) {
+        throw new Error('setRoots: this host declared no roots; create it with a `roots` option (e.g. `roots: []`)');
+      }
+      await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
     shutdown() {

@@ -5,6 +5,7 @@ import type { Logger } from '../services/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
+import { promptRoutes } from './routes/prompts.js';
 import { serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
@@ -63,6 +64,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   api.use('/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets }));
   api.use('/mcp/catalog', catalogRoutes(host));
   api.use('/mcp/tools', toolRoutes(host));
+  api.use('/mcp/prompts', promptRoutes(host));
   api.use('/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api', api);
 

@@ -3,6 +3,7 @@
  * call tools through a per-server limiter. Every failure is a one-line
  * FleetError with the spec's error kind and no secret in it (SPEC §2, §4, §5).
  */
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
@@ -17,6 +18,7 @@ import { $ZodError } from 'zod/v4/core';
 import { FleetError, type ErrorKind } from './errors.js';
 import { describeRemoteFailure, openRemote, type RequestBound } from './remote-transport.js';
 import { createStderrTail } from './stderr-tail.js';
+import { notificationsOf } from './notifications.js';
 
 /** How mcp-fleet introduces itself in `initialize`. */
 export const CLIENT_INFO = { name: 'mcp-fleet', version: '0.1.0' } as const;
@@ -30,6 +32,10 @@ export interface ConnectOptions {
   signal?: AbortSignal;
   /** Called once if the connection ends on its own after connect (crash, exit); never for close(). */
   onClose?: (error: FleetError) => void;
+  /** Called on each new SDK client before it connects: extra capabilities and request handlers. */
+  setupClient?: (client: Client) => void;
+  /** Authorizes a remote server's requests (SDK OAuth provider); `mcp-fleet connect` passes its own. */
+  authProvider?: OAuthClientProvider;
 }
 
 /** A connected server: its tools, a way to call them, and its stderr. */
@@ -42,6 +48,10 @@ export interface ServerConnection {
   readonly tools: Tool[];
   /** Every tool the server listed, before the filter: a changed filter applies without reconnecting. */
   readonly allTools: Tool[];
+  /** Lists every page of tools again (after `notifications/tools/list_changed`); changes nothing by itself. */
+  listTools(signal?: AbortSignal): Promise<Tool[]>;
+  /** Makes `listing` the server's tools: `tools`/`allTools` and the output-schema validation of calls follow it. */
+  replaceTools(listing: Tool[]): void;
   /** What the server said it is in `initialize`. */
   readonly serverInfo: { name: string; version: string } | undefined;
   /** Calls `tool`; bounded by call_timeout_seconds (reset by progress) and max_concurrent_calls. */
@@ -71,8 +81,8 @@ export async function connect(
   options: ConnectOptions = {},
 ): Promise<ServerConnection> {
   if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
-  if (config.type === 'remote' && config.auth.kind === 'oauth') {
-    throw new FleetError('config', `OAuth for remote servers ("${name}") is not supported yet`);
+  if (config.type === 'remote' && config.auth.kind === 'oauth' && options.authProvider === undefined) {
+    throw new FleetError('config', `server "${name}" uses OAuth: connect it with an authProvider (see services/oauth)`);
   }
   const bound = connectBound(config.timeout_seconds, options.signal);
   try {
@@ -117,7 +127,7 @@ async function connectLocal(
   const tail = createStderrTail(secrets);
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
-  const client = newClient();
+  const client = newClient(options.setupClient);
   const progress: Progress = { phase: 'initialize', listed: 0 };
   try {
     await client.connect(child, bound);
@@ -152,7 +162,7 @@ async function connectRemote(
   const progress: Progress = { phase: 'initialize', listed: 0 };
   let client: Client | undefined;
   try {
-    const session = await openRemote(config, newClient, bound);
+    const session = await openRemote(config, () => newClient(options.setupClient), bound, options.authProvider);
     client = session.client;
     const tools = await listAllTools(client, bound, progress);
     return openConnection(name, config, client, tools, options, null);
@@ -222,8 +232,12 @@ function describeInvalidAnswer(err: $ZodError): string {
   return `the server's answer does not follow the MCP schema: ${path || 'the answer'}: ${first.message}${more}`;
 }
 
-function newClient(): Client {
-  return new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: new LazyValidator() });
+function newClient(setup: ConnectOptions['setupClient']): Client {
+  const client = new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: new LazyValidator() });
+  // Before connect: a server may announce changes or log right after initialize.
+  notificationsOf(client);
+  setup?.(client);
+  return client;
 }
 
 /**
@@ -263,8 +277,13 @@ async function listAllTools(client: Client, bound: RequestBound, progress: Progr
   } while (cursor !== undefined);
   // listTools caches output-schema validators per page, forgetting the
   // earlier pages; re-cache them all so every tool is validated alike.
-  if (seen.size > 0) (client as unknown as { cacheToolMetadata?: (t: Tool[]) => void }).cacheToolMetadata?.(tools);
+  if (seen.size > 0) cacheToolMetadata(client, tools);
   return tools;
+}
+
+/** The SDK client's (private) cache of output-schema validators, set to exactly `tools`. */
+function cacheToolMetadata(client: Client, tools: Tool[]): void {
+  (client as unknown as { cacheToolMetadata?: (t: Tool[]) => void }).cacheToolMetadata?.(tools);
 }
 
 /** Applies `include` (null = all) and then `exclude`, keeping the server's order. */
@@ -291,8 +310,10 @@ function openConnection(
   const secrets = secretValues(config);
   const limiter = createCallLimiter(config.max_concurrent_calls);
   const callTimeoutMs = config.call_timeout_seconds * 1000;
+  const maxTotalSeconds = config.max_total_timeout_seconds ?? null;
   const version = client.getServerVersion();
   const child = local?.child;
+  let listedTools = allTools;
   let closing: Promise<void> | undefined;
   let closedAlone = false;
 
@@ -351,7 +372,8 @@ function openConnection(
     signal: AbortSignal | undefined,
     onProgress: ExecuteOptions['onProgress'],
   ): Promise<CallToolResult> {
-    const link = signal === undefined ? undefined : linkedSignal(signal);
+    const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
+    const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
     try {
       // onprogress is always passed: the SDK only resets the timeout on progress when it is set.
       const result = await client.callTool({ name: tool, arguments: args }, undefined, {
@@ -362,6 +384,10 @@ function openConnection(
       });
       return result as CallToolResult;
     } catch (err) {
+      if (total?.expired() && !signal?.aborted) {
+        const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
+        throw new FleetError('timeout', redact(why, secrets));
+      }
       throw await callFailure(err, tool, signal);
     } finally {
       link?.dispose();
@@ -382,8 +408,25 @@ function openConnection(
   return {
     client,
     pid: child?.pid ?? null,
-    tools: filterTools(allTools, config.tools),
-    allTools,
+    get tools() {
+      return filterTools(listedTools, config.tools);
+    },
+    get allTools() {
+      return listedTools;
+    },
+    async listTools(signal = new AbortController().signal) {
+      const bound = { signal, timeout: config.timeout_seconds * 1000 };
+      try {
+        return await listAllTools(client, bound, { phase: 'tools/list', listed: 0 });
+      } finally {
+        // The SDK re-caches output-schema validators per listed page; until replaceTools, the current listing rules.
+        cacheToolMetadata(client, listedTools);
+      }
+    },
+    replaceTools(listing) {
+      listedTools = listing;
+      cacheToolMetadata(client, listing);
+    },
     serverInfo: version === undefined ? undefined : { name: version.name, version: version.version },
     async callTool(tool, args, { signal, onProgress } = {}) {
       if (closing !== undefined || closedAlone || child?.exitInfo !== undefined) {
@@ -437,6 +480,35 @@ function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () =
   if (source.aborted) forward();
   else source.addEventListener('abort', forward, { once: true });
   return { signal: controller.signal, dispose: () => source.removeEventListener('abort', forward) };
+}
+
+/**
+ * A signal that follows `source` and also aborts after `ms`: the bound on a
+ * whole call. Not the SDK's `maxTotalTimeout`, which is only checked when
+ * progress arrives and then fails the call without telling the server; an
+ * abort sends `notifications/cancelled`.
+ */
+function totalDeadline(
+  ms: number,
+  source: AbortSignal | undefined,
+): { signal: AbortSignal; expired: () => boolean; dispose: () => void } {
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new Error('max_total_timeout_seconds elapsed'));
+  }, ms);
+  const forward = (): void => controller.abort(source?.reason);
+  if (source?.aborted) forward();
+  else source?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    expired: () => expired,
+    dispose() {
+      clearTimeout(timer);
+      source?.removeEventListener('abort', forward);
+    },
+  };
 }
 
 function sleep(ms: number): Promise<void> {

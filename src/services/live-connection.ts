@@ -1,13 +1,22 @@
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import { connect, type ServerConnection } from './connection.js';
+import { connect, type ConnectOptions, type ServerConnection } from './connection.js';
 import type { ServerConfig } from './config/schema.js';
 import { FleetError } from './errors.js';
+
+/** Keeps a server's OAuth token fresh while it is ready (a `FleetOAuthProvider`). */
+export interface AuthKeeper {
+  /** Refreshes before expiry; `onLost` when consent is needed again. Returns the stop function. */
+  keepFresh(onLost: (error: FleetError) => void): () => void;
+}
 
 /** A connection plus a promise that settles when it ends without being asked to. */
 export interface LiveConnection {
   readonly connection: ServerConnection;
   /** Resolves with the reason when the server goes away by itself; never rejects. */
   readonly lost: Promise<FleetError>;
+  /** The OAuth provider of an OAuth server, whose token the watcher keeps fresh. */
+  readonly auth?: AuthKeeper;
 }
 
 /** Opens a connection whose unexpected end a watcher actor can await. */
@@ -15,16 +24,19 @@ export async function openLiveConnection(
   name: string,
   config: ServerConfig,
   signal: AbortSignal,
+  authProvider?: OAuthClientProvider & AuthKeeper,
+  /** Installs the host's answers to server requests (sampling, elicitation, roots) before connecting. */
+  setupClient?: ConnectOptions['setupClient'],
 ): Promise<LiveConnection> {
   let markLost: (error: FleetError) => void = () => {};
   const lost = new Promise<FleetError>((resolve) => (markLost = resolve));
-  const connection = await connect(name, config, { signal, onClose: (error) => markLost(error) });
+  const connection = await connect(name, config, { signal, onClose: (error) => markLost(error), authProvider, setupClient });
   if (signal.aborted) {
     // The actor moved on while the handshake finished: nobody would own this child.
     await connection.close();
     throw new FleetError('transport_closed', 'connection abandoned: the server was stopped while connecting');
   }
-  return { connection, lost };
+  return authProvider === undefined ? { connection, lost } : { connection, lost, auth: authProvider };
 }
 
 export interface WatchOptions {
@@ -48,9 +60,12 @@ export function watchLiveConnection(
     if (!watching) return;
     watching = false;
     clearInterval(timer);
+    stopAuth();
     onLost(error);
   };
   void live.lost.then(lose);
+  // A token that can no longer be refreshed ends the connection as an auth failure.
+  const stopAuth = live.auth?.keepFresh(lose) ?? (() => {});
   let pinging = false;
   const timer =
     options.pingIntervalMs > 0
@@ -76,5 +91,6 @@ export function watchLiveConnection(
   return () => {
     watching = false;
     clearInterval(timer);
+    stopAuth();
   };
 }

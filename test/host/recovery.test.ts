@@ -137,7 +137,8 @@ describe('recovery of a ready server', () => {
         type: 'local',
         command: fixtureCommand('freeze'),
         env: { FIXTURE_PID_FILE: pidFile },
-        timeout_seconds: 1,
+        // Also bounds the reconnect's spawn + initialize: room for a busy machine.
+        timeout_seconds: 3,
         ping_interval_seconds: 0.2,
         reconnect: quickReconnect,
       },
@@ -148,7 +149,7 @@ describe('recovery of a ready server', () => {
     const hung = readPid(pidFile);
     expect((await host.callTool('frozen__freeze', {})).content[0]).toEqual({ type: 'text', text: 'frozen' });
     await untilState(host, 'frozen', 'error');
-    expect(host.server('frozen')).toMatchObject({ error_kind: 'timeout', error: expect.stringContaining('no answer to ping within 1s') });
+    expect(host.server('frozen')).toMatchObject({ error_kind: 'timeout', error: expect.stringContaining('no answer to ping within 3s') });
     await untilState(host, 'frozen', 'ready');
     expect(readPid(pidFile)).not.toBe(hung);
     expect(isAlive(hung)).toBe(false);

@@ -27,6 +27,10 @@ export const Reconnect = z.strictObject({
 });
 export type Reconnect = z.infer<typeof Reconnect>;
 
+/** MCP logging levels, least to most severe (`logging/setLevel`, `notifications/message`). */
+export const LoggingLevel = z.enum(['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency']);
+export type LoggingLevel = z.infer<typeof LoggingLevel>;
+
 /** Default of `max_result_bytes`: 1 MiB. */
 export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 
@@ -46,6 +50,10 @@ const common = {
   reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
   /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
   ping_interval_seconds: z.number().min(0).max(86_400).default(30),
+  /** Bound on one whole tool call, progress or not; absent or `null`: only `call_timeout_seconds` applies. */
+  max_total_timeout_seconds: z.number().positive().max(86_400).nullable().optional(),
+  /** `logging/setLevel` sent once the server is ready; absent or `null`: the server's own default. */
+  log_level: LoggingLevel.nullable().optional(),
 };
 
 export const LocalServerConfig = z.strictObject({

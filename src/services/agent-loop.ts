@@ -1,0 +1,98 @@
+/**
+ * One agent turn: the model sees the registry's tools, its tool calls run
+ * through the registry (all calls of one answer at once), their results go
+ * back to it, until it answers in text or the round bound is reached.
+ */
+import { resultToText } from './adapter.js';
+import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from './agent-tool.js';
+import type { ChatMessage, HostModel, ToolCall } from './host-model/model.js';
+
+/** Where the tools come from: an `McpHost` fits. */
+export interface ToolHost {
+  tools(): AgentTool[];
+  callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
+}
+
+export interface AgentTurnOptions {
+  /** At most this many model calls (default 10); the turn ends after the last one's tool calls ran. */
+  maxRounds?: number;
+  /** Aborts the model call and the tool calls in flight; the turn rejects. */
+  signal?: AbortSignal;
+  /** Sees every tool call as it starts and every result as it comes back. */
+  onToolCall?: (event: ToolCallEvent) => void;
+}
+
+export type ToolCallEvent =
+  | { type: 'call'; call: ToolCall }
+  | { type: 'progress'; call: ToolCall; progress: ToolProgress }
+  | { type: 'result'; call: ToolCall; result: AgentToolResult };
+
+export interface AgentTurnResult {
+  /** The whole conversation: the messages given, then the turn's assistant and tool messages. */
+  messages: ChatMessage[];
+  /** The model's final text ('' when the turn stopped at the round bound). */
+  text: string;
+  /** How many times the model was called. */
+  rounds: number;
+  /** `answered`: the model replied without tool calls; `max_rounds`: it still asked for tools at the bound. */
+  stop: 'answered' | 'max_rounds';
+}
+
+export const DEFAULT_MAX_ROUNDS = 10;
+
+/** Runs one turn of `messages` with `model` and the tools of `host`. */
+export async function runAgentTurn(
+  model: HostModel,
+  messages: ChatMessage[],
+  host: ToolHost,
+  options: AgentTurnOptions = {},
+): Promise<AgentTurnResult> {
+  const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
+  if (!Number.isInteger(maxRounds) || maxRounds < 1) {
+    throw new RangeError(`maxRounds must be an integer >= 1, got ${maxRounds}`);
+  }
+  const conversation = [...messages];
+  for (let round = 1; round <= maxRounds; round++) {
+    options.signal?.throwIfAborted();
+    // Read each round: a server that became ready (or went away) changes what the model may call.
+    const tools = host.tools().map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const answer = await model.complete({ messages: conversation, tools }, { signal: options.signal });
+    conversation.push(answer);
+    if (answer.tool_calls.length === 0) {
+      return { messages: conversation, text: answer.content, rounds: round, stop: 'answered' };
+    }
+    const results = await Promise.all(answer.tool_calls.map((call) => runToolCall(call, host, options)));
+    conversation.push(...results);
+  }
+  return { messages: conversation, text: '', rounds: maxRounds, stop: 'max_rounds' };
+}
+
+/** One tool call, as the tool message that answers it. Never throws: the model reads what went wrong. */
+async function runToolCall(call: ToolCall, host: ToolHost, options: AgentTurnOptions): Promise<ChatMessage> {
+  const args = parseArguments(call.arguments);
+  if (typeof args === 'string') return { role: 'tool', tool_call_id: call.id, content: args };
+  options.onToolCall?.({ type: 'call', call });
+  const result = await host.callTool(call.name, args, {
+    signal: options.signal,
+    onProgress: options.onToolCall && ((progress) => options.onToolCall?.({ type: 'progress', call, progress })),
+  });
+  options.onToolCall?.({ type: 'result', call, result });
+  options.signal?.throwIfAborted();
+  const text = resultToText(result);
+  return { role: 'tool', tool_call_id: call.id, content: result.details.is_error ? `error: ${text}` : text };
+}
+
+/** The call's arguments as an object, or the error text for the model. */
+function parseArguments(text: string): Record<string, unknown> | string {
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return `error: the arguments are not valid JSON (${(err as Error).message}); call the tool again with a JSON object`;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return 'error: the arguments must be a JSON object; call the tool again with one';
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,93 @@
+/**
+ * `elicitation/create`: a server asks the user for input, as a form (a flat
+ * JSON Schema) or by sending them to a URL. The host's callback answers;
+ * without one every request is declined at once, never left waiting.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ElicitRequestSchema,
+  ErrorCode,
+  type ElicitRequestFormParams,
+  type ElicitResult,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { ClientRequestError } from './request-error.js';
+
+/** A value of a form field: what a flat elicitation schema allows. */
+export const ElicitationValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]);
+export type ElicitationValue = z.infer<typeof ElicitationValue>;
+
+/** The user's answer: `accept` (with the form's values), `decline` (said no) or `cancel` (dismissed). */
+export const ElicitationResponse = z.discriminatedUnion('action', [
+  z.object({ action: z.literal('accept'), content: z.record(z.string(), ElicitationValue).optional() }).strict(),
+  z.object({ action: z.literal('decline') }).strict(),
+  z.object({ action: z.literal('cancel') }).strict(),
+]);
+export type ElicitationResponse = z.infer<typeof ElicitationResponse>;
+
+/** What the callback is asked: a form to fill in, or a URL to open. `server` is who asks. */
+export type ElicitationRequest =
+  | {
+      mode: 'form';
+      server: string;
+      message: string;
+      requestedSchema: ElicitRequestFormParams['requestedSchema'];
+      /** The `default` of every field that has one; an accepted form is completed with these. */
+      defaults: Record<string, ElicitationValue>;
+    }
+  | { mode: 'url'; server: string; message: string; url: string; elicitationId: string };
+
+/**
+ * The host's elicitation callback. `signal` aborts when the server cancels
+ * the request or the connection ends: close the dialog then.
+ */
+export type ElicitationHandler = (
+  request: ElicitationRequest,
+  options: { signal: AbortSignal },
+) => ElicitationResponse | Promise<ElicitationResponse>;
+
+/** Declares form and URL elicitation for server `server` and answers with `handler` (or declines without one). */
+export function installElicitation(client: Client, server: string, handler: ElicitationHandler | undefined): void {
+  client.registerCapabilities({ elicitation: { form: { applyDefaults: true }, url: {} } });
+  client.setRequestHandler(ElicitRequestSchema, async function answerElicitation(request, extra): Promise<ElicitResult> {
+    if (handler === undefined) return { action: 'decline' };
+    const params = request.params;
+    const asked: ElicitationRequest =
+      params.mode === 'url'
+        ? { mode: 'url', server, message: params.message, url: params.url, elicitationId: params.elicitationId }
+        : {
+            mode: 'form',
+            server,
+            message: params.message,
+            requestedSchema: params.requestedSchema,
+            defaults: schemaDefaults(params.requestedSchema),
+          };
+    let answer: unknown;
+    try {
+      answer = await handler(asked, { signal: extra.signal });
+    } catch (err) {
+      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const parsed = ElicitationResponse.safeParse(answer);
+    if (!parsed.success) {
+      const [issue] = parsed.error.issues;
+      const at = issue?.path.join('.') || 'the response';
+      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback returned an invalid response: ${at}: ${issue?.message}`);
+    }
+    const response = parsed.data;
+    if (response.action !== 'accept') return { action: response.action };
+    // A URL elicitation carries no data back: the user acted in the browser.
+    if (asked.mode === 'url') return { action: 'accept' };
+    return { action: 'accept', content: { ...asked.defaults, ...response.content } };
+  });
+}
+
+/** The `default` of each property of a form schema. */
+export function schemaDefaults(schema: ElicitRequestFormParams['requestedSchema']): Record<string, ElicitationValue> {
+  const defaults: Record<string, ElicitationValue> = {};
+  for (const [field, property] of Object.entries(schema.properties)) {
+    const value = ElicitationValue.safeParse((property as { default?: unknown }).default);
+    if (value.success) defaults[field] = value.data;
+  }
+  return defaults;
+}
