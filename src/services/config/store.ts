@@ -1,8 +1,8 @@
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, readFile, rename, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../errors.js';
+import { writeOwnerOnly } from '../owner-only-file.js';
 import { configPath } from '../paths.js';
 import { toStorage } from './credentials.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
@@ -261,46 +261,14 @@ export function serializeServers(entries: ReadonlyArray<readonly [string, unknow
 
 const TEMP_PATTERN = /^\.mcp_servers\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
 
-/**
- * Atomic, owner-only write: a 0600 temp file created in one `open` (so it is
- * never readable by others, not even briefly), written, fsynced, renamed over
- * the target (which takes the temp's mode, narrowing an old 0644 file), then
- * the directory fsynced so the rename itself survives a crash.
- */
+/** Writes the document owner-only and atomically, then sweeps dead writers' temps. */
 async function writeDocument(
   file: string,
   entries: ReadonlyArray<readonly [string, unknown]>,
   logger: ConfigStoreLogger,
 ): Promise<void> {
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    try {
-      await handle.writeFile(serializeServers(entries), 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
-  await syncDirectory(dir);
-  await sweepStaleTemps(dir, logger);
-}
-
-async function syncDirectory(dir: string): Promise<void> {
-  // Windows cannot open a directory for fsync; there the rename is as durable as it gets.
-  if (process.platform === 'win32') return;
-  const handle = await open(dir, 'r');
-  try {
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
+  await writeOwnerOnly(file, serializeServers(entries));
+  await sweepStaleTemps(path.dirname(file), logger);
 }
 
 /**

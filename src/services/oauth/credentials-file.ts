@@ -6,11 +6,11 @@
  * empty, so a changed URL never receives another server's token. The SDK
  * stamps client and tokens with their issuer and refuses them elsewhere.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
+import { writeOwnerOnly } from '../owner-only-file.js';
 
 /** Tokens as stored: the SDK's fields, with an absolute expiry instead of `expires_in`. */
 export const StoredTokens = z.looseObject({
@@ -101,9 +101,8 @@ export async function loadCredentials(
 const writing = new Map<string, Promise<unknown>>();
 
 /**
- * Atomic, owner-only write: a 0600 temp file created in one `open`, written,
- * fsynced and renamed over `file`. Writes to one file are serialized, so the
- * last one called is the one that stays.
+ * Atomic, owner-only write (as the config's). Writes to one file are
+ * serialized, so the last one called is the one that stays.
  */
 export function saveCredentials(file: string, record: CredentialsRecord): Promise<void> {
   const text = `${JSON.stringify(record, null, 2)}\n`;
@@ -122,23 +121,4 @@ export function saveCredentials(file: string, record: CredentialsRecord): Promis
 export async function deleteCredentials(file: string): Promise<void> {
   await (writing.get(file) ?? Promise.resolve());
   await rm(file, { force: true });
-}
-
-async function writeOwnerOnly(file: string, text: string): Promise<void> {
-  const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
-  const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
-  try {
-    try {
-      await handle.writeFile(text, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await rename(temp, file);
-  } catch (err) {
-    await rm(temp, { force: true });
-    throw err;
-  }
 }
