@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { JournalEvent } from '../../services/journal/events.js';
 import { HttpError } from '../errors.js';
+import { openEventStream } from '../event-stream.js';
 
 /** A journal position: events with a greater `seq` are returned. */
 const Seq = z.coerce.number().int().min(0);
@@ -47,14 +48,7 @@ function parseSince(value: unknown, field: string): number | undefined {
  * below the last sent `seq`, means no event is lost or sent twice in between.
  */
 function openStream(host: McpHost, req: Request, res: Response, since: number | undefined, heartbeatMs: number): void {
-  res.status(200).set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-  req.socket.setNoDelay(true);
+  openEventStream(res);
 
   const pending: JournalEvent[] = [];
   let replaying = true;

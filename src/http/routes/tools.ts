@@ -3,6 +3,7 @@ import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { AgentToolResult, ToolProgress } from '../../services/agent-tool.js';
 import { HttpError } from '../errors.js';
+import { openEventStream } from '../event-stream.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -58,14 +59,7 @@ async function streamCall(
   res: Response,
   call: (onProgress: (progress: ToolProgress) => void) => Promise<AgentToolResult>,
 ): Promise<void> {
-  res.status(200).set({
-    'Content-Type': 'text/event-stream; charset=utf-8',
-    'Cache-Control': 'no-cache, no-transform',
-    Connection: 'keep-alive',
-    'X-Accel-Buffering': 'no',
-  });
-  res.flushHeaders();
-  res.req.socket.setNoDelay(true);
+  openEventStream(res);
   const result = await call(function sendProgress(progress) {
     if (!res.writableEnded) res.write(`event: progress\ndata: ${JSON.stringify(progress)}\n\n`);
   });
