@@ -2,7 +2,9 @@
  * Keeps a ready server's catalog (tools, resources and resource templates,
  * prompts) in step with the server: on `notifications/…/list_changed` it
  * re-lists every page, diffs, and hands over the new listing in one step.
- * Bursts are debounced; a generation counter drops a listing that finishes
+ * A change is listed at once; what arrives in the next `debounceMs` is
+ * coalesced into one more listing, so a burst costs two listings and an
+ * isolated change no wait. A generation counter drops a listing that finishes
  * after a newer one started. Because some servers announce changes before the
  * client listens, everything is listed once more as soon as the sync starts.
  */
@@ -32,7 +34,7 @@ export interface CatalogSyncOptions {
   connection: ServerConnection;
   /** Bound on each list request, in ms (the server's `timeout_seconds`). */
   timeoutMs: number;
-  /** Quiet time after the last `list_changed` of a kind before re-listing it (default 50 ms). */
+  /** After a listing starts, `list_changed` of that kind within this window makes one more listing at its end (default 50 ms). */
   debounceMs?: number;
   /** `connection.allTools` holds a new listing: register the server's tools again. */
   onTools(): void;
@@ -61,7 +63,8 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const capabilities = client.getServerCapabilities() ?? {};
   const stopping = new AbortController();
   const generation: Record<CatalogKind, number> = { tools: 0, resources: 0, prompts: 0 };
-  const timers = new Map<CatalogKind, NodeJS.Timeout>();
+  /** Per kind, the window after a listing started: `again` when a change arrived in it. */
+  const windows = new Map<CatalogKind, { timer: NodeJS.Timeout; again: boolean }>();
   const running = new Set<Promise<void>>();
   let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
   /** Whether resources / prompts were listed once: the first listing is not a change. */
@@ -76,15 +79,29 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   function schedule(kind: CatalogKind): void {
     if (stopping.signal.aborted) return;
-    clearTimeout(timers.get(kind));
-    timers.set(
-      kind,
-      setTimeout(() => {
-        timers.delete(kind);
-        relist(kind);
-      }, debounceMs),
-    );
+    const open = windows.get(kind);
+    if (open) {
+      open.again = true;
+      return;
+    }
+    relist(kind);
+    openWindow(kind);
   }
+
+  function openWindow(kind: CatalogKind): void {
+    const window = {
+      again: false,
+      timer: setTimeout(() => {
+        windows.delete(kind);
+        if (!window.again) return;
+        relist(kind);
+        openWindow(kind);
+      }, debounceMs),
+    };
+    windows.set(kind, window);
+  }
+
+  const listingDue = () => [...windows.values()].some((window) => window.again);
 
   function relist(kind: CatalogKind): void {
     const mine = ++generation[kind];
@@ -165,15 +182,15 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   return {
     offer: () => offer,
     async idle() {
-      while (timers.size > 0 || running.size > 0) {
+      while (listingDue() || running.size > 0) {
         await Promise.all([...running]);
-        if (timers.size > 0) await new Promise((resolve) => setTimeout(resolve, debounceMs));
+        if (listingDue()) await new Promise((resolve) => setTimeout(resolve, debounceMs));
       }
     },
     stop() {
       stopping.abort(new Error('catalog sync stopped'));
-      for (const timer of timers.values()) clearTimeout(timer);
-      timers.clear();
+      for (const window of windows.values()) clearTimeout(window.timer);
+      windows.clear();
       for (const off of unsubscribe) off();
     },
   };

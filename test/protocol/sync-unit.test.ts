@@ -90,14 +90,15 @@ describe('catalog sync', () => {
     expect(changes).toEqual([{ kind: 'tools', added: ['new'], removed: [], changed: [] }]);
   });
 
-  test('a burst of list_changed is listed once; a changed definition is reported as changed', async () => {
+  test('a burst of list_changed is listed at once and once more after it; a changed definition is reported as changed', async () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
     const changes: CatalogChange[] = [];
     const sync = startCatalogSync({
       connection: connection as unknown as ServerConnection,
       timeoutMs: 5000,
-      debounceMs: 200,
+      // Wide enough that the whole burst lands in the first window, however busy the machine.
+      debounceMs: 1000,
       onTools: () => {},
       onOffer: () => {},
       onChange: (change) => changes.push(change),
@@ -109,10 +110,13 @@ describe('catalog sync', () => {
     await vi.waitFor(() => expect(listings).toHaveLength(1));
     listings[0]!.resolve([tool('a')]);
     await Promise.all(Array.from({ length: 20 }, () => server.sendToolListChanged()));
+    // The first notification is listed at once; the other 19 arrive within the window: one more listing.
     await vi.waitFor(() => expect(listings).toHaveLength(2));
-    listings[1]!.resolve([{ ...tool('a'), description: 'now described' }]);
+    listings[1]!.resolve([tool('a')]);
+    await vi.waitFor(() => expect(listings).toHaveLength(3), { timeout: 10_000 });
+    listings[2]!.resolve([{ ...tool('a'), description: 'now described' }]);
     await sync.idle();
-    expect(connection.listTools).toHaveBeenCalledTimes(2);
+    expect(connection.listTools).toHaveBeenCalledTimes(3);
     expect(changes).toEqual([{ kind: 'tools', added: [], removed: [], changed: ['a'] }]);
   });
 
