@@ -179,4 +179,17 @@ export const aiSdk = {
   },
 };
 
+/** The contender whose per-server memory is measured (all connect in parallel), by its key. */
+export function memoryContender(key) {
+  const byKey = {
+    raw: () => rawParallel,
+    fleet: () => mcpFleet({ startupConcurrency: 4 }),
+    langchain: () => langchain,
+    mastra: () => mastra(),
+    aisdk: () => aiSdk,
+  };
+  if (!(key in byKey)) throw new Error(`unknown contender "${key}" (one of ${Object.keys(byKey).join(', ')})`);
+  return byKey[key]();
+}
+
 export { rmSync };

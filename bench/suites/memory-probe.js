@@ -9,13 +9,7 @@ import { noChildren } from '../lib/processes.js';
 
 const [key, countText] = process.argv.slice(2);
 const count = Number(countText);
-const contender = {
-  raw: contenders.rawParallel,
-  fleet: contenders.mcpFleet({ startupConcurrency: 4 }),
-  langchain: contenders.langchain,
-  mastra: contenders.mastra(),
-  aisdk: contenders.aiSdk,
-}[key];
+const contender = contenders.memoryContender(key);
 
 // 10 servers, each called: every code path of a connect and a call is
 // compiled before the baseline, so what grows is per-server state.

@@ -9,13 +9,7 @@ import { noChildren } from '../lib/processes.js';
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const top = process.argv.includes('--top') ? Number(process.argv[process.argv.indexOf('--top') + 1]) : 30;
 const count = Number(countText);
-const contender = {
-  raw: contenders.rawParallel,
-  fleet: contenders.mcpFleet({ startupConcurrency: 4 }),
-  langchain: contenders.langchain,
-  mastra: contenders.mastra(),
-  aisdk: contenders.aiSdk,
-}[key];
+const contender = contenders.memoryContender(key);
 
 async function snapshot() {
   await settleHeap();
