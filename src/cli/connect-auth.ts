@@ -106,9 +106,12 @@ export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectA
     url,
     auth: { kind: 'oauth', client_id: clientId ?? null, client_secret: context.client_secret ?? null },
   }) as OAuthServerConfig;
-  const provider = await createOAuthProvider({ stateDir: options.stateDir, name: options.name, config });
-  // The SDK reads `clientMetadataUrl` off the provider; server configs have no such field, so it is set per run.
-  if (options.clientMetadataUrl !== undefined) (provider as OAuthClientProvider).clientMetadataUrl = options.clientMetadataUrl;
+  const provider = await createOAuthProvider({
+    stateDir: options.stateDir,
+    name: options.name,
+    config,
+    ...(options.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: options.clientMetadataUrl }),
+  });
   let pending: URL | undefined;
   // Armed for the whole run: each time the SDK would send a user to consent, the URL is kept for finishPendingConsent.
   provider.armConsent({ onAuthorizationUrl: (authorizationUrl) => (pending = authorizationUrl) });

@@ -58,6 +58,8 @@ export interface OAuthProviderOptions {
   config: OAuthServerConfig;
   /** Clock, for tests (default `Date.now`). */
   now?: () => number;
+  /** A URL offered as the `client_id` where the authorization server takes client metadata documents (SEP-991). */
+  clientMetadataUrl?: string;
 }
 
 /** Where a consent under way is told the authorization URL. */
@@ -98,7 +100,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /** Scopes a `403 insufficient_scope` asked for on this connection. */
   readonly #challenged = new Set<string>();
 
+  /** Read by the SDK: offered as the client id where the server supports it. */
+  readonly clientMetadataUrl: string | undefined;
+
   constructor(options: OAuthProviderOptions, file: string, record: CredentialsRecord, port: number) {
+    this.clientMetadataUrl = options.clientMetadataUrl;
     this.#name = options.name;
     this.#config = options.config;
     this.#file = file;
