@@ -8,9 +8,9 @@
  * after a newer one started. Because some servers announce changes before the
  * client listens, everything is listed once more as soon as the sync starts.
  */
-import { isDeepStrictEqual } from 'node:util';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConnection } from './connection.js';
+import { jsonEqual } from './json-equal.js';
 import { notificationsOf } from './notifications.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';
@@ -217,11 +217,14 @@ async function allPages<T>(fetch: (cursor: string | undefined) => Promise<[T[], 
 function diff<T>(kind: CatalogKind, before: readonly T[], after: readonly T[], key: (item: T) => string): CatalogChange | null {
   const old = new Map(before.map((item) => [key(item), item]));
   const next = new Map(after.map((item) => [key(item), item]));
-  const added = [...next.keys()].filter((name) => !old.has(name));
-  const removed = [...old.keys()].filter((name) => !next.has(name));
-  const changed = [...next].filter(([name, item]) => old.has(name) && !isDeepStrictEqual(old.get(name), item));
-  if (added.length + removed.length + changed.length === 0) return null;
-  return { kind, added, removed, changed: changed.map(([name]) => name) };
+  const change: CatalogChange = { kind, added: [], removed: [], changed: [] };
+  for (const [name, item] of next) {
+    const previous = old.get(name);
+    if (previous === undefined) change.added.push(name);
+    else if (!jsonEqual(previous, item)) change.changed.push(name);
+  }
+  for (const name of old.keys()) if (!next.has(name)) change.removed.push(name);
+  return change.added.length + change.removed.length + change.changed.length === 0 ? null : change;
 }
 
 function merge(kind: CatalogKind, changes: CatalogChange[]): CatalogChange {

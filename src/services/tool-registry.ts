@@ -88,17 +88,19 @@ export function createToolRegistry(): ToolRegistry {
       if (next.has(tool.name)) shadowed.push({ tool: tool.name, server });
       next.set(tool.name, tool);
     }
-    const before = new Map<string, string | undefined>();
-    for (const name of next.keys()) before.set(name, visible.get(name));
-    const affected = new Set([...(servers.get(server)?.tools.keys() ?? []), ...next.keys()]);
+    const previous = servers.get(server)?.tools;
 
     // The whole state changes before any listener runs: no reader sees a gap.
     servers.set(server, { seq: ++seq, tools: next });
-    refresh(affected);
-
-    for (const [name, previous] of before) {
-      if (previous !== undefined && previous !== server) shadowed.push({ tool: name, server: previous });
+    // The newest registration wins every name it offers: no need to look for another winner.
+    for (const name of next.keys()) {
+      const owner = visible.get(name);
+      if (owner !== undefined && owner !== server) shadowed.push({ tool: name, server: owner });
+      visible.set(name, server);
     }
+    // A name it stopped offering goes back to the most recent other server offering it, if any.
+    if (previous) refresh([...previous.keys()].filter((name) => !next.has(name)));
+
     const registered = [...next.keys()];
     events.emit('registered', { server, tools: registered });
     for (const loss of shadowed) events.emit('shadowed', { tool: loss.tool, server, shadowed_server: loss.server });
