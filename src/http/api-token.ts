@@ -1,4 +1,4 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { apiTokenPath } from '../services/paths.js';
@@ -34,14 +34,14 @@ export async function readApiToken(stateDir: string, env: NodeJS.ProcessEnv = pr
 
 /** Constant-time comparison; hashing first makes the buffers equal-length whatever was sent. */
 export function tokensEqual(expected: string, presented: string): boolean {
-  const b = createHash('sha256').update(presented).digest();
+  const b = hash('sha256', presented, 'buffer');
   return timingSafeEqual(digestOf(expected), b);
 }
 
 // The expected token is the same on every request: hash it once (one entry; it changes only with the token).
 let lastExpected: { token: string; digest: Buffer } | undefined;
 function digestOf(token: string): Buffer {
-  if (lastExpected?.token !== token) lastExpected = { token, digest: createHash('sha256').update(token).digest() };
+  if (lastExpected?.token !== token) lastExpected = { token, digest: hash('sha256', token, 'buffer') };
   return lastExpected.digest;
 }
 

@@ -1,5 +1,5 @@
 import express from 'express';
-import type { Express } from 'express';
+import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
 import type { McpHost } from '../host.js';
 import type { Logger } from '../services/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -33,6 +33,44 @@ export interface ManagementAppOptions {
   onSecrets?: (values: string[]) => void;
 }
 
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export interface ApiGuardOptions {
+  token: string;
+  bindHost: string;
+  allowedHosts: readonly string[];
+  bodyLimit: number;
+}
+
+/**
+ * What every `/api` request passes, in order: the bearer token (or the page's
+ * cookie), the Origin of mutations, the content type, the body parser (for
+ * methods that may carry a body: a GET skips its checks). One middleware, not
+ * four: each router layer costs every request a match and a `next`.
+ */
+export function apiGuard(options: ApiGuardOptions): RequestHandler {
+  const parseJson = express.json({ limit: options.bodyLimit });
+  const checks: RequestHandler[] = [
+    bearerAuth(options.token),
+    originCheck(options.bindHost, options.allowedHosts),
+    requireJson,
+    function parseBody(req, res, next) {
+      if (BODY_METHODS.has(req.method)) parseJson(req, res, next);
+      else next();
+    },
+  ];
+  // Each step's callback is an anonymous argument: under tsx a named function made per
+  // request pays a defineProperty of its name (esbuild's keepNames).
+  const run = (at: number, req: Request, res: Response, next: NextFunction): void => {
+    const check = checks[at];
+    if (check === undefined) next();
+    else void check(req, res, (error?: unknown) => (error === undefined ? run(at + 1, req, res, next) : next(error)));
+  };
+  return function guardApi(req, res, next) {
+    run(0, req, res, next);
+  };
+}
+
 /**
  * The management API of SPEC §6 as an express app. Security runs in order:
  * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
@@ -52,21 +90,18 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     res.json({ ok: true });
   });
 
+  // The guard and each resource's router sit on the app itself: a nested `/api`
+  // router would cost every request one more dispatch.
+  app.use('/api', apiGuard({ token: options.token, bindHost, allowedHosts: extraHosts, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT }));
+  app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets }));
+  app.use('/api/mcp/catalog', catalogRoutes(host));
+  app.use('/api/mcp/tools', toolRoutes(host));
+  app.use('/api/mcp/prompts', promptRoutes(host));
+  app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());
   app.use('/ui/session', sessionRoutes({ token: options.token, bindHost, allowedHosts: extraHosts }));
-
-  const api = express.Router();
-  api.use(bearerAuth(options.token));
-  api.use(originCheck(bindHost, extraHosts));
-  api.use(requireJson);
-  api.use(express.json({ limit: options.bodyLimit ?? DEFAULT_BODY_LIMIT }));
-  api.use('/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets }));
-  api.use('/mcp/catalog', catalogRoutes(host));
-  api.use('/mcp/tools', toolRoutes(host));
-  api.use('/mcp/prompts', promptRoutes(host));
-  api.use('/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
-  app.use('/api', api);
 
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));
