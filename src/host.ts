@@ -29,6 +29,7 @@ import { createClientHandlers } from './services/capabilities/client-handlers.js
 import type { ElicitationHandler } from './services/capabilities/elicitation.js';
 import { parseRoots, type Root } from './services/capabilities/roots.js';
 import type { HostModel } from './services/host-model/model.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -64,6 +65,12 @@ export interface McpHostOptions {
 }
 
 /** One server in the catalog: its view plus what it offers. */
+/** Agent tools built on one connection with one result bound, by the listing item they wrap. */
+interface BuiltTools {
+  maxResultBytes: number;
+  tools: WeakMap<Tool, AgentTool>;
+}
+
 export interface CatalogEntry extends ServerView {
   tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
   resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }>;
@@ -145,6 +152,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   /** Every tool name a server ever offered, so a call to a server that is down can say why. */
   const lastOwner = new Map<string, string>();
+  const builtTools = new WeakMap<LiveConnection, BuiltTools>();
   /** What runs beside each ready actor's connection: catalog sync, prompt commands, server log. */
   const sessions = new Map<ServerActorRef, ServerSession>();
   const prompts = createPromptRegistry();
@@ -260,8 +268,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   }
 
   function registerTools(ref: ServerActorRef, name: string, live: LiveConnection, filter: ToolFilter): void {
-    const tools = filterTools(live.connection.allTools, filter).map((tool) =>
-      toAgentTool(name, tool, async (original, args, callOptions) => {
+    const built = builtToolsOf(live, ref.getSnapshot().context.config.max_result_bytes);
+    const tools = filterTools(live.connection.allTools, filter).map((tool) => {
+      const kept = built.tools.get(tool);
+      if (kept !== undefined) return kept;
+      const agentTool = toAgentTool(name, tool, async (original, args, callOptions) => {
         const snapshot = ref.getSnapshot();
         if (!snapshot.matches('ready')) {
           throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
@@ -274,8 +285,10 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           if (!again) throw failure;
           return again.connection.callTool(original, args, callOptions);
         }
-      }, { maxResultBytes: ref.getSnapshot().context.config.max_result_bytes }),
-    );
+      }, { maxResultBytes: built.maxResultBytes });
+      built.tools.set(tool, agentTool);
+      return agentTool;
+    });
     const config = ref.getSnapshot().context.config;
     tools.push(
       ...resourceAgentTools(name, live.connection.client, {
@@ -324,6 +337,20 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     if (current(name) !== ref && current(name)?.getSnapshot().matches('ready')) return;
     const removed = registry.unregister(name);
     journal.append({ type: 'tools.unregistered', server: name, tools: removed });
+  }
+
+  /**
+   * The agent tools built on a connection, by listing item: a re-sync keeps the
+   * items that did not change (catalog-sync), so only changed tools are built
+   * again. A new `max_result_bytes` builds them all anew.
+   */
+  function builtToolsOf(live: LiveConnection, maxResultBytes: number): BuiltTools {
+    let built = builtTools.get(live);
+    if (built?.maxResultBytes !== maxResultBytes) {
+      built = { maxResultBytes, tools: new WeakMap() };
+      builtTools.set(live, built);
+    }
+    return built;
   }
 
   /** Serializes management operations per server name. */

@@ -117,9 +117,9 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     if (kind === 'tools') {
       const listing = await connection.listTools(stopping.signal);
       if (!current()) return;
-      const change = diff('tools', connection.allTools, listing, (tool: Tool) => tool.name);
+      const { change, stable } = diff('tools', connection.allTools, listing, (tool: Tool) => tool.name);
       if (change === null) return;
-      connection.replaceTools(listing);
+      connection.replaceTools(stable);
       options.onTools();
       options.onChange(change);
       return;
@@ -136,8 +136,8 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
         return;
       }
       const changes = [
-        diff('resources', before.resources, resources, (resource: Resource) => resource.uri),
-        diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplate) => t.uriTemplate),
+        diff('resources', before.resources, resources, (resource: Resource) => resource.uri).change,
+        diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplate) => t.uriTemplate).change,
       ].filter((change): change is CatalogChange => change !== null);
       if (changes.length > 0) options.onChange(merge('resources', changes));
       return;
@@ -152,7 +152,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       listed.prompts = true;
       return;
     }
-    const change = diff('prompts', before, prompts, (prompt: Prompt) => prompt.name);
+    const { change } = diff('prompts', before, prompts, (prompt: Prompt) => prompt.name);
     if (change !== null) options.onChange(change);
   }
 
@@ -213,18 +213,31 @@ async function allPages<T>(fetch: (cursor: string | undefined) => Promise<[T[], 
   return items;
 }
 
-/** What differs between two listings by key; null when nothing does. */
-function diff<T>(kind: CatalogKind, before: readonly T[], after: readonly T[], key: (item: T) => string): CatalogChange | null {
+/**
+ * What differs between two listings by key (null when nothing does), and the
+ * new listing with each unchanged item replaced by its old object: what did
+ * not change keeps its identity, so work derived from it can be kept too.
+ */
+function diff<T>(
+  kind: CatalogKind,
+  before: readonly T[],
+  after: readonly T[],
+  key: (item: T) => string,
+): { change: CatalogChange | null; stable: T[] } {
   const old = new Map(before.map((item) => [key(item), item]));
   const next = new Map(after.map((item) => [key(item), item]));
   const change: CatalogChange = { kind, added: [], removed: [], changed: [] };
+  /** New item → the equal old one it stands for. */
+  const kept = new Map<T, T>();
   for (const [name, item] of next) {
     const previous = old.get(name);
     if (previous === undefined) change.added.push(name);
-    else if (!jsonEqual(previous, item)) change.changed.push(name);
+    else if (jsonEqual(previous, item)) kept.set(item, previous);
+    else change.changed.push(name);
   }
   for (const name of old.keys()) if (!next.has(name)) change.removed.push(name);
-  return change.added.length + change.removed.length + change.changed.length === 0 ? null : change;
+  const changed = change.added.length + change.removed.length + change.changed.length > 0;
+  return { change: changed ? change : null, stable: after.map((item) => kept.get(item) ?? item) };
 }
 
 function merge(kind: CatalogKind, changes: CatalogChange[]): CatalogChange {

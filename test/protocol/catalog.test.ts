@@ -40,6 +40,30 @@ describe('tools/list_changed', () => {
     expect(r.host.server('cat')?.tool_count).toBe(r.host.tools().length);
   });
 
+  test('a changed tool is rebuilt; every unchanged tool keeps its agent tool', async () => {
+    running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
+    const r = running;
+    await r.host.callTool('cat__add_tool', { name: 'fresh' });
+    await expect.poll(() => names(r), { timeout: 10_000 }).toContain('cat__fresh');
+    const before = new Map(r.host.tools().map((tool) => [tool.name, tool]));
+
+    await r.host.callTool('cat__describe_tool', { name: 'fresh', description: 'new words' });
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({
+      kind: 'tools', added: [], removed: [], changed: ['fresh'],
+    });
+    const after = new Map(r.host.tools().map((tool) => [tool.name, tool]));
+    expect(after.get('cat__fresh')?.description).toBe('new words');
+    expect(after.get('cat__fresh')).not.toBe(before.get('cat__fresh'));
+    // The server's own tools; mcp-fleet's three resource tools are cheap and built anew each time.
+    const own = [...after.keys()].filter((name) => name !== 'cat__fresh' && !/__(list_resources|list_resource_templates|read_resource)$/.test(name));
+    const kept = own.filter((name) => before.get(name) === after.get(name));
+    expect(kept).toEqual(own);
+    expect(kept.length).toBeGreaterThan(5);
+    // A kept tool still calls the live connection.
+    expect(textOf(await r.host.callTool('cat__echo', { text: 'still here' }))).toBe('still here');
+    expect(r.events('tools.registered').at(-1)?.tools.find((tool) => tool.name === 'cat__fresh')?.description).toBe('new words');
+  });
+
   test('a tool added right after initialize is there once the server is ready', async () => {
     running = await startHost((dir) => ({ early: catalogServer(dir, 'early', {}, '--change-after-init') }), ['early']);
     const r = running;
