@@ -1,5 +1,5 @@
 import express from 'express';
-import type { Express, NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Express } from 'express';
 import type { McpHost } from '../host.js';
 import type { Logger } from '../services/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -9,7 +9,7 @@ import { promptRoutes } from './routes/prompts.js';
 import { serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
-import { bearerAuth, hostCheck, originCheck, requireJson } from './security.js';
+import { apiGuard, hostCheck } from './security.js';
 
 /** Default bound on a request body: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -31,44 +31,6 @@ export interface ManagementAppOptions {
   logger?: Logger;
   /** Told the secret values of every accepted POST/PATCH body before the host sees them. */
   onSecrets?: (values: string[]) => void;
-}
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-
-export interface ApiGuardOptions {
-  token: string;
-  bindHost: string;
-  allowedHosts: readonly string[];
-  bodyLimit: number;
-}
-
-/**
- * What every `/api` request passes, in order: the bearer token (or the page's
- * cookie), the Origin of mutations, the content type, the body parser (for
- * methods that may carry a body: a GET skips its checks). One middleware, not
- * four: each router layer costs every request a match and a `next`.
- */
-export function apiGuard(options: ApiGuardOptions): RequestHandler {
-  const parseJson = express.json({ limit: options.bodyLimit });
-  const checks: RequestHandler[] = [
-    bearerAuth(options.token),
-    originCheck(options.bindHost, options.allowedHosts),
-    requireJson,
-    function parseBody(req, res, next) {
-      if (BODY_METHODS.has(req.method)) parseJson(req, res, next);
-      else next();
-    },
-  ];
-  // Each step's callback is an anonymous argument: under tsx a named function made per
-  // request pays a defineProperty of its name (esbuild's keepNames).
-  const run = (at: number, req: Request, res: Response, next: NextFunction): void => {
-    const check = checks[at];
-    if (check === undefined) next();
-    else void check(req, res, (error?: unknown) => (error === undefined ? run(at + 1, req, res, next) : next(error)));
-  };
-  return function guardApi(req, res, next) {
-    run(0, req, res, next);
-  };
 }
 
 /**
