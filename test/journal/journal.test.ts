@@ -111,6 +111,34 @@ describe('the journal in memory', () => {
     expect(journal.since(1).map((event) => event.seq)).toEqual([3, 4, 5]);
   });
 
+  test('also bounds the names the kept events list; the newest event stays however big', () => {
+    const journal = createJournal({ file: () => null, maxInMemoryEntries: 20 });
+    const registration = (count: number) => ({
+      type: 'tools.registered' as const,
+      server: 'big',
+      tools: Array.from({ length: count }, (_, i) => ({ name: `big__t${i}`, original: `t${i}`, description: '' })),
+    });
+    journal.append(transition('a', 0));
+    journal.append(registration(8)); // 9
+    journal.append(registration(8)); // 9 + 9 + 1 = 19
+    expect(journal.since().map((event) => event.seq)).toEqual([1, 2, 3]);
+    journal.append(transition('a', 1)); // 20
+    journal.append(transition('a', 2)); // 21: the oldest goes
+    expect(journal.since().map((event) => event.seq)).toEqual([2, 3, 4, 5]);
+    journal.append(registration(30)); // over the bound alone
+    expect(journal.since().map((event) => event.seq)).toEqual([6]);
+    expect(journal.since(6)).toEqual([]);
+  });
+
+  test('many more events than it keeps: since(n) stays exact across compactions', () => {
+    const journal = createJournal({ file: () => null, maxInMemory: 100 });
+    for (let index = 0; index < 5000; index += 1) journal.append(transition('a', index));
+    expect(journal.since().map((event) => event.seq)).toEqual(Array.from({ length: 100 }, (_, i) => 4901 + i));
+    expect(journal.since(4950).map((event) => event.seq)).toEqual(Array.from({ length: 50 }, (_, i) => 4951 + i));
+    expect(journal.since(10).length).toBe(100);
+    expect(journal.lastSeq).toBe(5000);
+  });
+
   test('subscribers get every event once, in order, until they unsubscribe', () => {
     const journal = createJournal({ file: () => null });
     const seen: number[] = [];

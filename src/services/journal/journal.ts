@@ -12,6 +12,13 @@ export interface JournalOptions {
   maxFileBytes?: number;
   /** Events kept in memory for `events(since)`; older ones stay only on disk. */
   maxInMemory?: number;
+  /**
+   * Also bounds memory by what the kept events list: each counts 1 plus its
+   * names (a 5,000-tool registration counts 5,001), so a big catalog that
+   * changes often cannot fill memory with registrations. The newest event is
+   * always kept.
+   */
+  maxInMemoryEntries?: number;
   /** Told when the file cannot be written; the journal goes on in memory. */
   onWriteError?: (error: Error) => void;
 }
@@ -32,9 +39,26 @@ export interface Journal {
 export function createJournal(options: JournalOptions): Journal {
   const maxFileBytes = options.maxFileBytes ?? 5 * 1024 * 1024;
   const maxInMemory = options.maxInMemory ?? 10_000;
+  const maxEntries = options.maxInMemoryEntries ?? 200_000;
   const emitter = mitt<{ event: JournalEvent }>();
+  /** Kept events are `events[head…]`: dropping the oldest moves `head`, and the array is compacted now and then. */
   let events: JournalEvent[] = [];
+  let head = 0;
+  let entries = 0;
   let seq = 0;
+
+  function keep(event: JournalEvent): void {
+    events.push(event);
+    entries += entriesOf(event);
+    while (events.length - head > 1 && (events.length - head > maxInMemory || entries > maxEntries)) {
+      entries -= entriesOf(events[head] as JournalEvent);
+      head += 1;
+    }
+    if (head > 1024 && head * 2 > events.length) {
+      events = events.slice(head);
+      head = 0;
+    }
+  }
 
   function persist(event: JournalEvent): void {
     const file = options.file();
@@ -51,15 +75,21 @@ export function createJournal(options: JournalOptions): Journal {
   return {
     append(input) {
       const event = { ...input, seq: ++seq, at: new Date().toISOString() } as JournalEvent;
-      events.push(event);
-      if (events.length > maxInMemory) events = events.slice(-maxInMemory);
+      keep(event);
       persist(event);
       emitter.emit('event', event);
       return event;
     },
     since(since = 0) {
-      const start = events.findIndex((event) => event.seq > since);
-      return start === -1 ? [] : events.slice(start);
+      // `seq` grows along the array: find the first event after `since` by bisection.
+      let low = head;
+      let high = events.length;
+      while (low < high) {
+        const middle = (low + high) >>> 1;
+        if ((events[middle] as JournalEvent).seq > since) high = middle;
+        else low = middle + 1;
+      }
+      return events.slice(low);
     },
     subscribe(listener) {
       const handler = (event: JournalEvent) => listener(event);
@@ -80,4 +110,17 @@ function rotateIfFull(file: string, maxBytes: number): void {
     return;
   }
   if (size >= maxBytes) renameSync(file, `${file}.1`);
+}
+
+/** What an event weighs in memory: 1, plus the names it lists. */
+function entriesOf(event: JournalEvent): number {
+  switch (event.type) {
+    case 'tools.registered':
+    case 'tools.unregistered':
+      return 1 + event.tools.length;
+    case 'catalog.changed':
+      return 1 + event.added.length + event.removed.length + event.changed.length;
+    default:
+      return 1;
+  }
 }
