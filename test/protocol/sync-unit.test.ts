@@ -52,24 +52,30 @@ function fakeConnection(client: Client, initial: Tool[]) {
   return { connection, listings };
 }
 
+/** Starts a sync on `connection` that records changes; a listing error fails the test. */
+function startSync(connection: ReturnType<typeof fakeConnection>['connection'], debounceMs: number) {
+  const changes: CatalogChange[] = [];
+  const onTools = vi.fn();
+  const sync = startCatalogSync({
+    connection: connection as unknown as ServerConnection,
+    timeoutMs: 5000,
+    debounceMs,
+    onTools,
+    onOffer: () => {},
+    onChange: (change) => changes.push(change),
+    onError: (_kind, error) => {
+      throw error;
+    },
+  });
+  closers.push(async () => sync.stop());
+  return { sync, changes, onTools };
+}
+
 describe('catalog sync', () => {
   test('a listing that finishes after a newer one is dropped', async () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
-    const changes: CatalogChange[] = [];
-    const onTools = vi.fn();
-    const sync = startCatalogSync({
-      connection: connection as unknown as ServerConnection,
-      timeoutMs: 5000,
-      debounceMs: 1,
-      onTools,
-      onOffer: () => {},
-      onChange: (change) => changes.push(change),
-      onError: (kind, error) => {
-        throw error;
-      },
-    });
-    closers.push(async () => sync.stop());
+    const { sync, changes, onTools } = startSync(connection, 1);
     // The listing right after start: unchanged.
     await vi.waitFor(() => expect(listings).toHaveLength(1));
     listings[0]!.resolve([tool('a')]);
@@ -93,20 +99,8 @@ describe('catalog sync', () => {
   test('a burst of list_changed is listed at once and once more after it; a changed definition is reported as changed', async () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
-    const changes: CatalogChange[] = [];
-    const sync = startCatalogSync({
-      connection: connection as unknown as ServerConnection,
-      timeoutMs: 5000,
-      // Wide enough that the whole burst lands in the first window, however busy the machine.
-      debounceMs: 1000,
-      onTools: () => {},
-      onOffer: () => {},
-      onChange: (change) => changes.push(change),
-      onError: (kind, error) => {
-        throw error;
-      },
-    });
-    closers.push(async () => sync.stop());
+    // A window wide enough that the whole burst lands in the first one, however busy the machine.
+    const { sync, changes } = startSync(connection, 1000);
     await vi.waitFor(() => expect(listings).toHaveLength(1));
     listings[0]!.resolve([tool('a')]);
     await Promise.all(Array.from({ length: 20 }, () => server.sendToolListChanged()));
@@ -123,16 +117,7 @@ describe('catalog sync', () => {
   test('after stop, no listing runs and none is applied', async () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
-    const onTools = vi.fn();
-    const sync = startCatalogSync({
-      connection: connection as unknown as ServerConnection,
-      timeoutMs: 5000,
-      debounceMs: 1,
-      onTools,
-      onOffer: () => {},
-      onChange: () => {},
-      onError: () => {},
-    });
+    const { sync, onTools } = startSync(connection, 1);
     await vi.waitFor(() => expect(listings).toHaveLength(1));
     sync.stop();
     listings[0]!.resolve([tool('a'), tool('b')]);
