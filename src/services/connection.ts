@@ -241,18 +241,24 @@ function newClient(setup: ConnectOptions['setupClient']): Client {
 }
 
 /**
- * The SDK's Ajv validator (output schemas of tools), built on first use. By
- * default every Client builds its own Ajv instance up front: ~1–2 ms of
- * blocking work and tens of KiB per server, also for the many servers whose
- * tools declare no output schema. One per client still, since schema `$id`s
- * of different servers must not meet in one Ajv.
+ * The SDK's Ajv validator (output schemas of tools), built on first use, and
+ * each schema compiled on its first use. By default every Client builds its own
+ * Ajv instance up front (~1–2 ms of blocking work and tens of KiB per server,
+ * also for the many servers whose tools declare no output schema), and the
+ * SDK asks for a validator of every listed output schema at each listing:
+ * compiled eagerly, 5,000 of them block for seconds on every re-sync. One Ajv
+ * per client still, since schema `$id`s of different servers must not meet.
  */
 class LazyValidator implements jsonSchemaValidator {
   #ajv: AjvJsonSchemaValidator | undefined;
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
-    this.#ajv ??= new AjvJsonSchemaValidator();
-    return this.#ajv.getValidator<T>(schema);
+    let compiled: JsonSchemaValidator<T> | undefined;
+    return (input) => {
+      this.#ajv ??= new AjvJsonSchemaValidator();
+      compiled ??= this.#ajv.getValidator<T>(schema);
+      return compiled(input);
+    };
   }
 }
 

@@ -18,4 +18,11 @@ describe('output schemas', () => {
     expect((error as FleetError).kind).toBe('protocol');
     expect((error as FleetError).message).toMatch(/output schema/i);
   });
+
+  it('a schema that cannot be compiled fails its own tool, not the listing (schemas compile on first use)', async () => {
+    const connection = await connectTracked('schema', fixtureConfig('output-schema'));
+    expect(connection.allTools.map((tool) => tool.name)).toEqual(['good', 'bad', 'broken']);
+    expect((await connection.callTool('good', {})).structuredContent).toEqual({ n: 1 });
+    await expect(connection.callTool('broken', {})).rejects.toThrow(/no-such-type|schema/i);
+  });
 });
