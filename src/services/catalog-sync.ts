@@ -5,13 +5,16 @@
  * A change is listed at once; what arrives in the next `debounceMs` is
  * coalesced into one more listing, so a burst costs two listings and an
  * isolated change no wait. A generation counter drops a listing that finishes
- * after a newer one started. Because some servers announce changes before the
- * client listens, everything is listed once more as soon as the sync starts.
+ * after a newer one started. Resources and prompts are listed when the sync
+ * starts (the tools were listed at connect); a change a server announced
+ * before the sync listened was held by the connection's notification
+ * dispatcher and is replayed to it.
  */
 import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerConnection } from './connection.js';
 import { jsonEqual } from './json-equal.js';
 import { notificationsOf } from './notifications.js';
+import { allPages } from './paging.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';
 
@@ -69,13 +72,6 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
   /** Whether resources / prompts were listed once: the first listing is not a change. */
   const listed = { resources: false, prompts: false };
-
-  const dispatcher = notificationsOf(client);
-  const unsubscribe = [
-    dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),
-    dispatcher.subscribe('notifications/resources/list_changed', () => schedule('resources')),
-    dispatcher.subscribe('notifications/prompts/list_changed', () => schedule('prompts')),
-  ];
 
   function schedule(kind: CatalogKind): void {
     if (stopping.signal.aborted) return;
@@ -156,28 +152,34 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     if (change !== null) options.onChange(change);
   }
 
-  const request = () => ({ signal: stopping.signal, timeout: options.timeoutMs });
+  const bound = { signal: stopping.signal, timeout: options.timeoutMs };
   const listResources = () =>
-    allPages(async (cursor) => {
-      const page = await client.listResources(cursor === undefined ? {} : { cursor }, request());
+    allPages(async (cursor, request) => {
+      const page = await client.listResources(cursor === undefined ? {} : { cursor }, request);
       return [page.resources, page.nextCursor];
-    });
+    }, bound);
   const listResourceTemplates = () =>
-    allPages(async (cursor) => {
-      const page = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request());
+    allPages(async (cursor, request) => {
+      const page = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request);
       return [page.resourceTemplates, page.nextCursor];
-    });
+    }, bound);
   const listPrompts = () =>
-    allPages(async (cursor) => {
-      const page = await client.listPrompts(cursor === undefined ? {} : { cursor }, request());
+    allPages(async (cursor, request) => {
+      const page = await client.listPrompts(cursor === undefined ? {} : { cursor }, request);
       return [page.prompts, page.nextCursor];
-    });
+    }, bound);
 
-  // Resources and prompts are listed for the catalog anyway; the tools again only
-  // when the server may change them (it was listed at connect).
-  if (capabilities.tools?.listChanged) relist('tools');
+  // Resources and prompts are listed for the catalog. The tools were listed at
+  // connect; a change announced since then was held by the dispatcher and is
+  // replayed here, to listeners subscribed only now that everything they call exists.
   relist('resources');
   relist('prompts');
+  const dispatcher = notificationsOf(client);
+  const unsubscribe = [
+    dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),
+    dispatcher.subscribe('notifications/resources/list_changed', () => schedule('resources')),
+    dispatcher.subscribe('notifications/prompts/list_changed', () => schedule('prompts')),
+  ];
 
   return {
     offer: () => offer,
@@ -194,23 +196,6 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       for (const off of unsubscribe) off();
     },
   };
-}
-
-/** Follows `nextCursor` to the end; a cursor seen twice is a server bug, not a reason to loop forever. */
-async function allPages<T>(fetch: (cursor: string | undefined) => Promise<[T[], string | undefined]>): Promise<T[]> {
-  const items: T[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const [page, next] = await fetch(cursor);
-    items.push(...page);
-    cursor = next;
-    if (cursor !== undefined) {
-      if (seen.has(cursor)) throw new Error(`server repeated cursor "${cursor}"`);
-      seen.add(cursor);
-    }
-  } while (cursor !== undefined);
-  return items;
 }
 
 /**

@@ -16,6 +16,7 @@ import { redact, secretValues } from './config/credentials.js';
 import type { LocalServerConfig, RemoteServerConfig, ServerConfig, ToolFilter } from './config/schema.js';
 import { $ZodError } from 'zod/v4/core';
 import { FleetError, type ErrorKind } from './errors.js';
+import { allPages, linkedSignal } from './paging.js';
 import { describeRemoteFailure, openRemote, type RequestBound } from './remote-transport.js';
 import { createStderrTail } from './stderr-tail.js';
 import { notificationsOf } from './notifications.js';
@@ -262,28 +263,24 @@ class LazyValidator implements jsonSchemaValidator {
   }
 }
 
-/** Follows `nextCursor` to the end; a cursor seen twice is a server bug, not a reason to loop forever. */
+/** Every page of the server's tools. */
 async function listAllTools(client: Client, bound: RequestBound, progress: Progress): Promise<Tool[]> {
   progress.phase = 'tools/list';
-  const tools: Tool[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  do {
-    const link = linkedSignal(bound.signal);
-    const page = await client
-      .listTools(cursor === undefined ? {} : { cursor }, { timeout: bound.timeout, signal: link.signal })
-      .finally(link.dispose);
-    tools.push(...page.tools);
-    progress.listed = tools.length;
-    cursor = page.nextCursor;
-    if (cursor !== undefined) {
-      if (seen.has(cursor)) throw new Error(`server repeated cursor "${cursor}"`);
-      seen.add(cursor);
-    }
-  } while (cursor !== undefined);
+  let pages = 0;
+  const tools = await allPages(
+    async (cursor, request) => {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor }, request);
+      return [page.tools, page.nextCursor];
+    },
+    bound,
+    (listed) => {
+      progress.listed = listed;
+      pages += 1;
+    },
+  );
   // listTools caches output-schema validators per page, forgetting the
   // earlier pages; re-cache them all so every tool is validated alike.
-  if (seen.size > 0) cacheToolMetadata(client, tools);
+  if (pages > 1) cacheToolMetadata(client, tools);
   return tools;
 }
 
@@ -473,19 +470,6 @@ function withTail(tail: string): string {
 
 function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-/**
- * A signal that follows `source` until disposed. The SDK adds an abort
- * listener per request and never removes it; giving each request its own
- * signal keeps those off a caller's long-lived one.
- */
-function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () => void } {
-  const controller = new AbortController();
-  const forward = (): void => controller.abort(source.reason);
-  if (source.aborted) forward();
-  else source.addEventListener('abort', forward, { once: true });
-  return { signal: controller.signal, dispose: () => source.removeEventListener('abort', forward) };
 }
 
 /**

@@ -3,7 +3,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { startCatalogSync, type CatalogChange } from '../../src/services/catalog-sync.js';
 import type { ServerConnection } from '../../src/services/connection.js';
@@ -11,10 +11,16 @@ import { HELD_PER_METHOD, notificationsOf } from '../../src/services/notificatio
 
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } });
 
+let promptListings = 0;
+
 /** A connected client/server pair; the client's dispatcher is installed before connect, as `connect()` does. */
 async function pair() {
-  const server = new Server({ name: 's', version: '1' }, { capabilities: { tools: { listChanged: true }, logging: {} } });
+  const server = new Server(
+    { name: 's', version: '1' },
+    { capabilities: { tools: { listChanged: true }, prompts: { listChanged: true }, logging: {} } },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: [] }));
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: [{ name: `p${(promptListings += 1)}` }] }));
   const client = new Client({ name: 'c', version: '1' });
   const dispatcher = notificationsOf(client);
   const [a, b] = InMemoryTransport.createLinkedPair();
@@ -76,18 +82,14 @@ describe('catalog sync', () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
     const { sync, changes, onTools } = startSync(connection, 1);
-    // The listing right after start: unchanged.
+    await server.sendToolListChanged();
     await vi.waitFor(() => expect(listings).toHaveLength(1));
-    listings[0]!.resolve([tool('a')]);
-
     await server.sendToolListChanged();
     await vi.waitFor(() => expect(listings).toHaveLength(2));
-    await server.sendToolListChanged();
-    await vi.waitFor(() => expect(listings).toHaveLength(3));
     // The newer listing answers first; the older one, with stale content, after it.
-    listings[2]!.resolve([tool('a'), tool('new')]);
+    listings[1]!.resolve([tool('a'), tool('new')]);
     await vi.waitFor(() => expect(onTools).toHaveBeenCalledTimes(1));
-    listings[1]!.resolve([tool('a'), tool('stale')]);
+    listings[0]!.resolve([tool('a'), tool('stale')]);
     await sync.idle();
 
     expect(connection.allTools.map((t) => t.name)).toEqual(['a', 'new']);
@@ -96,21 +98,34 @@ describe('catalog sync', () => {
     expect(changes).toEqual([{ kind: 'tools', added: ['new'], removed: [], changed: [] }]);
   });
 
+  test('changes announced before the sync started are listed once it starts', async () => {
+    const { server, client } = await pair();
+    const { connection, listings } = fakeConnection(client, [tool('a')]);
+    await server.sendToolListChanged();
+    await server.sendPromptListChanged();
+    await new Promise((resolve) => setTimeout(resolve, 50)); // both are held by the dispatcher now
+    const { sync, changes } = startSync(connection, 1);
+    await vi.waitFor(() => expect(listings).toHaveLength(1));
+    listings[0]!.resolve([tool('a'), tool('early')]);
+    await sync.idle();
+    // The tools once, for the held notification; the prompts listed too (at start, and for theirs).
+    expect(changes).toEqual([{ kind: 'tools', added: ['early'], removed: [], changed: [] }]);
+    expect(sync.offer().prompts).toHaveLength(1);
+  });
+
   test('a burst of list_changed is listed at once and once more after it; a changed definition is reported as changed', async () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
     // A window wide enough that the whole burst lands in the first one, however busy the machine.
     const { sync, changes } = startSync(connection, 1000);
-    await vi.waitFor(() => expect(listings).toHaveLength(1));
-    listings[0]!.resolve([tool('a')]);
     await Promise.all(Array.from({ length: 20 }, () => server.sendToolListChanged()));
     // The first notification is listed at once; the other 19 arrive within the window: one more listing.
-    await vi.waitFor(() => expect(listings).toHaveLength(2));
-    listings[1]!.resolve([tool('a')]);
-    await vi.waitFor(() => expect(listings).toHaveLength(3), { timeout: 10_000 });
-    listings[2]!.resolve([{ ...tool('a'), description: 'now described' }]);
+    await vi.waitFor(() => expect(listings).toHaveLength(1));
+    listings[0]!.resolve([tool('a')]);
+    await vi.waitFor(() => expect(listings).toHaveLength(2), { timeout: 10_000 });
+    listings[1]!.resolve([{ ...tool('a'), description: 'now described' }]);
     await sync.idle();
-    expect(connection.listTools).toHaveBeenCalledTimes(3);
+    expect(connection.listTools).toHaveBeenCalledTimes(2);
     expect(changes).toEqual([{ kind: 'tools', added: [], removed: [], changed: ['a'] }]);
   });
 
@@ -118,6 +133,7 @@ describe('catalog sync', () => {
     const { server, client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
     const { sync, onTools } = startSync(connection, 1);
+    await server.sendToolListChanged();
     await vi.waitFor(() => expect(listings).toHaveLength(1));
     sync.stop();
     listings[0]!.resolve([tool('a'), tool('b')]);
