@@ -490,6 +490,10 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       const owner = lastOwner.get(name);
       if (owner) {
         const state = projection.context.servers[owner];
+        // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
+        if (state?.state === 'ready') {
+          return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
+        }
         const why = state ? `state: ${state.state}${state.error ? ` — ${state.error}` : ''}` : 'it was removed';
         return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
       }

@@ -32,6 +32,7 @@ describe('tools/list_changed', () => {
     await expect.poll(() => names(r), { timeout: 10_000 }).not.toContain('cat__fresh');
     await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'tools', added: [], removed: ['fresh'] });
     unsubscribe();
+    expect(textOf(await r.host.callTool('cat__fresh', {}))).toBe('tool "cat__fresh" is unavailable: server "cat" no longer offers it');
 
     expect(gaps).toEqual([]);
     // Re-registered, never unregistered, while the server stayed ready.
