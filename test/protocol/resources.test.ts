@@ -58,10 +58,14 @@ describe('resource meta tools', () => {
   test('they go with the server: not callable once it stopped', async () => {
     running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
     const { host } = running;
+    // An agent may still hold the tool it was given before the server went.
+    const held = host.tools().find((tool) => tool.name === 'cat__read_resource');
+    expect(held).toBeDefined();
     await host.removeServer('cat');
     expect(host.tools()).toEqual([]);
-    const result = await host.callTool('cat__read_resource', { uri: 'fixture://static' });
+    const result = await held!.execute({ uri: 'fixture://static' });
     expect(result.details.is_error).toBe(true);
+    expect(result.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/server "cat" is not ready/) });
   });
 
   test('server-everything: its resources are readable through the meta tools', async () => {
