@@ -58,7 +58,7 @@ export function hostCheck(bindHost: string, extra: readonly string[] = []): Requ
  * request let in by the cookie is marked, so `originCheck` can hold it to
  * the stricter rule browsers make possible.
  */
-export function bearerAuth(token: string): RequestHandler {
+function bearerAuth(token: string): RequestHandler {
   return function checkToken(req, res, next) {
     const header = req.headers.authorization;
     if (header === undefined && hasValidSession(req, token)) {
@@ -160,10 +160,15 @@ export function apiGuard(options: ApiGuardOptions): RequestHandler {
   ];
   // Each step's callback is an anonymous argument: under tsx a named function made per
   // request pays a defineProperty of its name (esbuild's keepNames).
+  // As Express's own `next`: a missing or null error goes on; a check's rejected promise is an error.
   const run = (at: number, req: Request, res: Response, next: NextFunction): void => {
     const check = checks[at];
-    if (check === undefined) next();
-    else void check(req, res, (error?: unknown) => (error === undefined ? run(at + 1, req, res, next) : next(error)));
+    if (check === undefined) {
+      next();
+      return;
+    }
+    const outcome: unknown = check(req, res, (error?: unknown) => (error == null ? run(at + 1, req, res, next) : next(error)));
+    if (outcome instanceof Promise) outcome.catch(next);
   };
   return function guardApi(req, res, next) {
     run(0, req, res, next);
