@@ -2,7 +2,6 @@
 //   open(specs) → { call(server, tool, args), close() }
 // `open` resolves once every server is connected and its tools are listed
 // (mcp-fleet: every server `ready`), so timing `open` is timing startup.
-import { rmSync } from 'node:fs';
 import { register } from 'tsx/esm/api';
 // The raw SDK is the very copy mcp-fleet runs on (the root install), not the bench's own.
 import { Client } from '../../node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
@@ -67,12 +66,12 @@ export const rawParallel = {
 
 // ── mcp-fleet ───────────────────────────────────────────────────────────────
 
-/** mcp-fleet's host; `options`: startupConcurrency, and per-server config fields (e.g. max_concurrent_calls). */
-export function mcpFleet({ startupConcurrency = 1, serverConfig = {}, label } = {}) {
+/** mcp-fleet's host; `options`: startupConcurrency, label. Per-server config fields (e.g. max_concurrent_calls) come from each spec's `fleet`. */
+export function mcpFleet({ startupConcurrency = 1, label } = {}) {
   return {
     label: label ?? `mcp-fleet (startup_concurrency ${startupConcurrency})`,
     async open(specs) {
-      const state = stateDirFor(specs, serverConfig);
+      const state = stateDirFor(specs);
       const host = fleet.createMcpHost({ stateDir: state.dir, logger: silent, startupConcurrency });
       await host.start();
       await host.settled();
@@ -179,17 +178,21 @@ export const aiSdk = {
   },
 };
 
-/** The contender whose per-server memory is measured (all connect in parallel), by its key. */
-export function memoryContender(key) {
+/**
+ * The contender named `key`, as the suites and tools pass it on the command
+ * line. `raw` and `fleet` connect all servers at once (raw `Promise.all`,
+ * startup_concurrency 4), as the memory probe measures them; with
+ * `{ sequential: true }` one after the other (raw sequential,
+ * startup_concurrency 1), as the call driver opens them.
+ */
+export function contenderByKey(key, { sequential = false } = {}) {
   const byKey = {
-    raw: () => rawParallel,
-    fleet: () => mcpFleet({ startupConcurrency: 4 }),
+    raw: () => (sequential ? rawSequential : rawParallel),
+    fleet: () => mcpFleet({ startupConcurrency: sequential ? 1 : 4 }),
     langchain: () => langchain,
     mastra: () => mastra(),
     aisdk: () => aiSdk,
   };
-  if (!(key in byKey)) throw new Error(`unknown contender "${key}" (one of ${Object.keys(byKey).join(', ')})`);
+  if (!Object.hasOwn(byKey, key)) throw new Error(`unknown contender "${key}" (one of ${Object.keys(byKey).join(', ')})`);
   return byKey[key]();
 }
-
-export { rmSync };

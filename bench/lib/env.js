@@ -19,13 +19,13 @@ export function serverSpecs(count, script, env = {}) {
   }));
 }
 
-/** A temp state dir holding `mcp_servers.json` for `specs` (mcp-fleet's own format). */
-export function stateDirFor(specs, extra = {}) {
+/** A temp state dir holding `mcp_servers.json` for `specs` (mcp-fleet's own format; a spec's `fleet` adds config fields). */
+export function stateDirFor(specs) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-bench-'));
   const servers = Object.fromEntries(
     specs.map((spec) => [
       spec.name,
-      { type: 'local', command: [spec.command, ...spec.args], env: spec.env ?? {}, ...extra, ...(spec.fleet ?? {}) },
+      { type: 'local', command: [spec.command, ...spec.args], env: spec.env ?? {}, ...(spec.fleet ?? {}) },
     ]),
   );
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }, null, 2), { mode: 0o600 });
@@ -41,9 +41,4 @@ export async function settleHeap() {
     globalThis.gc();
     await sleep(20);
   }
-}
-
-/** The SDK environment for children plus `env`: as the SDK's stdio transport builds it. */
-export function childEnv(getDefaultEnvironment, env = {}) {
-  return { ...getDefaultEnvironment(), ...env };
 }

@@ -18,6 +18,11 @@ export function summarize(samples) {
   return { median: median(samples), min: Math.min(...samples), max: Math.max(...samples), n: samples.length, samples };
 }
 
+/** `summarize` of each entry of `{ key: samples }`, under the same keys. */
+export function summarizeAll(samplesByKey) {
+  return Object.fromEntries(Object.entries(samplesByKey).map(([key, samples]) => [key, summarize(samples)]));
+}
+
 /** A number with `digits` significant-ish decimals for the tables. */
 export function fmt(value, digits = 1) {
   if (value === null || value === undefined || Number.isNaN(value)) return '—';

@@ -6,17 +6,12 @@
 //   → { id, op: 'burst', calls, ms, server } ← { id, ms } (all `calls` fired at once at `slow`)
 //   → { id, op: 'close' }                  ← { id }
 //   node bench/suites/call-driver.js CONTENDER [fleet server config JSON]
-import { aiSdk, langchain, mastra, mcpFleet, rawSequential } from '../lib/contenders.js';
+import { contenderByKey } from '../lib/contenders.js';
 import { ECHO_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
 
 const [key, fleetServers] = process.argv.slice(2);
-const contender = {
-  raw: rawSequential,
-  fleet: mcpFleet(),
-  langchain,
-  mastra: mastra(),
-  aisdk: aiSdk,
-}[key];
+// raw: the raw SDK connecting one after the other; fleet: startup_concurrency 1.
+const contender = contenderByKey(key, { sequential: true });
 // mcp-fleet may run several servers (one per max_concurrent_calls); the others one.
 const specs = fleetServers
   ? Object.entries(JSON.parse(fleetServers)).map(([name, fleet]) => ({ ...serverSpecs(1, ECHO_SERVER)[0], name, fleet }))

@@ -9,7 +9,7 @@ import { ToolListChangedNotificationSchema } from '../../node_modules/@modelcont
 import { mcpFleet, rawSequential } from '../lib/contenders.js';
 import { ECHO_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
 import { noChildren } from '../lib/processes.js';
-import { alternate, fmtRange, ratio, summarize, table } from '../lib/stats.js';
+import { alternate, fmtRange, ratio, summarizeAll, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
 
 const TOOLS = 5000;
@@ -104,8 +104,8 @@ await runSuite('catalog', async ({ reps }) => {
   await raw.close();
   await host.close();
 
-  const readyStats = Object.fromEntries(Object.entries(ready).map(([k, v]) => [k, summarize(v)]));
-  const resyncStats = Object.fromEntries(Object.entries(resyncSamples).map(([k, v]) => [k, summarize(v)]));
+  const readyStats = summarizeAll(ready);
+  const resyncStats = summarizeAll(resyncSamples);
   const readyRatio = readyStats.fleet.median / readyStats.raw.median;
   const rows = [
     ['spawn → ready', 'raw SDK: spawn + initialize + listTools', fmtRange(readyStats.raw, 0), '1.00×'],

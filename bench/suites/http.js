@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { MINI_SERVER, serverSpecs, stateDirFor } from '../lib/env.js';
 import { API_TOKEN, noChildren, startBareExpress, startServe } from '../lib/processes.js';
-import { alternate, fmt, fmtRange, summarize, table } from '../lib/stats.js';
+import { alternate, fmt, fmtRange, ratio, summarize, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
 
 const SERVERS = 200;
@@ -23,7 +23,7 @@ function cannon(url, headers, duration) {
     autocannon({ url, headers, connections: CONNECTIONS, duration, pipelining: 1 }, (err, result) => {
       if (err) reject(err);
       else if (result.non2xx > 0 || result.errors > 0) reject(new Error(`${url}: ${result.non2xx} non-2xx, ${result.errors} errors`));
-      else resolve({ rps: result.requests.average, p99: result.latency.p99, p50: result.latency.p50, bytes: result.throughput.average });
+      else resolve({ rps: result.requests.average, p99: result.latency.p99 });
     });
   });
 }
@@ -71,7 +71,7 @@ await runSuite('http', async ({ quick, reps }) => {
   const row = (key, baseline) => [
     targets[key].label,
     fmtRange(stats[key].rps, 0),
-    `${(stats[key].rps.median / stats[baseline].rps.median).toFixed(2)}×`,
+    ratio(stats[key].rps, stats[baseline].rps),
     fmtRange(stats[key].p99, 1),
   ];
   const serversRatio = stats.fleetServers.rps.median / stats.bareServers.rps.median;

@@ -1,24 +1,22 @@
 // One memory sample, in a fresh process (run with --expose-gc): the heap and
 // RSS this process grows by per ready server, children excluded (they are
-// other processes). A warm-up connect of one server loads and compiles the
-// contender's code first, so the growth is the servers' own state.
+// other processes). A warm-up of 10 servers, each called once, loads and
+// compiles the contender's code first, so the growth is the servers' own state.
 //   node --expose-gc bench/suites/memory-probe.js CONTENDER COUNT  → one JSON line
-import * as contenders from '../lib/contenders.js';
+import { contenderByKey } from '../lib/contenders.js';
 import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
 import { noChildren } from '../lib/processes.js';
 
 const [key, countText] = process.argv.slice(2);
 const count = Number(countText);
-const contender = contenders.memoryContender(key);
+const contender = contenderByKey(key);
 
 // 10 servers, each called: every code path of a connect and a call is
 // compiled before the baseline, so what grows is per-server state.
-for (let round = 0; round < 1; round += 1) {
-  const warm = await contender.open(serverSpecs(10, MINI_SERVER));
-  for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
-  await warm.close();
-  await noChildren();
-}
+const warm = await contender.open(serverSpecs(10, MINI_SERVER));
+for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
+await warm.close();
+await noChildren();
 await settleHeap();
 const before = process.memoryUsage();
 const handle = await contender.open(serverSpecs(count, MINI_SERVER));

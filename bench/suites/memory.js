@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { BENCH_DIR } from '../lib/env.js';
-import { alternate, fmt, fmtRange, summarize, table } from '../lib/stats.js';
+import { alternate, fmt, fmtRange, ratio, summarize, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
 
 const run = promisify(execFile);
@@ -39,7 +39,7 @@ await runSuite('memory', async ({ quick, reps }) => {
   const rows = Object.entries(LABELS).map(([key, label]) => [
     label,
     fmtRange(stats[key].heap, 0),
-    `${(stats[key].heap.median / stats.raw.heap.median).toFixed(2)}×`,
+    ratio(stats[key].heap, stats.raw.heap),
     fmtRange(stats[key].rss, 0),
   ]);
   return {

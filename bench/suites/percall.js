@@ -6,7 +6,7 @@
 // take turns in chunks of 100 calls (A B C … then B C … A), so a slow spell of
 // the machine lands on all of them.
 import { startDriver } from '../lib/drivers.js';
-import { fmtRange, median, ratio, summarize, table } from '../lib/stats.js';
+import { fmtRange, median, ratio, summarizeAll, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
 
 const LABELS = {
@@ -51,7 +51,7 @@ await runSuite('percall', async ({ quick, reps }) => {
     for (const driver of Object.values(drivers)) await driver.close();
   }
 
-  const stats = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, summarize(values)]));
+  const stats = summarizeAll(samples);
   const rows = keys.map((key) => [
     LABELS[key],
     fmtRange(stats[key]),

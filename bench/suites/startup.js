@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { aiSdk, langchain, mastra, mcpFleet, rawParallel, rawSequential } from '../lib/contenders.js';
 import { MINI_SERVER, serverSpecs, settleHeap, sleep, stateDirFor } from '../lib/env.js';
 import { noChildren, startBareExpress, startServe } from '../lib/processes.js';
-import { alternate, fmt, fmtRange, percentile, ratio, summarize, table } from '../lib/stats.js';
+import { alternate, fmt, fmtRange, percentile, ratio, summarize, summarizeAll, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
 
 const CONTENDERS = {
@@ -76,7 +76,7 @@ await runSuite('startup', async ({ quick, reps }) => {
     const samples = await alternate(Object.keys(CONTENDERS), reps, (key) => startOnce(key, count), {
       onSample: (key, rep, ms) => log(`startup ${count} ${key} rep ${rep + 1}: ${ms.toFixed(0)} ms`),
     });
-    stats[count] = Object.fromEntries(Object.entries(samples).map(([key, values]) => [key, summarize(values)]));
+    stats[count] = summarizeAll(samples);
     const s = stats[count];
     const rows = Object.entries(CONTENDERS).map(([key, contender]) => [
       contender.label,

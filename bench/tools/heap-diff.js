@@ -2,14 +2,14 @@
 // by constructor: what a ready server keeps alive. Run with --expose-gc.
 //   node --expose-gc bench/tools/heap-diff.js [fleet|raw|…] [COUNT=20] [--top 30]
 import { Session } from 'node:inspector/promises';
-import * as contenders from '../lib/contenders.js';
+import { contenderByKey } from '../lib/contenders.js';
 import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
 import { noChildren } from '../lib/processes.js';
 
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const top = process.argv.includes('--top') ? Number(process.argv[process.argv.indexOf('--top') + 1]) : 30;
 const count = Number(countText);
-const contender = contenders.memoryContender(key);
+const contender = contenderByKey(key);
 
 async function snapshot() {
   await settleHeap();
