@@ -15,14 +15,12 @@ import {
   LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
   type CancelledNotification,
   type LoggingMessageNotification,
   type RequestId,
   type PromptListChangedNotification,
   type ResourceListChangedNotification,
-  type ResourceUpdatedNotification,
   type ToolListChangedNotification,
 } from '@modelcontextprotocol/sdk/types.js';
 
@@ -31,7 +29,6 @@ export interface ServerNotifications {
   'notifications/tools/list_changed': ToolListChangedNotification;
   'notifications/resources/list_changed': ResourceListChangedNotification;
   'notifications/prompts/list_changed': PromptListChangedNotification;
-  'notifications/resources/updated': ResourceUpdatedNotification;
   'notifications/message': LoggingMessageNotification;
 }
 export type NotificationMethod = keyof ServerNotifications;
@@ -40,7 +37,6 @@ const SCHEMAS = [
   ToolListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   PromptListChangedNotificationSchema,
-  ResourceUpdatedNotificationSchema,
   LoggingMessageNotificationSchema,
 ] as const;
 

@@ -22,16 +22,12 @@ export interface ServerSessionOptions {
   logger: { info(message: string): void; warn(message: string): void };
   /** The tool listing changed (`live.connection.allTools`): register the server's tools again, in one step. */
   retool(): void;
-  /** Quiet time after a `list_changed` before re-listing (default 50 ms). */
-  debounceMs?: number;
 }
 
 export interface ServerSession {
   readonly live: LiveConnection;
   /** Resources (and templates) and prompts as last listed. */
   offer(): Offer;
-  /** Resolves once no catalog listing is scheduled or running. */
-  idle(): Promise<void>;
   /** Ends the session: no more listings, logs or prompt commands of this connection. */
   stop(): void;
 }
@@ -54,7 +50,6 @@ export function startServerSession(options: ServerSessionOptions): ServerSession
   const sync = startCatalogSync({
     connection: live.connection,
     timeoutMs,
-    ...(options.debounceMs === undefined ? {} : { debounceMs: options.debounceMs }),
     onTools: options.retool,
     onOffer: (offer) =>
       prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets }),
@@ -65,7 +60,6 @@ export function startServerSession(options: ServerSessionOptions): ServerSession
   return {
     live,
     offer: sync.offer,
-    idle: sync.idle,
     stop() {
       sync.stop();
       stopLog();

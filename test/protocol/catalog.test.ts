@@ -1,6 +1,7 @@
 // Catalog changes of a ready server (notifications/…/list_changed): tools,
 // resources and prompts are re-listed and swapped in one step, journaled.
 import { afterEach, describe, expect, test } from 'vitest';
+import { RESOURCE_TOOL_NAMES } from '../../src/services/capabilities/resources.js';
 import { catalogServer, startHost, textOf, type Running } from './helpers.js';
 
 let running: Running | undefined;
@@ -56,7 +57,8 @@ describe('tools/list_changed', () => {
     expect(after.get('cat__fresh')?.description).toBe('new words');
     expect(after.get('cat__fresh')).not.toBe(before.get('cat__fresh'));
     // The server's own tools; mcp-fleet's three resource tools are cheap and built anew each time.
-    const own = [...after.keys()].filter((name) => name !== 'cat__fresh' && !/__(list_resources|list_resource_templates|read_resource)$/.test(name));
+    const meta = new Set<string>(RESOURCE_TOOL_NAMES.map((tool) => `cat__${tool}`));
+    const own = [...after.keys()].filter((name) => name !== 'cat__fresh' && !meta.has(name));
     const kept = own.filter((name) => before.get(name) === after.get(name));
     expect(kept).toEqual(own);
     expect(kept.length).toBeGreaterThan(5);
