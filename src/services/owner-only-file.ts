@@ -3,7 +3,7 @@
  * credentials): atomic and owner-only.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -11,9 +11,16 @@ import path from 'node:path';
  * readable by others, not even briefly), written, fsynced, renamed over the
  * target (which takes the temp's mode, narrowing an old 0644 file), then the
  * directory fsynced so the rename itself survives a crash. The temp is named
- * `.<file>.<pid>.<hex>.tmp`, so a sweep can tell a dead writer's leftovers.
+ * `.<file>.<pid>.<hex>.tmp`; after the write, temps of `file` left by writers
+ * that died mid-save (SIGKILL, power loss) are removed: they hold secrets and
+ * would pile up. That sweep is best effort (the write already succeeded): its
+ * failure goes to `onSweepError`.
  */
-export async function writeOwnerOnly(file: string, text: string): Promise<void> {
+export async function writeOwnerOnly(
+  file: string,
+  text: string,
+  onSweepError: (error: unknown) => void = () => {},
+): Promise<void> {
   const dir = path.dirname(file);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -31,6 +38,29 @@ export async function writeOwnerOnly(file: string, text: string): Promise<void> 
     throw err;
   }
   await syncDirectory(dir);
+  await sweepDeadWritersTemps(file).catch(onSweepError);
+}
+
+/** A live process's temp is left alone: it may be about to rename it. */
+async function sweepDeadWritersTemps(file: string): Promise<void> {
+  const dir = path.dirname(file);
+  const prefix = `.${path.basename(file)}.`;
+  for (const name of await readdir(dir)) {
+    if (!name.startsWith(prefix) || !name.endsWith('.tmp')) continue;
+    const match = /^(\d+)\.[0-9a-f]+\.tmp$/.exec(name.slice(prefix.length));
+    const pid = Number(match?.[1]);
+    if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) await rm(path.join(dir, name), { force: true });
+  }
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: it exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
 
 async function syncDirectory(dir: string): Promise<void> {

@@ -1,4 +1,4 @@
-import { readdir, readFile, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../errors.js';
@@ -259,44 +259,15 @@ export function serializeServers(entries: ReadonlyArray<readonly [string, unknow
   return `{\n  "servers": {\n${body}\n  }\n}\n`;
 }
 
-const TEMP_PATTERN = /^\.mcp_servers\.json\.(\d+)\.[0-9a-f]+\.tmp$/;
-
-/** Writes the document owner-only and atomically, then sweeps dead writers' temps. */
+/** Writes the document owner-only and atomically (which also sweeps dead writers' temps). */
 async function writeDocument(
   file: string,
   entries: ReadonlyArray<readonly [string, unknown]>,
   logger: ConfigStoreLogger,
 ): Promise<void> {
-  await writeOwnerOnly(file, serializeServers(entries));
-  await sweepStaleTemps(path.dirname(file), logger);
-}
-
-/**
- * Removes temp files of writers that died mid-save (SIGKILL, power loss):
- * they hold secrets and would pile up. A live process's temp is left alone,
- * since it may be about to rename it. Best effort: the save already succeeded.
- */
-async function sweepStaleTemps(dir: string, logger: ConfigStoreLogger): Promise<void> {
-  try {
-    for (const name of await readdir(dir)) {
-      const pid = Number(TEMP_PATTERN.exec(name)?.[1]);
-      if (Number.isInteger(pid) && pid !== process.pid && !processAlive(pid)) {
-        await rm(path.join(dir, name), { force: true });
-      }
-    }
-  } catch (err) {
-    logger.warn(`could not clean up stale temp files in ${dir} (${errorCode(err) ?? 'unknown error'})`);
-  }
-}
-
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return errorCode(err) === 'EPERM';
-  }
+  await writeOwnerOnly(file, serializeServers(entries), (err) =>
+    logger.warn(`could not clean up stale temp files in ${path.dirname(file)} (${errorCode(err) ?? 'unknown error'})`),
+  );
 }
 
 /** Tails of the write queues, one per config file, shared by every store in the process. */
