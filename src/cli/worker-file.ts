@@ -1,6 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
+import { writeOwnerOnly } from '../services/owner-only-file.js';
 
 /** Where a running worker says how to reach it: `{url, pid}`. */
 export interface WorkerInfo {
@@ -13,18 +13,9 @@ export function workerFilePath(stateDir: string): string {
   return path.join(stateDir, 'worker.json');
 }
 
-/** Writes worker.json owner-only and atomically (temp file, fsync, rename). */
+/** Writes worker.json owner-only and atomically, as every file of the state dir. */
 export async function writeWorkerFile(stateDir: string, info: WorkerInfo): Promise<void> {
-  const file = workerFilePath(stateDir);
-  const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const handle = await fs.open(tmp, 'wx', 0o600);
-  try {
-    await handle.writeFile(`${JSON.stringify(info)}\n`);
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  await fs.rename(tmp, file);
+  await writeOwnerOnly(workerFilePath(stateDir), `${JSON.stringify(info)}\n`);
 }
 
 /** The worker file's content, or `undefined` when there is none (or it is unreadable garbage). */
