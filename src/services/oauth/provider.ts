@@ -242,11 +242,6 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     }
   }
 
-  /** Whether an access token is stored (it may be expired). */
-  hasTokens(): boolean {
-    return this.#record.tokens !== null;
-  }
-
   /**
    * Lets `redirectToAuthorization` hand the URL to a consent the user started;
    * returns the function that ends it. One consent at a time.
@@ -261,8 +256,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
 
   /**
    * Refreshes the access token now. Concurrent callers share one request. A
-   * rejected refresh token (`invalid_grant`) is dropped and reported to the
-   * `keepFresh` listeners as a ConsentRequiredError; it never opens a consent.
+   * rejected refresh token (`invalid_grant`), or one issued by another
+   * authorization server than the one the refresh would go to (never sent
+   * there), is dropped and reported to the `keepFresh` listeners as a
+   * ConsentRequiredError; it never opens a consent.
    */
   refresh(): Promise<void> {
     this.#refreshing ??= this.#refreshOnce().finally(() => (this.#refreshing = null));
@@ -291,6 +288,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       discovery = await discoverOAuthServerInfo(serverUrl);
       await this.saveDiscoveryState(discovery);
     }
+    // As the SDK's auth(): a refresh token issued by another authorization server is never sent to this one.
+    if (tokens.issuer !== undefined && !sameIssuer(tokens.issuer, discovery.authorizationServerUrl)) {
+      throw await this.#refreshUnusable(`the stored tokens were issued by ${tokens.issuer}, not ${discovery.authorizationServerUrl}`);
+    }
     const client = this.clientInformation();
     if (client === undefined) throw new ConsentRequiredError(this.#name, 'the client is not registered');
     // As the SDK's auth(): the resource indicator the metadata names, verbatim.
@@ -306,15 +307,20 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       });
     } catch (err) {
       if (err instanceof InvalidGrantError || err instanceof InvalidClientError || err instanceof UnauthorizedClientError) {
-        this.#record.tokens = null;
-        await this.#persist();
-        const error = new ConsentRequiredError(this.#name, `the authorization server rejected the refresh (${err.errorCode})`);
-        this.#reportLost(error);
-        throw error;
+        throw await this.#refreshUnusable(`the authorization server rejected the refresh (${err.errorCode})`);
       }
       throw err;
     }
     await this.saveTokens({ ...fresh, issuer: discovery.authorizationServerUrl });
+  }
+
+  /** The stored refresh token cannot be used: drops the tokens and reports (and returns) the need for consent. */
+  async #refreshUnusable(reason: string): Promise<ConsentRequiredError> {
+    this.#record.tokens = null;
+    await this.#persist();
+    const error = new ConsentRequiredError(this.#name, reason);
+    this.#reportLost(error);
+    return error;
   }
 
   #refreshDue(tokens: StoredTokens): boolean {
@@ -349,6 +355,20 @@ export class FleetOAuthProvider implements OAuthClientProvider {
 function refreshAhead(tokens: StoredTokens): number {
   const lifetime = tokens.expires_at! - (tokens.obtained_at ?? tokens.expires_at!);
   return Math.min(MAX_REFRESH_AHEAD_MS, lifetime / 2);
+}
+
+/**
+ * Whether two authorization server identifiers name the same server, as the
+ * SDK's auth() compares them: as parsed URLs, one trailing `/` either way.
+ */
+function sameIssuer(a: string, b: string): boolean {
+  let [x, y] = [a, b];
+  try {
+    [x, y] = [new URL(a).href, new URL(b).href];
+  } catch {
+    // Not two URLs: compared as written.
+  }
+  return x === y || (x.endsWith('/') && x.slice(0, -1) === y) || (y.endsWith('/') && y.slice(0, -1) === x);
 }
 
 /** Stored tokens as the SDK wants them: `expires_in` counted from now. */
