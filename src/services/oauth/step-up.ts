@@ -5,8 +5,9 @@
  * with that scope and retries the request once; this fetch lets the provider
  * see the challenge, so the scope is remembered for the next consent and a
  * second refusal makes the server need consent instead of failing silently.
+ * The challenge is read with the SDK's own parser, as the transport reads it.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { FleetOAuthProvider } from './provider.js';
 
@@ -16,16 +17,9 @@ export function scopeChallengeFetch(provider: OAuthClientProvider | undefined): 
   return async function fetchWatchingScope(url, init) {
     const response = await fetch(url, init);
     if (response.status === 403) {
-      const challenge = parseChallenge(response.headers.get('www-authenticate'));
+      const challenge = extractWWWAuthenticateParams(response);
       if (challenge.error === 'insufficient_scope') await provider.noteScopeChallenge(challenge.scope);
     }
     return response;
   };
-}
-
-/** `error` and `scope` of a Bearer challenge (RFC 6750 §3). */
-function parseChallenge(header: string | null): { error?: string; scope?: string } {
-  if (header === null || !/^\s*Bearer\b/i.test(header)) return {};
-  const field = (name: string) => new RegExp(`\\b${name}="([^"]*)"`, 'i').exec(header)?.[1] ?? new RegExp(`\\b${name}=([^\\s,]+)`, 'i').exec(header)?.[1];
-  return { error: field('error'), scope: field('scope') };
 }
