@@ -3,16 +3,15 @@
 // (followConsentRedirect) against a real HTTP authorization endpoint.
 // The OAuth flows themselves run in test/conformance against the suite's
 // mock authorization servers.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/client.js';
 import { followConsentRedirect, parseConnectContext } from '../../src/cli/connect-auth.js';
-import { fixture } from '../fixtures/index.js';
+import { deadPort, startHttpFixture as startFixtureProcess } from '../security/processes.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
 const REDIRECT = 'http://127.0.0.1:5999/oauth/callback';
@@ -60,18 +59,11 @@ function connectCli(args: string[], env: Record<string, string> = {}): Promise<R
   });
 }
 
-/** Starts the HTTP fixture server (Streamable HTTP at /mcp) and resolves with its URL. */
+/** Starts the HTTP fixture server (Streamable HTTP at /mcp), stopped after the test; resolves with its URL. */
 async function startHttpFixture(): Promise<string> {
-  const child = spawn(process.execPath, [fixture('http-server')], {
-    env: { PATH: process.env.PATH ?? '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.push(child);
-  for await (const line of createInterface({ input: child.stdout! })) {
-    const match = /^listening (\S+)$/.exec(line);
-    if (match) return match[1]!;
-  }
-  throw new Error('http fixture exited before listening');
+  const started = await startFixtureProcess({});
+  children.push(started.child);
+  return started.url;
 }
 
 /** An authorization endpoint that answers every request with `status` and `location`. */
@@ -111,10 +103,7 @@ describe('mcp-fleet connect', () => {
     expect(notUrl).toMatchObject({ code: 1, stderr: 'error: not a URL: not a url\n' });
 
     // A port that was free a moment ago: nothing listens there.
-    const closed = createServer();
-    await new Promise<void>((done) => closed.listen(0, '127.0.0.1', done));
-    const port = (closed.address() as { port: number }).port;
-    await new Promise((done) => closed.close(done));
+    const port = await deadPort();
     const unreachable = await connectCli([`http://127.0.0.1:${port}/mcp`, '--state-dir', stateDir()]);
     expect(unreachable.code).toBe(1);
     expect(unreachable.stderr).toMatch(/^error: .*127\.0\.0\.1:\d+.*ECONNREFUSED.*\n$/);

@@ -2,7 +2,7 @@
 // of SDK-built Streamable HTTP MCP servers, the host as the client, and the
 // test playing the user in the browser over plain HTTP.
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import type { ServerState } from '../../src/services/journal/events.js';
 import { createOAuthProvider, isOAuthConfig } from '../../src/services/oauth/index.js';
 import { startFleet, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
+import { deadPort } from '../security/processes.js';
 import {
   consentAsUser,
   startAuthorizationServer,
@@ -107,7 +108,7 @@ describe('OAuth with a real authorization server', () => {
   });
 
   it('a pre-registered client_id / client_secret is used as given, on its callback_port, with no registration', async () => {
-    const port = await freePort();
+    const port = await deadPort();
     const as = await startAuthorizationServer({
       accessTokenTtl: 600,
       clients: [
@@ -189,8 +190,11 @@ describe('OAuth with a real authorization server', () => {
     const now = credentials(fleet.dir, 'remote').tokens;
     expect(now.access_token).not.toBe(first.access_token);
     expect(now.refresh_token).not.toBe(first.refresh_token);
+    const presented = mcp.presentedTokens.length;
     expect(await callEcho(fleet.host, 'remote', 'fresh')).toEqual({ type: 'text', text: 'fresh' });
-    expect(mcp.acceptedTokens.at(-1)).not.toBe(first.access_token);
+    // The call went out with a refreshed token: the expired one was never presented again.
+    expect(mcp.presentedTokens.length).toBeGreaterThan(presented);
+    expect(mcp.presentedTokens.slice(presented)).not.toContain(first.access_token);
     expect(fleet.host.server('remote')?.state).toBe('ready');
     expect(as.grants.filter((grant) => grant === 'authorization_code')).toHaveLength(1);
   });
@@ -212,6 +216,39 @@ describe('OAuth with a real authorization server', () => {
 
     await consentOverApi(fleet, 'remote');
     expect(await callEcho(fleet.host, 'remote', 'back')).toEqual({ type: 'text', text: 'back' });
+  });
+
+  it('tokens stamped by another authorization server: the refresh token is never sent to this one, the server needs consent', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await fleet.host.shutdown();
+
+    // The stored tokens now say another authorization server issued them, and they are due for a refresh.
+    const stored = credentials(fleet.dir, 'remote');
+    expect(stored.tokens.issuer.startsWith(as.issuer)).toBe(true);
+    stored.tokens.issuer = 'http://127.0.0.1:9/elsewhere';
+    stored.tokens.expires_at = Date.now() - 1000;
+    stored.tokens.obtained_at = stored.tokens.expires_at - 600_000;
+    writeFileSync(join(fleet.dir, 'oauth', 'remote.json'), JSON.stringify(stored));
+    const presented = mcp.presentedTokens.length;
+
+    const again = createMcpHost({ stateDir: fleet.dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
+    cleanups.push(() => again.shutdown());
+    await again.start();
+    await untilState(again, 'remote', 'needs_reauth');
+    expect(again.server('remote')?.error_kind).toBe('auth');
+    // The token endpoint saw the consent's code exchange and nothing since: no refresh request at all.
+    expect(as.tokenRequests).toEqual(['authorization_code']);
+    expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
+    expect(mcp.presentedTokens.slice(presented)).not.toContain(stored.tokens.access_token);
+
+    const begun = await again.beginAuth('remote');
+    expect((await consentAsUser(begun.authorization_url)).status).toBe(200);
+    await untilState(again, 'remote', 'ready');
+    expect(await callEcho(again, 'remote', 'rebound')).toEqual({ type: 'text', text: 'rebound' });
   });
 
   it('a callback with a wrong state is refused and the consent keeps waiting for the real one', async () => {
@@ -292,14 +329,15 @@ describe('OAuth with a real authorization server', () => {
     const alpha = credentials(fleet.dir, 'alpha');
     const beta = credentials(fleet.dir, 'beta');
     expect([alpha.server_url, beta.server_url]).toEqual([a.url, b.url]);
-    expect(alpha.tokens.access_token).not.toBe(beta.tokens.access_token);
-    expect(alpha.tokens.refresh_token).not.toBe(beta.tokens.refresh_token);
-    expect(a.acceptedTokens.filter((token) => b.acceptedTokens.includes(token))).toEqual([]);
+    expect(a.presentedTokens).toContain(alpha.tokens.access_token);
+    expect(b.presentedTokens).toContain(beta.tokens.access_token);
+    // Presented, not accepted: each server would refuse the other's token, so only what was sent tells.
+    expect(a.presentedTokens.filter((token) => b.presentedTokens.includes(token))).toEqual([]);
 
     // alpha pointed at beta's URL: its stored token is for the old URL and is not sent.
     const moved = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { url: b.url } });
     expect(moved.json).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
-    expect(b.acceptedTokens).not.toContain(alpha.tokens.access_token);
+    expect(b.presentedTokens).not.toContain(alpha.tokens.access_token);
   });
 
   it('twenty concurrent calls with an expired token cause one refresh request', async () => {
@@ -341,7 +379,7 @@ describe('OAuth with a real authorization server', () => {
     expect(statSync(join(fleet.dir, 'oauth')).mode & 0o777).toBe(0o700);
 
     const stored = credentials(fleet.dir, 'remote');
-    const secrets = [...new Set([...mcp.acceptedTokens, stored.tokens.refresh_token, stored.code_verifier])];
+    const secrets = [...new Set([...mcp.presentedTokens, stored.tokens.refresh_token, stored.code_verifier])];
     const outputs = [
       (await fleet.request('/api/mcp/servers')).text,
       (await fleet.request('/api/mcp/servers/remote')).text,
@@ -376,16 +414,6 @@ describe('OAuth with a real authorization server', () => {
     await untilState(fleet.host, 'remote', 'ready');
   });
 });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Whether `port` on 127.0.0.1 can be listened on right now. */
 function portFree(port: number): Promise<boolean> {

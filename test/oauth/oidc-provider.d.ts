@@ -12,6 +12,9 @@ declare module 'oidc-provider' {
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
     on(event: 'grant.success', listener: (ctx: { oidc: { params?: Record<string, unknown> } }) => void): this;
     on(event: 'registration_create.success', listener: () => void): this;
+    use(
+      middleware: (ctx: { oidc?: { route?: string; params?: Record<string, unknown> } }, next: () => Promise<void>) => Promise<void>,
+    ): this;
     RefreshToken: { find(value: string): Promise<Stored | undefined> };
     Grant: { find(id: string): Promise<Stored | undefined> };
   }

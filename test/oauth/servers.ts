@@ -17,6 +17,8 @@ export interface AuthorizationServer {
   provider: Provider;
   /** `grant_type` of every successful token request, in order. */
   grants: string[];
+  /** `grant_type` of every request the token endpoint received, refused ones included, in order. */
+  tokenRequests: string[];
   /** Dynamic client registrations so far. */
   registrations(): number;
   /** Withdraws the grant a refresh token belongs to (as a user or an admin would): every later refresh is refused. */
@@ -74,6 +76,11 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   });
   const grants: string[] = [];
   provider.on('grant.success', (ctx) => grants.push(String(ctx.oidc.params?.grant_type)));
+  const tokenRequests: string[] = [];
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'token') tokenRequests.push(String(ctx.oidc.params?.grant_type));
+  });
   let registrations = 0;
   provider.on('registration_create.success', () => registrations++);
   http.on('request', provider.callback());
@@ -81,6 +88,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     issuer,
     provider,
     grants,
+    tokenRequests,
     registrations: () => registrations,
     async revokeGrantOf(refreshToken) {
       const found = await provider.RefreshToken.find(refreshToken);
@@ -95,8 +103,8 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
 export interface McpResourceServer {
   /** The MCP endpoint (`<origin>/<path>/mcp`). */
   url: string;
-  /** Bearer tokens the server accepted, in order. */
-  acceptedTokens: string[];
+  /** Every bearer token presented to the MCP endpoint, before any check (refused ones included), in order. */
+  presentedTokens: string[];
   close(): Promise<void>;
 }
 
@@ -112,7 +120,7 @@ export async function startMcpResourceServer(issuer: string, prefix = 'a'): Prom
   const metadataPath = `/.well-known/oauth-protected-resource/${prefix}/mcp`;
   const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const acceptedTokens: string[] = [];
+  const presentedTokens: string[] = [];
 
   http.on('request', async (req, res) => {
     const path = new URL(req.url ?? '/', origin).pathname;
@@ -126,6 +134,7 @@ export async function startMcpResourceServer(issuer: string, prefix = 'a'): Prom
       return;
     }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    if (token !== undefined) presentedTokens.push(token);
     let scopes: string[];
     try {
       if (token === undefined) throw new Error('no token');
@@ -145,7 +154,6 @@ export async function startMcpResourceServer(issuer: string, prefix = 'a'): Prom
       res.end();
       return;
     }
-    acceptedTokens.push(token);
     const id = req.headers['mcp-session-id'];
     let transport = typeof id === 'string' ? sessions.get(id) : undefined;
     if (transport === undefined) {
@@ -169,7 +177,7 @@ export async function startMcpResourceServer(issuer: string, prefix = 'a'): Prom
   });
   return {
     url,
-    acceptedTokens,
+    presentedTokens,
     async close() {
       await Promise.all([...sessions.values()].map((transport) => transport.close()));
       await close(http);
