@@ -82,24 +82,11 @@ export interface ConnectAuthOptions {
 export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectAuth> {
   const { url, context, scenario } = options;
   const clientId = context.client_id;
-  if (scenario === 'auth/client-credentials-jwt') {
-    if (clientId === undefined || context.private_key_pem === undefined) {
-      throw new CliError('client_credentials with a signed JWT needs client_id and private_key_pem in the context');
-    }
-    const provider = new PrivateKeyJwtProvider({
-      clientId,
-      privateKey: context.private_key_pem,
-      algorithm: context.signing_algorithm ?? 'ES256',
-      clientName: CLIENT_INFO.name,
-    });
-    return { config: RemoteServerConfig.parse({ type: 'remote', url }), provider, finishPendingConsent: async () => false };
-  }
-  if (scenario === 'auth/client-credentials-basic') {
-    if (clientId === undefined || context.client_secret === undefined) {
-      throw new CliError('client_credentials needs client_id and client_secret in the context');
-    }
-    const provider = new ClientCredentialsProvider({ clientId, clientSecret: context.client_secret, clientName: CLIENT_INFO.name });
-    return { config: RemoteServerConfig.parse({ type: 'remote', url }), provider, finishPendingConsent: async () => false };
+  const clientCredentials = clientCredentialsProvider(scenario, context);
+  if (clientCredentials !== undefined) {
+    // Client credentials never redirect: there is never a consent to finish.
+    const config = RemoteServerConfig.parse({ type: 'remote', url });
+    return { config, provider: clientCredentials, finishPendingConsent: async () => false };
   }
   const config = RemoteServerConfig.parse({
     type: 'remote',
@@ -133,6 +120,29 @@ export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectA
       return true;
     },
   };
+}
+
+/** The SDK's client-credentials provider an `auth/client-credentials-*` scenario asks for; undefined for any other scenario. */
+function clientCredentialsProvider(scenario: string | undefined, context: ConnectContext): OAuthClientProvider | undefined {
+  const clientId = context.client_id;
+  if (scenario === 'auth/client-credentials-jwt') {
+    if (clientId === undefined || context.private_key_pem === undefined) {
+      throw new CliError('client_credentials with a signed JWT needs client_id and private_key_pem in the context');
+    }
+    return new PrivateKeyJwtProvider({
+      clientId,
+      privateKey: context.private_key_pem,
+      algorithm: context.signing_algorithm ?? 'ES256',
+      clientName: CLIENT_INFO.name,
+    });
+  }
+  if (scenario === 'auth/client-credentials-basic') {
+    if (clientId === undefined || context.client_secret === undefined) {
+      throw new CliError('client_credentials needs client_id and client_secret in the context');
+    }
+    return new ClientCredentialsProvider({ clientId, clientSecret: context.client_secret, clientName: CLIENT_INFO.name });
+  }
+  return undefined;
 }
 
 /**

@@ -122,7 +122,7 @@ async function withConsent<T>(authorization: ConnectAuth, attempt: () => Promise
     try {
       return await attempt();
     } catch (err) {
-      if (!(await authorization.finishPendingConsent())) throw asCliError(err);
+      if (!(await authorization.finishPendingConsent())) throw err;
     }
   }
 }

@@ -38,11 +38,6 @@ export class SessionRenewingTransport extends StreamableHTTPClientTransport {
     }
   }
 
-  /** How many times the session was re-initialized (for status and tests). */
-  get renewals(): number {
-    return this.#renewals;
-  }
-
   async #renew(): Promise<void> {
     // The SDK keeps the session id in a field it only clears on a successful DELETE;
     // the request must go out without the dead id to be a new session's initialize.

@@ -13,15 +13,12 @@
  *   `completed`, `cancel()`): a consent with a loopback callback on the
  *   registered port; the transport's `finishAuth(code)` stores the tokens.
  */
-export { beginConsent, DEFAULT_CONSENT_TIMEOUT_MS, type ConsentOptions, type ConsentSession } from './consent.js';
-export { credentialsPath, deleteCredentials } from './credentials-file.js';
-export { ConsentRequiredError, describeAuthFailure } from './errors.js';
+export { beginConsent, type ConsentSession } from './consent.js';
+export { ConsentRequiredError } from './errors.js';
 export {
-  CALLBACK_PATH,
   createOAuthProvider,
   FleetOAuthProvider,
   isOAuthConfig,
-  type ConsentHooks,
   type OAuthProviderOptions,
   type OAuthServerConfig,
 } from './provider.js';
