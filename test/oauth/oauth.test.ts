@@ -59,6 +59,14 @@ async function fleetWith(servers: Record<string, unknown>, hostOptions: Paramete
   return fleet;
 }
 
+/** A cold restart: a new host on `fleet`'s state dir (its tokens and config), started. */
+async function restartedHost(fleet: Fleet): Promise<McpHost> {
+  const host = createMcpHost({ stateDir: fleet.dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
+  cleanups.push(() => host.shutdown());
+  await host.start();
+  return host;
+}
+
 async function untilState(host: McpHost, name: string, state: ServerState, timeoutMs = 20_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
@@ -168,9 +176,7 @@ describe('OAuth with a real authorization server', () => {
     await consentOverApi(fleet, 'remote');
     await fleet.host.shutdown();
 
-    const again = createMcpHost({ stateDir: fleet.dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
-    cleanups.push(() => again.shutdown());
-    await again.start();
+    const again = await restartedHost(fleet);
     await untilState(again, 'remote', 'ready');
     expect(again.events().some((event) => event.type === 'server.transitioned' && event.to === 'needs_reauth')).toBe(false);
     expect(await callEcho(again, 'remote', 'again')).toEqual({ type: 'text', text: 'again' });
@@ -235,9 +241,7 @@ describe('OAuth with a real authorization server', () => {
     writeFileSync(join(fleet.dir, 'oauth', 'remote.json'), JSON.stringify(stored));
     const presented = mcp.presentedTokens.length;
 
-    const again = createMcpHost({ stateDir: fleet.dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
-    cleanups.push(() => again.shutdown());
-    await again.start();
+    const again = await restartedHost(fleet);
     await untilState(again, 'remote', 'needs_reauth');
     expect(again.server('remote')?.error_kind).toBe('auth');
     // The token endpoint saw the consent's code exchange and nothing since: no refresh request at all.
