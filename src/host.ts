@@ -4,31 +4,31 @@ import { registryMachine, type ServerActorRef } from './machines/registry.machin
 import type { Reread } from './machines/registry.events.js';
 import { serverMachine } from './machines/server.machine.js';
 import { leftPending, reconnected, retriesAfterReconnect, topState } from './machines/server.queries.js';
-import { toAgentTool } from './services/adapter.js';
-import { errorResult, type AgentTool, type AgentToolResult, type ExecuteOptions } from './services/agent-tool.js';
-import { computeDiff, type ConfigDiff } from './services/catalog-diff.js';
+import { toAgentTool } from './services/tools/adapter.js';
+import { errorResult, type AgentTool, type AgentToolResult, type ExecuteOptions } from './services/tools/agent-tool.js';
+import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { mergePatch, secretValues, toResponse } from './services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput, ToolFilter } from './services/config/schema.js';
-import { filterTools } from './services/connection.js';
+import { filterTools } from './services/connection/connection.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import { watchFile } from './services/config/watch.js';
 import { parseServerConfig } from './services/config/validate.js';
-import { ConflictError, NotFoundError, StartFailedError } from './services/errors.js';
+import { ConflictError, NotFoundError, StartFailedError } from './services/support/errors.js';
 import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
 import { createProjection, serverViews } from './services/journal/projection.js';
-import { openLiveConnection, type LiveConnection } from './services/live-connection.js';
+import { openLiveConnection, type LiveConnection } from './services/connection/live-connection.js';
 import { createServerAuth, type AuthBegun } from './services/oauth/server-auth.js';
-import { journalPath, resolveStateDir } from './services/paths.js';
-import type { ServerView } from './services/status.js';
+import { journalPath, resolveStateDir } from './services/config/paths.js';
+import type { ServerView } from './services/journal/server-view.js';
 import { resourceAgentTools } from './services/capabilities/resources.js';
 import { createPromptRegistry, type PromptEntry, type RenderedPrompt } from './services/capabilities/prompts.js';
-import { startServerSession, type ServerSession } from './services/server-session.js';
-import { createToolRegistry } from './services/tool-registry.js';
+import { startServerSession, type ServerSession } from './services/catalog/session.js';
+import { createToolRegistry } from './services/tools/registry.js';
 import { createClientHandlers } from './services/capabilities/client-handlers.js';
 import type { ElicitationHandler } from './services/capabilities/elicitation.js';
 import { parseRoots, type Root } from './services/capabilities/roots.js';
-import type { HostModel } from './services/host-model/model.js';
+import type { HostModel } from './services/agent/host-model.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 
 /** Where the host reports what it does; pino's logger fits. */
@@ -77,7 +77,7 @@ export interface CatalogEntry extends ServerView {
   prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
 }
 
-export type { ConfigDiff as CatalogDiff } from './services/catalog-diff.js';
+export type { ConfigDiff as CatalogDiff } from './services/catalog/config-diff.js';
 
 /** The MCP host: the library's main object (SPEC §7). */
 export interface McpHost {

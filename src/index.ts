@@ -6,19 +6,19 @@ export type { CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } f
 export { createManagementApp } from './http/app.js';
 export type { ManagementAppOptions } from './http/app.js';
 
-export { errorResult } from './services/agent-tool.js';
-export type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from './services/agent-tool.js';
-export { convertCallResult, namespaceToolName, resultToText } from './services/adapter.js';
-export { toAnthropicTools, toOpenAITools } from './services/tool-registry.js';
+export { errorResult } from './services/tools/agent-tool.js';
+export type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from './services/tools/agent-tool.js';
+export { convertCallResult, namespaceToolName, resultToText } from './services/tools/adapter.js';
+export { toAnthropicTools, toOpenAITools } from './services/tools/registry.js';
 export { PromptNotFoundError } from './services/capabilities/prompts.js';
 export type { PromptEntry, RenderedPrompt } from './services/capabilities/prompts.js';
-export type { AnthropicTool, OpenAITool } from './services/tool-registry.js';
+export type { AnthropicTool, OpenAITool } from './services/tools/registry.js';
 
-export { runAgentTurn } from './services/agent-loop.js';
-export type { AgentTurnOptions, AgentTurnResult, ToolCallEvent, ToolHost } from './services/agent-loop.js';
-export { AssistantMessage, ChatMessage, HostModelError, ModelRequest, ModelTool, ToolCall } from './services/host-model/model.js';
-export type { HostModel } from './services/host-model/model.js';
-export { createOpenAICompatibleModel, OpenAICompatibleOptions } from './services/host-model/openai-compatible.js';
+export { runAgentTurn } from './services/agent/agent-loop.js';
+export type { AgentTurnOptions, AgentTurnResult, ToolCallEvent, ToolHost } from './services/agent/agent-loop.js';
+export { AssistantMessage, ChatMessage, HostModelError, ModelRequest, ModelTool, ToolCall } from './services/agent/host-model.js';
+export type { HostModel } from './services/agent/host-model.js';
+export { createOpenAICompatibleModel, OpenAICompatibleOptions } from './services/agent/openai-compatible.js';
 export { ElicitationResponse } from './services/capabilities/elicitation.js';
 export type { ElicitationHandler, ElicitationRequest } from './services/capabilities/elicitation.js';
 export { Root } from './services/capabilities/roots.js';
@@ -29,15 +29,15 @@ export { mergePatch, toResponse, toStorage } from './services/config/credentials
 export { createConfigStore } from './services/config/store.js';
 export type { ConfigStore } from './services/config/store.js';
 export { importServers } from './services/config/import.js';
-export { resolveStateDir } from './services/paths.js';
+export { resolveStateDir } from './services/config/paths.js';
 export { beginConsent, ConsentRequiredError, createOAuthProvider, FleetOAuthProvider } from './services/oauth/index.js';
 export type { ConsentSession, OAuthProviderOptions, OAuthServerConfig } from './services/oauth/index.js';
 export { AuthNotApplicableError } from './services/oauth/server-auth.js';
 export type { AuthBegun } from './services/oauth/server-auth.js';
 
-export { ConfigError, ConflictError, ErrorKind, FleetError, NotFoundError, StartFailedError } from './services/errors.js';
+export { ConfigError, ConflictError, ErrorKind, FleetError, NotFoundError, StartFailedError } from './services/support/errors.js';
 export { JournalEvent, ServerState } from './services/journal/events.js';
-export { ServerView } from './services/status.js';
+export { ServerView } from './services/journal/server-view.js';
 
 export { serverMachine } from './machines/server.machine.js';
 export { registryMachine } from './machines/registry.machine.js';

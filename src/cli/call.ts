@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import type { AgentToolResult } from '../services/agent-tool.js';
+import type { AgentToolResult } from '../services/tools/agent-tool.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { readApiToken } from '../http/api-token.js';
-import { resolveStateDir } from '../services/paths.js';
+import { resolveStateDir } from '../services/config/paths.js';
 import { isAlive, readWorkerFile } from './worker-file.js';
 
 /** Options every client command takes. */

@@ -11,7 +11,7 @@ import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { z } from 'zod';
 import { RemoteServerConfig } from '../services/config/schema.js';
-import { CLIENT_INFO } from '../services/connection.js';
+import { CLIENT_INFO } from '../services/connection/connection.js';
 import { createOAuthProvider, type OAuthServerConfig } from '../services/oauth/index.js';
 import { CliError } from './client.js';
 

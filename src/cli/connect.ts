@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { createClientHandlers } from '../services/capabilities/client-handlers.js';
-import { connect, type ServerConnection } from '../services/connection.js';
-import { resolveStateDir } from '../services/paths.js';
+import { connect, type ServerConnection } from '../services/connection/connection.js';
+import { resolveStateDir } from '../services/config/paths.js';
 import { action, CliError } from './client.js';
 import { connectAuth, parseConnectContext, type ConnectAuth } from './connect-auth.js';
 

@@ -1,7 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import { staleDiagrams, writeDiagrams } from '../services/diagrams.js';
+import { staleDiagrams, writeDiagrams } from '../machines/diagrams.js';
 
 /** Registers `mcp-fleet diagrams [--out DIR] [--check]`. */
 export function registerDiagramsCommand(program: Command, io: CliIO): void {

@@ -5,8 +5,8 @@ import { importServers } from '../services/config/import.js';
 import type { ServerConfigInput } from '../services/config/schema.js';
 import { createConfigStore } from '../services/config/store.js';
 import { quoteName } from '../services/config/validate.js';
-import { ConfigError, oneLine } from '../services/errors.js';
-import { resolveStateDir } from '../services/paths.js';
+import { ConfigError, oneLine } from '../services/support/errors.js';
+import { resolveStateDir } from '../services/config/paths.js';
 
 /** Options of `mcp-fleet import`. */
 export interface ImportCommandOptions {

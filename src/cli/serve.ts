@@ -7,9 +7,9 @@ import { ensureApiToken, type ApiToken } from '../http/api-token.js';
 import { createManagementApp } from '../http/app.js';
 import { secretValuesOf } from '../http/errors.js';
 import { listen, type Listening } from '../http/listen.js';
-import { createLogger, SecretSet, type Logger } from '../services/logger.js';
+import { createLogger, SecretSet, type Logger } from '../services/support/logger.js';
 import type { JournalEvent } from '../services/journal/events.js';
-import { configPath, resolveStateDir } from '../services/paths.js';
+import { configPath, resolveStateDir } from '../services/config/paths.js';
 import { CliError } from './client.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 

@@ -1,7 +1,7 @@
 import express from 'express';
 import type { Express } from 'express';
 import type { McpHost } from '../host.js';
-import type { Logger } from '../services/logger.js';
+import type { Logger } from '../services/support/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';

@@ -1,9 +1,9 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { ConfigFileBrokenError } from '../services/config/store.js';
-import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/errors.js';
-import type { ErrorKind } from '../services/errors.js';
-import type { Logger } from '../services/logger.js';
+import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/support/errors.js';
+import type { ErrorKind } from '../services/support/errors.js';
+import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
 import { redact } from '../services/config/credentials.js';
 

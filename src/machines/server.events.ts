@@ -1,6 +1,6 @@
 import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
-import type { FleetError } from '../services/errors.js';
-import type { LiveConnection } from '../services/live-connection.js';
+import type { FleetError } from '../services/support/errors.js';
+import type { LiveConnection } from '../services/connection/live-connection.js';
 
 /** Events a server actor accepts. Management sends these; services send the rest. */
 export type ServerEvent =

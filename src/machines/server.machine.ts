@@ -1,7 +1,7 @@
 import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
-import { FleetError, type ErrorKind } from '../services/errors.js';
-import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/live-connection.js';
+import { FleetError, type ErrorKind } from '../services/support/errors.js';
+import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { ServerEmitted, ServerEvent } from './server.events.js';
 
 export interface ServerInput {

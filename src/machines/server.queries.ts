@@ -1,7 +1,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { waitFor, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import { FleetError } from '../services/errors.js';
-import type { LiveConnection } from '../services/live-connection.js';
+import { FleetError } from '../services/support/errors.js';
+import type { LiveConnection } from '../services/connection/live-connection.js';
 import type { ServerState } from '../services/journal/events.js';
 import type { serverMachine } from './server.machine.js';
 

@@ -1,9 +1,9 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it, vi } from 'vitest';
-import { toAgentTool } from '../../src/services/adapter.js';
-import type { CallFunction } from '../../src/services/adapter.js';
-import type { ExecuteOptions } from '../../src/services/agent-tool.js';
+import { toAgentTool } from '../../src/services/tools/adapter.js';
+import type { CallFunction } from '../../src/services/tools/adapter.js';
+import type { ExecuteOptions } from '../../src/services/tools/agent-tool.js';
 
 const schema = {
   type: 'object' as const,

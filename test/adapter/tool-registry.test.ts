@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
-import type { AgentTool } from '../../src/services/agent-tool.js';
+import type { AgentTool } from '../../src/services/tools/agent-tool.js';
 import {
   createToolRegistry,
   toAnthropicTools,
   toOpenAITools,
   type ToolRegistryEvents,
-} from '../../src/services/tool-registry.js';
+} from '../../src/services/tools/registry.js';
 
 /** A tool as the adapter would build it; `name` is given so collisions are easy to stage. */
 function tool(server: string, name: string, original = name): AgentTool {

@@ -13,7 +13,7 @@ import {
 import { ServerConfig } from '../../src/services/config/schema.js';
 import type { ServerConfigInput } from '../../src/services/config/schema.js';
 import { parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
-import { ConfigError } from '../../src/services/errors.js';
+import { ConfigError } from '../../src/services/support/errors.js';
 
 const cfg = (input: ServerConfigInput): ServerConfig => ServerConfig.parse(input);
 

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ServerConfig, ServerConfigInput } from '../../src/services/config/schema.js';
 import { ConfigFileBrokenError, createConfigStore, serializeServers } from '../../src/services/config/store.js';
-import { ConfigError } from '../../src/services/errors.js';
-import { resolveStateDir } from '../../src/services/paths.js';
+import { ConfigError } from '../../src/services/support/errors.js';
+import { resolveStateDir } from '../../src/services/config/paths.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 
 const dirs: string[] = [];

@@ -6,7 +6,7 @@ import {
   parseServerConfig,
   parseServersDocument,
 } from '../../src/services/config/validate.js';
-import { ConfigError } from '../../src/services/errors.js';
+import { ConfigError } from '../../src/services/support/errors.js';
 
 const CANARY = 'CANARY-validate-7f3a9c1e';
 

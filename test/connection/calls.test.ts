@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolProgress } from '../../src/services/agent-tool.js';
+import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
 import { MASK } from '../../src/services/config/credentials.js';
-import { isAbortError } from '../../src/services/call-limiter.js';
-import { FleetError } from '../../src/services/errors.js';
+import { isAbortError } from '../../src/services/connection/call-limiter.js';
+import { FleetError } from '../../src/services/support/errors.js';
 import { connectTracked, firstText, fixtureConfig, isAlive, tempDir, waitFor } from './helpers.js';
 
 /** The error a call rejected with. */

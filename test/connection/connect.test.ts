@@ -3,11 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isAbortError } from '../../src/services/call-limiter.js';
-import { KILL_GRACE_MS } from '../../src/services/child-transport.js';
+import { isAbortError } from '../../src/services/connection/call-limiter.js';
+import { KILL_GRACE_MS } from '../../src/services/connection/child-transport.js';
 import { MASK } from '../../src/services/config/credentials.js';
-import { connect } from '../../src/services/connection.js';
-import { FleetError } from '../../src/services/errors.js';
+import { connect } from '../../src/services/connection/connection.js';
+import { FleetError } from '../../src/services/support/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { connectTracked, fixtureConfig, isAlive, tempDir, waitForPidFile } from './helpers.js';
 

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { ServerConfig, type LocalServerConfig } from '../../src/services/config/schema.js';
-import { connect, type ConnectOptions, type ServerConnection } from '../../src/services/connection.js';
+import { connect, type ConnectOptions, type ServerConnection } from '../../src/services/connection/connection.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive } from '../support/processes.js';
 

@@ -6,8 +6,8 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerConfig, type RemoteServerConfig } from '../../src/services/config/schema.js';
-import { connect } from '../../src/services/connection.js';
-import { FleetError } from '../../src/services/errors.js';
+import { connect } from '../../src/services/connection/connection.js';
+import { FleetError } from '../../src/services/support/errors.js';
 import { fixture } from '../fixtures/index.js';
 import { connectTracked, firstText } from './helpers.js';
 

@@ -9,7 +9,7 @@ import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ServerConfig } from '../../src/services/config/schema.js';
-import { connect, type ServerConnection } from '../../src/services/connection.js';
+import { connect, type ServerConnection } from '../../src/services/connection/connection.js';
 
 interface SessionServer {
   url: string;

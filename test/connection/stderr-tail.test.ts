@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { MASK } from '../../src/services/config/credentials.js';
-import { TAIL_CHARS, TAIL_LINES, createStderrTail } from '../../src/services/stderr-tail.js';
+import { TAIL_CHARS, TAIL_LINES, createStderrTail } from '../../src/services/connection/stderr-tail.js';
 
 describe('createStderrTail', () => {
   it('keeps the last lines, joined across chunks, with secrets redacted', () => {

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
-import { generateDiagrams, staleDiagrams, toDot, toMermaid } from '../../src/services/diagrams.js';
+import { generateDiagrams, staleDiagrams, toDot, toMermaid } from '../../src/machines/diagrams.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
 
 const committed = fileURLToPath(new URL('../../diagrams/', import.meta.url));

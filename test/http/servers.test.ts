@@ -1,8 +1,8 @@
 // The server routes against a real host with real stdio fixture servers.
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorKind } from '../../src/services/errors.js';
-import { ServerView } from '../../src/services/status.js';
+import { ErrorKind } from '../../src/services/support/errors.js';
+import { ServerView } from '../../src/services/journal/server-view.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { allGone, CANARIES, healthy, readPid, startFleet, untilState, type Fleet } from './fleet.js';
 

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { McpHost } from '../../src/host.js';
-import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/errors.js';
+import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
 import { createProjection, serverViews } from '../../src/services/journal/projection.js';
 import { createFleet, isAlive, waitUntil, type Fleet } from '../machines/helpers/fleet.js';
 

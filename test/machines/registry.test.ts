@@ -13,8 +13,8 @@ import { registryMachine } from '../../src/machines/registry.machine.js';
 import type { Reread } from '../../src/machines/registry.events.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
 import { ServerConfig, type ServerConfigInput } from '../../src/services/config/schema.js';
-import type { LiveConnection } from '../../src/services/live-connection.js';
-import { FleetError } from '../../src/services/errors.js';
+import type { LiveConnection } from '../../src/services/connection/live-connection.js';
+import { FleetError } from '../../src/services/support/errors.js';
 import type { McpHost } from '../../src/host.js';
 import { createFleet, enteredAt, isAlive, states, transitions, waitUntil, type Fleet } from './helpers/fleet.js';
 

@@ -8,7 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { ServerConfig } from '../../src/services/config/schema.js';
-import { connect } from '../../src/services/connection.js';
+import { connect } from '../../src/services/connection/connection.js';
 import type { ServerState } from '../../src/services/journal/events.js';
 import { createOAuthProvider, isOAuthConfig } from '../../src/services/oauth/index.js';
 import { startFleet, type Fleet } from '../http/fleet.js';

@@ -4,7 +4,7 @@ import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
 import { parseServerConfig } from '../../src/services/config/validate.js';
-import type { ToolProgress } from '../../src/services/agent-tool.js';
+import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { serve, type Served } from '../http/helpers.js';
 import { startHost, textOf, type Running } from './helpers.js';

@@ -5,9 +5,9 @@ import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange } from '../../src/services/catalog-sync.js';
-import type { ServerConnection } from '../../src/services/connection.js';
-import { HELD_PER_METHOD, notificationsOf } from '../../src/services/notifications.js';
+import { startCatalogSync, type CatalogChange } from '../../src/services/catalog/sync.js';
+import type { ServerConnection } from '../../src/services/connection/connection.js';
+import { HELD_PER_METHOD, notificationsOf } from '../../src/services/connection/notifications.js';
 
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } });
 

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import { PromptNotFoundError } from '../../services/capabilities/prompts.js';
-import { FleetError } from '../../services/errors.js';
+import { FleetError } from '../../services/support/errors.js';
 import { HttpError } from '../errors.js';
 
 /** `POST /api/mcp/prompts/:name/render`: `{"arguments": {...}}` (omitted = none). */

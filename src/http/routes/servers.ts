@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import { LocalServerConfig, RemoteServerConfig, ServerConfig, ServerName } from '../../services/config/schema.js';
-import type { ServerView } from '../../services/status.js';
+import type { ServerView } from '../../services/journal/server-view.js';
 import { HttpError, secretValuesOf } from '../errors.js';
 
 /** `POST /api/mcp/servers`: the config's own fields plus `name`. */

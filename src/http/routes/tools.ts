@@ -1,7 +1,7 @@
 import { Router, type Response } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import type { AgentToolResult, ToolProgress } from '../../services/agent-tool.js';
+import type { AgentToolResult, ToolProgress } from '../../services/tools/agent-tool.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 

@@ -5,7 +5,7 @@
  * (capabilities are fixed at initialize).
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { HostModel } from '../host-model/model.js';
+import type { HostModel } from '../agent/host-model.js';
 import { installElicitation, type ElicitationHandler } from './elicitation.js';
 import { createRootsService, type Root, type RootsService } from './roots.js';
 import { installSampling, refuseSampling } from './sampling.js';

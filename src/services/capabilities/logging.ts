@@ -7,7 +7,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { redact } from '../config/credentials.js';
 import type { LoggingLevel } from '../config/schema.js';
-import { notificationsOf } from '../notifications.js';
+import { notificationsOf } from '../connection/notifications.js';
 
 /** Longest message kept, in characters; a server can log a whole payload. */
 export const MAX_LOG_MESSAGE_CHARS = 4096;

@@ -8,7 +8,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Prompt, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { redact } from '../config/credentials.js';
-import { FleetError } from '../errors.js';
+import { FleetError } from '../support/errors.js';
 
 /** One prompt as the agent host offers it. */
 export interface PromptEntry {

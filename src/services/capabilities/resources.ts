@@ -7,11 +7,11 @@
  */
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
-import { toAgentTool } from '../adapter.js';
-import type { AgentTool, ExecuteOptions } from '../agent-tool.js';
+import { toAgentTool } from '../tools/adapter.js';
+import type { AgentTool, ExecuteOptions } from '../tools/agent-tool.js';
 import { redact } from '../config/credentials.js';
 import type { ToolFilter } from '../config/schema.js';
-import { filterTools } from '../connection.js';
+import { filterTools } from '../connection/connection.js';
 
 /** The original (un-namespaced) names of the meta tools. */
 export const RESOURCE_TOOL_NAMES = ['list_resources', 'read_resource', 'list_resource_templates'] as const;

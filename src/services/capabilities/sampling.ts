@@ -13,7 +13,7 @@ import {
   type SamplingMessageContentBlock,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ClientRequestError } from './request-error.js';
-import { HostModelError, type AssistantMessage, type ChatContentPart, type ChatMessage, type HostModel, type StopReason } from '../host-model/model.js';
+import { HostModelError, type AssistantMessage, type ChatContentPart, type ChatMessage, type HostModel, type StopReason } from '../agent/host-model.js';
 
 /** `error.data.reason` of the answer to a sampling request when the host has no model. */
 export const NO_HOST_MODEL = 'no_host_model';

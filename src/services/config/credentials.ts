@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../support/errors.js';
 import { LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 import type { AuthConfig } from './schema.js';
 import { describeZodError } from './validate.js';

@@ -1,4 +1,4 @@
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../support/errors.js';
 import { SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
 import type { ServerConfigInput } from './schema.js';
 import { describeZodError, parseJsonText, quoteName } from './validate.js';

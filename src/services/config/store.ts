@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { ConfigError } from '../errors.js';
-import { writeOwnerOnly } from '../owner-only-file.js';
-import { configPath } from '../paths.js';
+import { ConfigError } from '../support/errors.js';
+import { writeOwnerOnly } from '../support/owner-only-file.js';
+import { configPath } from './paths.js';
 import { toStorage } from './credentials.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
 import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';

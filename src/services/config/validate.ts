@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { ConfigError } from '../errors.js';
+import { ConfigError } from '../support/errors.js';
 import { ConfigFile, SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
 
 /** A zod failure as one line plus the dotted path of its first problem. */

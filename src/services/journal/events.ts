@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { LoggingLevel } from '../config/schema.js';
-import { ErrorKind } from '../errors.js';
+import { ErrorKind } from '../support/errors.js';
 
 /** The server lifecycle states of SPEC §4. */
 export const ServerState = z.enum(['disabled', 'pending', 'authenticating', 'ready', 'needs_reauth', 'error', 'stopped']);

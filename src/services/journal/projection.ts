@@ -1,6 +1,6 @@
 import { createStore } from '@xstate/store';
-import type { ErrorKind } from '../errors.js';
-import type { ServerView } from '../status.js';
+import type { ErrorKind } from '../support/errors.js';
+import type { ServerView } from './server-view.js';
 import type { JournalEvent, ServerState, ToolEntry } from './events.js';
 
 /** What the projection knows of one server: everything a `ServerView` shows, plus its tools. */

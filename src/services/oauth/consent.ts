@@ -11,8 +11,8 @@ import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { redact, secretValues } from '../config/credentials.js';
-import { FleetError } from '../errors.js';
-import { remoteHeaders } from '../remote-transport.js';
+import { FleetError } from '../support/errors.js';
+import { remoteHeaders } from '../connection/remote-transport.js';
 import { describeAuthFailure } from './errors.js';
 import { CALLBACK_PATH, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
 

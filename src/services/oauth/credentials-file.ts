@@ -9,8 +9,8 @@
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
-import { FleetError } from '../errors.js';
-import { writeOwnerOnly } from '../owner-only-file.js';
+import { FleetError } from '../support/errors.js';
+import { writeOwnerOnly } from '../support/owner-only-file.js';
 
 /** Tokens as stored: the SDK's fields, with an absolute expiry instead of `expires_in`. */
 export const StoredTokens = z.looseObject({

@@ -1,6 +1,6 @@
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import { FleetError } from '../errors.js';
+import { FleetError } from '../support/errors.js';
 
 /**
  * The server needs a human to consent: no usable token, or the authorization

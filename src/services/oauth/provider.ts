@@ -26,7 +26,7 @@ import type {
   OAuthTokens,
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { RemoteServerConfig } from '../config/schema.js';
-import { FleetError } from '../errors.js';
+import { FleetError } from '../support/errors.js';
 import {
   credentialsPath,
   loadCredentials,

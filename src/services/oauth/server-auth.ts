@@ -5,7 +5,7 @@
  * remove, shutdown) or the consent times out.
  */
 import type { ServerConfig } from '../config/schema.js';
-import { FleetError } from '../errors.js';
+import { FleetError } from '../support/errors.js';
 import { beginConsent, type ConsentSession } from './consent.js';
 import { credentialsPath, deleteCredentials } from './credentials-file.js';
 import { createOAuthProvider, isOAuthConfig, type FleetOAuthProvider } from './provider.js';

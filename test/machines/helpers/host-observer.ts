@@ -8,7 +8,7 @@ import { toResponse } from '../../../src/services/config/credentials.js';
 import { createJournal } from '../../../src/services/journal/journal.js';
 import { createProjection } from '../../../src/services/journal/projection.js';
 import type { ServerState } from '../../../src/services/journal/events.js';
-import { filterTools } from '../../../src/services/connection.js';
+import { filterTools } from '../../../src/services/connection/connection.js';
 
 type ServerRef = ActorRefFrom<typeof serverMachine>;
 

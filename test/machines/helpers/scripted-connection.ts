@@ -4,9 +4,9 @@
 // covered by the registry, host and connection tests; this is about the machine.
 import { fromPromise } from 'xstate';
 import type { ServerConfig } from '../../../src/services/config/schema.js';
-import type { ServerConnection } from '../../../src/services/connection.js';
-import { FleetError } from '../../../src/services/errors.js';
-import type { LiveConnection } from '../../../src/services/live-connection.js';
+import type { ServerConnection } from '../../../src/services/connection/connection.js';
+import { FleetError } from '../../../src/services/support/errors.js';
+import type { LiveConnection } from '../../../src/services/connection/live-connection.js';
 
 /** The errors a scripted world produces; the model uses the same ones so states compare exactly. */
 export const failures = {

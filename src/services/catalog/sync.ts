@@ -11,9 +11,9 @@
  * dispatcher and is replayed to it.
  */
 import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { ServerConnection } from './connection.js';
-import { jsonEqual } from './json-equal.js';
-import { notificationsOf } from './notifications.js';
+import type { ServerConnection } from '../connection/connection.js';
+import { jsonEqual } from '../support/json-equal.js';
+import { notificationsOf } from '../connection/notifications.js';
 import { allPages } from './paging.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';

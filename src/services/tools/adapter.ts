@@ -1,8 +1,8 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { errorResult } from './agent-tool.js';
 import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
-import { DEFAULT_MAX_RESULT_BYTES } from './config/schema.js';
-import { oneLine } from './errors.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../config/schema.js';
+import { oneLine } from '../support/errors.js';
 
 /** Longest name providers accept for a function tool (OpenAI, Anthropic). */
 export const MAX_TOOL_NAME_LENGTH = 64;

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
-import { SERVER_NAME_PATTERN } from './config/schema.js';
-import { ConfigError } from './errors.js';
+import { SERVER_NAME_PATTERN } from './schema.js';
+import { ConfigError } from '../support/errors.js';
 
 /** Env var that overrides the default state dir (`~/.mcp-fleet`). */
 export const STATE_DIR_ENV = 'MCP_FLEET_STATE_DIR';

@@ -5,7 +5,7 @@
  * it, so a long-lived signal handed to it directly collects one per page (and,
  * aborted at last, sends a stale `notifications/cancelled` for each).
  */
-import type { RequestBound } from './remote-transport.js';
+import type { RequestBound } from '../connection/remote-transport.js';
 
 /** A signal that follows `source` until `dispose()` detaches it. */
 export function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () => void } {

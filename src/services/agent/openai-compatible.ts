@@ -13,7 +13,7 @@ import {
   type ChatMessage,
   type HostModel,
   type StopReason,
-} from './model.js';
+} from './host-model.js';
 
 export const OpenAICompatibleOptions = z
   .object({

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import type { ServerConfig } from './config/schema.js';
+import type { ServerConfig } from '../config/schema.js';
 
 /** Persisted config against running config (SPEC §6 `catalog/diff`). */
 export interface ConfigDiff {

@@ -3,13 +3,13 @@
  * `ready` until its exit: the catalog sync (tools, resources, prompts), the
  * prompt slash commands, and the server's log. One per actor and connection.
  */
-import { forwardServerLog } from './capabilities/logging.js';
-import type { PromptRegistry } from './capabilities/prompts.js';
-import { startCatalogSync, type Offer } from './catalog-sync.js';
-import { redact, secretValues } from './config/credentials.js';
-import type { ServerConfig } from './config/schema.js';
-import type { Journal } from './journal/journal.js';
-import type { LiveConnection } from './live-connection.js';
+import { forwardServerLog } from '../capabilities/logging.js';
+import type { PromptRegistry } from '../capabilities/prompts.js';
+import { startCatalogSync, type Offer } from './sync.js';
+import { redact, secretValues } from '../config/credentials.js';
+import type { ServerConfig } from '../config/schema.js';
+import type { Journal } from '../journal/journal.js';
+import type { LiveConnection } from '../connection/live-connection.js';
 
 export interface ServerSessionOptions {
   server: string;

@@ -3,9 +3,9 @@
  * through the registry (all calls of one answer at once), their results go
  * back to it, until it answers in text or the round bound is reached.
  */
-import { resultToText } from './adapter.js';
-import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from './agent-tool.js';
-import type { ChatMessage, HostModel, ToolCall } from './host-model/model.js';
+import { resultToText } from '../tools/adapter.js';
+import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from '../tools/agent-tool.js';
+import type { ChatMessage, HostModel, ToolCall } from './host-model.js';
 
 /** Where the tools come from: an `McpHost` fits. */
 export interface ToolHost {

@@ -1,8 +1,8 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { connect, type ConnectOptions, type ServerConnection } from './connection.js';
-import type { ServerConfig } from './config/schema.js';
-import { FleetError } from './errors.js';
+import type { ServerConfig } from '../config/schema.js';
+import { FleetError } from '../support/errors.js';
 
 /** Keeps a server's OAuth token fresh while it is ready (a `FleetOAuthProvider`). */
 export interface AuthKeeper {

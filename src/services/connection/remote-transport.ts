@@ -8,10 +8,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { RemoteServerConfig } from './config/schema.js';
-import type { ErrorKind } from './errors.js';
-import { describeAuthFailure } from './oauth/errors.js';
-import { scopeChallengeFetch } from './oauth/step-up.js';
+import type { RemoteServerConfig } from '../config/schema.js';
+import type { ErrorKind } from '../support/errors.js';
+import { describeAuthFailure } from '../oauth/errors.js';
+import { scopeChallengeFetch } from '../oauth/step-up.js';
 import { SessionRenewingTransport } from './session-transport.js';
 
 /** A remote transport that finished `initialize`. */

@@ -1,8 +1,8 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
-import { registryMachine } from '../machines/registry.machine.js';
-import { serverMachine } from '../machines/server.machine.js';
+import { registryMachine } from './registry.machine.js';
+import { serverMachine } from './server.machine.js';
 
 /** The machines drawn into `diagrams/`, by file name. */
 export const DIAGRAMMED_MACHINES: Record<string, AnyStateMachine> = {

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { ErrorKind } from './errors.js';
-import { ServerState } from './journal/events.js';
+import { ErrorKind } from '../support/errors.js';
+import { ServerState } from './events.js';
 
 /** How a server is seen by every API: SPEC §6 `ServerView`. */
 export const ServerView = z.object({

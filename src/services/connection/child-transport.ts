@@ -13,7 +13,7 @@ import {
   type StdioServerParameters,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { $ZodError } from 'zod/v4/core';
-import { oneLine } from './errors.js';
+import { oneLine } from '../support/errors.js';
 import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
