@@ -15,6 +15,7 @@ import {
 import { $ZodError } from 'zod/v4/core';
 import { oneLine } from '../support/errors.js';
 import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
+import { childProcessOf, replaceReadBuffer } from './sdk-internals.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
 export const KILL_GRACE_MS = 2000;
@@ -75,9 +76,8 @@ export class ChildTransport extends StdioClientTransport {
       ...(spec.cwd === null ? {} : { cwd: spec.cwd }),
     };
     super(params);
-    // The SDK reads stdout through its private `_readBuffer` (the version is pinned, and a
-    // hostile test sends a 20 MB line through it, which the SDK's own buffer refuses).
-    (this as unknown as { _readBuffer: LineBuffer })._readBuffer = new LineBuffer();
+    // A hostile test sends a 20 MB line, which the SDK's own buffer refuses.
+    replaceReadBuffer(this, new LineBuffer());
     // Set before connect, this handler is kept (and chained) by the SDK's Protocol.
     this.onerror = (error) => this.#noteError(error);
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
@@ -100,11 +100,8 @@ export class ChildTransport extends StdioClientTransport {
       this.spawnError = err as NodeJS.ErrnoException;
       throw err;
     }
-    // The SDK keeps the ChildProcess private and drops the exit code, which
-    // every error message here needs; the version is pinned, and the tests
-    // assert exit codes, so a change in the SDK fails loudly.
-    const child = (this as unknown as { _process?: ChildProcess })._process;
-    if (child === undefined) throw new Error('stdio transport started without a child process');
+    // The exit code and signal, which the SDK drops, are read from the process itself.
+    const child = childProcessOf(this);
     this.#child = child;
     child.once('exit', (code, signal) => {
       this.exitInfo = { code, signal };

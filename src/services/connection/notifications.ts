@@ -23,6 +23,7 @@ import {
   type ResourceListChangedNotification,
   type ToolListChangedNotification,
 } from '@modelcontextprotocol/sdk/types.js';
+import { requestAbortControllers } from './sdk-internals.js';
 
 /** The notifications the dispatcher owns, by method. */
 export interface ServerNotifications {
@@ -98,12 +99,8 @@ function createDispatcher(client: Client): NotificationDispatcher {
     const method = schema.shape.method.value as NotificationMethod;
     client.setNotificationHandler(schema, (notification) => deliver(method, notification));
   }
-  const served = (client as unknown as { _requestHandlerAbortControllers?: Map<RequestId, AbortController> })
-    ._requestHandlerAbortControllers;
-  // Without that (private) map, an SDK that changed keeps its own handling.
-  if (served !== undefined) {
-    client.setNotificationHandler(CancelledNotificationSchema, (notification) => abortServedRequest(served, notification));
-  }
+  const served = requestAbortControllers(client);
+  client.setNotificationHandler(CancelledNotificationSchema, (notification) => abortServedRequest(served, notification));
 
   return {
     subscribe(method, listener) {

@@ -14,6 +14,7 @@ import {
   type JSONRPCMessage,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
+import { forgetSessionId } from './sdk-internals.js';
 
 export class SessionRenewingTransport extends StreamableHTTPClientTransport {
   #initialize: JSONRPCRequest | undefined;
@@ -39,9 +40,8 @@ export class SessionRenewingTransport extends StreamableHTTPClientTransport {
   }
 
   async #renew(): Promise<void> {
-    // The SDK keeps the session id in a field it only clears on a successful DELETE;
-    // the request must go out without the dead id to be a new session's initialize.
-    (this as unknown as { _sessionId?: string })._sessionId = undefined;
+    // The request must go out without the dead id to be a new session's initialize.
+    forgetSessionId(this);
     const id = `mcp-fleet-reinitialize-${++this.#renewals}`;
     const forward = this.onmessage;
     try {

@@ -1,0 +1,68 @@
+/**
+ * The stdio handshake: spawn the server's command with its environment,
+ * initialize, list every tool. A failure stops the child and says why in the
+ * server's own terms: it could not start, it exited (with its stderr), its
+ * stdout was not MCP, or it did not answer in time.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { redact, secretValues } from '../config/credentials.js';
+import type { LocalServerConfig } from '../config/schema.js';
+import { FleetError } from '../support/errors.js';
+import { AbortError } from './call-limiter.js';
+import { ChildTransport, describeExit, describeSpawnError, type ChildSpec } from './child-transport.js';
+import type { ConnectOptions, ServerConnection } from './connection.js';
+import { settle, type ConnectBound } from './deadlines.js';
+import { brokenStdout, connectFailure, STDERR_FLUSH_MS, withTail } from './failures.js';
+import { openConnection } from './open-connection.js';
+import { createStderrTail } from './stderr-tail.js';
+import { listAllTools, type HandshakeProgress } from './tool-listing.js';
+
+/** Spawns and initializes a stdio server and lists its tools, within `bound`. */
+export async function connectLocal(
+  name: string,
+  config: LocalServerConfig,
+  bound: ConnectBound,
+  newClient: () => Client,
+  options: ConnectOptions,
+): Promise<ServerConnection> {
+  const inherited = inheritedEnv(config.inherit_env);
+  // Inherited values may be credentials too (an API key in the worker's environment).
+  const secrets = [...secretValues(config), ...Object.values(inherited)];
+  const tail = createStderrTail(secrets);
+  const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
+  const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
+  const client = newClient();
+  const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
+  try {
+    await client.connect(child, bound);
+    const tools = await listAllTools(client, bound, progress);
+    return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
+  } catch (err) {
+    const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
+    await child.close();
+    if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
+    if (child.spawnError !== undefined) {
+      throw new FleetError('spawn_failed', redact(describeSpawnError(child.spawnError, spec), secrets), { cause: err });
+    }
+    if (exitedAlone !== undefined) {
+      await settle(child.stderrEnded, STDERR_FLUSH_MS);
+      const early = progress.phase === 'initialize';
+      const during = early ? 'before initialize completed' : 'during tools/list';
+      const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
+      throw new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
+    }
+    const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);
+    if (broken !== null) throw new FleetError('protocol', redact(broken, secrets));
+    throw connectFailure(err, config, bound, progress, null);
+  }
+}
+
+/** The worker's values of the named variables; a name the worker does not have is left out. */
+function inheritedEnv(names: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of names) {
+    const value = process.env[name];
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}

@@ -1,0 +1,37 @@
+/**
+ * The remote handshake: open the server over Streamable HTTP or SSE and
+ * initialize (remote-transport.ts), then list every tool. A failure closes the
+ * client and is reported as the transport saw it (auth, HTTP status,
+ * unreachable), or else as a timeout or protocol error.
+ */
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { RemoteServerConfig } from '../config/schema.js';
+import { AbortError } from './call-limiter.js';
+import type { ConnectOptions, ServerConnection } from './connection.js';
+import type { ConnectBound } from './deadlines.js';
+import { connectFailure } from './failures.js';
+import { openConnection } from './open-connection.js';
+import { describeRemoteFailure, openRemote } from './remote-transport.js';
+import { listAllTools, type HandshakeProgress } from './tool-listing.js';
+
+/** Opens and initializes a remote server and lists its tools, within `bound`. */
+export async function connectRemote(
+  name: string,
+  config: RemoteServerConfig,
+  bound: ConnectBound,
+  newClient: () => Client,
+  options: ConnectOptions,
+): Promise<ServerConnection> {
+  const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
+  let client: Client | undefined;
+  try {
+    const session = await openRemote(config, newClient, bound, options.authProvider);
+    client = session.client;
+    const tools = await listAllTools(client, bound, progress);
+    return openConnection(name, config, client, tools, options, null);
+  } catch (err) {
+    await client?.close();
+    if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
+    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url));
+  }
+}
