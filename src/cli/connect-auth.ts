@@ -3,16 +3,18 @@
  * Authorization-code flows use the worker's own OAuth provider
  * (services/oauth, credentials under the state dir) with a headless consent:
  * `connect` requests the authorization URL itself, reads the code from the
- * redirect the authorization server answers with, and exchanges it with the
- * SDK's `auth()` as the transport's `finishAuth` does. Client-credentials
+ * redirect the authorization server answers with, and exchanges it as the
+ * worker's consent does (`exchangeCode`). Client-credentials
  * flows (an MCP extension) use the SDK's providers and never redirect.
  */
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import { z } from 'zod';
 import { RemoteServerConfig } from '../services/config/schema.js';
 import { CLIENT_INFO } from '../services/connection/connection.js';
+import { exchangeCode } from '../services/oauth/exchange.js';
 import { createOAuthProvider, type OAuthServerConfig } from '../services/oauth/index.js';
+import { describeZodError } from '../services/support/zod-errors.js';
 import { CliError } from './client.js';
 
 // One consent to connect and one per scope step-up; a server that asks for more never accepts.
@@ -38,10 +40,7 @@ export function parseConnectContext(raw: string | undefined): ConnectContext {
     throw new CliError('MCP_CONFORMANCE_CONTEXT is not valid JSON');
   }
   const parsed = ConnectContext.safeParse(json);
-  if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    throw new CliError(`MCP_CONFORMANCE_CONTEXT: ${issue?.path.join('.') || 'value'}: ${issue?.message ?? 'invalid'}`);
-  }
+  if (!parsed.success) throw new CliError(`MCP_CONFORMANCE_CONTEXT: ${describeZodError(parsed.error).message}`);
   return parsed.data;
 }
 
@@ -115,8 +114,7 @@ export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectA
       if (granted.size >= MAX_CONSENTS) throw new CliError(`the server still refuses after ${MAX_CONSENTS} consents; giving up`);
       granted.add(scope);
       const code = await followConsentRedirect(authorizationUrl, provider.redirectUrl, provider.expectedState);
-      const result = await auth(provider, { serverUrl: url, authorizationCode: code });
-      if (result !== 'AUTHORIZED') throw new CliError(`the authorization server did not issue a token (${result})`);
+      await exchangeCode(provider, url, code);
       return true;
     },
   };

@@ -10,10 +10,11 @@ import {
   toResponse,
   toStorage,
 } from '../../src/services/config/credentials.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
+import { LocalServerConfig, ServerConfig } from '../../src/services/config/schema.js';
 import type { ServerConfigInput } from '../../src/services/config/schema.js';
 import { parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
 import { ConfigError } from '../../src/services/support/errors.js';
+import { sampleValue, sharedFields } from './field-samples.js';
 
 const cfg = (input: ServerConfigInput): ServerConfig => ServerConfig.parse(input);
 
@@ -258,7 +259,7 @@ describe('mergePatch', () => {
     expect(configError(() => mergePatch(current, patch)).field).toBe(field);
   });
 
-  it('changes type local → remote keeping only common fields', () => {
+  it('changes type local → remote keeping the shared fields, dropping the local ones', () => {
     const current = cfg({ ...localCfg, enabled: false, timeout_seconds: 5 });
     const next = mergePatch(current, { type: 'remote', url: 'https://new.example/mcp', headers: { H: 'h', GONE: null } });
     expect(next).toEqual({
@@ -274,10 +275,28 @@ describe('mergePatch', () => {
     expect(secretValues(next)).toEqual([]);
   });
 
+  it('every field both types share survives local → remote → local; the other type’s own fields do not', () => {
+    const shared = Object.fromEntries(
+      sharedFields().map((key) => [key, sampleValue(key, LocalServerConfig.shape[key as keyof typeof LocalServerConfig.shape])]),
+    );
+    expect(Object.keys(shared)).toEqual(expect.arrayContaining(['max_result_bytes', 'reconnect', 'ping_interval_seconds', 'log_level']));
+    const local = cfg({ type: 'local', command: ['x'], env: { A: 'a' }, cwd: '/srv', inherit_env: ['HOME'], ...shared });
+    const remote = mergePatch(local, { type: 'remote', url: 'https://new.example/mcp' });
+    expect(remote).toEqual(cfg({ type: 'remote', url: 'https://new.example/mcp', ...shared }));
+    const back = mergePatch(remote, { type: 'local', command: ['y'] });
+    expect(back).toEqual(cfg({ type: 'local', command: ['y'], ...shared }));
+  });
+
   it('merges tools field by field and replaces other fields', () => {
     const current = cfg({ type: 'local', command: ['a'], tools: { include: ['t1'], exclude: ['t2'] } });
     const next = mergePatch(current, { tools: { exclude: [] }, command: ['b', 'c'], cwd: null });
     expect(next).toMatchObject({ tools: { include: ['t1'], exclude: [] }, command: ['b', 'c'], cwd: null });
+  });
+
+  it('merges reconnect field by field: the fields not sent keep their stored values', () => {
+    const current = cfg({ type: 'local', command: ['a'], reconnect: { max_attempts: 9, initial_delay_seconds: 3, max_delay_seconds: 50 } });
+    const next = mergePatch(current, { reconnect: { max_attempts: 2 } });
+    expect(next.reconnect).toEqual({ max_attempts: 2, initial_delay_seconds: 3, max_delay_seconds: 50 });
   });
 
   it('is pure: the current config is not changed, whether the patch applies or fails', () => {

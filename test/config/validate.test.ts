@@ -1,11 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ServerConfig } from '../../src/services/config/schema.js';
-import {
-  describeZodError,
-  parseJsonText,
-  parseServerConfig,
-  parseServersDocument,
-} from '../../src/services/config/validate.js';
+import { parseJsonText, parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
+import { describeZodError } from '../../src/services/support/zod-errors.js';
 import { ConfigError } from '../../src/services/support/errors.js';
 
 const CANARY = 'CANARY-validate-7f3a9c1e';

@@ -4,6 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorKind } from '../../src/services/support/errors.js';
 import { ServerView } from '../../src/services/journal/server-view.js';
 import { fixtureCommand } from '../fixtures/index.js';
+import { fieldCases } from '../config/field-samples.js';
 import { allGone, CANARIES, healthy, readPid, startFleet, untilState, type Fleet } from './fleet.js';
 
 const [ENV_SECRET, REPLACED_SECRET, HEADER_SECRET, TOKEN_SECRET] = CANARIES as [string, string, string, string];
@@ -22,6 +23,9 @@ const bearerRemote = {
   auth: { kind: 'bearer', token: TOKEN_SECRET },
 };
 const oauthRemote = { type: 'remote', url: 'https://example.invalid/mcp', enabled: false, auth: { kind: 'oauth' } };
+/** Servers that never start: a PATCH or POST of them only validates, stores and journals. */
+const disabledLocal = { type: 'local', command: ['node', 'never-started.js'], enabled: false };
+const disabledRemote = { type: 'remote', url: 'https://example.invalid/mcp', enabled: false };
 
 /** The env tool of the healthy fixture: is `name` set in the running process, and how long is it. */
 async function envOf(f: Fleet, server: string, name: string): Promise<{ set: boolean; length: number }> {
@@ -220,10 +224,57 @@ describe('PATCH /api/mcp/servers/:name', () => {
     expect(fleet.configText()).toBe(before);
   });
 
+  it('takes every documented field: max_result_bytes, and one field of reconnect keeping the others', async () => {
+    const reconnect = { max_attempts: 9, initial_delay_seconds: 3, max_delay_seconds: 50 };
+    fleet = await startFleet(() => ({ off: { ...disabledLocal, reconnect } }));
+    for (const body of [{ max_result_bytes: 4096 }, { reconnect: { max_attempts: 2 } }]) {
+      const reply = await fleet.request('/api/mcp/servers/off', { method: 'PATCH', body });
+      expect(reply.status, JSON.stringify(reply.json)).toBe(200);
+    }
+    expect(fleet.config().servers.off).toMatchObject({ max_result_bytes: 4096, reconnect: { ...reconnect, max_attempts: 2 } });
+  });
+
+  it('a type change keeps every field both types share', async () => {
+    const shared = {
+      max_result_bytes: 4096,
+      reconnect: { max_attempts: 2, initial_delay_seconds: 2, max_delay_seconds: 40 },
+      ping_interval_seconds: 0,
+    };
+    fleet = await startFleet(() => ({ off: { ...disabledLocal, ...shared } }));
+    const reply = await fleet.request('/api/mcp/servers/off', {
+      method: 'PATCH',
+      body: { type: 'remote', url: 'https://example.invalid/mcp' },
+    });
+    expect(reply.status, JSON.stringify(reply.json)).toBe(200);
+    expect(reply.json.config).toMatchObject({ type: 'remote', enabled: false, ...shared });
+    expect(fleet.config().servers.off).toMatchObject({ type: 'remote', enabled: false, ...shared });
+    expect(fleet.config().servers.off).not.toHaveProperty('command');
+  });
+
   it('an unknown server → 404', async () => {
     fleet = await startFleet(() => ({}));
     const reply = await fleet.request('/api/mcp/servers/ghost', { method: 'PATCH', body: { enabled: false } });
     expect(reply.status).toBe(404);
+  });
+});
+
+describe('every field of the config schemas goes through POST and PATCH', () => {
+  // Walked from schema.ts: a field added there is tested here without a change (once it has a sample).
+  const cases = fieldCases();
+  const base = { local: disabledLocal, remote: disabledRemote };
+
+  it(`${cases.length} fields of both types, each added with it and patched onto a server without it`, async () => {
+    fleet = await startFleet(() => ({}));
+    for (const [i, { type, label, patch }] of cases.entries()) {
+      const created = await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: `post-${i}`, ...base[type], ...patch } });
+      expect(created.status, `POST ${type}:${label} ${JSON.stringify(created.json)}`).toBe(201);
+      expect(fleet.config().servers[`post-${i}`], `POST ${type}:${label}`).toMatchObject(patch);
+
+      expect((await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: `patch-${i}`, ...base[type] } })).status).toBe(201);
+      const patched = await fleet.request(`/api/mcp/servers/patch-${i}`, { method: 'PATCH', body: patch });
+      expect(patched.status, `PATCH ${type}:${label} ${JSON.stringify(patched.json)}`).toBe(200);
+      expect(fleet.config().servers[`patch-${i}`], `PATCH ${type}:${label}`).toMatchObject(patch);
+    }
   });
 });
 

@@ -1,50 +1,9 @@
 import { Router } from 'express';
 import type { Request } from 'express';
-import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import { LocalServerConfig, RemoteServerConfig, ServerConfig, ServerName } from '../../services/config/schema.js';
+import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
 import type { ServerView } from '../../services/journal/server-view.js';
 import { HttpError, secretValuesOf } from '../errors.js';
-
-/** `POST /api/mcp/servers`: the config's own fields plus `name`. */
-const AddBody = z.looseObject({ name: ServerName });
-
-const SecretMapPatch = z.record(z.string(), z.string().nullable());
-const local = LocalServerConfig.shape;
-const remote = RemoteServerConfig.shape;
-
-/**
- * `PATCH /api/mcp/servers/:name`: any subset of the config's fields; secret
- * maps and secret auth fields take `null` to delete (SPEC §3). Only shapes are
- * checked here; the merged result is validated by the host. No field has a
- * default: a default would turn into a field the client never sent.
- */
-export const ServerPatch = z.strictObject({
-  type: z.enum(['local', 'remote']).optional(),
-  command: local.command.optional(),
-  env: SecretMapPatch.optional(),
-  cwd: z.string().min(1).nullable().optional(),
-  enabled: z.boolean().optional(),
-  timeout_seconds: z.number().positive().max(3600).optional(),
-  call_timeout_seconds: z.number().positive().max(86_400).optional(),
-  max_concurrent_calls: z.number().int().min(1).max(1024).optional(),
-  tools: z
-    .strictObject({ include: z.array(z.string()).nullable().optional(), exclude: z.array(z.string()).optional() })
-    .optional(),
-  url: remote.url.optional(),
-  transport: z.enum(['streamable_http', 'sse', 'auto']).optional(),
-  headers: SecretMapPatch.optional(),
-  auth: z
-    .strictObject({
-      kind: z.enum(['none', 'bearer', 'oauth']).optional(),
-      token: z.string().min(1).nullable().optional(),
-      client_id: z.string().min(1).nullable().optional(),
-      client_secret: z.string().min(1).nullable().optional(),
-      scopes: z.array(z.string()).optional(),
-      callback_port: z.number().int().min(1).max(65_535).nullable().optional(),
-    })
-    .optional(),
-});
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */
@@ -62,10 +21,9 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   });
 
   router.post('/', async function addServer(req, res) {
-    const { name, ...config } = AddBody.parse(bodyObject(req));
-    ServerConfig.parse(config);
+    const { name, ...config } = ServerCreate.parse(bodyObject(req));
     noteSecrets(config);
-    const view = await host.addServer(name, config as z.input<typeof ServerConfig>);
+    const view = await host.addServer(name, config);
     res.status(201).location(`/api/mcp/servers/${name}`).json(view);
   });
 

@@ -1,8 +1,9 @@
 import { z } from 'zod';
 import { ConfigError } from '../support/errors.js';
+import { describeZodError } from '../support/zod-errors.js';
+import { ServerPatch } from './requests.js';
 import { LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 import type { AuthConfig } from './schema.js';
-import { describeZodError } from './validate.js';
 
 /** What replaces a secret in every response, log line and error. */
 export const MASK = '••••';
@@ -148,86 +149,81 @@ export function redact(text: string, secrets: Iterable<string>): string {
   }
 }
 
-/** Keys whose value a PATCH merges key by key instead of replacing. */
-type SecretMapKey = 'env' | 'headers';
+/** Maps of secrets: a PATCH merges them key by key, `null` deleting one. */
+const SECRET_MAPS = new Set(['env', 'headers']);
+/** The secrets of `auth`: in a PATCH, `null` deletes them (other fields take `null` as a value). */
+const AUTH_SECRETS = new Set(['token', 'client_secret']);
+
+/** Fields both server types have: a change of `type` keeps them. */
+const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(
+  (key) => key !== 'type' && Object.hasOwn(RemoteServerConfig.shape, key),
+);
 
 /**
  * Applies a PATCH (SPEC §3) to a stored config, purely. The patch is any
- * subset of the config's fields. In `env` and `headers`, and for
- * `auth.token` / `auth.client_secret`: omitted keeps, a string replaces,
- * `null` deletes. `tools` merges field by field; other fields replace.
+ * subset of the config's fields (its shape is checked by `ServerPatch`). In
+ * `env` and `headers`, and for `auth.token` / `auth.client_secret`: omitted
+ * keeps, a string replaces, `null` deletes. Other objects (`tools`,
+ * `reconnect`) merge field by field; every other field is replaced.
  * Changing `auth.kind` drops every field of the old kind (its secret, and for
  * oauth also client_id, scopes and callback_port, which belong to that
- * provider). Changing `type` keeps only the common fields, so the new type's
- * required fields must be in the patch. The result is validated; a
- * ConfigError names the field and never contains a value.
+ * provider). Changing `type` keeps the fields both types share and drops the
+ * old type's own, so the new type's required fields must be in the patch.
+ * The result is validated; a ConfigError names the field and never contains
+ * a value.
  */
 export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig {
-  if (!isPlainObject(patch)) throw new ConfigError('patch: expected an object', '');
-  const typeChanges = 'type' in patch && patch.type !== current.type;
-  const base: Record<string, unknown> = typeChanges ? commonFields(current) : { ...current };
+  const shape = ServerPatch.safeParse(patch);
+  if (!shape.success) throw configError(shape.error);
+  // The patch as sent, not zod's output: a key named `__proto__` must stay data.
+  const fields = patch as Record<string, unknown>;
+  const typeChanges = 'type' in fields && fields.type !== current.type;
+  const base: Record<string, unknown> = typeChanges ? sharedFields(current) : { ...current };
   // A Map, then fromEntries: a patch key named `__proto__` stays an own (and so rejected) field.
   const candidate = new Map(Object.entries(base));
-  for (const [key, value] of Object.entries(patch)) {
-    if (key === 'env' || key === 'headers') {
-      candidate.set(key, mergeSecretMap(key, base[key], value));
+  for (const [key, value] of Object.entries(fields)) {
+    const stored = base[key];
+    if (SECRET_MAPS.has(key)) {
+      candidate.set(key, mergeSecrets(stored, value as Record<string, unknown>, () => true));
     } else if (key === 'auth') {
-      candidate.set(key, mergeAuth(base.auth, value));
-    } else if (key === 'tools' && isPlainObject(value) && isPlainObject(base.tools)) {
-      candidate.set(key, { ...base.tools, ...value });
+      candidate.set(key, mergeAuth(stored, value as Record<string, unknown>));
+    } else if (isPlainObject(value) && isPlainObject(stored)) {
+      candidate.set(key, { ...stored, ...value });
     } else {
       candidate.set(key, value);
     }
   }
   const result = ServerConfig.safeParse(Object.fromEntries(candidate));
-  if (!result.success) {
-    const { message, field } = describeZodError(result.error);
-    throw new ConfigError(message, field);
-  }
+  if (!result.success) throw configError(result.error);
   return result.data;
 }
 
-function commonFields(config: ServerConfig): Record<string, unknown> {
-  return {
-    enabled: config.enabled,
-    timeout_seconds: config.timeout_seconds,
-    call_timeout_seconds: config.call_timeout_seconds,
-    max_concurrent_calls: config.max_concurrent_calls,
-    tools: config.tools,
-  };
+function configError(error: z.ZodError): ConfigError {
+  const { message, field } = describeZodError(error);
+  return new ConfigError(message, field);
 }
 
-function mergeSecretMap(key: SecretMapKey, stored: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) {
-    throw new ConfigError(`${key}: expected an object of strings (null deletes one key)`, key);
-  }
+function sharedFields(config: ServerConfig): Record<string, unknown> {
+  const all: Record<string, unknown> = config;
+  return Object.fromEntries(SHARED_FIELDS.filter((key) => key in all).map((key) => [key, all[key]]));
+}
+
+/** `stored` with `patch` applied: a `null` on a secret key deletes it, any other value replaces. */
+function mergeSecrets(stored: unknown, patch: Record<string, unknown>, isSecretKey: (key: string) => boolean): unknown {
   const merged = new Map(Object.entries(isPlainObject(stored) ? stored : {}));
-  for (const [name, value] of Object.entries(patch)) {
-    if (value === null) merged.delete(name);
-    else if (typeof value === 'string') merged.set(name, value);
-    else throw new ConfigError(`${key}.${name}: expected string or null`, `${key}.${name}`);
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null && isSecretKey(key)) merged.delete(key);
+    else merged.set(key, value);
   }
   // fromEntries defines own properties, so a key named `__proto__` stays data.
   return Object.fromEntries(merged);
 }
 
-const AUTH_SECRETS = ['token', 'client_secret'] as const;
-
-function mergeAuth(stored: unknown, patch: unknown): unknown {
-  if (!isPlainObject(patch)) throw new ConfigError('auth: expected an object', 'auth');
+/** A new `kind` starts from nothing: the old kind's secret and settings belong to it. */
+function mergeAuth(stored: unknown, patch: Record<string, unknown>): unknown {
   const storedAuth = isPlainObject(stored) ? stored : {};
   const kindChanges = 'kind' in patch && patch.kind !== storedAuth.kind;
-  const merged = new Map(kindChanges ? [] : Object.entries(storedAuth));
-  for (const [key, value] of Object.entries(patch)) {
-    if ((AUTH_SECRETS as readonly string[]).includes(key)) {
-      if (value === null) merged.delete(key);
-      else if (typeof value === 'string') merged.set(key, value);
-      else throw new ConfigError(`auth.${key}: expected string or null`, `auth.${key}`);
-    } else {
-      merged.set(key, value);
-    }
-  }
-  return Object.fromEntries(merged);
+  return mergeSecrets(kindChanges ? {} : storedAuth, patch, (key) => AUTH_SECRETS.has(key));
 }
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {

@@ -1,7 +1,8 @@
 import { ConfigError } from '../support/errors.js';
+import { describeZodError } from '../support/zod-errors.js';
 import { SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
 import type { ServerConfigInput } from './schema.js';
-import { describeZodError, parseJsonText, quoteName } from './validate.js';
+import { parseJsonText, quoteName } from './validate.js';
 
 /** A server the import could not take, and why (never with a secret). */
 export interface SkippedServer {

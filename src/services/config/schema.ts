@@ -6,7 +6,24 @@ export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 export const ServerName = z.string().regex(SERVER_NAME_PATTERN, 'must match ^[A-Za-z0-9_-]{1,64}$');
 export type ServerName = z.infer<typeof ServerName>;
 
-const StringMap = z.record(z.string(), z.string());
+/**
+ * Schemas whose values are secrets (SPEC §3): in a PATCH, `null` deletes a
+ * secret instead of being a value (see requests.ts). Masking in responses is
+ * in credentials.ts.
+ */
+const secrets = z.registry<{ secret: true }>();
+
+/** Whether `schema` holds a secret value. */
+export function isSecret(schema: z.core.$ZodType): boolean {
+  return secrets.has(schema);
+}
+
+/** A secret that may be empty (a map value). */
+const SecretValue = z.string().register(secrets, { secret: true });
+/** A secret that must be set when present (a token). */
+const SecretString = z.string().min(1).register(secrets, { secret: true });
+/** A map whose every value is a secret (`env`, `headers`). */
+const SecretMap = z.record(z.string(), SecretValue);
 
 export const ToolFilter = z.strictObject({
   /** Only these original tool names are exposed; `null` means all. */
@@ -61,7 +78,7 @@ export const LocalServerConfig = z.strictObject({
   /** argv of the child process; spawned directly, never through a shell. */
   command: z.array(z.string().min(1)).min(1, 'needs at least the program to run'),
   /** Added to the SDK's safe default environment. Every value is a secret. */
-  env: StringMap.default({}),
+  env: SecretMap.default({}),
   cwd: z.string().min(1).nullable().default(null),
   /**
    * Names of the worker's own environment variables to pass on as they are.
@@ -76,14 +93,14 @@ export const NoAuth = z.strictObject({ kind: z.literal('none') });
 export const BearerAuth = z.strictObject({
   kind: z.literal('bearer'),
   /** Sent as `Authorization: Bearer <token>`. A secret. */
-  token: z.string().min(1),
+  token: SecretString,
 });
 export const OAuthAuth = z.strictObject({
   kind: z.literal('oauth'),
   /** Pre-registered client; `null` uses dynamic client registration. */
   client_id: z.string().min(1).nullable().default(null),
   /** A secret. */
-  client_secret: z.string().min(1).nullable().default(null),
+  client_secret: SecretString.nullable().default(null),
   scopes: z.array(z.string()).default([]),
   /** Loopback port of the consent callback; `null` picks a free one once and keeps it. */
   callback_port: z.number().int().min(1).max(65_535).nullable().default(null),
@@ -97,7 +114,7 @@ export const RemoteServerConfig = z.strictObject({
   /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */
   transport: z.enum(['streamable_http', 'sse', 'auto']).default('auto'),
   /** Sent with every request. Every value is a secret. */
-  headers: StringMap.default({}),
+  headers: SecretMap.default({}),
   auth: AuthConfig.default({ kind: 'none' }),
   ...common,
 });

@@ -3,6 +3,7 @@ import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../support/errors.js';
 import { writeOwnerOnly } from '../support/owner-only-file.js';
+import { createSerialQueue } from '../support/serial-queue.js';
 import { configPath } from './paths.js';
 import { toStorage } from './credentials.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
@@ -270,24 +271,12 @@ async function writeDocument(
   );
 }
 
-/** Tails of the write queues, one per config file, shared by every store in the process. */
-const writeQueues = new Map<string, Promise<void>>();
+/** Writes to one config file, shared by every store in the process. */
+const writes = createSerialQueue();
 
 /** Runs `task` after every earlier write to `file` in this process has settled. */
 function withFileLock<T>(file: string, task: () => Promise<T>): Promise<T> {
-  const key = path.resolve(file);
-  const run = (writeQueues.get(key) ?? Promise.resolve()).then(task);
-  // The queue waits for this write whatever its outcome; the caller gets the
-  // outcome, error included, through `run`.
-  const tail = run.then(
-    () => undefined,
-    () => undefined,
-  );
-  writeQueues.set(key, tail);
-  void tail.then(() => {
-    if (writeQueues.get(key) === tail) writeQueues.delete(key);
-  });
-  return run;
+  return writes.run(path.resolve(file), task);
 }
 
 function errorCode(err: unknown): string | undefined {

@@ -1,43 +1,6 @@
-import type { z } from 'zod';
 import { ConfigError } from '../support/errors.js';
+import { describeZodError } from '../support/zod-errors.js';
 import { ConfigFile, SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
-
-/** A zod failure as one line plus the dotted path of its first problem. */
-export interface ZodErrorDescription {
-  /** `field: problem; field: problem`, built from paths and zod's messages, never from input values. */
-  message: string;
-  /** Dotted path of the first problem (`''` for the document itself). */
-  field: string;
-}
-
-/** How many problems one message lists before `(+N more)`. */
-const MAX_LISTED_ISSUES = 3;
-
-/**
- * Describes a zod error without echoing input: zod 4's messages name expected
- * types and allowed values only, and `issue.input` is never read. `prefix` is
- * prepended to every path (e.g. `servers.files`).
- */
-export function describeZodError(err: z.ZodError, prefix = ''): ZodErrorDescription {
-  const problems: Array<{ field: string; text: string }> = [];
-  for (const issue of err.issues) {
-    const at = joinPath(prefix, issue.path);
-    if (issue.code === 'unrecognized_keys') {
-      // Name each unknown field itself, so the user knows exactly what to remove.
-      for (const key of issue.keys) problems.push({ field: joinPath(at, [key]), text: 'unknown field' });
-    } else {
-      problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '') });
-    }
-  }
-  const listed = problems.slice(0, MAX_LISTED_ISSUES).map((p) => (p.field === '' ? p.text : `${p.field}: ${p.text}`));
-  const more = problems.length > MAX_LISTED_ISSUES ? ` (+${problems.length - MAX_LISTED_ISSUES} more)` : '';
-  return { message: listed.join('; ') + more, field: problems[0]?.field ?? prefix };
-}
-
-function joinPath(prefix: string, segments: readonly PropertyKey[]): string {
-  const parts = segments.map((s) => (typeof s === 'symbol' ? (s.description ?? '?') : String(s)));
-  return (prefix === '' ? parts : [prefix, ...parts]).join('.');
-}
 
 /** Options of {@link parseServerConfig}. */
 export interface ParseServerConfigOptions {

@@ -1,19 +1,17 @@
 /**
  * One OAuth consent: a loopback callback server on the registered port, the
  * authorization URL for the user, and — when the browser comes back with a
- * code and our `state` — the transport's `finishAuth(code)`, which stores the
- * tokens. Cancelling closes the socket and rejects `completed`; nothing here
- * ever invents a code or marks a server authorized that is not.
+ * code and our `state` — `exchangeCode`, which stores the tokens. Cancelling
+ * closes the socket and rejects `completed`; nothing here ever invents a code
+ * or marks a server authorized that is not.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { redact, secretValues } from '../config/credentials.js';
 import { FleetError } from '../support/errors.js';
-import { remoteHeaders } from '../connection/remote-transport.js';
 import { describeAuthFailure } from './errors.js';
+import { exchangeCode } from './exchange.js';
 import { CALLBACK_PATH, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
 
 /** Default bound on a consent: the user has this long to finish it in the browser. */
@@ -46,13 +44,6 @@ export async function beginConsent(
   options: ConsentOptions = {},
 ): Promise<ConsentSession> {
   const origin = new URL(config.url).origin;
-  const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const url = new URL(config.url);
-  const transport =
-    config.transport === 'sse'
-      ? new SSEClientTransport(url, { requestInit, authProvider: provider })
-      : new StreamableHTTPClientTransport(url, { requestInit, authProvider: provider });
-
   let settle!: { resolve: () => void; reject: (error: FleetError) => void };
   const completed = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   // Whoever holds the session may never await it (a cancelled consent nobody waits for).
@@ -99,7 +90,7 @@ export async function beginConsent(
     if (code === null || code === '') return reply(res, 400, 'Refused: the answer carries no code.');
     finishing = true;
     try {
-      await transport.finishAuth(code);
+      await exchangeCode(provider, config.url, code);
     } catch (err) {
       const [, why] = describeAuthFailure(err, origin) ?? ['auth', 'the code exchange failed'];
       end(new FleetError('auth', `consent for ${origin} failed: ${why}`), true);

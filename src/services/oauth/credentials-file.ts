@@ -11,6 +11,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { FleetError } from '../support/errors.js';
 import { writeOwnerOnly } from '../support/owner-only-file.js';
+import { createSerialQueue } from '../support/serial-queue.js';
 
 /** Tokens as stored: the SDK's fields, with an absolute expiry instead of `expires_in`. */
 export const StoredTokens = z.looseObject({
@@ -98,7 +99,8 @@ export async function loadCredentials(
   return parsed;
 }
 
-const writing = new Map<string, Promise<unknown>>();
+/** Writes and deletes of one credentials file, in call order. */
+const writes = createSerialQueue();
 
 /**
  * Atomic, owner-only write (as the config's). Writes to one file are
@@ -106,19 +108,10 @@ const writing = new Map<string, Promise<unknown>>();
  */
 export function saveCredentials(file: string, record: CredentialsRecord): Promise<void> {
   const text = `${JSON.stringify(record, null, 2)}\n`;
-  const previous = writing.get(file) ?? Promise.resolve();
-  const run = previous.then(
-    () => writeOwnerOnly(file, text),
-    () => writeOwnerOnly(file, text),
-  );
-  const tail = run.catch(() => undefined);
-  writing.set(file, tail);
-  void tail.then(() => writing.get(file) === tail && writing.delete(file));
-  return run;
+  return writes.run(path.resolve(file), () => writeOwnerOnly(file, text));
 }
 
-/** Deletes the stored credentials (a removed server). */
+/** Deletes the stored credentials (a removed server), after the writes already asked for. */
 export async function deleteCredentials(file: string): Promise<void> {
-  await (writing.get(file) ?? Promise.resolve());
-  await rm(file, { force: true });
+  await writes.run(path.resolve(file), () => rm(file, { force: true }));
 }

@@ -1,0 +1,40 @@
+import type { z } from 'zod';
+
+/** A zod failure as one line plus the dotted path of its first problem. */
+export interface ZodErrorDescription {
+  /** `field: problem; field: problem`, built from paths and zod's messages, never from input values. */
+  message: string;
+  /** Dotted path of the first problem (`''` for the value itself), e.g. `env.API_KEY`, `command.1`. */
+  field: string;
+}
+
+/** How many problems one message lists before `(+N more)`. */
+const MAX_LISTED_ISSUES = 3;
+
+/**
+ * The one description of a zod error, for every message that shows one (an
+ * API 400, a config warning, a refused option or answer). It never echoes
+ * input: zod 4's messages name expected types and allowed values only, and
+ * `issue.input` is never read. `prefix` is prepended to every path (e.g.
+ * `servers.files`).
+ */
+export function describeZodError(err: z.core.$ZodError, prefix = ''): ZodErrorDescription {
+  const problems: Array<{ field: string; text: string }> = [];
+  for (const issue of err.issues) {
+    const at = joinPath(prefix, issue.path);
+    if (issue.code === 'unrecognized_keys') {
+      // Name each unknown field itself, so the user knows exactly what to remove.
+      for (const key of issue.keys) problems.push({ field: joinPath(at, [key]), text: 'unknown field' });
+    } else {
+      problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '') });
+    }
+  }
+  const listed = problems.slice(0, MAX_LISTED_ISSUES).map((p) => (p.field === '' ? p.text : `${p.field}: ${p.text}`));
+  const more = problems.length > MAX_LISTED_ISSUES ? ` (+${problems.length - MAX_LISTED_ISSUES} more)` : '';
+  return { message: listed.join('; ') + more, field: problems[0]?.field ?? prefix };
+}
+
+function joinPath(prefix: string, segments: readonly PropertyKey[]): string {
+  const parts = segments.map((s) => (typeof s === 'symbol' ? (s.description ?? '?') : String(s)));
+  return (prefix === '' ? parts : [prefix, ...parts]).join('.');
+}
