@@ -6,10 +6,11 @@ import type { ErrorKind } from '../services/support/errors.js';
 import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
 import { redact } from '../services/config/credentials.js';
+import { describeZodError } from '../services/support/zod-errors.js';
 
 /** The body of every error response (SPEC §6). */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string; error_kind?: ErrorKind };
+  error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number };
 }
 
 /** An error that already knows its HTTP answer. */
@@ -20,6 +21,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
+    /** More members of the error body (`oldest_seq` of a 410). */
+    readonly details?: Pick<ErrorBody['error'], 'oldest_seq'>,
   ) {
     super(message);
   }
@@ -31,13 +34,14 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
     status,
     body: { error: field === undefined ? { code, message } : { code, message, field } },
   });
-  if (err instanceof HttpError) return answer(err.status, err.code, err.message, err.field);
+  if (err instanceof HttpError) {
+    const response = answer(err.status, err.code, err.message, err.field);
+    Object.assign(response.body.error, err.details);
+    return response;
+  }
   if (err instanceof z.ZodError) {
-    const issue = err.issues[0];
-    const field = issue ? fieldOf(issue) : undefined;
-    // zod messages name the expectation, not the value, so they are safe to return.
-    const message = issue ? (field ? `${field}: ${issue.message}` : issue.message) : 'invalid request';
-    return answer(400, 'invalid_request', message, field);
+    const { message, field } = describeZodError(err);
+    return answer(400, 'invalid_request', message || 'invalid request', field === '' ? undefined : field);
   }
   // The file on disk is the problem, not the request: nothing can be saved until it is fixed.
   if (err instanceof ConfigFileBrokenError) return answer(409, 'config_file_broken', err.message);
@@ -55,13 +59,6 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof FleetError && err.kind === 'auth') return answer(502, 'auth', err.message);
   if (err instanceof FleetError) return answer(500, err.kind, err.message);
   return answer(500, 'internal', 'internal error');
-}
-
-/** Dotted path of a zod issue; an unknown key names the key itself, so the 400 points at it. */
-function fieldOf(issue: z.core.$ZodIssue): string | undefined {
-  const parts = issue.path.map(String);
-  if (issue.code === 'unrecognized_keys' && issue.keys.length > 0) parts.push(issue.keys[0] ?? '');
-  return parts.length > 0 ? parts.join('.') : undefined;
 }
 
 /** body-parser's errors carry a `type`; its messages can quote the body, so ours are fixed text. */

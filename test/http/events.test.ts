@@ -1,10 +1,19 @@
-// Journal routes against a real host: the page and the live SSE stream.
+// Journal routes against a real host: the page and the live SSE stream. And
+// against a journal on a real file store that compacts (tiny segments,
+// frequent snapshots), reopened as a restarted worker would: `?since` and
+// `Last-Event-ID` reach back to the oldest stored event across the restart,
+// and past it the answer is `gone` with the oldest available seq.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { McpHost } from '../../src/host.js';
-import { JournalEvent } from '../../src/services/journal/events.js';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { JournalEvent, type JournalEventInput } from '../../src/services/journal/events.js';
+import { createFileEventStore, type FileEventStoreOptions } from '../../src/services/journal/file-event-store.js';
+import { createJournal, type Journal } from '../../src/services/journal/journal.js';
 import { healthy, startFleet, untilState, type Fleet } from './fleet.js';
-import { TOKEN } from './helpers.js';
+import { serve, TOKEN, type Served } from './helpers.js';
 
 interface Frame {
   id?: string;
@@ -82,10 +91,91 @@ function countSubscribers(host: McpHost): () => number {
 }
 
 let fleet: Fleet | undefined;
+const cleanups: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
   await fleet?.close();
   fleet = undefined;
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+/** Small segments that snapshots soon drop; memory keeps only a few events, so reads go to the store. */
+const COMPACTING: Omit<FileEventStoreOptions, 'stateDir'> = { maxSegmentBytes: 300, keepSegments: 1, snapshotEveryBytes: 600 };
+
+/**
+ * One worker's journal on `stateDir`, served by the management app: the
+ * routes need only the journal's part of the host.
+ */
+async function journalWorker(
+  stateDir: string,
+  storeOptions: Omit<FileEventStoreOptions, 'stateDir'> = COMPACTING,
+): Promise<{ journal: Journal; served: Served; stop(): Promise<void> }> {
+  const journal = createJournal({ store: createFileEventStore({ stateDir, ...storeOptions }), maxInMemory: 3 });
+  await journal.open();
+  const host = {
+    events: (since?: number) => journal.since(since),
+    readEvents: (since: number, limit?: number) => journal.read(since, limit),
+    subscribe: (listener: (event: JournalEvent) => void) => journal.subscribe(listener),
+  } as Partial<McpHost> as McpHost;
+  const served = await serve(host);
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await served.close();
+    await journal.close();
+  };
+  cleanups.push(stop);
+  return { journal, served, stop };
+}
+
+/** A host keeping its journal on `stateDir`, served; stopped after the test at the latest. */
+async function hostWorker(stateDir: string): Promise<{ host: McpHost; served: Served; stop(): Promise<void> }> {
+  const host = createMcpHost({ stateDir, watchConfig: false, logger: { info: () => {}, warn: () => {} } });
+  const served = await serve(host);
+  await host.start();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    await served.close();
+    await host.shutdown();
+  };
+  cleanups.push(stop);
+  return { host, served, stop };
+}
+
+/** Waits for `server` to be ready, on the host's own journal (no polling). */
+function untilReady(host: McpHost, server: string, timeoutMs = 15_000): Promise<void> {
+  if (host.server(server)?.state === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      unsubscribe();
+      reject(new Error(`${server} did not become ready (state: ${host.server(server)?.state})`));
+    }, timeoutMs);
+    const unsubscribe = host.subscribe(() => {
+      if (host.server(server)?.state !== 'ready') return;
+      clearTimeout(timer);
+      unsubscribe();
+      resolve();
+    });
+  });
+}
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-events-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+const log = (index: number): JournalEventInput => ({ type: 'server.log', server: 'alpha', level: 'info', logger: null, message: `line ${index}` });
+
+/** Appends one by one, letting each be stored: the store asks for snapshots as it fills, and drops segments. */
+async function appendStored(journal: Journal, count: number): Promise<void> {
+  for (let index = 0; index < count; index += 1) {
+    journal.append(log(index));
+    await journal.flushed();
+  }
+}
 
 describe('GET /api/mcp/events', () => {
   it('returns the journal wrapped, and only events after ?since', async () => {
@@ -101,6 +191,42 @@ describe('GET /api/mcp/events', () => {
 
     const later = await fleet.request('/api/mcp/events?since=2');
     expect(later.json.events.map((e: { seq: number }) => e.seq)).toEqual(events.slice(2).map((e) => e.seq));
+  });
+
+  it('?since=N reaches back to the oldest stored event; compacted away → 410 with the oldest available seq; limit pages', async () => {
+    const dir = stateDir();
+    const { journal, served } = await journalWorker(dir);
+    await appendStored(journal, 40);
+    const probe = await journal.read(0);
+    if (Array.isArray(probe)) throw new Error('the store did not compact');
+    const oldest = probe.gone;
+
+    const gone = await served.request('/api/mcp/events?since=0');
+    expect(gone.status).toBe(410);
+    expect(gone.json).toEqual({
+      error: {
+        code: 'gone',
+        message: `events after seq 0 were compacted away: the oldest available seq is ${oldest}`,
+        field: 'since',
+        oldest_seq: oldest,
+      },
+    });
+
+    const page = await served.request(`/api/mcp/events?since=${oldest - 1}`);
+    expect(page.status).toBe(200);
+    const seqs = page.json.events.map((event: { seq: number }) => event.seq);
+    expect(seqs).toEqual(Array.from({ length: journal.lastSeq - oldest + 1 }, (_, i) => oldest + i));
+    // Further back than memory keeps: the store answered.
+    expect(journal.since().length).toBe(3);
+    expect(seqs.length).toBeGreaterThan(3);
+
+    const limited = await served.request(`/api/mcp/events?since=${oldest - 1}&limit=2`);
+    expect(limited.json.events.map((event: { seq: number }) => event.seq)).toEqual([oldest, oldest + 1]);
+    for (const limit of ['0', 'x', '10001']) {
+      const refused = await served.request(`/api/mcp/events?since=1&limit=${limit}`);
+      expect(refused.status).toBe(400);
+      expect(refused.json.error.field).toBe('limit');
+    }
   });
 
   it.each(['-1', 'abc', '1.5'])('since=%s → 400', async (since) => {
@@ -159,6 +285,83 @@ describe('GET /api/mcp/events/stream', () => {
     expect(subscribers()).toBe(1);
     stream.close();
     await stream.until(() => subscribers() === 0);
+  });
+
+  it('resumes across a worker restart from Last-Event-ID: the store replays, seq goes on, no gap or repeat', async () => {
+    const dir = stateDir();
+    // Nothing compacted here: the resumed events are all stored.
+    const first = await journalWorker(dir, {});
+    await appendStored(first.journal, 6);
+    const lastOfFirstRun = first.journal.lastSeq;
+    await first.stop();
+
+    const second = await journalWorker(dir, {});
+    await appendStored(second.journal, 2);
+    const resumeAfter = lastOfFirstRun - 3;
+    const stream = openStream(second.served.port, '/api/mcp/events/stream', { 'last-event-id': String(resumeAfter) });
+    await stream.until(() => stream.events().length === second.journal.lastSeq - resumeAfter);
+    second.journal.append(log(99));
+    await stream.until(() => stream.events().some((event) => event.type === 'server.log' && event.message === 'line 99'));
+    stream.close();
+
+    const events = stream.events();
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => resumeAfter + 1 + i));
+    expect(events.at(-1)!.seq).toBe(second.journal.lastSeq);
+    // The new run's boundary sits right after the first run's last event.
+    expect(events.find((event) => event.type === 'worker.started')!.seq).toBe(lastOfFirstRun + 1);
+    expect(stream.frames.filter((frame) => frame.event === 'gone')).toEqual([]);
+  });
+
+  it('a compacted Last-Event-ID gets one gone frame with the oldest seq, then the stream goes on live', async () => {
+    const dir = stateDir();
+    const { journal, served } = await journalWorker(dir);
+    await appendStored(journal, 40);
+    const probe = await journal.read(1);
+    if (Array.isArray(probe)) throw new Error('the store did not compact');
+    const atConnect = journal.lastSeq;
+
+    const stream = openStream(served.port, '/api/mcp/events/stream', { 'last-event-id': '1' });
+    await stream.until(() => stream.frames.some((frame) => frame.event === 'gone'));
+    journal.append(log(99));
+    await stream.until(() => stream.events().length === 1);
+    stream.close();
+
+    expect(stream.frames.filter((frame) => frame.event)).toEqual([
+      { id: String(atConnect), event: 'gone', data: JSON.stringify({ since: 1, oldest_seq: probe.gone }) },
+      expect.objectContaining({ id: String(atConnect + 1), event: 'journal' }),
+    ]);
+  });
+
+  it('a restarted host: seq goes on, Last-Event-ID resumes across the restart, the server shows its last run', async () => {
+    const dir = stateDir();
+    writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { alpha: healthy(dir, 'alpha') } }));
+    const first = await hostWorker(dir);
+    await untilReady(first.host, 'alpha');
+    await first.stop();
+    const ended = first.host.server('alpha')!;
+    const lastOfFirstRun = first.host.events().at(-1)!.seq;
+
+    const second = await hostWorker(dir);
+    // The projection is folded from the store before any actor of this run reports.
+    expect(second.host.server('alpha')!.last_run).toEqual({
+      state: ended.state,
+      error: ended.error,
+      error_kind: ended.error_kind,
+      tool_count: ended.tool_count,
+      at: ended.since,
+    });
+    const resumeAfter = lastOfFirstRun - 2;
+    const stream = openStream(second.served.port, '/api/mcp/events/stream', { 'last-event-id': String(resumeAfter) });
+    await untilReady(second.host, 'alpha');
+    await stream.until(() =>
+      stream.events().some((event) => event.seq > lastOfFirstRun && event.type === 'server.transitioned' && event.to === 'ready'),
+    );
+    stream.close();
+
+    const events = stream.events();
+    expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => resumeAfter + 1 + i));
+    expect(events.find((event) => event.type === 'worker.started')!.seq).toBe(lastOfFirstRun + 1);
+    expect(second.host.server('alpha')).toMatchObject({ state: 'ready', last_run: { state: ended.state } });
   });
 
   it('a bad Last-Event-ID → 400', async () => {

@@ -1,13 +1,18 @@
 // `project()` on hand-made journals: a view follows its current actor only,
-// removal ends it, shadowing is derived from the order of registrations, and
-// folding is pure, so a replay gives the same views as the live store.
+// removal ends it, shadowing and the visible tools are derived from the order
+// of registrations, a new run turns each server's state into its `last_run`,
+// listings last while the server is ready, and folding is pure, so a replay
+// gives the same views as the live store.
 import { describe, expect, test } from 'vitest';
 import type { JournalEvent, JournalEventInput } from '../../src/services/journal/events.js';
+import { promptsListed, resourcesListed } from '../../src/services/journal/events.js';
 import {
   createProjection,
+  emptyProjection,
   project,
   serverViews,
-  shadowedTools,
+  shadowedByRegistration,
+  visibleTools,
   type ProjectionContext,
 } from '../../src/services/journal/projection.js';
 
@@ -20,7 +25,7 @@ function journalOf(inputs: JournalEventInput[]): JournalEvent[] {
   })) as JournalEvent[];
 }
 
-const empty: ProjectionContext = { servers: {}, lastSeq: 0 };
+const empty: ProjectionContext = emptyProjection();
 const fold = (events: JournalEvent[]) => events.reduce(project, empty);
 const viewsOf = (events: JournalEvent[]) => serverViews(fold(events));
 
@@ -150,7 +155,7 @@ describe('project()', () => {
       ['x', ['shared__t']],
       ['y', []],
     ]);
-    expect(shadowedTools(shadowed, shadowed.servers['x']!)).toEqual(['shared__t']);
+    expect(visibleTools(shadowed).map((tool) => `${tool.server}:${tool.name}`)).toEqual(['x:x__own', 'y:shared__t']);
 
     // x registers again (a restart): now x wins and y is the one shadowed.
     const flipped = fold(journalOf([...base, tools('x', 'shared__t', 'x__own')]));
@@ -159,6 +164,121 @@ describe('project()', () => {
     // The winner unregisters: nothing is shadowed any more.
     const released = fold(journalOf([...base, { type: 'tools.unregistered', server: 'y', tools: ['shared__t'] }]));
     expect(serverViews(released).map((view) => view.shadowed_tools)).toEqual([[], []]);
+  });
+
+  test('visibleTools: every name once, as the tool registry lists them; shadowedByRegistration says what a registration hid', () => {
+    const events = journalOf([
+      configured('one'),
+      configured('two'),
+      tools('one', 'x1'),
+      tools('two', 'x2', 'same'),
+      // `one` re-registers: it keeps its place in the list and takes `same` over.
+      tools('one', 'y1', 'x1', 'same'),
+    ]);
+    const before = fold(events.slice(0, 4));
+    const after = fold(events);
+    expect(visibleTools(after).map((tool) => `${tool.server}:${tool.name}`)).toEqual(['one:y1', 'one:x1', 'one:same', 'two:x2']);
+    expect(visibleTools(after)[0]).toEqual({ name: 'y1', server: 'one', original: 'y1', description: '' });
+    expect(shadowedByRegistration(before, after, 'one')).toEqual([{ tool: 'same', shadowed_server: 'two' }]);
+    // Owning a name already hides nothing new.
+    const again = fold(journalOf([...events, tools('one', 'same')]));
+    expect(shadowedByRegistration(after, again, 'one')).toEqual([]);
+
+    // Two tools of one server with one name (`a.b`, `a_b`): the later wins, in the place of the first.
+    const within = journalOf([
+      configured('s'),
+      {
+        type: 'tools.registered',
+        server: 's',
+        tools: [
+          { name: 's__a_b', original: 'a.b', description: 'first' },
+          { name: 's__c', original: 'c', description: '' },
+          { name: 's__a_b', original: 'a_b', description: 'second' },
+        ],
+      },
+    ]);
+    const context = fold(within);
+    expect(visibleTools(context)).toEqual([
+      { name: 's__a_b', server: 's', original: 'a_b', description: 'second' },
+      { name: 's__c', server: 's', original: 'c', description: '' },
+    ]);
+    expect(shadowedByRegistration(fold(within.slice(0, 1)), context, 's')).toEqual([{ tool: 's__a_b', shadowed_server: 's' }]);
+    expect(serverViews(context)[0]!.shadowed_tools).toEqual(['s__a_b']);
+
+    // Unregistering gives up the place: registering again comes last.
+    const moved = fold(journalOf([...events, { type: 'tools.unregistered', server: 'one', tools: [] }, tools('one', 'z1')]));
+    expect(visibleTools(moved).map((tool) => `${tool.server}:${tool.name}`)).toEqual(['two:x2', 'two:same', 'one:z1']);
+  });
+
+  test('derived views are computed once per set of servers: a flood of logs reuses them', () => {
+    const context = fold(journalOf([configured('a'), tools('a', 'a__t')]));
+    const logged = project(context, { seq: 3, at: 'now', type: 'server.log', server: 'a', level: 'info', logger: null, message: 'hi' });
+    expect(logged.servers).toBe(context.servers);
+    expect(visibleTools(logged)).toBe(visibleTools(context));
+    expect(serverViews(logged)[0]).toBe(serverViews(context)[0]);
+  });
+
+  test('worker.started: each server’s state becomes its last_run; tools and listings go, the state stays until this run reports', () => {
+    const firstRun = [
+      configured('files'),
+      moved('files', null, 'pending'),
+      tools('files', 'files__read', 'files__write'),
+      moved('files', 'pending', 'ready'),
+      resourcesListed('files', [{ uri: 'file:///a', name: 'a', mimeType: 'text/plain' }], []),
+      promptsListed('files', [{ name: 'summarize', arguments: [{ name: 'path', required: true }] }]),
+      configured('broken'),
+      moved('broken', null, 'pending'),
+      moved('broken', 'pending', 'error', 'broken', { error: 'exited with code 1', error_kind: 'spawn_failed' }),
+    ];
+    const events = journalOf([...firstRun, { type: 'worker.started', pid: 42 }]);
+    const context = fold(events);
+    const files = context.servers['files']!;
+    expect(files).toMatchObject({ state: 'ready', actor: '', tools: [], resources: [], templates: [], prompts: [] });
+    expect(files.last_run).toEqual({ state: 'ready', error: null, error_kind: null, tool_count: 2, at: events[3]!.at });
+    expect(context.servers['broken']!.last_run).toEqual({
+      state: 'error',
+      error: 'exited with code 1',
+      error_kind: 'spawn_failed',
+      tool_count: 0,
+      at: events[8]!.at,
+    });
+    expect(visibleTools(context)).toEqual([]);
+    expect(serverViews(context).map((view) => [view.name, view.state, view.tool_count])).toEqual([
+      ['files', 'ready', 0],
+      ['broken', 'error', 0],
+    ]);
+    // The previous run's actor no longer moves the view; this run's does, and last_run stays.
+    const resumed = fold(journalOf([...events, moved('files', 'ready', 'stopped'), configured('files', 'files'), moved('files', null, 'pending')]));
+    expect(resumed.servers['files']).toMatchObject({ state: 'pending', last_run: { state: 'ready', tool_count: 2 } });
+    // A server first configured in this run, or removed and added again, has no last run.
+    const fresh = fold(journalOf([...events, { type: 'server.removed', server: 'broken' }, configured('broken'), configured('new')]));
+    expect(serverViews(fresh).map((view) => [view.name, view.last_run === null])).toEqual([
+      ['files', false],
+      ['broken', true],
+      ['new', true],
+    ]);
+    expect(serverViews(fold(journalOf(firstRun))).every((view) => view.last_run === null)).toBe(true);
+  });
+
+  test('listings replace the ones before and are cleared when the server leaves ready', () => {
+    const ready = [configured('a'), moved('a', null, 'pending'), moved('a', 'pending', 'ready')];
+    const listed = journalOf([
+      ...ready,
+      resourcesListed('a', [{ uri: 'mem://1', name: 'one', description: undefined }], [{ uriTemplate: 'mem://{id}', name: 'item' }]),
+      resourcesListed('a', [{ uri: 'mem://2', name: 'two', description: 'second' }], []),
+      promptsListed('a', [{ name: 'p', description: 'a prompt' }]),
+    ]);
+    const context = fold(listed);
+    expect(context.servers['a']).toMatchObject({
+      resources: [{ uri: 'mem://2', name: 'two', description: 'second' }],
+      templates: [],
+      prompts: [{ name: 'p', description: 'a prompt' }],
+    });
+    // No undefined member: the event is the same after a trip through JSON.
+    expect(listed[3]).toStrictEqual(JSON.parse(JSON.stringify(listed[3])));
+    const failed = journalOf([moved('a', 'ready', 'error', 'a', { error: 'gone', error_kind: 'transport_closed' })])[0]!;
+    const left = project(context, { ...failed, seq: context.lastSeq + 1 });
+    expect(left.servers['a']).toMatchObject({ state: 'error', resources: [], templates: [], prompts: [] });
   });
 
   test('project is pure: the context it is given is never changed', () => {

@@ -2,15 +2,14 @@
 // a random sequence of management operations on a real host with real fixture
 // processes, a fresh projection of `host.events()` equals the live status, and
 // the status is what the servers really are — the model's expected state, the
-// tools in the registry, the processes that are running — and the journal
-// file holds exactly the in-memory events.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+// tools in the registry, the processes that are running — and the journal's
+// store holds exactly the in-memory events, and folds into the same status.
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { McpHost } from '../../src/host.js';
 import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
-import { createProjection, serverViews } from '../../src/services/journal/projection.js';
+import { createFileEventStore } from '../../src/services/journal/file-event-store.js';
+import { createProjection, emptyProjection, project, serverViews } from '../../src/services/journal/projection.js';
 import { createFleet, isAlive, waitUntil, type Fleet } from '../machines/helpers/fleet.js';
 
 /** A small name pool, so operations keep hitting the same servers. */
@@ -162,16 +161,18 @@ test('replaying the journal rebuilds the live status, which is what the servers 
         const model: Model = { servers: new Map(initial) };
         await checkInvariants(model, { host, fleet });
         await fc.asyncModelRun(() => ({ model, real: { host, fleet } }), sequence);
-
-        const file = join(fleet.dir, 'events.jsonl');
-        const lines = existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter(Boolean) : [];
-        expect(lines.map((line) => JSON.parse(line)), 'events.jsonl = the in-memory journal').toEqual(host.events());
       } finally {
         await host.shutdown();
       }
       expect(fleet.spawns().filter((spawn) => isAlive(spawn.pid)), 'no child outlives shutdown').toEqual([]);
       // After shutdown too, the journal rebuilds the status exactly.
       expect(serverViews(createProjection(host.events()).context)).toEqual(host.status());
+      // And so does what it stored, as the next worker will load it.
+      const store = createFileEventStore({ stateDir: fleet.dir });
+      const { snapshot, events } = await store.load();
+      expect(await store.read(0), 'the store = the in-memory journal').toEqual(host.events());
+      expect(serverViews(events.reduce(project, snapshot?.state ?? emptyProjection())), 'stored = live').toEqual(host.status());
+      await store.close();
     }),
     // Every operation spawns real processes: few, short runs; no shrinking marathon on failure.
     { numRuns: 8, endOnFailure: true },

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Request, Response } from 'express';
+import type { Response } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { JournalEvent } from '../../services/journal/events.js';
@@ -8,6 +8,11 @@ import { openEventStream } from '../event-stream.js';
 
 /** A journal position: events with a greater `seq` are returned. */
 const Seq = z.coerce.number().int().min(0);
+/** The most events one `?since=N` page returns (and its size without `limit`); the next page starts after its last `seq`. */
+const MAX_PAGE = 10_000;
+const Limit = z.coerce.number().int().min(1).max(MAX_PAGE);
+/** Events read from the store per step of an SSE replay. */
+const REPLAY_PAGE = 1_000;
 
 export interface EventRoutesOptions {
   /** Period of the SSE keep-alive comment, in milliseconds. */
@@ -18,17 +23,35 @@ export interface EventRoutesOptions {
 export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router {
   const router = Router();
 
-  router.get('/', function listEvents(req, res) {
+  router.get('/', async function listEvents(req, res) {
     const since = parseSince(req.query.since, 'since');
-    res.json({ events: host.events(since) });
+    // Without `since`: the newest events, those still in memory (a bounded window), as before the store.
+    if (since === undefined) {
+      res.json({ events: host.events() });
+      return;
+    }
+    const limit =
+      req.query.limit === undefined ? MAX_PAGE : parse(Limit, req.query.limit, 'limit', `an integer from 1 to ${MAX_PAGE}`);
+    // From the store: back to its oldest event, across worker restarts.
+    const events = await host.readEvents(since, limit);
+    if (!Array.isArray(events)) {
+      throw new HttpError(
+        410,
+        'gone',
+        `events after seq ${since} were compacted away: the oldest available seq is ${events.gone}`,
+        'since',
+        { oldest_seq: events.gone },
+      );
+    }
+    res.json({ events });
   });
 
-  router.get('/stream', function streamEvents(req, res) {
+  router.get('/stream', async function streamEvents(req, res) {
     // EventSource sends Last-Event-ID on reconnect; it wins over `?since`.
     const lastId = req.headers['last-event-id'];
     const since =
       lastId !== undefined ? parseSince(lastId, 'Last-Event-ID') : parseSince(req.query.since, 'since');
-    openStream(host, req, res, since, options.heartbeatMs);
+    await openStream(host, res, since, options.heartbeatMs);
   });
 
   return router;
@@ -36,43 +59,78 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
 
 function parseSince(value: unknown, field: string): number | undefined {
   if (value === undefined) return undefined;
-  const parsed = Seq.safeParse(Array.isArray(value) ? value[0] : value);
-  if (!parsed.success) throw new HttpError(400, 'invalid_request', `${field}: must be a non-negative integer`, field);
+  return parse(Seq, value, field, 'a non-negative integer');
+}
+
+function parse(schema: z.ZodType<number>, value: unknown, field: string, expected: string): number {
+  const parsed = schema.safeParse(Array.isArray(value) ? value[0] : value);
+  if (!parsed.success) throw new HttpError(400, 'invalid_request', `${field}: must be ${expected}`, field);
   return parsed.data;
 }
 
 /**
  * Streams journal events as `id: seq / event: journal / data: JSON`. With a
- * `since`, the events after it are replayed first; without one, only new
- * events are sent. Subscribing before replaying, then dropping anything at or
- * below the last sent `seq`, means no event is lost or sent twice in between.
+ * `since`, the events after it are replayed first, read from the store (so a
+ * client resumes across a worker restart: `seq` goes on); without one, only
+ * new events are sent. Subscribing before replaying, then dropping anything
+ * at or below the last sent `seq`, means no event is lost or sent twice in
+ * between.
+ *
+ * When the events after `since` were compacted away, the client gets one
+ * `event: gone` frame (`data: {"since": N, "oldest_seq": K}`) and then the
+ * events from the moment it connected on: what it missed can no longer be
+ * replayed, so it must read the current state again (`GET /api/mcp/servers`).
+ * The frame's `id` is the last `seq` at that moment, so a reconnect resumes
+ * live instead of being told `gone` again.
  */
-function openStream(host: McpHost, req: Request, res: Response, since: number | undefined, heartbeatMs: number): void {
+async function openStream(
+  host: McpHost,
+  res: Response,
+  since: number | undefined,
+  heartbeatMs: number,
+): Promise<void> {
   openEventStream(res);
 
   const pending: JournalEvent[] = [];
   let replaying = true;
+  let closed = false;
   const unsubscribe = host.subscribe(function forward(event) {
     if (replaying) pending.push(event);
     else send(event);
   });
-  let lastSent = since ?? lastSeq(host);
+  const subscribedAt = lastSeq(host);
+  let lastSent = since ?? subscribedAt;
   function send(event: JournalEvent): void {
     if (event.seq <= lastSent) return;
     lastSent = event.seq;
     res.write(`id: ${event.seq}\nevent: journal\ndata: ${JSON.stringify(event)}\n\n`);
   }
-  if (since !== undefined) for (const event of host.events(since)) send(event);
-  replaying = false;
-  for (const event of pending) send(event);
 
   // A comment line keeps proxies and idle timeouts from closing a quiet stream.
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
   heartbeat.unref();
   res.on('close', function closeStream() {
+    closed = true;
     clearInterval(heartbeat);
     unsubscribe();
   });
+
+  if (since !== undefined) {
+    // Page by page until the store has nothing after the last sent: what arrives meanwhile waits in `pending`.
+    for (;;) {
+      if (closed) return;
+      const page = await host.readEvents(lastSent, REPLAY_PAGE);
+      if (!Array.isArray(page)) {
+        lastSent = Math.max(lastSent, subscribedAt);
+        res.write(`id: ${lastSent}\nevent: gone\ndata: ${JSON.stringify({ since, oldest_seq: page.gone })}\n\n`);
+        break;
+      }
+      for (const event of page) send(event);
+      if (page.length < REPLAY_PAGE) break;
+    }
+  }
+  replaying = false;
+  for (const event of pending.splice(0)) send(event);
 }
 
 /** The newest `seq` in the journal (0 when empty), so a live-only stream skips the backlog it buffered. */

@@ -35,7 +35,12 @@ export function apiTokenPath(stateDir: string): string {
   return path.join(stateDir, 'api_token');
 }
 
-/** `<stateDir>/events.jsonl`: the journal. */
+/** `<stateDir>/journal/`: the journal's event store (segments and snapshot). */
+export function journalDir(stateDir: string): string {
+  return path.join(stateDir, 'journal');
+}
+
+/** `<stateDir>/events.jsonl`: the journal as written before the event store; read only for its last `seq`. */
 export function journalPath(stateDir: string): string {
   return path.join(stateDir, 'events.jsonl');
 }

@@ -14,11 +14,39 @@ export const ToolEntry = z.object({
 });
 export type ToolEntry = z.infer<typeof ToolEntry>;
 
-const base = {
+/** A listed resource as the journal records it: what a reader needs to find it, not its contents. */
+export const ListedResource = z.object({
+  uri: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+export type ListedResource = z.infer<typeof ListedResource>;
+
+export const ListedTemplate = z.object({
+  uriTemplate: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  mimeType: z.string().optional(),
+});
+export type ListedTemplate = z.infer<typeof ListedTemplate>;
+
+export const ListedPrompt = z.object({
+  name: z.string(),
+  description: z.string().optional(),
+  arguments: z
+    .array(z.object({ name: z.string(), description: z.string().optional(), required: z.boolean().optional() }))
+    .optional(),
+});
+export type ListedPrompt = z.infer<typeof ListedPrompt>;
+
+/** Every event has its place (`seq`, growing for the life of the state dir) and time. */
+const stamped = {
   seq: z.number().int().positive(),
   at: z.string(),
-  server: z.string(),
 };
+/** Almost every event is about one server; `worker.started` is the exception. */
+const base = { ...stamped, server: z.string() };
 
 /**
  * Domain events: every lifecycle transition and every (un)registration.
@@ -26,6 +54,12 @@ const base = {
  * journal is safe to show, store and stream.
  */
 export const JournalEvent = z.discriminatedUnion('type', [
+  /**
+   * A worker process opened the journal: the boundary between two runs. What
+   * the projection knew of each server becomes its `last_run`; nothing is
+   * registered until an actor of this run reaches `ready`.
+   */
+  z.object({ ...stamped, type: z.literal('worker.started'), pid: z.number().int() }),
   /**
    * A server actor was published: a new `actor` id for this server (a restart
    * or config change replaces the actor). `config` is the masked form.
@@ -60,6 +94,15 @@ export const JournalEvent = z.discriminatedUnion('type', [
     removed: z.array(z.string()),
     changed: z.array(z.string()),
   }),
+  /** A ready server's latest resource listing (its first, and each after a change); replaces the one before. */
+  z.object({
+    ...base,
+    type: z.literal('resources.listed'),
+    resources: z.array(ListedResource),
+    templates: z.array(ListedTemplate),
+  }),
+  /** A ready server's latest prompt listing; replaces the one before. */
+  z.object({ ...base, type: z.literal('prompts.listed'), prompts: z.array(ListedPrompt) }),
   /** A `notifications/message` of the server; `message` is its data as text, secrets redacted, bounded. */
   z.object({
     ...base,
@@ -70,7 +113,60 @@ export const JournalEvent = z.discriminatedUnion('type', [
   }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
+/** The events about one server (all but `worker.started`). */
+export type ServerEvent = Exclude<JournalEvent, { type: 'worker.started' }>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the journal stamps it with `seq` and `at`. */
 export type JournalEventInput = DistributiveOmit<JournalEvent, 'seq' | 'at'>;
+
+interface Described {
+  name: string;
+  description?: string | undefined;
+}
+
+/**
+ * The `resources.listed` event of a listing (SDK `Resource` / `ResourceTemplate`
+ * fit): only the fields the journal records, and no `undefined` member, so
+ * the event is the same before and after a trip through JSON.
+ */
+export function resourcesListed(
+  server: string,
+  resources: ReadonlyArray<Described & { uri: string; mimeType?: string | undefined }>,
+  templates: ReadonlyArray<Described & { uriTemplate: string; mimeType?: string | undefined }>,
+): JournalEventInput {
+  return {
+    type: 'resources.listed',
+    server,
+    resources: resources.map(({ uri, name, description, mimeType }) => definedOnly({ uri, name, description, mimeType })),
+    templates: templates.map(({ uriTemplate, name, description, mimeType }) =>
+      definedOnly({ uriTemplate, name, description, mimeType }),
+    ),
+  };
+}
+
+/** The `prompts.listed` event of a listing (SDK `Prompt` fits), as {@link resourcesListed}. */
+export function promptsListed(
+  server: string,
+  prompts: ReadonlyArray<Described & { arguments?: ReadonlyArray<Described & { required?: boolean | undefined }> | undefined }>,
+): JournalEventInput {
+  return {
+    type: 'prompts.listed',
+    server,
+    prompts: prompts.map(({ name, description, arguments: args }) =>
+      definedOnly({
+        name,
+        description,
+        arguments: args?.map((arg) => definedOnly({ name: arg.name, description: arg.description, required: arg.required })),
+      }),
+    ),
+  };
+}
+
+type DefinedOnly<T> = { [K in keyof T as undefined extends T[K] ? never : K]: T[K] } & {
+  [K in keyof T as undefined extends T[K] ? K : never]?: Exclude<T[K], undefined>;
+};
+
+function definedOnly<T extends object>(record: T): DefinedOnly<T> {
+  return Object.fromEntries(Object.entries(record).filter(([, value]) => value !== undefined)) as DefinedOnly<T>;
+}

@@ -1,16 +1,12 @@
-import { appendFileSync, mkdirSync, renameSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
-import _mitt from 'mitt';
+import { createListeners, firstAfter, type EventStore } from './event-store.js';
 import type { JournalEvent, JournalEventInput } from './events.js';
-
-const mitt = _mitt as unknown as typeof _mitt.default;
+import { createProjection, emptyProjection, project, type Projection } from './projection.js';
 
 export interface JournalOptions {
-  /** Where to append (`<state_dir>/events.jsonl`); looked up on every append. `null` keeps it in memory only. */
-  file: () => string | null;
-  /** Rotate the file to `<file>.1` once it grows past this many bytes. */
-  maxFileBytes?: number;
-  /** Events kept in memory for `events(since)`; older ones stay only on disk. */
+  store: EventStore;
+  /** Told when the store refuses an append or a snapshot, or a subscriber throws; the journal goes on. */
+  onWriteError?: (error: Error) => void;
+  /** Events kept in memory for `since()`; older ones are read from the store. */
   maxInMemory?: number;
   /**
    * Also bounds memory by what the kept events list: each counts 1 plus its
@@ -19,31 +15,54 @@ export interface JournalOptions {
    * always kept.
    */
   maxInMemoryEntries?: number;
-  /** Told when the file cannot be written; the journal goes on in memory. */
-  onWriteError?: (error: Error) => void;
 }
 
 export interface Journal {
-  append(event: JournalEventInput): JournalEvent;
-  /** Events with `seq > since`, oldest first. */
+  /** Loads the store, folds snapshot + tail into the projection, then appends one run-boundary event (`worker.started`). Call once before anything else. */
+  open(): Promise<void>;
+  /**
+   * Fire-and-forget append in call order; the projection sees it at once for
+   * local stores. Never throws. Appends before `open` wait for it (after
+   * `worker.started`); appends after `close` are dropped.
+   */
+  append(event: JournalEventInput): void;
+  /** Resolves when everything appended so far is stored and projected (at once before `open`). */
+  flushed(): Promise<void>;
+  /** Events kept in memory with seq > since (a bounded window: maxInMemory / maxInMemoryEntries). Synchronous. */
   since(since?: number): JournalEvent[];
+  /** Events with seq > since, at most `limit`: from memory when the window reaches back that far, else from the store (which says `gone` when compacted). */
+  read(since: number, limit?: number): Promise<JournalEvent[] | { gone: number }>;
   subscribe(listener: (event: JournalEvent) => void): () => void;
   readonly lastSeq: number;
+  /** The status views, folded from every event (an `@xstate/store`). */
+  readonly projection: Projection;
+  /** Waits for pending appends and snapshots, then closes the store. */
+  close(): Promise<void>;
 }
 
 /**
- * The append-only record of every transition and registration. Writes are
- * synchronous so the file order is the `seq` order, and they happen only on
- * lifecycle changes, never per tool call.
+ * The journal the host writes to: appends go to the event store, whose
+ * events feed the projection, a bounded in-memory window and subscribers.
+ * A snapshot of the projection is handed to the store whenever it asks for
+ * one, so the next start folds only what came after.
  */
 export function createJournal(options: JournalOptions): Journal {
-  const maxFileBytes = options.maxFileBytes ?? 5 * 1024 * 1024;
+  const { store } = options;
   const maxInMemory = options.maxInMemory ?? 10_000;
   const maxEntries = options.maxInMemoryEntries ?? 200_000;
-  const emitter = mitt<{ event: JournalEvent }>();
+  const report = (error: unknown) => options.onWriteError?.(error instanceof Error ? error : new Error(String(error)));
+  const projection = createProjection();
+  const listeners = createListeners(report);
   const events: JournalEvent[] = [];
   let entries = 0;
-  let seq = 0;
+  let phase: 'new' | 'opening' | 'open' | 'closed' = 'new';
+  let opening: Promise<void> = Promise.resolve();
+  /** Appended before `open`: they belong to this run, after its `worker.started`. */
+  const early: JournalEventInput[] = [];
+  /** Settles once every append so far has. */
+  let stored: Promise<unknown> = Promise.resolve();
+  let snapshotting: Promise<void> | null = null;
+  let unsubscribe = () => {};
 
   function keep(event: JournalEvent): void {
     events.push(event);
@@ -54,56 +73,86 @@ export function createJournal(options: JournalOptions): Journal {
     }
   }
 
-  function persist(event: JournalEvent): void {
-    const file = options.file();
-    if (!file) return;
+  function receive(event: JournalEvent): void {
+    projection.apply(event);
+    keep(event);
+    listeners.tell([event]);
+  }
+
+  function write(input: JournalEventInput): void {
+    let appended: Promise<unknown>;
     try {
-      mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-      rotateIfFull(file, maxFileBytes);
-      appendFileSync(file, `${JSON.stringify(event)}\n`, { mode: 0o600 });
+      appended = store.append([input]);
     } catch (error) {
-      options.onWriteError?.(error as Error);
+      appended = Promise.reject(error);
     }
+    const settled = appended.catch(report);
+    stored = stored.then(() => settled);
+    if (store.wantsSnapshot) takeSnapshot();
+  }
+
+  function takeSnapshot(): void {
+    if (snapshotting) return;
+    // For a local store the projection is at the store's lastSeq here; its own `lastSeq` says which seq it is at in any case.
+    const state = projection.context;
+    snapshotting = store
+      .saveSnapshot({ seq: state.lastSeq, at: new Date().toISOString(), state })
+      .catch(report)
+      .finally(() => {
+        snapshotting = null;
+      });
+  }
+
+  async function open(): Promise<void> {
+    const { snapshot, events: tail } = await store.load();
+    // One fold, one notification: a snapshot plus its tail, not one store update per event.
+    projection.restore(tail.reduce(project, snapshot?.state ?? emptyProjection()));
+    for (const event of tail) keep(event);
+    unsubscribe = store.subscribe(receive);
+    phase = 'open';
+    write({ type: 'worker.started', pid: process.pid });
+    for (const input of early.splice(0)) write(input);
   }
 
   return {
+    open() {
+      if (phase !== 'new') return Promise.reject(new Error('the journal is already open'));
+      phase = 'opening';
+      opening = open();
+      return opening;
+    },
     append(input) {
-      const event = { ...input, seq: ++seq, at: new Date().toISOString() } as JournalEvent;
-      keep(event);
-      persist(event);
-      emitter.emit('event', event);
-      return event;
+      if (phase === 'open') write(input);
+      else if (phase !== 'closed') early.push(input);
+    },
+    async flushed() {
+      await stored;
     },
     since(since = 0) {
-      // `seq` grows along the array: find the first event after `since` by bisection.
-      let low = 0;
-      let high = events.length;
-      while (low < high) {
-        const middle = (low + high) >>> 1;
-        if ((events[middle] as JournalEvent).seq > since) high = middle;
-        else low = middle + 1;
+      return events.slice(firstAfter(events, since));
+    },
+    read(since, limit = Infinity) {
+      // The window holds every event from its first to the last: it answers whatever starts inside it.
+      if (events.length > 0 && (events[0] as JournalEvent).seq <= since + 1) {
+        const start = firstAfter(events, since);
+        return Promise.resolve(events.slice(start, start + limit));
       }
-      return events.slice(low);
+      return store.read(since, limit);
     },
-    subscribe(listener) {
-      const handler = (event: JournalEvent) => listener(event);
-      emitter.on('event', handler);
-      return () => emitter.off('event', handler);
-    },
+    subscribe: listeners.add,
     get lastSeq() {
-      return seq;
+      return store.lastSeq;
+    },
+    projection,
+    async close() {
+      await opening.catch(() => {});
+      phase = 'closed';
+      await stored;
+      await snapshotting;
+      unsubscribe();
+      await store.close();
     },
   };
-}
-
-function rotateIfFull(file: string, maxBytes: number): void {
-  let size: number;
-  try {
-    size = statSync(file).size;
-  } catch {
-    return;
-  }
-  if (size >= maxBytes) renameSync(file, `${file}.1`);
 }
 
 /** What an event weighs in memory: 1, plus the names it lists. */
@@ -114,6 +163,10 @@ function entriesOf(event: JournalEvent): number {
       return 1 + event.tools.length;
     case 'catalog.changed':
       return 1 + event.added.length + event.removed.length + event.changed.length;
+    case 'resources.listed':
+      return 1 + event.resources.length + event.templates.length;
+    case 'prompts.listed':
+      return 1 + event.prompts.length;
     default:
       return 1;
   }

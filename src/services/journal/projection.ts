@@ -1,12 +1,24 @@
 import { createStore } from '@xstate/store';
 import type { ErrorKind } from '../support/errors.js';
-import type { ServerView } from './server-view.js';
-import type { JournalEvent, ServerState, ToolEntry } from './events.js';
+import type { LastRun, ServerView } from './server-view.js';
+import type {
+  JournalEvent,
+  ListedPrompt,
+  ListedResource,
+  ListedTemplate,
+  ServerEvent,
+  ServerState,
+  ToolEntry,
+} from './events.js';
 
-/** What the projection knows of one server: everything a `ServerView` shows, plus its tools. */
+/**
+ * What the projection knows of one server: everything a `ServerView` shows,
+ * its tools and its latest listings. Plain JSON, so a snapshot of it folds on
+ * exactly as the live one.
+ */
 export interface ProjectedServer {
   name: string;
-  /** The current actor; events of replaced actors are journaled but not projected. */
+  /** The current actor; events of replaced actors (and of the previous run's) are journaled but not projected. */
   actor: string;
   config: Record<string, unknown>;
   state: ServerState;
@@ -16,6 +28,16 @@ export interface ProjectedServer {
   tools: ToolEntry[];
   /** `seq` of this server's latest registration: a later one wins a shared name. */
   registered_at: number;
+  /**
+   * `seq` of the registration that gave this server its place among the
+   * agent's tools: its first since it last had none (0: none now). A
+   * re-registration keeps the place, as the tool registry does.
+   */
+  registered_since: number;
+  last_run: LastRun | null;
+  resources: ListedResource[];
+  templates: ListedTemplate[];
+  prompts: ListedPrompt[];
 }
 
 export interface ProjectionContext {
@@ -23,24 +45,54 @@ export interface ProjectionContext {
   lastSeq: number;
 }
 
-function upsert(context: ProjectionContext, event: JournalEvent, change: (server: ProjectedServer) => ProjectedServer) {
-  const current = context.servers[event.server] ?? {
+export function emptyProjection(): ProjectionContext {
+  return { servers: {}, lastSeq: 0 };
+}
+
+const unlisted = { resources: [], templates: [], prompts: [] } satisfies Partial<ProjectedServer>;
+const unregistered = { tools: [], registered_at: 0, registered_since: 0 } satisfies Partial<ProjectedServer>;
+
+function upsert(context: ProjectionContext, event: ServerEvent, change: (server: ProjectedServer) => ProjectedServer) {
+  const current: ProjectedServer = context.servers[event.server] ?? {
     name: event.server,
     actor: '',
     config: {},
-    state: 'pending' as const,
+    state: 'pending',
     error: null,
     error_kind: null,
     since: event.at,
-    tools: [],
-    registered_at: 0,
+    ...unregistered,
+    last_run: null,
+    ...unlisted,
   };
   return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
 }
 
-/** Folds one journal event into the status view; pure, so replay rebuilds the same view. */
+/**
+ * A new run: each server's last known state becomes its `last_run`. Its state
+ * stays as it was until an actor of this run reports; the previous run's
+ * actors are gone (`actor` is cleared, so only an actor configured in this run
+ * moves the view), and so is everything they had registered or listed.
+ */
+function nextRun(server: ProjectedServer): ProjectedServer {
+  const { state, error, error_kind, since } = server;
+  return {
+    ...server,
+    actor: '',
+    last_run: { state, error, error_kind, tool_count: server.tools.length, at: since },
+    ...unregistered,
+    ...unlisted,
+  };
+}
+
+/** Folds one journal event into the views; pure, so replay (from a snapshot too) rebuilds the same views. */
 export function project(context: ProjectionContext, event: JournalEvent): ProjectionContext {
   switch (event.type) {
+    case 'worker.started': {
+      const servers: Record<string, ProjectedServer> = {};
+      for (const [name, server] of Object.entries(context.servers)) servers[name] = nextRun(server);
+      return { servers, lastSeq: event.seq };
+    }
     case 'server.configured':
       return upsert(context, event, (server) => ({ ...server, actor: event.actor, config: event.config }));
     case 'server.transitioned':
@@ -51,101 +103,188 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
         error: event.error,
         error_kind: event.error_kind,
         since: event.at,
+        // Listings are a ready server's: whatever it listed is gone with its connection.
+        ...(event.to === 'ready' ? {} : unlisted),
       }));
     case 'server.removed': {
       const { [event.server]: _removed, ...servers } = context.servers;
       return { servers, lastSeq: event.seq };
     }
     case 'tools.registered':
-      return upsert(context, event, (server) => ({ ...server, tools: event.tools, registered_at: event.seq }));
+      // The event's array is kept as is (events are immutable too): O(servers), not O(tools).
+      return upsert(context, event, (server) => ({
+        ...server,
+        tools: event.tools,
+        registered_at: event.seq,
+        registered_since: server.registered_since || event.seq,
+      }));
     case 'tools.unregistered':
-      return upsert(context, event, (server) => ({ ...server, tools: [], registered_at: 0 }));
+      return upsert(context, event, (server) => ({ ...server, ...unregistered }));
+    case 'resources.listed':
+      return upsert(context, event, (server) => ({ ...server, resources: event.resources, templates: event.templates }));
+    case 'prompts.listed':
+      return upsert(context, event, (server) => ({ ...server, prompts: event.prompts }));
     case 'tool.shadowed':
     // Records for readers of the journal: who is shadowed is derived from registrations,
     // a changed tool list arrives as `tools.registered`, and logs are not state.
+    // `servers` stays the same object, so nothing derived from it is computed again.
     case 'catalog.changed':
     case 'server.log':
       return { ...context, lastSeq: event.seq };
   }
 }
 
+/** A tool as an agent sees it: the winner of its name. */
+export interface VisibleTool {
+  name: string;
+  server: string;
+  original: string;
+  description: string;
+}
+
+type Servers = ProjectionContext['servers'];
+
 /**
- * Names `server` lists for more than one of its own tools (`a.b` and `a_b`
- * namespace alike): its later tool hides the earlier, as between servers.
+ * What is derived from one `servers` record. Contexts are immutable and an
+ * event that changes no server keeps the record (a flood of `server.log`), so
+ * reads between changes cost nothing.
  */
-function takenWithin(server: ProjectedServer): Set<string> {
+interface Derived {
+  /** Tool name → the server whose tool of that name is visible. */
+  owners?: Map<string, string>;
+  visible?: readonly VisibleTool[];
+  views?: readonly ServerView[];
+}
+const derivedOf = new WeakMap<Servers, Derived>();
+
+function derived(servers: Servers): Derived {
+  let found = derivedOf.get(servers);
+  if (found === undefined) {
+    found = {};
+    derivedOf.set(servers, found);
+  }
+  return found;
+}
+
+/**
+ * Who owns each tool name: the latest registration offering it wins (SPEC §5,
+ * last registered wins). One pass over all tools, servers taken oldest
+ * registration first so a later one overwrites.
+ */
+function ownersOf(servers: Servers): Map<string, string> {
+  const cache = derived(servers);
+  if (cache.owners === undefined) {
+    const owners = new Map<string, string>();
+    const byRegistration = Object.values(servers)
+      .filter((server) => server.registered_at > 0)
+      .sort((a, b) => a.registered_at - b.registered_at);
+    for (const server of byRegistration) for (const tool of server.tools) owners.set(tool.name, server.name);
+    cache.owners = owners;
+  }
+  return cache.owners;
+}
+
+/**
+ * The tools an agent sees, as the tool registry's `list()` orders them:
+ * servers in first-registration order, each server's tools in its own order.
+ * Every name once: the latest registration wins a name shared between
+ * servers; within one server (`a.b` and `a_b` namespace alike) its later tool
+ * wins, in the place of the first. Shared: do not change the array.
+ */
+export function visibleTools(context: ProjectionContext): readonly VisibleTool[] {
+  const cache = derived(context.servers);
+  if (cache.visible === undefined) {
+    const owners = ownersOf(context.servers);
+    const out: VisibleTool[] = [];
+    const ordered = Object.values(context.servers)
+      .filter((server) => server.registered_since > 0)
+      .sort((a, b) => a.registered_since - b.registered_since);
+    for (const server of ordered) {
+      for (const [name, tool] of lastOfEachName(server.tools)) {
+        if (owners.get(name) === server.name) {
+          out.push({ name, server: server.name, original: tool.original, description: tool.description });
+        }
+      }
+    }
+    cache.visible = out;
+  }
+  return cache.visible;
+}
+
+/** Name → the server's last tool of that name, in the order each name first appears. */
+function lastOfEachName(tools: readonly ToolEntry[]): Map<string, ToolEntry> {
+  const byName = new Map<string, ToolEntry>();
+  for (const tool of tools) byName.set(tool.name, tool);
+  return byName;
+}
+
+/**
+ * The tools `server`'s registration (the step from `before` to `after`) just
+ * hid, as the tool registry reported them: first each repeated name among its
+ * own tools (the loser is `server` itself), then each name another server
+ * owned before. A server re-registering a name it already owned hides nothing.
+ */
+export function shadowedByRegistration(
+  before: ProjectionContext,
+  after: ProjectionContext,
+  server: string,
+): Array<{ tool: string; shadowed_server: string }> {
+  const registered = after.servers[server];
+  if (registered === undefined) return [];
+  const out: Array<{ tool: string; shadowed_server: string }> = [];
+  const names = new Set<string>();
+  for (const tool of registered.tools) {
+    if (names.has(tool.name)) out.push({ tool: tool.name, shadowed_server: server });
+    names.add(tool.name);
+  }
+  const owners = ownersOf(before.servers);
+  for (const name of names) {
+    const owner = owners.get(name);
+    if (owner !== undefined && owner !== server) out.push({ tool: name, shadowed_server: owner });
+  }
+  return out;
+}
+
+/** Each name of `server`'s tools that is hidden: another server owns it, or it repeats among its own tools. */
+function shadowedOf(server: ProjectedServer, owners: Map<string, string>): string[] {
   const seen = new Set<string>();
-  const taken = new Set<string>();
+  const hidden = new Set<string>();
   for (const tool of server.tools) {
-    if (seen.has(tool.name)) taken.add(tool.name);
+    if (seen.has(tool.name) || owners.get(tool.name) !== server.name) hidden.add(tool.name);
     seen.add(tool.name);
   }
-  return taken;
+  return [...hidden];
 }
-
-/** Each name of `server`'s tools that `taken` says is hidden, once. */
-function hiddenNames(server: ProjectedServer, taken: (name: string) => boolean): string[] {
-  return [...new Set(server.tools.map((tool) => tool.name).filter(taken))];
-}
-
-/** Names of `server`'s tools that a later registration of another server, or another of its own tools, took over (last wins). */
-export function shadowedTools(context: ProjectionContext, server: ProjectedServer): string[] {
-  const taken = takenWithin(server);
-  for (const other of Object.values(context.servers)) {
-    if (other.name === server.name || other.registered_at <= server.registered_at) continue;
-    for (const tool of other.tools) taken.add(tool.name);
-  }
-  return hiddenNames(server, (name) => taken.has(name));
-}
-
-/**
- * Per tool name, the latest registration offering it: a server's tool is
- * shadowed when that is later than the server's own (as {@link shadowedTools}
- * says), found in one pass over all tools instead of one per server.
- */
-function latestRegistrations(context: ProjectionContext): Map<string, number> {
-  const latest = new Map<string, number>();
-  for (const server of Object.values(context.servers)) {
-    for (const tool of server.tools) {
-      if ((latest.get(tool.name) ?? -1) < server.registered_at) latest.set(tool.name, server.registered_at);
-    }
-  }
-  return latest;
-}
-
-// The context is immutable (each event makes a new one), so its views are computed once:
-// status reads (GET /api/mcp/servers, every `host.server(name)`) between two events cost nothing.
-const viewsOf = new WeakMap<ProjectionContext, readonly ServerView[]>();
 
 /** Every server's `ServerView`, in the order they were first configured. A fresh array; the views are shared. */
 export function serverViews(context: ProjectionContext): ServerView[] {
-  let views = viewsOf.get(context);
-  if (views === undefined) {
-    const latest = latestRegistrations(context);
-    views = Object.values(context.servers).map((server) => {
-      const within = takenWithin(server);
-      return toServerView(
-        server,
-        hiddenNames(server, (name) => within.has(name) || latest.get(name)! > server.registered_at),
-      );
-    });
-    viewsOf.set(context, views);
+  const cache = derived(context.servers);
+  if (cache.views === undefined) {
+    const owners = ownersOf(context.servers);
+    cache.views = Object.values(context.servers).map((server) => toServerView(server, shadowedOf(server, owners)));
   }
-  return [...views];
+  return [...cache.views];
 }
 
-/** The status store: an `@xstate/store` fed only by journal events. */
-export function createProjection(initial: readonly JournalEvent[] = []) {
+/**
+ * The status store: an `@xstate/store` fed only by journal events, or reset
+ * to a saved context (a snapshot, when the journal opens).
+ */
+export function createProjection(initial: readonly JournalEvent[] = [], from: ProjectionContext = emptyProjection()) {
   const store = createStore({
-    context: { servers: {}, lastSeq: 0 } as ProjectionContext,
+    context: initial.reduce(project, from),
     on: {
       journal: (context, event: { event: JournalEvent }) => project(context, event.event),
+      restore: (_context, event: { context: ProjectionContext }) => event.context,
     },
   });
-  for (const event of initial) store.send({ type: 'journal', event });
   return {
     apply(event: JournalEvent): void {
       store.send({ type: 'journal', event });
+    },
+    /** Replaces the whole context (one notification to the store's subscribers). */
+    restore(context: ProjectionContext): void {
+      store.send({ type: 'restore', context });
     },
     get context(): ProjectionContext {
       return store.getSnapshot().context;
@@ -169,6 +308,7 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
     auth: { kind, status: authStatus(kind, server.state) },
     tool_count: server.tools.length,
     since: server.since,
+    last_run: server.last_run,
     shadowed_tools: shadowed,
   };
 }

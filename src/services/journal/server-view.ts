@@ -2,6 +2,17 @@ import { z } from 'zod';
 import { ErrorKind } from '../support/errors.js';
 import { ServerState } from './events.js';
 
+/** How a server ended the previous run of the worker (SPEC §4): its last known state then. */
+export const LastRun = z.object({
+  state: ServerState,
+  error: z.string().nullable(),
+  error_kind: ErrorKind.nullable(),
+  tool_count: z.number().int(),
+  /** ISO time the server entered that state. */
+  at: z.string(),
+});
+export type LastRun = z.infer<typeof LastRun>;
+
 /** How a server is seen by every API: SPEC §6 `ServerView`. */
 export const ServerView = z.object({
   name: z.string(),
@@ -19,6 +30,8 @@ export const ServerView = z.object({
   tool_count: z.number().int(),
   /** ISO time the server entered its current state. */
   since: z.string(),
+  /** The previous run's end, or `null` (a fresh state dir, or a server first configured in this run). */
+  last_run: LastRun.nullable(),
   /** Tools of this server that another server's tool of the same name replaced. */
   shadowed_tools: z.array(z.string()),
 });
