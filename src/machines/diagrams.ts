@@ -59,7 +59,12 @@ const idOf = (node: NodeLike) => node.path.join('_');
 function guardName(guard: unknown): string | null {
   if (!guard) return null;
   if (typeof guard === 'string') return guard;
-  if (typeof guard === 'object' && guard !== null && 'type' in guard) return String(guard.type);
+  if (typeof guard === 'object' && guard !== null && 'type' in guard) {
+    // Fixed params say which case the guard picks (`goesTo pending`); params computed from the event do not.
+    const params = 'params' in guard && guard.params !== null && typeof guard.params === 'object' ? guard.params : null;
+    const fixed = params ? Object.values(params).filter((value) => typeof value === 'string') : [];
+    return fixed.length > 0 ? `${String(guard.type)} ${fixed.join(' ')}` : String(guard.type);
+  }
   return 'guard';
 }
 

@@ -2,8 +2,10 @@ import type { ServerConfig } from '../services/config/schema.js';
 
 /** Events the registry actor accepts. */
 export type RegistryEvent =
-  /** Install (or replace) a server actor and connect it now, outside the startup queue. */
+  /** Publish a server added by management and connect it now, outside the startup queue (replaces a deleted one's actor). */
   | { type: 'server.install'; name: string; config: ServerConfig }
+  /** Publish a server added to the file by hand: during startup it joins the end of the queue. */
+  | { type: 'server.enqueue'; name: string; config: ServerConfig }
   /** Stop and forget a server actor. */
   | { type: 'server.uninstall'; name: string }
   /** Cancel and drain startup, stop every published actor. */

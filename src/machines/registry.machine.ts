@@ -2,13 +2,13 @@ import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRef
 import type { ServerConfig } from '../services/config/schema.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import { serverMachine } from './server.machine.js';
-import { leftPending } from './server.queries.js';
+import { settled } from './server.queries.js';
 
 export type ServerActorRef = ActorRefFrom<typeof serverMachine>;
 
 interface QueueEntry {
   name: string;
-  /** The actor queued at start; a different actor under the name means management replaced it. */
+  /** The actor queued; management may have started it (or replaced it) since. */
   ref: ServerActorRef;
 }
 
@@ -38,8 +38,10 @@ const watcherId = (ref: ServerActorRef): string => `settle:${ref.id}`;
  * The fleet: publishes every configured server at once, then connects the
  * enabled ones in file order, `startupConcurrency` at a time (default one),
  * re-reading the persisted config as it reaches each (SPEC §4). Management
- * installs and uninstalls actors at any time; a replaced actor is never
- * touched by the queue.
+ * sends its events to the existing actors; the registry installs an actor
+ * only for a new name and uninstalls it when the server is deleted. A server
+ * hand-added during startup joins the end of the queue; one that management
+ * already started (or replaced) is skipped by it.
  */
 export const registryMachine = setup({
   types: {
@@ -51,10 +53,10 @@ export const registryMachine = setup({
     server: serverMachine,
     /** Re-reads the persisted entry of one server. Provided by the host. */
     rereadConfig: fromPromise<Reread, { name: string }>(async () => ({ status: 'unreadable' })),
-    /** Tells the registry (`startup.settled`) when a server left `pending`, bounded by its `timeout_seconds`. */
+    /** Tells the registry (`startup.settled`) when a server has an outcome, bounded by its `timeout_seconds`. */
     awaitSettled: fromCallback<RegistryEvent, { ref: ServerActorRef; timeoutMs: number }>(({ input, sendBack }) => {
       let watching = true;
-      void leftPending(input.ref, input.timeoutMs).then(() => {
+      void settled(input.ref, input.timeoutMs).then(() => {
         if (watching) sendBack({ type: 'startup.settled', actor: input.ref.id });
       });
       return () => {
@@ -66,7 +68,11 @@ export const registryMachine = setup({
     queueEmpty: ({ context }) => context.queue.length === 0,
     startupDone: ({ context }) => context.queue.length === 0 && context.connecting.length === 0,
     slotsFull: ({ context }) => context.connecting.length >= context.startupConcurrency,
-    headReplaced: ({ context }) => context.servers[head(context).name] !== head(context).ref,
+    /** Management replaced the head's actor, or already started it: the queue has nothing left to do for it. */
+    headMovedOn: ({ context }) => {
+      const { name, ref } = head(context);
+      return context.servers[name] !== ref || !ref.getSnapshot().matches({ pending: 'queued' });
+    },
     headDeleted: (_, reread: Reread) => reread.status === 'deleted',
     headDisabled: (_, reread: Reread) => reread.status === 'found' && !reread.config.enabled,
   },
@@ -106,20 +112,29 @@ export const registryMachine = setup({
       enqueue.sendTo(ref, { type: 'server.stop' });
       enqueue.assign({ servers: ({ context: current }) => withoutKey(current.servers, name) });
     }),
-    install: enqueueActions(({ context, enqueue }, params: { name: string; config: ServerConfig }) => {
-      const previous = context.servers[params.name];
-      if (previous) enqueue.sendTo(previous, { type: 'server.stop' });
-      enqueue.assign(({ spawn, context: current }) => ({
-        installed: current.installed + 1,
-        servers: {
-          ...current.servers,
-          // A fresh id: the replaced actor may still be stopping under the old one.
-          [params.name]: spawn('server', {
-            id: `${params.name}#${current.installed + 1}`,
-            input: { name: params.name, config: params.config, queued: false },
-          }),
-        },
-      }));
+    /** Publishes a server; `queued` ones wait for their turn (the queue is extended by `enqueue`). */
+    install: enqueueActions(
+      ({ context, enqueue }, params: { name: string; config: ServerConfig; queued: boolean }) => {
+        const previous = context.servers[params.name];
+        // Only a deleted (and added again) server gets a new actor; the old one stops.
+        if (previous) enqueue.sendTo(previous, { type: 'server.stop' });
+        enqueue.assign(({ spawn, context: current }) => ({
+          installed: current.installed + 1,
+          servers: {
+            ...current.servers,
+            // A fresh id: the replaced actor may still be stopping under the old one.
+            [params.name]: spawn('server', {
+              id: `${params.name}#${current.installed + 1}`,
+              input: { name: params.name, config: params.config, queued: params.queued },
+            }),
+          },
+        }));
+      },
+    ),
+    /** Puts a just-installed queued server at the end of the startup queue (file order: a new entry comes last). */
+    enqueue: enqueueActions(({ context, enqueue }, params: { name: string; config: ServerConfig }) => {
+      const ref = context.servers[params.name];
+      if (ref && params.config.enabled) enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
     }),
     uninstall: enqueueActions(({ context, enqueue }, params: { name: string }) => {
       const ref = context.servers[params.name];
@@ -151,7 +166,9 @@ export const registryMachine = setup({
   },
   initial: 'starting',
   on: {
-    'server.install': { actions: { type: 'install', params: ({ event }) => event } },
+    'server.install': { actions: { type: 'install', params: ({ event }) => ({ ...event, queued: false }) } },
+    // After startup, a hand-added server has no queue to wait in: it connects at once.
+    'server.enqueue': { actions: { type: 'install', params: ({ event }) => ({ ...event, queued: false }) } },
     'server.uninstall': { actions: { type: 'uninstall', params: ({ event }) => event } },
     'registry.shutdown': { target: '.stopped' },
   },
@@ -162,6 +179,13 @@ export const registryMachine = setup({
       on: {
         // A slot freed while re-reading: taken up when the re-read is done.
         'startup.settled': { actions: { type: 'releaseSlot', params: ({ event }) => event } },
+        // A server added by hand during startup takes its turn; a re-read in flight is not interrupted.
+        'server.enqueue': {
+          actions: [
+            { type: 'install', params: ({ event }) => ({ ...event, queued: true }) },
+            { type: 'enqueue', params: ({ event }) => event },
+          ],
+        },
       },
       states: {
         dequeue: {
@@ -169,7 +193,7 @@ export const registryMachine = setup({
             { guard: 'startupDone', target: '#registry.running' },
             { guard: 'queueEmpty', target: 'waiting' },
             { guard: 'slotsFull', target: 'waiting' },
-            { guard: 'headReplaced', actions: 'dropHead', target: 'dequeue', reenter: true },
+            { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue', reenter: true },
             { target: 'rereading' },
           ],
         },
@@ -179,7 +203,7 @@ export const registryMachine = setup({
             src: 'rereadConfig',
             input: ({ context }) => ({ name: head(context).name }),
             onDone: [
-              { guard: 'headReplaced', actions: 'dropHead', target: 'dequeue' },
+              { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               {
                 guard: { type: 'headDeleted', params: ({ event }) => event.output },
                 actions: ['uninstallHead', 'dropHead'],
@@ -200,6 +224,13 @@ export const registryMachine = setup({
             'every slot taken (or the queue empty): waits for a server to leave pending, each bounded by its timeout_seconds',
           on: {
             'startup.settled': { actions: { type: 'releaseSlot', params: ({ event }) => event }, target: 'dequeue' },
+            'server.enqueue': {
+              actions: [
+                { type: 'install', params: ({ event }) => ({ ...event, queued: true }) },
+                { type: 'enqueue', params: ({ event }) => event },
+              ],
+              target: 'dequeue',
+            },
           },
         },
       },
@@ -212,6 +243,7 @@ export const registryMachine = setup({
       entry: ['drainQueue', 'stopAll'],
       on: {
         'server.install': {},
+        'server.enqueue': {},
         'server.uninstall': {},
         'registry.shutdown': {},
       },

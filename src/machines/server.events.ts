@@ -2,27 +2,34 @@ import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import type { FleetError } from '../services/support/errors.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
 
-/** Events a server actor accepts. Management sends these; services send the rest. */
+/** Events a server actor accepts. Management and the registry send the `server.*` ones; invoked actors the rest. */
 export type ServerEvent =
-  /** The registry's startup queue reached this server: connect now (with the re-read config). */
+  /** The registry's startup queue reached this server: connect now (with the config it re-read). */
   | { type: 'server.connect'; config?: ServerConfig }
-  | { type: 'server.enable' }
-  /** `config`: the entry the registry just re-read from the file (disabled there); kept for the view. */
+  /** `config`: the entry with `enabled: true` (management's or a hand edit's); kept for the view. */
+  | { type: 'server.enable'; config?: ServerConfig }
+  /** `config`: the entry with `enabled: false` (management's, a hand edit's or the registry's re-read). */
   | { type: 'server.disable'; config?: ServerConfig }
   | { type: 'server.restart' }
-  /** Only the tool filter changed: apply it without reconnecting. */
+  /** A new config: the server goes through `pending` again with it (or to `disabled`). */
+  | { type: 'server.configure'; config: ServerConfig }
+  /** Only the tool filter or the result bound changed: applied without reconnecting. */
   | { type: 'server.retool'; config: ServerConfig }
   | { type: 'server.stop' }
-  /** The live connection ended without being asked to (crash, exit, network). */
+  /** The live connection ended without being asked to (crash, exit, network, token lost). */
   | { type: 'connection.closed'; error: FleetError }
+  /** The catalog session swapped in a new tool listing: register the tools again. */
+  | { type: 'catalog.tools_changed' }
   /** The user started OAuth consent for a server that needs it. */
   | { type: 'auth.begin' }
+  /** The invoked consent knows where the user must go. */
+  | { type: 'auth.url'; url: string }
+  /** The invoked consent stored the tokens. */
   | { type: 'auth.completed' }
+  /** The invoked consent was refused, timed out or could not start. */
   | { type: 'auth.failed'; error: FleetError };
 
 /** Events a server actor emits for the host to act on. */
 export type ServerEmitted =
   | { type: 'tools.register'; server: string; live: LiveConnection; filter: ToolFilter }
-  | { type: 'tools.unregister'; server: string }
-  /** The actor no longer holds this connection: close it (the host tracks the closing). */
-  | { type: 'connection.release'; server: string; live: LiveConnection };
+  | { type: 'tools.unregister'; server: string };

@@ -11,6 +11,9 @@ export interface ServerInput {
   queued: boolean;
 }
 
+/** Where a `closing` server goes once its process is gone. */
+export type AfterClosing = 'pending' | 'disabled' | 'error' | 'needs_reauth' | 'stopped';
+
 export interface ServerContext {
   name: string;
   config: ServerConfig;
@@ -20,6 +23,19 @@ export interface ServerContext {
   errorKind: ErrorKind | null;
   /** Connection losses and failed reconnects in a row; 0 once the server stayed ready long enough. */
   failures: number;
+  /** The state `closing` leaves for; the view already shows it. */
+  next: AfterClosing;
+  /** The consent's page, once the invoked consent knows it. */
+  authorizationUrl: string | null;
+}
+
+/** What a connect of an OAuth server needs first: nothing, or a refresh of its stored token. */
+export type AuthCheck = 'connect' | 'refresh';
+
+/** The inputs of the actors that act for one server. */
+export interface ServerWork {
+  name: string;
+  config: ServerConfig;
 }
 
 function asFleetError(error: unknown): FleetError {
@@ -34,10 +50,16 @@ export function backoffMs(config: ServerConfig, failures: number, random: () => 
   return Math.round(base * (0.75 + random() / 2));
 }
 
+const isAuthFailure = { type: 'isAuthFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
+const recordError = { type: 'recordError', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
+const closeFor = (next: AfterClosing) => ({ type: 'closeFor', params: { next } }) as const;
+
 /**
- * One MCP server's lifecycle (SPEC §4). The machine owns the state; the host
- * listens to what it emits (tool registration) and to its snapshots (the
- * journal, closing connections the actor no longer holds).
+ * One MCP server's lifecycle (SPEC §4). The machine owns all of it: the work
+ * that lives and dies with a state is invoked there (connect, token refresh,
+ * consent, connection watcher, catalog session, close), so leaving the state
+ * cancels it. The host provides the actors' implementations and listens to
+ * what the machine emits (tool registration) and to its snapshots (the journal).
  */
 export const serverMachine = setup({
   types: {
@@ -53,25 +75,38 @@ export const serverMachine = setup({
   },
   actors: {
     /** Spawn or open, initialize, list every tool page; bounded by `timeout_seconds`. */
-    connect: fromPromise<LiveConnection, { name: string; config: ServerConfig }>(({ input, signal }) =>
-      openLiveConnection(input.name, input.config, signal),
+    connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) => openLiveConnection(input.name, input.config, signal)),
+    /** Whether an OAuth server's stored token must be refreshed before it can connect. */
+    checkAuth: fromPromise<AuthCheck, ServerWork>(async () => 'connect'),
+    /** Refreshes the stored token; rejects with an `auth` FleetError when only a consent can help. */
+    refreshToken: fromPromise<void, ServerWork>(async () => {}),
+    /** A consent: sends `auth.url`, then `auth.completed` or `auth.failed`; stopping it cancels the consent. */
+    consent: fromCallback<ServerEvent, ServerWork>(({ sendBack }) => {
+      sendBack({ type: 'auth.failed', error: new FleetError('auth', 'this host cannot run an OAuth consent') });
+    }),
+    /** Reports the connection's unexpected end, an unanswered ping or a lost token as `connection.closed`. */
+    watchConnection: fromCallback<ServerEvent, { live: LiveConnection; config: ServerConfig }>(({ input, sendBack }) =>
+      watchLiveConnection(
+        input.live,
+        { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
+        (error) => sendBack({ type: 'connection.closed', error }),
+      ),
     ),
-    /** Reports the connection's unexpected end, or an unanswered ping, as `connection.closed`. */
-    watchConnection: fromCallback<ServerEvent, { live: LiveConnection; config: ServerConfig }>(
-      ({ input, sendBack }) =>
-        watchLiveConnection(
-          input.live,
-          { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
-          (error) => sendBack({ type: 'connection.closed', error }),
-        ),
-    ),
+    /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
+    catalogSession: fromCallback<ServerEvent, ServerWork & { live: LiveConnection }>(() => undefined),
+    /** Ends the connection; resolves once the process is gone. */
+    closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
   },
   guards: {
     isEnabled: ({ context }) => context.config.enabled,
     isQueued: ({ context }) => context.queued,
+    usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
+    needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
     isReconnecting: ({ context }) => context.failures > 0,
     mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
+    disablesIt: (_, config: ServerConfig | undefined) => config !== undefined && !config.enabled,
+    goesTo: ({ context }, params: { next: AfterClosing }) => context.next === params.next,
   },
   actions: {
     registerTools: emit(({ context }) => ({
@@ -81,17 +116,14 @@ export const serverMachine = setup({
       filter: context.config.tools,
     })),
     unregisterTools: emit(({ context }) => ({ type: 'tools.unregister' as const, server: context.name })),
-    releaseConnection: emit(({ context }) => ({
-      type: 'connection.release' as const,
-      server: context.name,
-      live: context.live!,
-    })),
     adoptConnection: assign({ live: (_, live: LiveConnection) => live }),
     forgetConnection: assign({ live: null }),
     recordError: assign((_, params: { error: unknown }) => {
       const failure = asFleetError(params.error);
       return { error: failure.message, errorKind: failure.kind };
     }),
+    /** A human must act: the view says so with its own kind (SPEC §4). */
+    markNeedsReauth: assign({ errorKind: 'needs_reauth' as const }),
     clearError: assign({ error: null, errorKind: null }),
     countFailure: assign({ failures: ({ context }) => context.failures + 1 }),
     resetFailures: assign({ failures: 0 }),
@@ -100,8 +132,11 @@ export const serverMachine = setup({
         `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
     }),
     leaveQueue: assign({ queued: false }),
-    takeRereadConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
-    takeConfig: assign({ config: (_, config: ServerConfig) => config }),
+    /** Takes the config an event carries, if it carries one (a re-read that found the entry). */
+    takeConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
+    closeFor: assign({ next: (_, params: { next: AfterClosing }) => params.next }),
+    keepAuthorizationUrl: assign({ authorizationUrl: (_, url: string) => url }),
+    forgetAuthorizationUrl: assign({ authorizationUrl: null }),
   },
 }).createMachine({
   id: 'server',
@@ -113,6 +148,8 @@ export const serverMachine = setup({
     error: null,
     errorKind: null,
     failures: 0,
+    next: 'stopped',
+    authorizationUrl: null,
   }),
   initial: 'boot',
   on: {
@@ -126,103 +163,247 @@ export const serverMachine = setup({
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
       entry: 'clearError',
-      on: { 'server.enable': { target: 'pending', actions: 'leaveQueue' } },
+      on: {
+        'server.enable': {
+          target: 'pending',
+          actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }],
+        },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+          },
+          { target: 'pending', actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }] },
+        ],
+        'server.disable': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+      },
     },
     pending: {
-      description: 'published (ready=false, no tools); connecting: spawn/open, initialize, list tools',
+      description: 'published (ready=false, no tools); connecting: spawn/open, initialize, list every tool page',
       entry: 'clearError',
       initial: 'choose',
       on: {
-        'server.disable': {
-          target: 'disabled',
-          actions: { type: 'takeRereadConfig', params: ({ event }) => event.config },
-        },
+        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        'server.enable': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        // Management acts at once, even on a server still waiting in the startup queue.
+        'server.restart': { target: 'pending', reenter: true, actions: ['leaveQueue', 'resetFailures'] },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            target: 'disabled',
+            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+          },
+          {
+            target: 'pending',
+            reenter: true,
+            actions: ['leaveQueue', 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
+          },
+        ],
       },
       states: {
         choose: {
-          always: [{ guard: 'isQueued', target: 'queued' }, { target: 'connecting' }],
+          always: [
+            { guard: 'isQueued', target: 'queued' },
+            { guard: 'usesOAuth', target: 'checking_auth' },
+            { target: 'connecting' },
+          ],
         },
         queued: {
           description: 'waiting for its turn in the startup queue; no process yet',
           on: {
             'server.connect': {
-              target: 'connecting',
-              actions: ['leaveQueue', { type: 'takeRereadConfig', params: ({ event }) => event.config }],
+              target: 'choose',
+              actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }],
             },
+          },
+        },
+        checking_auth: {
+          description: 'OAuth: is the stored token fresh enough to connect with?',
+          invoke: {
+            src: 'checkAuth',
+            input: ({ context }) => ({ name: context.name, config: context.config }),
+            onDone: [
+              {
+                guard: { type: 'needsRefresh', params: ({ event }) => event.output },
+                target: '#server.authenticating.refreshing',
+              },
+              { target: 'connecting' },
+            ],
+            // The credentials could not be read: the connect says what is wrong.
+            onError: { target: 'connecting' },
           },
         },
         connecting: {
           invoke: {
             src: 'connect',
             input: ({ context }) => ({ name: context.name, config: context.config }),
-            onDone: {
-              target: '#server.ready',
-              actions: { type: 'adoptConnection', params: ({ event }) => event.output },
-            },
+            onDone: { target: '#server.ready', actions: { type: 'adoptConnection', params: ({ event }) => event.output } },
             onError: [
-              {
-                guard: { type: 'isAuthFailure', params: ({ event }) => ({ error: event.error }) },
-                target: '#server.needs_reauth',
-                actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
-              },
-              {
-                guard: 'isReconnecting',
-                target: '#server.error',
-                actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
-              },
-              {
-                target: '#server.error',
-                actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
-              },
+              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+              { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
+              { target: '#server.error', actions: recordError },
             ],
           },
         },
       },
     },
     authenticating: {
-      description: 'OAuth in progress: token refresh, or waiting for consent',
+      description: 'OAuth in progress: the token refresh a connect needs first, or a consent; leaving cancels it',
+      exit: 'forgetAuthorizationUrl',
       on: {
-        'auth.completed': { target: 'pending' },
-        'auth.failed': {
-          target: 'needs_reauth',
-          actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        'server.restart': { target: 'pending', actions: 'resetFailures' },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            target: 'disabled',
+            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+          },
+          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+        ],
+      },
+      initial: 'refreshing',
+      states: {
+        refreshing: {
+          description: 'refreshing the stored token before connecting',
+          invoke: {
+            src: 'refreshToken',
+            input: ({ context }) => ({ name: context.name, config: context.config }),
+            onDone: { target: 'connecting' },
+            onError: [
+              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+              // Unreachable or failing for another reason: the connect's answer says the rest.
+              { target: 'connecting' },
+            ],
+          },
+        },
+        consenting: {
+          description: 'waiting for the user to finish the consent in the browser (it holds no startup slot)',
+          invoke: {
+            src: 'consent',
+            input: ({ context }) => ({ name: context.name, config: context.config }),
+          },
+          on: {
+            'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event.url } },
+            'auth.completed': { target: 'connecting' },
+            'auth.failed': { target: '#server.needs_reauth', actions: recordError },
+          },
+        },
+        connecting: {
+          description: 'connecting with the fresh token',
+          invoke: {
+            src: 'connect',
+            input: ({ context }) => ({ name: context.name, config: context.config }),
+            onDone: { target: '#server.ready', actions: { type: 'adoptConnection', params: ({ event }) => event.output } },
+            onError: [
+              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+              { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
+              { target: '#server.error', actions: recordError },
+            ],
+          },
         },
       },
     },
     ready: {
-      description: 'tools registered on entry, unregistered on exit; only here',
-      entry: 'registerTools',
-      exit: ['unregisterTools', 'releaseConnection', 'forgetConnection'],
-      invoke: {
-        src: 'watchConnection',
-        input: ({ context }) => ({ live: context.live!, config: context.config }),
-      },
+      description: 'connected; the connection watcher and the catalog session run here; tools unregistered on exit',
+      exit: 'unregisterTools',
+      invoke: [
+        { src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
+        {
+          src: 'catalogSession',
+          input: ({ context }) => ({ name: context.name, config: context.config, live: context.live! }),
+        },
+      ],
       after: { stable: { actions: 'resetFailures' } },
+      initial: 'serving',
+      states: {
+        serving: {
+          description: 'tools registered on entry, only here; a catalog change or a tool-filter edit re-enters',
+          entry: 'registerTools',
+          // Re-entering only this state (not `ready`) keeps the connection, its watcher and the catalog session.
+          on: {
+            'catalog.tools_changed': { target: 'serving', reenter: true },
+            'server.retool': {
+              target: 'serving',
+              reenter: true,
+              actions: { type: 'takeConfig', params: ({ event }) => event.config },
+            },
+          },
+        },
+      },
       on: {
         'connection.closed': [
+          // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
+          { guard: isAuthFailure, target: 'closing', actions: [recordError, 'markNeedsReauth', closeFor('needs_reauth')] },
+          { target: 'closing', actions: [recordError, 'countFailure', closeFor('error')] },
+        ],
+        'server.restart': { target: 'closing', actions: ['resetFailures', closeFor('pending')] },
+        'server.disable': {
+          target: 'closing',
+          actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
+        },
+        'server.configure': [
           {
-            // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
-            guard: { type: 'isAuthFailure', params: ({ event }) => ({ error: event.error }) },
-            target: 'needs_reauth',
-            actions: { type: 'recordError', params: ({ event }) => ({ error: event.error }) },
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            target: 'closing',
+            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
           },
           {
-            target: 'error',
-            actions: [{ type: 'recordError', params: ({ event }) => ({ error: event.error }) }, 'countFailure'],
+            target: 'closing',
+            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'resetFailures', closeFor('pending')],
           },
         ],
-        'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.disable': { target: 'disabled' },
-        // Registering again replaces the server's tools in one step: no moment without them.
-        'server.retool': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'registerTools'] },
+        'server.stop': { target: 'closing', actions: closeFor('stopped') },
       },
     },
-    needs_reauth: {
-      description: 'refresh rejected or no usable token; waits for the user',
+    closing: {
+      description: 'tools gone; the connection closes and the process exits, then on to the state the view already shows',
+      invoke: {
+        src: 'closeConnection',
+        input: ({ context }) => ({ live: context.live! }),
+        onDone: { target: 'leaving', actions: 'forgetConnection' },
+        // close() never leaves a child behind even when it reports a failure.
+        onError: { target: 'leaving', actions: 'forgetConnection' },
+      },
       on: {
-        'auth.begin': { target: 'authenticating' },
+        // Asked again while closing: only where it goes changes.
+        'server.stop': { actions: closeFor('stopped') },
+        'server.restart': { actions: ['resetFailures', closeFor('pending')] },
+        'server.disable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')] },
+        'server.enable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('pending')] },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
+          },
+          { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'resetFailures', closeFor('pending')] },
+        ],
+      },
+    },
+    leaving: {
+      always: [
+        { guard: { type: 'goesTo', params: { next: 'stopped' } }, target: 'stopped' },
+        { guard: { type: 'goesTo', params: { next: 'pending' } }, target: 'pending' },
+        { guard: { type: 'goesTo', params: { next: 'disabled' } }, target: 'disabled' },
+        { guard: { type: 'goesTo', params: { next: 'needs_reauth' } }, target: 'needs_reauth' },
+        { target: 'error' },
+      ],
+    },
+    needs_reauth: {
+      description: 'no usable token (refresh rejected, none stored): waits for the user to begin a consent',
+      entry: 'markNeedsReauth',
+      on: {
+        'auth.begin': { target: '#server.authenticating.consenting' },
         'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.disable': { target: 'disabled' },
+        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            target: 'disabled',
+            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+          },
+          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+        ],
       },
     },
     error: {
@@ -230,7 +411,18 @@ export const serverMachine = setup({
       initial: 'deciding',
       on: {
         'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.disable': { target: 'disabled', actions: 'resetFailures' },
+        'server.disable': {
+          target: 'disabled',
+          actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
+        },
+        'server.configure': [
+          {
+            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            target: 'disabled',
+            actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
+          },
+          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+        ],
       },
       states: {
         deciding: {

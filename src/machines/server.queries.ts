@@ -7,17 +7,34 @@ import type { serverMachine } from './server.machine.js';
 
 type ServerRef = ActorRefFrom<typeof serverMachine>;
 
-/** The SPEC §4 state of a snapshot: its top-level state (`pending.queued` is `pending`). */
+/**
+ * The SPEC §4 state of a snapshot: its top-level state (`pending.queued` is
+ * `pending`). `closing` shows the state it leaves for: tools are already gone
+ * and the process is on its way out, so a restart reads `ready → pending`.
+ */
 export function topState(snapshot: SnapshotFrom<typeof serverMachine>): ServerState {
   if (snapshot.status !== 'active') return 'stopped';
   const value = snapshot.value;
   const top = typeof value === 'string' ? value : Object.keys(value)[0]!;
-  // `boot` is a transient state: never observed outside a macrostep.
+  if (top === 'closing') return snapshot.context.next;
+  // `boot` and `leaving` are transient: never observed outside a macrostep.
   return top as ServerState;
 }
 
-/** Settles when a server leaves `pending` (or stops), or after `timeoutMs`. */
-export function leftPending(ref: ServerRef, timeoutMs: number): Promise<void> {
+/**
+ * Whether a server is still on its way to an outcome: closing its previous
+ * connection, in `pending`, or authenticating without waiting for a human.
+ * A consent does not hold the startup queue or a management request.
+ */
+export function isSettling(snapshot: SnapshotFrom<typeof serverMachine>): boolean {
+  if (snapshot.status !== 'active') return false;
+  if (snapshot.matches('closing')) return snapshot.context.next !== 'stopped';
+  if (snapshot.matches('pending')) return !snapshot.matches({ pending: 'queued' });
+  return snapshot.matches('authenticating') && !snapshot.matches({ authenticating: 'consenting' });
+}
+
+/** Settles once a server is no longer settling (see {@link isSettling}) or stopped, or after `timeoutMs`. */
+export function settled(ref: ServerRef, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = () => {
@@ -30,12 +47,12 @@ export function leftPending(ref: ServerRef, timeoutMs: number): Promise<void> {
     const timer = setTimeout(settle, timeoutMs);
     const subscription: { unsubscribe(): void } | undefined = ref.subscribe({
       next: (snapshot) => {
-        if (!snapshot.matches('pending')) settle();
+        if (!isSettling(snapshot)) settle();
       },
       complete: settle,
       error: settle,
     });
-    if (!ref.getSnapshot().matches('pending')) settle();
+    if (!isSettling(ref.getSnapshot())) settle();
   });
 }
 

@@ -6,6 +6,7 @@ import { ConflictError, NotFoundError, StartFailedError } from '../../src/servic
 import { fixtureCommand } from '../fixtures/index.js';
 import { readPid } from '../support/processes.js';
 import { allGone, isAlive, readConfigFile, stateDirWith, untilState } from './helpers.js';
+import { storedJournalLines } from '../support/journal-files.js';
 
 const EVERYTHING = [process.execPath, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
 
@@ -213,7 +214,7 @@ describe('views over the journal', () => {
     expect(host.server(first)?.shadowed_tools).toEqual([]);
   });
 
-  test('the journal is appended to events.jsonl and carries no secret', async () => {
+  test('the journal is stored under <state_dir>/journal/ and carries no secret', async () => {
     const canary = 'canary-journal-5f1e2d3c4b';
     const dir = stateDirWith({
       s: { type: 'local', command: fixtureCommand('healthy'), env: { SECRET: canary } },
@@ -223,12 +224,14 @@ describe('views over the journal', () => {
     await host.start();
     await untilState(host, 's', 'ready');
     await untilState(host, 'f', 'error');
-    const lines = readFileSync(join(dir, 'events.jsonl'), 'utf8').trim().split('\n');
-    expect(lines.map((line) => JSON.parse(line))).toEqual(host.events());
-    expect(lines.join('\n')).not.toContain(canary);
     expect(host.server('f')?.error).toMatch(/SECRET=\S/);
     expect(host.server('f')?.error).not.toContain(canary);
     expect(host.events(host.events().at(-2)!.seq)).toHaveLength(1);
+    // Stored asynchronously: once shut down, every event is on disk, in seq order.
+    await host.shutdown();
+    const lines = storedJournalLines(dir);
+    expect(lines.map((line) => JSON.parse(line))).toEqual(host.events());
+    expect(lines.join('\n')).not.toContain(canary);
   });
 
   test('catalog lists tools with both names; the diff shows hand edits by field, secrets as paths only', async () => {

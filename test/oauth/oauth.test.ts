@@ -21,6 +21,7 @@ import {
   type AuthorizationServer,
   type McpResourceServer,
 } from './servers.js';
+import { storedJournalLines } from '../support/journal-files.js';
 
 const cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -102,7 +103,7 @@ describe('OAuth with a real authorization server', () => {
     const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
     await fleet.host.settled();
     await untilState(fleet.host, 'remote', 'needs_reauth');
-    expect(fleet.host.server('remote')).toMatchObject({ error_kind: 'auth', ready: false });
+    expect(fleet.host.server('remote')).toMatchObject({ error_kind: 'needs_reauth', ready: false });
     expect(fleet.host.server('remote')?.error).toContain('mcp-fleet auth remote');
 
     await consentOverApi(fleet, 'remote');
@@ -215,7 +216,7 @@ describe('OAuth with a real authorization server', () => {
 
     await untilState(fleet.host, 'remote', 'needs_reauth');
     const view = fleet.host.server('remote')!;
-    expect(view.error_kind).toBe('auth');
+    expect(view.error_kind).toBe('needs_reauth');
     expect(view.error).toContain('invalid_grant');
     expect(fleet.host.tools()).toEqual([]);
     expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
@@ -243,7 +244,7 @@ describe('OAuth with a real authorization server', () => {
 
     const again = await restartedHost(fleet);
     await untilState(again, 'remote', 'needs_reauth');
-    expect(again.server('remote')?.error_kind).toBe('auth');
+    expect(again.server('remote')?.error_kind).toBe('needs_reauth');
     // The token endpoint saw the consent's code exchange and nothing since: no refresh request at all.
     expect(as.tokenRequests).toEqual(['authorization_code']);
     expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
@@ -304,7 +305,7 @@ describe('OAuth with a real authorization server', () => {
     expect(await portFree(port)).toBe(false);
 
     const restarted = await fleet.request('/api/mcp/servers/remote/restart', { method: 'POST' });
-    expect(restarted.json).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(restarted.json).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
     expect(await portFree(port)).toBe(true);
     // The user finishing the cancelled consent late reaches nobody.
     await expect(consentAsUser(url)).rejects.toThrow();
@@ -340,7 +341,7 @@ describe('OAuth with a real authorization server', () => {
 
     // alpha pointed at beta's URL: its stored token is for the old URL and is not sent.
     const moved = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { url: b.url } });
-    expect(moved.json).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(moved.json).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
     expect(b.presentedTokens).not.toContain(alpha.tokens.access_token);
   });
 
@@ -390,7 +391,7 @@ describe('OAuth with a real authorization server', () => {
       (await fleet.request('/api/mcp/catalog')).text,
       (await fleet.request('/api/mcp/catalog/diff')).text,
       (await fleet.request('/api/mcp/events')).text,
-      readFileSync(join(fleet.dir, 'events.jsonl'), 'utf8'),
+      storedJournalLines(fleet.dir).join('\n'),
       logged.lines.join('\n'),
       JSON.stringify(fleet.host.events()),
     ];

@@ -24,6 +24,7 @@ import {
   type ChildWorker,
   type CliRun,
 } from './processes.js';
+import { storedJournalLines } from '../support/journal-files.js';
 
 const canaries = new Canaries();
 const outputs = new Outputs();
@@ -169,9 +170,9 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     expect(state.envdump.error).toContain('DUMP_QUOTED=••••');
     expect(state.crash).toMatchObject({ state: 'error', error_kind: 'spawn_failed' });
     expect(state.down).toMatchObject({ state: 'error', error_kind: 'transport_closed' });
-    expect(state.wrongauth).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(state.wrongauth).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
     // The fixture offers no OAuth metadata and refuses the request: a human must sign in.
-    expect(state.oauth).toMatchObject({ state: 'needs_reauth', error_kind: 'auth' });
+    expect(state.oauth).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
     expect(state.off).toMatchObject({ state: 'disabled' });
     // The child received its env: the tool reports the length, never the value.
     const env = await call(200, '/api/mcp/tools/ok__env/call', { method: 'POST', body: { arguments: { name: 'API_KEY' } } });
@@ -383,8 +384,7 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
       if (file === 'mcp_servers.json' || !statSync(join(dir, file)).isFile()) continue;
       outputs.add(`state dir: ${file}`, readFileSync(join(dir, file), 'utf8'));
     }
-    const journal = readFileSync(join(dir, 'events.jsonl'), 'utf8');
-    expect(journal.split('\n').length).toBeGreaterThan(50);
+    expect(storedJournalLines(dir).length).toBeGreaterThan(50);
     expect(outputs.leaks(canaries)).toEqual([]);
     // The file itself is the one place the stored secrets live.
     const config = readFileSync(join(dir, 'mcp_servers.json'), 'utf8');

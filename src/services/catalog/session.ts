@@ -1,42 +1,45 @@
 /**
  * What runs beside a ready server's live connection, from its entry into
- * `ready` until its exit: the catalog sync (tools, resources, prompts), the
- * prompt slash commands, and the server's log. One per actor and connection.
+ * `ready` until its exit (the server machine invokes it there): the catalog
+ * sync (tools, resources, prompts), the prompt slash commands, and the
+ * server's log. Listings of resources and prompts go into the journal, where
+ * the catalog view is folded from; a new tool listing asks the machine to
+ * register the tools again.
  */
+import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
-import { startCatalogSync, type Offer } from './sync.js';
+import { startCatalogSync } from './sync.js';
 import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
-import type { Journal } from '../journal/journal.js';
+import { promptsListed, resourcesListed, type JournalEventInput } from '../journal/events.js';
 import type { LiveConnection } from '../connection/live-connection.js';
 
 export interface ServerSessionOptions {
   server: string;
   config: ServerConfig;
   live: LiveConnection;
-  /** The server's actor: owns its prompt commands, so a replaced actor cannot drop its successor's. */
-  owner: object;
-  journal: Journal;
+  /** Records what the session learns (listings, changes, server log). */
+  append(event: JournalEventInput): void;
   prompts: PromptRegistry;
   logger: { info(message: string): void; warn(message: string): void };
-  /** The tool listing changed (`live.connection.allTools`): register the server's tools again, in one step. */
-  retool(): void;
+  /** The tool listing changed (`live.connection.allTools`): the tools must be registered again. */
+  onToolsChanged(): void;
 }
 
-export interface ServerSession {
-  readonly live: LiveConnection;
-  /** Resources (and templates) and prompts as last listed. */
-  offer(): Offer;
-  /** Ends the session: no more listings, logs or prompt commands of this connection. */
-  stop(): void;
-}
-
-export function startServerSession(options: ServerSessionOptions): ServerSession {
-  const { server, config, live, owner, journal, prompts, logger } = options;
+/** Starts the session; returns the function that ends it (no more listings, logs or prompt commands). */
+export function startServerSession(options: ServerSessionOptions): () => void {
+  const { server, config, live, append, prompts, logger } = options;
   const client = live.connection.client;
   const secrets = secretValues(config);
   const timeoutMs = config.timeout_seconds * 1000;
+  // The connection owns its prompt commands: a later connection of the same server replaces them.
+  const owner = live;
+  let listed: { resources: Resource[] | null; templates: ResourceTemplate[] | null; prompts: Prompt[] | null } = {
+    resources: null,
+    templates: null,
+    prompts: null,
+  };
 
   const stopLog = forwardServerLog({
     server,
@@ -45,25 +48,30 @@ export function startServerSession(options: ServerSessionOptions): ServerSession
     timeoutMs,
     secrets,
     logger,
-    onLog: (entry) => journal.append({ type: 'server.log', server, ...entry }),
+    onLog: (entry) => append({ type: 'server.log', server, ...entry }),
   });
   const sync = startCatalogSync({
     connection: live.connection,
     timeoutMs,
-    onTools: options.retool,
-    onOffer: (offer) =>
-      prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets }),
-    onChange: (change) => journal.append({ type: 'catalog.changed', server, ...change }),
+    onTools: options.onToolsChanged,
+    onOffer(offer) {
+      // The sync hands over the whole offer; journal only the kind that was listed anew.
+      if (offer.resources !== listed.resources || offer.resourceTemplates !== listed.templates) {
+        append(resourcesListed(server, offer.resources, offer.resourceTemplates));
+      }
+      if (offer.prompts !== listed.prompts) {
+        append(promptsListed(server, offer.prompts));
+        prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets });
+      }
+      listed = { resources: offer.resources, templates: offer.resourceTemplates, prompts: offer.prompts };
+    },
+    onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),
   });
 
-  return {
-    live,
-    offer: sync.offer,
-    stop() {
-      sync.stop();
-      stopLog();
-      prompts.remove(server, owner);
-    },
+  return function stopServerSession() {
+    sync.stop();
+    stopLog();
+    prompts.remove(server, owner);
   };
 }

@@ -254,6 +254,12 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /** Whether a connect must refresh the stored token first: it has a refresh token and is (nearly) expired. */
+  needsRefresh(): boolean {
+    const tokens = this.#record.tokens;
+    return tokens !== null && tokens.refresh_token !== undefined && this.#refreshDue(tokens);
+  }
+
   /**
    * Refreshes the access token now. Concurrent callers share one request. A
    * rejected refresh token (`invalid_grant`), or one issued by another

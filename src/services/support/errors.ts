@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
-/** Why a server is in `error` (SPEC §4). */
-export const ErrorKind = z.enum(['spawn_failed', 'timeout', 'protocol', 'auth', 'transport_closed', 'config']);
+/** Why a server is in `error` (SPEC §4), or `needs_reauth` when it waits for a human's consent. */
+export const ErrorKind = z.enum(['spawn_failed', 'timeout', 'protocol', 'auth', 'transport_closed', 'config', 'needs_reauth']);
 export type ErrorKind = z.infer<typeof ErrorKind>;
 
 /**

@@ -1,0 +1,63 @@
+/**
+ * The implementations of the server machine's actors, bound to one host: how
+ * it connects (OAuth provider, the host's answers to server requests), checks
+ * and refreshes tokens, runs a consent, and what runs beside a ready
+ * connection. The machine decides when each runs; nothing here keeps state
+ * per server.
+ */
+import { fromCallback, fromPromise } from 'xstate';
+import { serverMachine, type AuthCheck, type ServerWork } from '../machines/server.machine.js';
+import type { ServerEvent } from '../machines/server.events.js';
+import type { PromptRegistry } from '../services/capabilities/prompts.js';
+import type { ClientHandlers } from '../services/capabilities/client-handlers.js';
+import { startServerSession } from '../services/catalog/session.js';
+import { openLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
+import type { JournalEventInput } from '../services/journal/events.js';
+import type { ServerAuth } from '../services/oauth/server-auth.js';
+import type { Drain } from '../services/support/drain.js';
+
+export interface ServerActorDeps {
+  auth: ServerAuth;
+  clientHandlers: ClientHandlers;
+  prompts: PromptRegistry;
+  append(event: JournalEventInput): void;
+  logger: { info(message: string): void; warn(message: string): void };
+  /** Connects the machine abandoned (stopped mid-handshake) close their child here; shutdown waits for it. */
+  leftovers: Drain;
+}
+
+/** The server machine with this host's actors. */
+export function hostServerMachine(deps: ServerActorDeps) {
+  const { auth, clientHandlers, prompts, append, logger, leftovers } = deps;
+  return serverMachine.provide({
+    actors: {
+      connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) =>
+        leftovers.add(
+          auth
+            .providerFor(input.name, input.config)
+            .then((provider) =>
+              openLiveConnection(input.name, input.config, signal, provider, clientHandlers.setup(input.name)),
+            ),
+        ),
+      ),
+      checkAuth: fromPromise<AuthCheck, ServerWork>(async ({ input }) =>
+        (await auth.needsRefresh(input.name, input.config)) ? 'refresh' : 'connect',
+      ),
+      refreshToken: fromPromise<void, ServerWork>(({ input }) => auth.refresh(input.name, input.config)),
+      consent: fromCallback<ServerEvent, ServerWork>(({ input, sendBack }) =>
+        auth.consent(input.name, input.config, sendBack),
+      ),
+      catalogSession: fromCallback<ServerEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
+        startServerSession({
+          server: input.name,
+          config: input.config,
+          live: input.live,
+          append,
+          prompts,
+          logger,
+          onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
+        }),
+      ),
+    },
+  });
+}
