@@ -337,19 +337,22 @@ describe('GET /api/mcp/events/stream', () => {
     writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { alpha: healthy(dir, 'alpha') } }));
     const first = await hostWorker(dir);
     await untilReady(first.host, 'alpha');
+    const before = first.host.server('alpha')!;
     await first.stop();
-    const ended = first.host.server('alpha')!;
+    expect(first.host.server('alpha')!.state).toBe('stopped');
     const lastOfFirstRun = first.host.events().at(-1)!.seq;
 
     const second = await hostWorker(dir);
-    // The projection is folded from the store before any actor of this run reports.
+    // Folded from the store before any actor of this run reports: how the server stood
+    // before the shutdown stopped it (ready, with its tools), not the shutdown itself.
     expect(second.host.server('alpha')!.last_run).toEqual({
-      state: ended.state,
-      error: ended.error,
-      error_kind: ended.error_kind,
-      tool_count: ended.tool_count,
-      at: ended.since,
+      state: 'ready',
+      error: null,
+      error_kind: null,
+      tool_count: before.tool_count,
+      at: before.since,
     });
+    expect(before.tool_count).toBeGreaterThan(0);
     const resumeAfter = lastOfFirstRun - 2;
     const stream = openStream(second.served.port, '/api/mcp/events/stream', { 'last-event-id': String(resumeAfter) });
     await untilReady(second.host, 'alpha');
@@ -361,7 +364,7 @@ describe('GET /api/mcp/events/stream', () => {
     const events = stream.events();
     expect(events.map((event) => event.seq)).toEqual(events.map((_, i) => resumeAfter + 1 + i));
     expect(events.find((event) => event.type === 'worker.started')!.seq).toBe(lastOfFirstRun + 1);
-    expect(second.host.server('alpha')).toMatchObject({ state: 'ready', last_run: { state: ended.state } });
+    expect(second.host.server('alpha')).toMatchObject({ state: 'ready', last_run: { state: 'ready', tool_count: before.tool_count } });
   });
 
   it('a bad Last-Event-ID → 400', async () => {

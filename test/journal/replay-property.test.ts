@@ -94,7 +94,11 @@ const storeArb = fc.record({
 type Expected = Pick<
   ProjectedServer,
   'actor' | 'state' | 'error' | 'error_kind' | 'since' | 'last_run' | 'resources' | 'templates' | 'prompts'
-> & { toolCount: number };
+> & {
+  toolCount: number;
+  /** How the run stands before any `stopped`: the next run's `last_run`. */
+  outcome: ProjectedServer['last_run'];
+};
 
 function agentTool(serverName: string, name: string, original: string, description: string): AgentTool {
   return {
@@ -158,6 +162,7 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
               templates: [],
               prompts: [],
               toolCount: 0,
+              outcome: null,
             });
           }
           break;
@@ -170,6 +175,10 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
           if (expected && expected.actor === actor) {
             Object.assign(expected, { state: step.to, ...failure, since: event.at });
             if (step.to !== 'ready') Object.assign(expected, { resources: [], templates: [], prompts: [] });
+            // A shutdown's `stopped` does not replace what the run knew before it.
+            if (step.to !== 'stopped') {
+              expected.outcome = { state: step.to, ...failure, tool_count: expected.toolCount, at: event.at };
+            }
           }
           break;
         }
@@ -191,6 +200,7 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
           );
           for (const loss of hidden) append({ type: 'tool.shadowed', server: step.server, ...loss });
           expected.toolCount = tools.length;
+          if (expected.outcome) expected.outcome = { ...expected.outcome, tool_count: tools.length };
           break;
         }
         case 'unregister':
@@ -240,7 +250,8 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
             const { state, error, error_kind, since } = entry;
             Object.assign(entry, {
               actor: '',
-              last_run: { state, error, error_kind, tool_count: entry.toolCount, at: since },
+              last_run: entry.outcome ?? { state, error, error_kind, tool_count: entry.toolCount, at: since },
+              outcome: null,
               toolCount: 0,
               resources: [],
               templates: [],

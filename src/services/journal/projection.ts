@@ -35,6 +35,12 @@ export interface ProjectedServer {
    */
   registered_since: number;
   last_run: LastRun | null;
+  /**
+   * How this run stands for `last_run` of the next: the latest state before
+   * any `stopped` (a worker's shutdown stops every server; what it knew
+   * before is what a restarted worker should answer), with its tool count.
+   */
+  outcome: LastRun | null;
   resources: ListedResource[];
   templates: ListedTemplate[];
   prompts: ListedPrompt[];
@@ -63,6 +69,7 @@ function upsert(context: ProjectionContext, event: ServerEvent, change: (server:
     since: event.at,
     ...unregistered,
     last_run: null,
+    outcome: null,
     ...unlisted,
   };
   return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
@@ -75,14 +82,11 @@ function upsert(context: ProjectionContext, event: ServerEvent, change: (server:
  * moves the view), and so is everything they had registered or listed.
  */
 function nextRun(server: ProjectedServer): ProjectedServer {
-  const { state, error, error_kind, since } = server;
-  return {
-    ...server,
-    actor: '',
-    last_run: { state, error, error_kind, tool_count: server.tools.length, at: since },
-    ...unregistered,
-    ...unlisted,
-  };
+  return { ...server, actor: '', last_run: server.outcome ?? outcomeOf(server), outcome: null, ...unregistered, ...unlisted };
+}
+
+function outcomeOf({ state, error, error_kind, tools, since }: ProjectedServer): LastRun {
+  return { state, error, error_kind, tool_count: tools.length, at: since };
 }
 
 /** Folds one journal event into the views; pure, so replay (from a snapshot too) rebuilds the same views. */
@@ -97,15 +101,18 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
       return upsert(context, event, (server) => ({ ...server, actor: event.actor, config: event.config }));
     case 'server.transitioned':
       if (context.servers[event.server]?.actor !== event.actor) return { ...context, lastSeq: event.seq };
-      return upsert(context, event, (server) => ({
-        ...server,
-        state: event.to,
-        error: event.error,
-        error_kind: event.error_kind,
-        since: event.at,
-        // Listings are a ready server's: whatever it listed is gone with its connection.
-        ...(event.to === 'ready' ? {} : unlisted),
-      }));
+      return upsert(context, event, (server) => {
+        const moved: ProjectedServer = {
+          ...server,
+          state: event.to,
+          error: event.error,
+          error_kind: event.error_kind,
+          since: event.at,
+          // Listings are a ready server's: whatever it listed is gone with its connection.
+          ...(event.to === 'ready' ? {} : unlisted),
+        };
+        return event.to === 'stopped' ? moved : { ...moved, outcome: outcomeOf(moved) };
+      });
     case 'server.removed': {
       const { [event.server]: _removed, ...servers } = context.servers;
       return { servers, lastSeq: event.seq };
@@ -117,6 +124,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
         tools: event.tools,
         registered_at: event.seq,
         registered_since: server.registered_since || event.seq,
+        outcome: server.outcome && { ...server.outcome, tool_count: event.tools.length },
       }));
     case 'tools.unregistered':
       return upsert(context, event, (server) => ({ ...server, ...unregistered }));
