@@ -44,9 +44,10 @@ export async function reconcile(deps: ReconcileDeps): Promise<void> {
       if (ref) registry.send({ type: 'server.uninstall', name });
     } else if (!ref) {
       registry.send({ type: 'server.enqueue', name, config });
-    } else if (!ref.getSnapshot().matches({ pending: 'queued' })) {
+    } else if (!ref.getSnapshot().context.queued) {
+      // Through the registry: during startup an edit that connects the server waits for its turn.
       const event = configChangeEvent(ref.getSnapshot().context.config, config);
-      if (event) ref.send(event);
+      if (event) registry.send({ type: 'server.edit', name, event });
     }
   }
 }

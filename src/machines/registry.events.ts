@@ -1,4 +1,5 @@
 import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerEvent } from './server.events.js';
 
 /** Events the registry actor accepts. */
 export type RegistryEvent =
@@ -6,6 +7,11 @@ export type RegistryEvent =
   | { type: 'server.install'; name: string; config: ServerConfig }
   /** Publish a server added to the file by hand: during startup it joins the end of the queue. */
   | { type: 'server.enqueue'; name: string; config: ServerConfig }
+  /**
+   * A hand edit of a published server: `event` is what applies it to the actor. During startup
+   * an edit that would connect it sends it back to the end of the queue instead.
+   */
+  | { type: 'server.edit'; name: string; event: ServerEvent }
   /** Stop and forget a server actor. */
   | { type: 'server.uninstall'; name: string }
   /** Cancel and drain startup, stop every published actor. */

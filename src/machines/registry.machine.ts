@@ -1,6 +1,7 @@
 import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
+import type { ServerEvent } from './server.events.js';
 import { serverMachine } from './server.machine.js';
 import { settled } from './server.queries.js';
 
@@ -71,7 +72,7 @@ export const registryMachine = setup({
     /** Management replaced the head's actor, or already started it: the queue has nothing left to do for it. */
     headMovedOn: ({ context }) => {
       const { name, ref } = head(context);
-      return context.servers[name] !== ref || !ref.getSnapshot().matches({ pending: 'queued' });
+      return context.servers[name] !== ref || !ref.getSnapshot().context.queued;
     },
     headDeleted: (_, reread: Reread) => reread.status === 'deleted',
     headDisabled: (_, reread: Reread) => reread.status === 'found' && !reread.config.enabled,
@@ -136,6 +137,31 @@ export const registryMachine = setup({
       const ref = context.servers[params.name];
       if (ref && params.config.enabled) enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
     }),
+    /** Applies a hand edit to its actor as it is (after startup there is no queue to wait in). */
+    forwardEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerEvent }) => {
+      const ref = context.servers[params.name];
+      if (ref) enqueue.sendTo(ref, params.event);
+    }),
+    /**
+     * During startup, an edit that (re)connects a server sends it to the end of
+     * the queue: it connects in its turn, with the config its dequeue re-reads.
+     */
+    queueEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerEvent }) => {
+      const ref = context.servers[params.name];
+      if (!ref) return;
+      const { event } = params;
+      const queued: ServerEvent | null =
+        event.type === 'server.configure' && event.config.enabled
+          ? { type: 'server.configure', config: event.config, queued: true }
+          : event.type === 'server.enable'
+            ? { type: 'server.enable', ...(event.config ? { config: event.config } : {}), queued: true }
+            : null;
+      if (queued === null) return void enqueue.sendTo(ref, event);
+      enqueue.sendTo(ref, queued);
+      if (!context.queue.some((entry) => entry.ref === ref)) {
+        enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
+      }
+    }),
     uninstall: enqueueActions(({ context, enqueue }, params: { name: string }) => {
       const ref = context.servers[params.name];
       if (!ref) return;
@@ -169,6 +195,7 @@ export const registryMachine = setup({
     'server.install': { actions: { type: 'install', params: ({ event }) => ({ ...event, queued: false }) } },
     // After startup, a hand-added server has no queue to wait in: it connects at once.
     'server.enqueue': { actions: { type: 'install', params: ({ event }) => ({ ...event, queued: false }) } },
+    'server.edit': { actions: { type: 'forwardEdit', params: ({ event }) => event } },
     'server.uninstall': { actions: { type: 'uninstall', params: ({ event }) => event } },
     'registry.shutdown': { target: '.stopped' },
   },
@@ -179,7 +206,8 @@ export const registryMachine = setup({
       on: {
         // A slot freed while re-reading: taken up when the re-read is done.
         'startup.settled': { actions: { type: 'releaseSlot', params: ({ event }) => event } },
-        // A server added by hand during startup takes its turn; a re-read in flight is not interrupted.
+        // Hand edits during startup take their turn; a re-read in flight is not interrupted.
+        'server.edit': { actions: { type: 'queueEdit', params: ({ event }) => event } },
         'server.enqueue': {
           actions: [
             { type: 'install', params: ({ event }) => ({ ...event, queued: true }) },
@@ -231,6 +259,7 @@ export const registryMachine = setup({
               ],
               target: 'dequeue',
             },
+            'server.edit': { actions: { type: 'queueEdit', params: ({ event }) => event }, target: 'dequeue' },
           },
         },
       },
@@ -244,6 +273,7 @@ export const registryMachine = setup({
       on: {
         'server.install': {},
         'server.enqueue': {},
+        'server.edit': {},
         'server.uninstall': {},
         'registry.shutdown': {},
       },

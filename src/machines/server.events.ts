@@ -6,13 +6,16 @@ import type { LiveConnection } from '../services/connection/live-connection.js';
 export type ServerEvent =
   /** The registry's startup queue reached this server: connect now (with the config it re-read). */
   | { type: 'server.connect'; config?: ServerConfig }
-  /** `config`: the entry with `enabled: true` (management's or a hand edit's); kept for the view. */
-  | { type: 'server.enable'; config?: ServerConfig }
+  /**
+   * `config`: the entry with `enabled: true` (management's or a hand edit's); kept for the view.
+   * `queued`: wait in the startup queue rather than connect at once (a hand edit during startup).
+   */
+  | { type: 'server.enable'; config?: ServerConfig; queued?: boolean }
   /** `config`: the entry with `enabled: false` (management's, a hand edit's or the registry's re-read). */
   | { type: 'server.disable'; config?: ServerConfig }
   | { type: 'server.restart' }
-  /** A new config: the server goes through `pending` again with it (or to `disabled`). */
-  | { type: 'server.configure'; config: ServerConfig }
+  /** A new config: the server goes through `pending` again with it (or to `disabled`); `queued` as for enable. */
+  | { type: 'server.configure'; config: ServerConfig; queued?: boolean }
   /** Only the tool filter or the result bound changed: applied without reconnecting. */
   | { type: 'server.retool'; config: ServerConfig }
   | { type: 'server.stop' }

@@ -132,6 +132,8 @@ export const serverMachine = setup({
         `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
     }),
     leaveQueue: assign({ queued: false }),
+    /** A hand edit during startup sends the server back to the queue; anything else connects at once. */
+    queueAs: assign({ queued: (_, queued: boolean) => queued }),
     /** Takes the config an event carries, if it carries one (a re-read that found the entry). */
     takeConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
     closeFor: assign({ next: (_, params: { next: AfterClosing }) => params.next }),
@@ -166,14 +168,14 @@ export const serverMachine = setup({
       on: {
         'server.enable': {
           target: 'pending',
-          actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }],
+          actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, { type: 'takeConfig', params: ({ event }) => event.config }],
         },
         'server.configure': [
           {
             guard: { type: 'disablesIt', params: ({ event }) => event.config },
             actions: { type: 'takeConfig', params: ({ event }) => event.config },
           },
-          { target: 'pending', actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }] },
+          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, { type: 'takeConfig', params: ({ event }) => event.config }] },
         ],
         'server.disable': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
       },
@@ -196,7 +198,7 @@ export const serverMachine = setup({
           {
             target: 'pending',
             reenter: true,
-            actions: ['leaveQueue', 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
+            actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
           },
         ],
       },
@@ -259,7 +261,7 @@ export const serverMachine = setup({
             target: 'disabled',
             actions: { type: 'takeConfig', params: ({ event }) => event.config },
           },
-          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
         ],
       },
       initial: 'refreshing',
@@ -350,7 +352,7 @@ export const serverMachine = setup({
           },
           {
             target: 'closing',
-            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'resetFailures', closeFor('pending')],
+            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', closeFor('pending')],
           },
         ],
         'server.stop': { target: 'closing', actions: closeFor('stopped') },
@@ -370,13 +372,15 @@ export const serverMachine = setup({
         'server.stop': { actions: closeFor('stopped') },
         'server.restart': { actions: ['resetFailures', closeFor('pending')] },
         'server.disable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')] },
-        'server.enable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('pending')] },
+        'server.enable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, closeFor('pending')] },
+        // The startup queue reached a server sent back to it while it was still closing.
+        'server.connect': { actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }] },
         'server.configure': [
           {
             guard: { type: 'disablesIt', params: ({ event }) => event.config },
             actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
           },
-          { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, 'resetFailures', closeFor('pending')] },
+          { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', closeFor('pending')] },
         ],
       },
     },
@@ -402,7 +406,7 @@ export const serverMachine = setup({
             target: 'disabled',
             actions: { type: 'takeConfig', params: ({ event }) => event.config },
           },
-          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
         ],
       },
     },
@@ -421,7 +425,7 @@ export const serverMachine = setup({
             target: 'disabled',
             actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
           },
-          { target: 'pending', actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
+          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
         ],
       },
       states: {

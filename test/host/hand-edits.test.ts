@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
@@ -132,4 +132,50 @@ test('a broken edit is reported, ignored and never overwritten', async () => {
   await expect(host!.addServer('other', healthy(dir, 'other'))).rejects.toBeInstanceOf(ConfigError);
   expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(broken);
   expect(host!.server('other')).toBeUndefined();
+});
+
+test('during startup, hand edits wait for their turn in the queue, in file order', async () => {
+  const dir = stateDirWith({});
+  const pid = (name: string) => join(dir, `${name}.pid`);
+  const started = (name: string) => existsSync(pid(name));
+  writeFileSync(
+    join(dir, 'mcp_servers.json'),
+    JSON.stringify({
+      servers: {
+        a: healthy(dir, 'a'),
+        // Holds the queue until its timeout: the edits below land while it connects.
+        b: { type: 'local', command: fixtureCommand('hang-on-init'), env: { FIXTURE_PID_FILE: pid('b') }, timeout_seconds: 6 },
+        c: healthy(dir, 'c'),
+      },
+    }),
+  );
+  host = createMcpHost({ stateDir: dir, logger: { info: () => {}, warn: () => {} } });
+  await host.start();
+  await untilState(host, 'a', 'ready');
+  await expect.poll(() => started('b'), { timeout: 10_000 }).toBe(true);
+  const firstA = readPid(pid('a'));
+
+  editFile(dir, (servers) => {
+    // A started server whose connection changes, a queued one, and a new one.
+    servers['a']!['env'] = { FIXTURE_PID_FILE: pid('a2') };
+    servers['c']!['env'] = { FIXTURE_PID_FILE: pid('c2') };
+    servers['d'] = healthy(dir, 'd');
+  });
+  await expect.poll(() => host!.server('d')?.state, { timeout: 10_000 }).toBe('pending');
+  // Nothing connects ahead of the server the queue is on.
+  expect(host.server('b')?.state).toBe('pending');
+  expect([started('a2'), started('c2'), started('d')]).toEqual([false, false, false]);
+
+  await host.settled();
+  for (const name of ['a', 'c', 'd']) await untilState(host, name, 'ready');
+  expect(isAlive(firstA)).toBe(false);
+  // The queued server started once, with the edit its dequeue re-read.
+  expect(started('c')).toBe(false);
+  const readyAt = (name: string) =>
+    host!.events().findLast((event) => event.type === 'server.transitioned' && event.server === name && event.to === 'ready')!.seq;
+  const bGaveUp = host.events().find((event) => event.type === 'server.transitioned' && event.server === 'b' && event.to === 'error')!.seq;
+  // File order for what was queued: c, then the edited a and the added d at the end.
+  expect(readyAt('c')).toBeGreaterThan(bGaveUp);
+  expect(readyAt('a')).toBeGreaterThan(readyAt('c'));
+  expect(readyAt('d')).toBeGreaterThan(readyAt('a'));
 });
