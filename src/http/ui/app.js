@@ -130,7 +130,10 @@ async function load() {
   state.events = events.slice(-KEEP_EVENTS);
   state.lastSeq = events.at(-1)?.seq ?? 0;
   state.actors.clear();
-  for (const event of events) if (event.type === 'server.configured') state.actors.set(event.server, event.actor);
+  for (const event of events) {
+    if (event.type === 'worker.started') state.actors.clear();
+    if (event.type === 'server.configured') state.actors.set(event.server, event.actor);
+  }
   state.servers = new Map(servers.map((s) => [s.name, s]));
   const wanted = state.selected ?? decodeURIComponent(location.hash.replace(/^#server=/, ''));
   state.selected = state.servers.has(wanted) ? wanted : (servers[0]?.name ?? null);
@@ -193,8 +196,11 @@ function onEvent(event) {
   state.events.push(event);
   if (state.events.length > KEEP_EVENTS) state.events.splice(0, state.events.length - KEEP_EVENTS);
 
-  const entry = state.servers.get(event.server);
-  if (event.type === 'server.configured') {
+  const entry = event.server === undefined ? undefined : state.servers.get(event.server);
+  if (event.type === 'worker.started') {
+    // A new run of the worker: the previous run's actors are gone.
+    state.actors.clear();
+  } else if (event.type === 'server.configured') {
     state.actors.set(event.server, event.actor);
     if (!entry) state.servers.set(event.server, placeholder(event));
   } else if (event.type === 'server.transitioned' && entry) {
@@ -356,7 +362,7 @@ function renderDetail() {
 function renderJournal() {
   if (state.view !== 'journal') return;
   const select = $('#journal-filter');
-  const names = new Set([...state.servers.keys(), ...state.events.map((e) => e.server)]);
+  const names = new Set([...state.servers.keys(), ...state.events.flatMap((e) => (e.server === undefined ? [] : [e.server]))]);
   const key = [...names].sort().join('\n');
   if (key !== state.filterKey) {
     state.filterKey = key;

@@ -16,7 +16,7 @@ export function journalRows(events, server) {
         { 'data-seq': event.seq, 'data-server': event.server },
         h('td', { class: 'num muted' }, String(event.seq)),
         h('td', { class: 'nowrap' }, h('time', { datetime: event.at, title: event.at }, clock(event.at))),
-        h('td', {}, h('code', {}, event.server)),
+        h('td', {}, event.server === undefined ? '' : h('code', {}, event.server)),
         h('td', { class: 'nowrap' }, event.type),
         h('td', {}, h('div', { class: 'event-detail' }, detail(event))),
       ),
@@ -38,6 +38,12 @@ function detail(event) {
       return h('span', { class: 'muted' }, `new ${event.config?.type ?? ''} configuration`);
     case 'server.removed':
       return h('span', { class: 'muted' }, 'removed from the configuration');
+    case 'worker.started':
+      return h('span', { class: 'muted' }, 'the worker started: what follows is its run');
+    case 'resources.listed':
+      return names([...event.resources.map((resource) => resource.uri), ...event.templates.map((t) => t.uriTemplate)], 'listed', 'resource');
+    case 'prompts.listed':
+      return names(event.prompts.map((prompt) => prompt.name), 'listed', 'prompt');
     case 'tools.registered':
       return names(event.tools.map((tool) => tool.name), 'registered');
     case 'tools.unregistered':
@@ -65,10 +71,10 @@ function kind(errorKind) {
   return errorKind ? h('span', { class: 'kind' }, errorKind) : null;
 }
 
-function names(list, verb) {
+function names(list, verb, noun = 'tool') {
   const shown = list.slice(0, 4).join(', ');
   const more = list.length > 4 ? ` and ${list.length - 4} more` : '';
-  const count = `${list.length} ${list.length === 1 ? 'tool' : 'tools'} ${verb}`;
+  const count = `${list.length} ${noun}${list.length === 1 ? '' : 's'} ${verb}`;
   return h('span', { title: list.join(', ') }, count, list.length ? `: ${shown}${more}` : '');
 }
 
