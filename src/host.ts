@@ -16,7 +16,7 @@ import { NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
-import { createMemoryEventStore } from './services/journal/event-store.js';
+import { createMemoryEventStore, type EventStore } from './services/journal/event-store.js';
 import { createFileEventStore } from './services/journal/file-event-store.js';
 import { serverViews } from './services/journal/projection.js';
 import { createServerAuth, type AuthBegun } from './services/oauth/server-auth.js';
@@ -41,6 +41,8 @@ export interface McpHostOptions {
   logger?: HostLogger;
   /** Keep the journal under `<state_dir>/journal/` (default true); `false` keeps it in memory only. */
   persistJournal?: boolean;
+  /** Where the journal lives instead (overrides `persistJournal`): any {@link EventStore}, e.g. one shared by several workers. */
+  eventStore?: EventStore;
   /**
    * Watch `mcp_servers.json` and apply hand edits (default true): only the
    * servers whose entry changed restart; a changed tool filter applies without one.
@@ -140,9 +142,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const onWriteError = (error: Error) => logger.warn(`journal: cannot write: ${error.message}`);
   const journal: Journal = createJournal({
     store:
-      options.persistJournal === false
-        ? createMemoryEventStore()
-        : createFileEventStore({ stateDir, onWriteError }),
+      options.eventStore ??
+      (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError })),
     onWriteError,
   });
   const append = journal.append.bind(journal);

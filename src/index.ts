@@ -37,7 +37,11 @@ export type { AuthBegun } from './services/oauth/server-auth.js';
 
 export { ConfigError, ConflictError, ErrorKind, FleetError, NotFoundError, StartFailedError } from './services/support/errors.js';
 export { JournalEvent, ServerState } from './services/journal/events.js';
-export { ServerView } from './services/journal/server-view.js';
+export { LastRun, ServerView } from './services/journal/server-view.js';
+export { createMemoryEventStore } from './services/journal/event-store.js';
+export type { EventStore, JournalSnapshot } from './services/journal/event-store.js';
+export { createFileEventStore } from './services/journal/file-event-store.js';
+export type { FileEventStoreOptions } from './services/journal/file-event-store.js';
 
 export { serverMachine } from './machines/server.machine.js';
 export { registryMachine } from './machines/registry.machine.js';
