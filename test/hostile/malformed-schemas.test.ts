@@ -22,9 +22,9 @@ afterAll(async () => {
 
 describe('malformed tool schemas', () => {
   test.each([
-    ['missing', 'tools[1].inputSchema: Invalid input: expected object, received undefined'],
-    ['not-object', 'tools[1].inputSchema: Invalid input: expected object, received string'],
-    ['string-type', 'tools[1].inputSchema.type: Invalid input: expected "object"'],
+    ['missing', 'tools.1.inputSchema: expected object, received undefined'],
+    ['not-object', 'tools.1.inputSchema: expected object, received string'],
+    ['string-type', 'tools.1.inputSchema.type: expected "object"'],
   ])('%s: error (protocol) naming the field, process stopped', (mode, problem) => {
     expect(fleet.host.server(mode)).toMatchObject({
       state: 'error',

@@ -14,6 +14,7 @@ import {
   type HostModel,
   type StopReason,
 } from './host-model.js';
+import { describeZodError } from '../support/zod-errors.js';
 
 export const OpenAICompatibleOptions = z
   .object({
@@ -60,9 +61,7 @@ const ERROR_BODY_CHARS = 300;
 export function createOpenAICompatibleModel(options: OpenAICompatibleOptions): HostModel {
   const parsed = OpenAICompatibleOptions.safeParse(options);
   if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    const field = issue?.path.join('.') || 'options';
-    throw new TypeError(`createOpenAICompatibleModel: ${field}: ${issue?.message ?? 'invalid'}`);
+    throw new TypeError(`createOpenAICompatibleModel: ${describeZodError(parsed.error).message}`);
   }
   const { baseUrl, apiKey, model, timeoutMs } = parsed.data;
   const endpoint = `${baseUrl.replace(/\/+$/, '')}/chat/completions`;
@@ -101,8 +100,7 @@ export function createOpenAICompatibleModel(options: OpenAICompatibleOptions): H
 function validRequest(request: ModelRequest): ModelRequest {
   const parsed = ModelRequest.safeParse(request);
   if (parsed.success) return parsed.data;
-  const [issue] = parsed.error.issues;
-  throw new TypeError(`invalid model request: ${issue?.path.join('.') || 'request'}: ${issue?.message ?? 'invalid'}`);
+  throw new TypeError(`invalid model request: ${describeZodError(parsed.error).message}`);
 }
 
 function toRequestBody(model: string, request: ModelRequest): Record<string, unknown> {
@@ -159,9 +157,7 @@ function fromCompletion(text: string, model: string): AssistantMessage {
   }
   const parsed = Completion.safeParse(json);
   if (!parsed.success) {
-    const [issue] = parsed.error.issues;
-    const at = issue?.path.join('.') || 'the answer';
-    throw new HostModelError(`host model ${model} answered in an unexpected shape: ${at}: ${issue?.message}`);
+    throw new HostModelError(`host model ${model} answered in an unexpected shape: ${describeZodError(parsed.error).message}`);
   }
   const [choice] = parsed.data.choices;
   const calls = choice!.message.tool_calls ?? [];

@@ -12,6 +12,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { ClientRequestError } from './request-error.js';
+import { describeZodError } from '../support/zod-errors.js';
 
 /** A value of a form field: what a flat elicitation schema allows. */
 export const ElicitationValue = z.union([z.string(), z.number(), z.boolean(), z.array(z.string())]);
@@ -70,9 +71,8 @@ export function installElicitation(client: Client, server: string, handler: Elic
     }
     const parsed = ElicitationResponse.safeParse(answer);
     if (!parsed.success) {
-      const [issue] = parsed.error.issues;
-      const at = issue?.path.join('.') || 'the response';
-      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback returned an invalid response: ${at}: ${issue?.message}`);
+      const why = describeZodError(parsed.error).message;
+      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback returned an invalid response: ${why}`);
     }
     const response = parsed.data;
     if (response.action !== 'accept') return { action: response.action };

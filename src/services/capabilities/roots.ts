@@ -6,6 +6,7 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { describeZodError } from '../support/zod-errors.js';
 
 export const Root = z
   .object({
@@ -28,13 +29,11 @@ export interface RootsService {
   set(roots: Root[]): Promise<void>;
 }
 
-/** Reads `roots` ("roots[1].uri: …" for a bad one); throws a TypeError naming the problem. */
+/** Reads `roots` ("roots.1.uri: …" for a bad one); throws a TypeError naming the problem. */
 export function parseRoots(roots: unknown, where: string): Root[] {
   const parsed = Roots.safeParse(roots);
   if (parsed.success) return parsed.data;
-  const [issue] = parsed.error.issues;
-  const at = issue?.path.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : `${path}.${String(key)}`), 'roots');
-  throw new TypeError(`${where}: ${at}: ${issue?.message ?? 'invalid'}`);
+  throw new TypeError(`${where}: ${describeZodError(parsed.error, 'roots').message}`);
 }
 
 export function createRootsService(initial: Root[], onNotifyError: (error: Error) => void): RootsService {

@@ -14,6 +14,7 @@ import { describeExit, type ChildTransport, type ExitInfo } from './child-transp
 import { settle, sleep, type ConnectBound } from './deadlines.js';
 import { describeRemoteFailure } from './remote-transport.js';
 import type { HandshakeProgress } from './tool-listing.js';
+import { describeZodError } from '../support/zod-errors.js';
 
 // How long to wait for the rest of a dead child's stderr before writing the error.
 export const STDERR_FLUSH_MS = 500;
@@ -59,16 +60,9 @@ export function brokenStdout(
   );
 }
 
-/** "the server's answer does not follow the MCP schema: tools[1].inputSchema: …": the first problem, and how many more. */
+/** "the server's answer does not follow the MCP schema: tools.1.inputSchema: …", as every zod error is described. */
 function describeInvalidAnswer(err: $ZodError): string {
-  const [first] = err.issues;
-  if (first === undefined) return "the server's answer does not follow the MCP schema";
-  const path = first.path.reduce<string>(
-    (at, key) => (typeof key === 'number' ? `${at}[${key}]` : at === '' ? String(key) : `${at}.${String(key)}`),
-    '',
-  );
-  const more = err.issues.length > 1 ? ` (and ${err.issues.length - 1} more problems)` : '';
-  return `the server's answer does not follow the MCP schema: ${path || 'the answer'}: ${first.message}${more}`;
+  return `the server's answer does not follow the MCP schema: ${describeZodError(err).message}`;
 }
 
 /** Why a connected child went away by itself: an oversized message, its exit, and the end of its stderr. */
