@@ -221,6 +221,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
+  /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
+  function ownerByName(tool: string): string | undefined {
+    let owner: string | undefined;
+    for (const name of Object.keys(projected().servers)) {
+      if (tool.startsWith(`${name}__`) && name.length > (owner?.length ?? 0)) owner = name;
+    }
+    return owner;
+  }
+
   const host: McpHost = {
     stateDir,
 
@@ -269,14 +278,14 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     async callTool(name, args, callOptions) {
       const tool = mount.get(name);
       if (tool) return tool.execute(args, callOptions);
-      const owner = mount.lastOwner(name);
+      const owner = ownerByName(name);
       if (owner) {
-        const state = projected().servers[owner];
+        const state = projected().servers[owner]!;
         // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
-        if (state?.state === 'ready') {
+        if (state.state === 'ready') {
           return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
         }
-        const why = state ? `state: ${state.state}${state.error ? ` — ${state.error}` : ''}` : 'it was removed';
+        const why = `state: ${state.state}${state.error ? ` — ${state.error}` : ''}`;
         return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
       }
       return errorResult('', name, `unknown tool "${name}"`);
