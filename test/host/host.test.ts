@@ -185,7 +185,40 @@ describe('management is all-or-nothing', () => {
     expect(view.state).toBe('ready');
     const second = readPid(pidFile(pids, 'r'));
     expect(second).not.toBe(first);
+    // The old process was gone before the new one started: `closing` is left only then.
     expect(isAlive(first)).toBe(false);
+  });
+
+  test('a restart is an event to the same actor: ready → pending → ready, no new server.configured', async () => {
+    const pids = dir0();
+    host = createMcpHost({ stateDir: stateDirWith({ r: healthy(pids, 'r') }) });
+    await host.start();
+    await untilState(host, 'r', 'ready');
+    const before = host.events().at(-1)!.seq;
+    await host.restartServer('r');
+    const after = host.events(before).filter((event) => event.server === 'r');
+    expect(after.filter((event) => event.type === 'server.configured')).toEqual([]);
+    const moves = after.flatMap((event) => (event.type === 'server.transitioned' ? [[event.actor, event.from, event.to]] : []));
+    const actor = host.events().find((event) => event.type === 'server.configured' && event.server === 'r')!;
+    expect(moves).toEqual([
+      [(actor as { actor: string }).actor, 'ready', 'pending'],
+      [(actor as { actor: string }).actor, 'pending', 'ready'],
+    ]);
+  });
+
+  test('a PATCH of enabled is server.disable / server.enable on the same actor', async () => {
+    const pids = dir0();
+    host = createMcpHost({ stateDir: stateDirWith({ r: healthy(pids, 'r') }) });
+    await host.start();
+    await untilState(host, 'r', 'ready');
+    const first = readPid(pidFile(pids, 'r'));
+    expect((await host.updateServer('r', { enabled: false })).state).toBe('disabled');
+    expect(isAlive(first)).toBe(false);
+    expect(host.tools().filter((tool) => tool.server === 'r')).toEqual([]);
+    expect((await host.updateServer('r', { enabled: true })).state).toBe('ready');
+    const actors = new Set(host.events().flatMap((event) => (event.type === 'server.transitioned' && event.server === 'r' ? [event.actor] : [])));
+    expect(actors.size).toBe(1);
+    expect(readConfigFile(host.stateDir).servers['r']).toMatchObject({ enabled: true });
   });
 });
 
