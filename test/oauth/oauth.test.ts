@@ -184,6 +184,32 @@ describe('OAuth with a real authorization server', () => {
     expect(as.grants).toEqual(['authorization_code']);
   });
 
+  it('a cold start whose stored token expired refreshes it first: pending → authenticating → ready, one refresh', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    await fleet.host.shutdown();
+
+    const stored = credentials(fleet.dir, 'remote');
+    stored.tokens.expires_at = Date.now() - 1000;
+    stored.tokens.obtained_at = stored.tokens.expires_at - 600_000;
+    writeFileSync(join(fleet.dir, 'oauth', 'remote.json'), JSON.stringify(stored));
+    const presented = mcp.presentedTokens.length;
+
+    const again = await restartedHost(fleet);
+    await untilState(again, 'remote', 'ready');
+    const path = again
+      .events()
+      .flatMap((event) => (event.type === 'server.transitioned' && event.server === 'remote' ? [event.to] : []));
+    expect(path).toEqual(['pending', 'authenticating', 'ready']);
+    expect(as.tokenRequests).toEqual(['authorization_code', 'refresh_token']);
+    // The expired token never reached the resource server: the connect used the fresh one.
+    expect(mcp.presentedTokens.slice(presented)).not.toContain(stored.tokens.access_token);
+    expect(await callEcho(again, 'remote', 'refreshed')).toEqual({ type: 'text', text: 'refreshed' });
+  });
+
   it('an expiring access token is refreshed in the background, the rotated refresh token stored; the server stays ready', async () => {
     const as = await authorizationServer(2);
     const mcp = await resourceServer(as.issuer);
@@ -191,8 +217,10 @@ describe('OAuth with a real authorization server', () => {
     await untilState(fleet.host, 'remote', 'needs_reauth');
     await consentOverApi(fleet, 'remote');
     const first = credentials(fleet.dir, 'remote').tokens;
-    // Past the first token's lifetime: at least one background refresh.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // Half way through the first token's 2 s lifetime a background refresh runs: wait for the rotated tokens on disk.
+    await expect
+      .poll(() => credentials(fleet.dir, 'remote').tokens?.refresh_token, { timeout: 20_000 })
+      .not.toBe(first.refresh_token);
     expect(as.grants.filter((grant) => grant === 'refresh_token').length).toBeGreaterThan(0);
     const now = credentials(fleet.dir, 'remote').tokens;
     expect(now.access_token).not.toBe(first.access_token);
@@ -346,7 +374,9 @@ describe('OAuth with a real authorization server', () => {
   });
 
   it('twenty concurrent calls with an expired token cause one refresh request', async () => {
-    const as = await authorizationServer(2);
+    // Long-lived tokens: the expiry comes from the client's clock below, so a slow machine cannot
+    // let the refreshed token run out too while the twenty calls are still going out.
+    const as = await authorizationServer();
     const mcp = await resourceServer(as.issuer);
     const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
     await untilState(fleet.host, 'remote', 'needs_reauth');
@@ -356,10 +386,14 @@ describe('OAuth with a real authorization server', () => {
     // A connection without the ready-state watcher: only the calls themselves can refresh.
     const config = ServerConfig.parse(oauthServer(mcp.url));
     if (!isOAuthConfig(config)) throw new Error('not an OAuth config');
-    const provider = await createOAuthProvider({ stateDir: fleet.dir, name: 'remote', config });
+    let skew = 0;
+    const provider = await createOAuthProvider({ stateDir: fleet.dir, name: 'remote', config, now: () => Date.now() + skew });
     const connection = await connect('remote', config, { authProvider: provider });
     cleanups.push(() => connection.close());
-    await new Promise((resolve) => setTimeout(resolve, 2100));
+    expect(provider.needsRefresh()).toBe(false);
+    // The client's clock moves past the stored token's expiry (time is the subject: no waiting for it).
+    skew = credentials(fleet.dir, 'remote').tokens.expires_at - Date.now() + 1000;
+    expect(provider.needsRefresh()).toBe(true);
     const before = as.grants.length;
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) => connection.callTool('echo', { text: `call ${i}` })),
@@ -377,7 +411,8 @@ describe('OAuth with a real authorization server', () => {
     const fleet = await fleetWith({ remote: oauthServer(mcp.url) }, { logger: logged.logger, persistJournal: true });
     await untilState(fleet.host, 'remote', 'needs_reauth');
     await consentOverApi(fleet, 'remote');
-    await new Promise((resolve) => setTimeout(resolve, 2500));
+    // A background refresh too, so its tokens are among those looked for below.
+    await expect.poll(() => as.grants, { timeout: 20_000 }).toContain('refresh_token');
     await callEcho(fleet.host, 'remote', 'x');
     const file = join(fleet.dir, 'oauth', 'remote.json');
     expect(statSync(file).mode & 0o777).toBe(0o600);
