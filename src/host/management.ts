@@ -154,7 +154,8 @@ export function createManagement(deps: ManagementDeps): Management {
 
     async beginAuth(name) {
       const ref = actorOf(name);
-      const before = ref.getSnapshot();
+      // A server whose view already says needs_reauth may still be closing its lost connection.
+      const before = await waitFor(ref, (snapshot) => !snapshot.matches('closing'), { timeout: Infinity });
       if (!isOAuthConfig(before.context.config)) {
         throw new AuthNotApplicableError(name, 'not_oauth', `server "${name}" does not use OAuth`);
       }
