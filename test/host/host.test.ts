@@ -196,7 +196,7 @@ describe('management is all-or-nothing', () => {
     await untilState(host, 'r', 'ready');
     const before = host.events().at(-1)!.seq;
     await host.restartServer('r');
-    const after = host.events(before).filter((event) => event.server === 'r');
+    const after = host.events(before).filter((event) => 'server' in event && event.server === 'r');
     expect(after.filter((event) => event.type === 'server.configured')).toEqual([]);
     const moves = after.flatMap((event) => (event.type === 'server.transitioned' ? [[event.actor, event.from, event.to]] : []));
     const actor = host.events().find((event) => event.type === 'server.configured' && event.server === 'r')!;
