@@ -53,6 +53,23 @@ export function backoffMs(config: ServerConfig, failures: number, random: () => 
 const isAuthFailure = { type: 'isAuthFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const recordError = { type: 'recordError', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const closeFor = (next: AfterClosing) => ({ type: 'closeFor', params: { next } }) as const;
+const takeEventConfig = { type: 'takeConfig', params: ({ event }: { event: { config?: ServerConfig } }) => event.config } as const;
+const queueAsEvent = { type: 'queueAs', params: ({ event }: { event: { queued?: boolean } }) => event.queued ?? false } as const;
+const disablesIt = { type: 'disablesIt', params: ({ event }: { event: { config: ServerConfig } }) => event.config } as const;
+
+/**
+ * What a server that is not connected (authenticating, needs_reauth, error)
+ * does when management or a hand edit acts on it: a restart or a new config
+ * goes through `pending` again, a disable goes to `disabled`.
+ */
+const whenIdle = {
+  'server.restart': { target: 'pending', actions: 'resetFailures' },
+  'server.disable': { target: 'disabled', actions: ['resetFailures', takeEventConfig] },
+  'server.configure': [
+    { guard: disablesIt, target: 'disabled', actions: ['resetFailures', takeEventConfig] },
+    { target: 'pending', actions: [queueAsEvent, 'resetFailures', takeEventConfig] },
+  ],
+} as const;
 
 /**
  * One MCP server's lifecycle (SPEC §4). The machine owns all of it: the work
@@ -156,7 +173,7 @@ export const serverMachine = setup({
   initial: 'boot',
   on: {
     'server.stop': { target: '.stopped' },
-    'server.retool': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+    'server.retool': { actions: takeEventConfig },
   },
   states: {
     boot: {
@@ -168,16 +185,16 @@ export const serverMachine = setup({
       on: {
         'server.enable': {
           target: 'pending',
-          actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, { type: 'takeConfig', params: ({ event }) => event.config }],
+          actions: [queueAsEvent, takeEventConfig],
         },
         'server.configure': [
           {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
-            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+            guard: disablesIt,
+            actions: takeEventConfig,
           },
-          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, { type: 'takeConfig', params: ({ event }) => event.config }] },
+          { target: 'pending', actions: [queueAsEvent, takeEventConfig] },
         ],
-        'server.disable': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        'server.disable': { actions: takeEventConfig },
       },
     },
     pending: {
@@ -185,20 +202,20 @@ export const serverMachine = setup({
       entry: 'clearError',
       initial: 'choose',
       on: {
-        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
-        'server.enable': { actions: { type: 'takeConfig', params: ({ event }) => event.config } },
+        'server.disable': { target: 'disabled', actions: takeEventConfig },
+        'server.enable': { actions: takeEventConfig },
         // Management acts at once, even on a server still waiting in the startup queue.
         'server.restart': { target: 'pending', reenter: true, actions: ['leaveQueue', 'resetFailures'] },
         'server.configure': [
           {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            guard: disablesIt,
             target: 'disabled',
-            actions: { type: 'takeConfig', params: ({ event }) => event.config },
+            actions: takeEventConfig,
           },
           {
             target: 'pending',
             reenter: true,
-            actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
+            actions: [queueAsEvent, 'resetFailures', takeEventConfig],
           },
         ],
       },
@@ -215,7 +232,7 @@ export const serverMachine = setup({
           on: {
             'server.connect': {
               target: 'choose',
-              actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }],
+              actions: ['leaveQueue', takeEventConfig],
             },
           },
         },
@@ -252,18 +269,7 @@ export const serverMachine = setup({
     authenticating: {
       description: 'OAuth in progress: the token refresh a connect needs first, or a consent; leaving cancels it',
       exit: 'forgetAuthorizationUrl',
-      on: {
-        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
-        'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.configure': [
-          {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
-            target: 'disabled',
-            actions: { type: 'takeConfig', params: ({ event }) => event.config },
-          },
-          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
-        ],
-      },
+      on: whenIdle,
       initial: 'refreshing',
       states: {
         refreshing: {
@@ -328,7 +334,7 @@ export const serverMachine = setup({
             'server.retool': {
               target: 'serving',
               reenter: true,
-              actions: { type: 'takeConfig', params: ({ event }) => event.config },
+              actions: takeEventConfig,
             },
           },
         },
@@ -342,17 +348,17 @@ export const serverMachine = setup({
         'server.restart': { target: 'closing', actions: ['resetFailures', closeFor('pending')] },
         'server.disable': {
           target: 'closing',
-          actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
+          actions: [takeEventConfig, closeFor('disabled')],
         },
         'server.configure': [
           {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
+            guard: disablesIt,
             target: 'closing',
-            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
+            actions: [takeEventConfig, closeFor('disabled')],
           },
           {
             target: 'closing',
-            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', closeFor('pending')],
+            actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')],
           },
         ],
         'server.stop': { target: 'closing', actions: closeFor('stopped') },
@@ -371,16 +377,16 @@ export const serverMachine = setup({
         // Asked again while closing: only where it goes changes.
         'server.stop': { actions: closeFor('stopped') },
         'server.restart': { actions: ['resetFailures', closeFor('pending')] },
-        'server.disable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')] },
-        'server.enable': { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, closeFor('pending')] },
+        'server.disable': { actions: [takeEventConfig, closeFor('disabled')] },
+        'server.enable': { actions: [takeEventConfig, queueAsEvent, closeFor('pending')] },
         // The startup queue reached a server sent back to it while it was still closing.
-        'server.connect': { actions: ['leaveQueue', { type: 'takeConfig', params: ({ event }) => event.config }] },
+        'server.connect': { actions: ['leaveQueue', takeEventConfig] },
         'server.configure': [
           {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
-            actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, closeFor('disabled')],
+            guard: disablesIt,
+            actions: [takeEventConfig, closeFor('disabled')],
           },
-          { actions: [{ type: 'takeConfig', params: ({ event }) => event.config }, { type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', closeFor('pending')] },
+          { actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')] },
         ],
       },
     },
@@ -398,36 +404,13 @@ export const serverMachine = setup({
       entry: 'markNeedsReauth',
       on: {
         'auth.begin': { target: '#server.authenticating.consenting' },
-        'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.disable': { target: 'disabled', actions: { type: 'takeConfig', params: ({ event }) => event.config } },
-        'server.configure': [
-          {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
-            target: 'disabled',
-            actions: { type: 'takeConfig', params: ({ event }) => event.config },
-          },
-          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
-        ],
+        ...whenIdle,
       },
     },
     error: {
       description: 'failed, with a one-line error and its error_kind',
       initial: 'deciding',
-      on: {
-        'server.restart': { target: 'pending', actions: 'resetFailures' },
-        'server.disable': {
-          target: 'disabled',
-          actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
-        },
-        'server.configure': [
-          {
-            guard: { type: 'disablesIt', params: ({ event }) => event.config },
-            target: 'disabled',
-            actions: ['resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }],
-          },
-          { target: 'pending', actions: [{ type: 'queueAs', params: ({ event }) => event.queued ?? false }, 'resetFailures', { type: 'takeConfig', params: ({ event }) => event.config }] },
-        ],
-      },
+      on: whenIdle,
       states: {
         deciding: {
           always: [
