@@ -12,7 +12,7 @@ import { secretValues } from './services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import { watchFile } from './services/config/watch.js';
-import { NotFoundError } from './services/support/errors.js';
+import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
@@ -186,8 +186,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const current = (name: string): ServerActorRef | undefined => servers()[name];
 
   function running(): NonNullable<typeof actor> {
-    if (!actor) throw new Error('the host is not started: call start() first');
-    if (stopping) throw new Error('the host is shutting down');
+    if (!actor) throw new HostNotRunningError('not_started');
+    if (stopping) throw new HostNotRunningError('shutting_down');
     return actor;
   }
 

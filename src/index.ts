@@ -35,7 +35,7 @@ export type { ConsentSession, OAuthProviderOptions, OAuthServerConfig } from './
 export { AuthNotApplicableError } from './services/oauth/server-auth.js';
 export type { AuthBegun } from './services/oauth/server-auth.js';
 
-export { ConfigError, ConflictError, ErrorKind, FleetError, NotFoundError, StartFailedError } from './services/support/errors.js';
+export { ConfigError, ConflictError, ErrorKind, FleetError, HostNotRunningError, NotFoundError, StartFailedError } from './services/support/errors.js';
 export { JournalEvent, ServerState } from './services/journal/events.js';
 export { LastRun, ServerView } from './services/journal/server-view.js';
 export { createMemoryEventStore } from './services/journal/event-store.js';

@@ -50,7 +50,9 @@ export function createManagement(deps: ManagementDeps): Management {
     return loaded.servers.find(([candidate]) => candidate === name)?.[1];
   }
 
+  /** The server's actor; throws when the host is not running (never started, or shutting down). */
   function actorOf(name: string): ServerActorRef {
+    deps.registry();
     const ref = deps.current(name);
     if (!ref) throw new NotFoundError(name);
     return ref;
@@ -83,6 +85,7 @@ export function createManagement(deps: ManagementDeps): Management {
     add(name, input) {
       return queue.run(name, async () => {
         const config = parseServerConfig(name, input);
+        deps.registry();
         if (deps.current(name) || (await persisted(name))) throw new ConflictError(name);
         deps.registry().send({ type: 'server.install', name, config });
         const ref = actorOf(name);
@@ -93,6 +96,7 @@ export function createManagement(deps: ManagementDeps): Management {
           throw failure;
         }
         try {
+          deps.registry();
           await store.update((servers, { invalidNames }) => {
             // A hand-written entry of that name that does not validate is still the user's.
             if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
@@ -119,6 +123,8 @@ export function createManagement(deps: ManagementDeps): Management {
           await apply(ref, running);
           throw failure;
         }
+        // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
+        deps.registry();
         await store.update((servers) => ({ ...servers, [name]: next }));
         return deps.view(name);
       });
@@ -126,6 +132,7 @@ export function createManagement(deps: ManagementDeps): Management {
 
     remove(name) {
       return queue.run(name, async () => {
+        deps.registry();
         const stored = await persisted(name);
         if (!deps.current(name) && !stored) throw new NotFoundError(name);
         await uninstall(name);

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { ConfigFileBrokenError } from '../services/config/store.js';
-import { ConfigError, ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/support/errors.js';
+import { ConfigError, ConflictError, FleetError, HostNotRunningError, NotFoundError, StartFailedError } from '../services/support/errors.js';
 import type { ErrorKind } from '../services/support/errors.js';
 import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
@@ -49,6 +49,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
   if (err instanceof AuthNotApplicableError) return answer(409, err.code, err.message);
+  if (err instanceof HostNotRunningError) return answer(503, err.reason, err.message);
   if (err instanceof StartFailedError) {
     return { status: 422, body: { error: { code: 'start_failed', message: err.message, error_kind: err.kind } } };
   }

@@ -124,6 +124,8 @@ export const serverMachine = setup({
     mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
     disablesIt: (_, config: ServerConfig | undefined) => config !== undefined && !config.enabled,
     goesTo: ({ context }, params: { next: AfterClosing }) => context.next === params.next,
+    isStopping: ({ context }) => context.next === 'stopped',
+    isNotStopping: ({ context }) => context.next !== 'stopped',
   },
   actions: {
     registerTools: emit(({ context }) => ({
@@ -194,7 +196,6 @@ export const serverMachine = setup({
           },
           { target: 'pending', actions: [queueAsEvent, takeEventConfig] },
         ],
-        'server.disable': { actions: takeEventConfig },
       },
     },
     pending: {
@@ -203,7 +204,6 @@ export const serverMachine = setup({
       initial: 'choose',
       on: {
         'server.disable': { target: 'disabled', actions: takeEventConfig },
-        'server.enable': { actions: takeEventConfig },
         // Management acts at once, even on a server still waiting in the startup queue.
         'server.restart': { target: 'pending', reenter: true, actions: ['leaveQueue', 'resetFailures'] },
         'server.configure': [
@@ -374,18 +374,16 @@ export const serverMachine = setup({
         onError: { target: 'leaving', actions: 'forgetConnection' },
       },
       on: {
-        // Asked again while closing: only where it goes changes.
         'server.stop': { actions: closeFor('stopped') },
-        'server.restart': { actions: ['resetFailures', closeFor('pending')] },
-        'server.disable': { actions: [takeEventConfig, closeFor('disabled')] },
-        'server.enable': { actions: [takeEventConfig, queueAsEvent, closeFor('pending')] },
+        // Asked again while closing: only where it goes changes — unless it is being stopped, which is final.
+        'server.restart': { guard: 'isNotStopping', actions: ['resetFailures', closeFor('pending')] },
+        'server.disable': { guard: 'isNotStopping', actions: [takeEventConfig, closeFor('disabled')] },
+        'server.enable': { guard: 'isNotStopping', actions: [takeEventConfig, queueAsEvent, closeFor('pending')] },
         // The startup queue reached a server sent back to it while it was still closing.
         'server.connect': { actions: ['leaveQueue', takeEventConfig] },
         'server.configure': [
-          {
-            guard: disablesIt,
-            actions: [takeEventConfig, closeFor('disabled')],
-          },
+          { guard: 'isStopping' },
+          { guard: disablesIt, actions: [takeEventConfig, closeFor('disabled')] },
           { actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')] },
         ],
       },

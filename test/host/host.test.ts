@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
+import { ConflictError, HostNotRunningError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { readPid } from '../support/processes.js';
 import { allGone, isAlive, readConfigFile, stateDirWith, untilState } from './helpers.js';
@@ -219,6 +219,25 @@ describe('management is all-or-nothing', () => {
     const actors = new Set(host.events().flatMap((event) => (event.type === 'server.transitioned' && event.server === 'r' ? [event.actor] : [])));
     expect(actors.size).toBe(1);
     expect(readConfigFile(host.stateDir).servers['r']).toMatchObject({ enabled: true });
+  });
+});
+
+describe('shutdown is final', () => {
+  test('a server stopping slowly is not brought back by a restart or a PATCH sent meanwhile; both are refused with 503-kind errors', async () => {
+    const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('stubborn') } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 's', 'ready');
+    const before = readConfigFile(dir);
+    const stopping = host.shutdown();
+    // `stubborn` ignores SIGTERM: it sits in `closing` (shown as stopped) for the kill grace.
+    await expect(host.restartServer('s')).rejects.toBeInstanceOf(HostNotRunningError);
+    await expect(host.updateServer('s', { timeout_seconds: 9 })).rejects.toBeInstanceOf(HostNotRunningError);
+    await stopping;
+    expect(host.server('s')?.state).toBe('stopped');
+    const moves = host.events().flatMap((event) => (event.type === 'server.transitioned' && event.server === 's' ? [event.to] : []));
+    expect(moves).toEqual(['pending', 'ready', 'stopped']);
+    expect(readConfigFile(dir)).toEqual(before);
   });
 });
 

@@ -69,3 +69,11 @@ export class StartFailedError extends Error {
     super(oneLine(`server "${server}" failed to start (${kind}): ${reason}`));
   }
 }
+
+/** The host cannot take the request: it was never started, or it is shutting down. */
+export class HostNotRunningError extends Error {
+  override readonly name = 'HostNotRunningError';
+  constructor(readonly reason: 'not_started' | 'shutting_down') {
+    super(reason === 'not_started' ? 'the host is not started: call start() first' : 'the host is shutting down');
+  }
+}
