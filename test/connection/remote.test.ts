@@ -131,3 +131,31 @@ describe('connect: remote', () => {
     expect(error.kind).toBe('config');
   });
 });
+
+describe('a ready remote server whose endpoint goes away', () => {
+  it('is found by the next ping (refused, not silent) and reported lost as transport_closed', async () => {
+    const { openLiveConnection, watchLiveConnection } = await import('../../src/services/connection/live-connection.js');
+    const url = await startHttpFixture({});
+    const config = remoteConfig({ url, transport: 'streamable_http', timeout_seconds: 5 });
+    const live = await openLiveConnection('remote', config, new AbortController().signal);
+    try {
+      const lost = new Promise<FleetError>((resolve) => {
+        const stop = watchLiveConnection(live, { pingIntervalMs: 100, pingTimeoutMs: 5000 }, (error) => {
+          stop();
+          resolve(error);
+        });
+      });
+      // The whole server process goes: its port refuses every request from now on.
+      const child = servers.pop()!;
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
+      const error = await lost;
+      expect(error.kind).toBe('transport_closed');
+      expect(error.message).toMatch(/^connection lost: a ping could not reach the server/);
+    } finally {
+      await live.connection.close();
+    }
+  });
+});

@@ -77,10 +77,17 @@ export function watchLiveConnection(
             .then(
               () => undefined,
               (error: unknown) => {
-                // Only silence means hung; a closed transport is reported by `lost`, with its exit code.
-                if (!watching || !(error instanceof McpError && error.code === ErrorCode.RequestTimeout)) return;
-                const seconds = options.pingTimeoutMs / 1000;
-                lose(new FleetError('timeout', `no answer to ping within ${seconds}s: the server hung`));
+                if (!watching) return;
+                if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+                  const seconds = options.pingTimeoutMs / 1000;
+                  lose(new FleetError('timeout', `no answer to ping within ${seconds}s: the server hung`));
+                } else if (live.connection.pid === null && !(error instanceof McpError)) {
+                  // The request never reached a server (refused, reset, DNS): over HTTP nothing else reports
+                  // it, since a remote connection has no process whose exit would. A server's own error
+                  // answer (McpError) means it is alive; a closed stdio transport is reported by `lost`.
+                  const why = error instanceof Error ? error.message : String(error);
+                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server (${why})`));
+                }
               },
             )
             .finally(() => (pinging = false));
