@@ -11,6 +11,11 @@ interface QueueEntry {
   name: string;
   /** The actor queued; management may have started it (or replaced it) since. */
   ref: ServerActorRef;
+  /**
+   * Sent back to the queue by a hand edit in this very step: the actor has not
+   * taken the edit yet, so its `queued` flag is only current after the re-read.
+   */
+  requeued?: boolean;
 }
 
 export interface RegistryInput {
@@ -69,10 +74,19 @@ export const registryMachine = setup({
     queueEmpty: ({ context }) => context.queue.length === 0,
     startupDone: ({ context }) => context.queue.length === 0 && context.connecting.length === 0,
     slotsFull: ({ context }) => context.connecting.length >= context.startupConcurrency,
-    /** Management replaced the head's actor, or already started it: the queue has nothing left to do for it. */
+    /**
+     * Management replaced the head's actor, or started it (it left the queue):
+     * the queue has nothing left to do for it. Asked again after the re-read,
+     * when the actor has taken every event sent to it meanwhile.
+     */
     headMovedOn: ({ context }) => {
       const { name, ref } = head(context);
       return context.servers[name] !== ref || !ref.getSnapshot().context.queued;
+    },
+    /** As `headMovedOn`, but a head a hand edit just re-queued is trusted to wait until its re-read. */
+    headMovedOnBeforeReread: ({ context }) => {
+      const { name, ref, requeued } = head(context);
+      return context.servers[name] !== ref || (!requeued && !ref.getSnapshot().context.queued);
     },
     headDeleted: (_, reread: Reread) => reread.status === 'deleted',
     headDisabled: (_, reread: Reread) => reread.status === 'found' && !reread.config.enabled,
@@ -159,7 +173,7 @@ export const registryMachine = setup({
       if (queued === null) return void enqueue.sendTo(ref, event);
       enqueue.sendTo(ref, queued);
       if (!context.queue.some((entry) => entry.ref === ref)) {
-        enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
+        enqueue.assign({ queue: [...context.queue, { name: params.name, ref, requeued: true }] });
       }
     }),
     uninstall: enqueueActions(({ context, enqueue }, params: { name: string }) => {
@@ -221,7 +235,7 @@ export const registryMachine = setup({
             { guard: 'startupDone', target: '#registry.running' },
             { guard: 'queueEmpty', target: 'waiting' },
             { guard: 'slotsFull', target: 'waiting' },
-            { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue', reenter: true },
+            { guard: 'headMovedOnBeforeReread', actions: 'dropHead', target: 'dequeue', reenter: true },
             { target: 'rereading' },
           ],
         },
@@ -244,7 +258,10 @@ export const registryMachine = setup({
               },
               { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'dequeue' },
             ],
-            onError: { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'dequeue' },
+            onError: [
+              { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
+              { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'dequeue' },
+            ],
           },
         },
         waiting: {

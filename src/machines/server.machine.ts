@@ -64,9 +64,9 @@ const disablesIt = { type: 'disablesIt', params: ({ event }: { event: { config: 
  */
 const whenIdle = {
   'server.restart': { target: 'pending', actions: 'resetFailures' },
-  'server.disable': { target: 'disabled', actions: ['resetFailures', takeEventConfig] },
+  'server.disable': { target: 'disabled', actions: takeEventConfig },
   'server.configure': [
-    { guard: disablesIt, target: 'disabled', actions: ['resetFailures', takeEventConfig] },
+    { guard: disablesIt, target: 'disabled', actions: takeEventConfig },
     { target: 'pending', actions: [queueAsEvent, 'resetFailures', takeEventConfig] },
   ],
 } as const;
@@ -126,6 +126,8 @@ export const serverMachine = setup({
     goesTo: ({ context }, params: { next: AfterClosing }) => context.next === params.next,
     isStopping: ({ context }) => context.next === 'stopped',
     isNotStopping: ({ context }) => context.next !== 'stopped',
+    /** A restart applies to a server on its way to pending or a failure; a disabled or stopped one stays so. */
+    mayRestart: ({ context }) => context.next !== 'stopped' && context.next !== 'disabled',
   },
   actions: {
     registerTools: emit(({ context }) => ({
@@ -183,7 +185,8 @@ export const serverMachine = setup({
     },
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
-      entry: 'clearError',
+      // Re-enabled, it starts afresh: earlier losses do not count toward giving up.
+      entry: ['clearError', 'resetFailures', 'leaveQueue'],
       on: {
         'server.enable': {
           target: 'pending',
@@ -376,11 +379,18 @@ export const serverMachine = setup({
       on: {
         'server.stop': { actions: closeFor('stopped') },
         // Asked again while closing: only where it goes changes — unless it is being stopped, which is final.
-        'server.restart': { guard: 'isNotStopping', actions: ['resetFailures', closeFor('pending')] },
+        'server.restart': { guard: 'mayRestart', actions: ['leaveQueue', 'resetFailures', closeFor('pending')] },
         'server.disable': { guard: 'isNotStopping', actions: [takeEventConfig, closeFor('disabled')] },
-        'server.enable': { guard: 'isNotStopping', actions: [takeEventConfig, queueAsEvent, closeFor('pending')] },
-        // The startup queue reached a server sent back to it while it was still closing.
-        'server.connect': { actions: ['leaveQueue', takeEventConfig] },
+        'server.enable': {
+          guard: 'isNotStopping',
+          actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')],
+        },
+        // The startup queue reached a server sent back to it while it was still closing;
+        // one that management disabled meanwhile keeps its config and stays out.
+        'server.connect': [
+          { guard: { type: 'goesTo', params: { next: 'disabled' } }, actions: 'leaveQueue' },
+          { actions: ['leaveQueue', takeEventConfig] },
+        ],
         'server.configure': [
           { guard: 'isStopping' },
           { guard: disablesIt, actions: [takeEventConfig, closeFor('disabled')] },

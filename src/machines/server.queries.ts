@@ -37,6 +37,8 @@ export function isSettling(snapshot: SnapshotFrom<typeof serverMachine>): boolea
 export function settled(ref: ServerRef, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {
     let settled = false;
+    // A stopped actor completes its subscription at once, before `subscribe` returns.
+    let subscription: { unsubscribe(): void } | undefined;
     const settle = () => {
       if (settled) return;
       settled = true;
@@ -45,13 +47,14 @@ export function settled(ref: ServerRef, timeoutMs: number): Promise<void> {
       resolve();
     };
     const timer = setTimeout(settle, timeoutMs);
-    const subscription: { unsubscribe(): void } | undefined = ref.subscribe({
+    subscription = ref.subscribe({
       next: (snapshot) => {
         if (!isSettling(snapshot)) settle();
       },
       complete: settle,
       error: settle,
     });
+    if (settled) subscription.unsubscribe();
     if (!isSettling(ref.getSnapshot())) settle();
   });
 }

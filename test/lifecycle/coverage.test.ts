@@ -112,6 +112,11 @@ const INTERNAL: Record<string, InternalNote> = {
       'a new config for a server that is being stopped: ignored, since stopped is final; the host refuses management ' +
       'during shutdown before it could send one, so nothing reaches the journal',
   },
+  'closing --> closing : server.connect [goesTo disabled]': {
+    unobservable:
+      'the startup queue reaching a server that management disabled while it was closing: it only leaves the ' +
+      'queue and keeps its config, so nothing reaches the journal',
+  },
   'closing --> closing : server.connect': {
     unobservable:
       'the startup queue reaching a server a hand edit sent back to it while it was closing: it only leaves the queue, ' +
@@ -172,7 +177,7 @@ const NOT_DRIVEN: Record<string, string> = {
   'authenticating_connecting --> error : connect failed [isReconnecting]':
     'needs an OAuth server that lost its connection (failures > 0) and must refresh before reconnecting; a remote ' +
     'connection is lost only by an unanswered ping, which the fixture never lets happen (the journal edge is taken via a plain failed connect)',
-  'closing --> closing : server.restart [isNotStopping]': RETARGET,
+  'closing --> closing : server.restart [mayRestart]': RETARGET,
   'closing --> closing : server.disable [isNotStopping]': RETARGET,
   'closing --> closing : server.enable [isNotStopping]': RETARGET,
   'closing --> closing : server.configure [disablesIt]': RETARGET,

@@ -64,12 +64,13 @@ export const CLOSING_DESTINATIONS: Record<string, State[]> = {
   'server.configure': ['pending'],
   'server.stop': ['stopped'],
   // While closing, a server being stopped stays stopped: the other events re-aim it only otherwise.
-  'server.restart [isNotStopping]': ['pending'],
+  'server.restart [mayRestart]': ['pending'],
   'server.disable [isNotStopping]': ['disabled'],
   'server.enable [isNotStopping]': ['pending'],
   'server.configure [isStopping]': [],
   // The startup queue reaching a server that is still closing: it only leaves the queue; where it goes stays.
   'server.connect': [],
+  'server.connect [goesTo disabled]': [],
 };
 
 export interface Diagram {

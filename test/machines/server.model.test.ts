@@ -1,252 +1,270 @@
-// Model-based tests of the server lifecycle (SPEC §4): every shortest path and
-// every simple path (bounded to two connect attempts) of the machine's graph,
-// run step by step against the real actor with a scripted connection. At every
-// step: the actor is in the state the model says; tools are registered iff it
-// is `ready`; a connection is live iff it is connecting or `ready`; the
-// projection fed the host's way shows the actor's state.
-import { isDeepStrictEqual } from 'node:util';
-import { createActor, fromCallback, type ActorRefFrom } from 'xstate';
-import { getShortestPaths, getSimplePaths, type StatePath } from 'xstate/graph';
+// Model-based tests of the server lifecycle (SPEC §4). The real machine's
+// graph is walked with `xstate/graph` (its invoked actors' outcomes and its
+// delays as synthetic events); each path is run step by step on a real actor
+// whose work is scripted (helpers/server-world.ts), observed the way the host
+// observes it (the host's own journal bridge, a real tool mount, an in-memory
+// journal), and checked at every step against an independent reference model
+// written from SPEC §4 (helpers/server-spec.ts):
+// - the SPEC state the actor reports (`topState`) is the model's, and so is
+//   the state the journal's projection shows;
+// - tools are mounted iff the server is `ready` (the filter of the config it
+//   holds), and no `tools.register` is ever emitted outside `ready`;
+// - each piece of work runs only in its state: a consent only while
+//   consenting (stopped when it is left), the catalog session only in ready,
+//   connect, token check and refresh only in theirs;
+// - every connection is closed exactly once after it leaves ready, never
+//   while ready; `error_kind` is `needs_reauth` in needs_reauth; the config
+//   the actor holds (and the view shows) is the one the last event brought.
+import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { describe, expect, test } from 'vitest';
-import { serverMachine, type ServerInput } from '../../src/machines/server.machine.js';
+import type { ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
 import { ServerState } from '../../src/services/journal/events.js';
-import { toServerView } from '../../src/services/journal/projection.js';
-import { observeLikeHost, type HostObserver } from './helpers/host-observer.js';
-import { createScriptedConnections, failures, type ScriptedConnections } from './helpers/scripted-connection.js';
-import {
-  delayedEvents,
-  expectedOf,
-  modelEvents,
-  serverModel,
-  traversal,
-  type ModelEvent,
-  type ServerSnapshot,
-} from './helpers/server-model.js';
+import { getTransitionPaths, stepsOf } from './helpers/paths.js';
+import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused } from './helpers/server-graph.js';
+import { NAME, phaseOf, runPath, runPaths } from './helpers/server-run.js';
+import { initialFacts, specState, type ModelEvent } from './helpers/server-spec.js';
 
-type Path = StatePath<ServerSnapshot, ModelEvent>;
+/** Tens of thousands of steps per test: room for two cores busy with other tests. */
+const PATHS_TIMEOUT_MS = 600_000;
 
-/** Thousands of steps per test: room for a machine whose cores are busy with other tests. */
-const PATHS_TIMEOUT_MS = 180_000;
+/** Simple paths are walked per family of events (all of them at once would be millions of paths). */
+const families = {
+  recovery: {
+    attempts: 2,
+    events: [
+      'server.connect',
+      'server.restart',
+      'server.stop',
+      'connect.succeeds',
+      'connect.fails',
+      'connection.lost',
+      'close.done',
+      'close.fails',
+      'backoff.elapses',
+      'stable.elapses',
+      'catalog.changed',
+      'server.retool(retooled)',
+      'server.retool(retooledDisabled)',
+    ],
+  },
+  management: {
+    attempts: 1,
+    events: [
+      'server.connect(edited)',
+      'server.enable(base)',
+      'server.disable(disabled)',
+      'server.configure(edited)',
+      'server.configure(disabled)',
+      'server.restart',
+      'server.stop',
+      'check.connect',
+      'connect.succeeds',
+      'connect.fails',
+      'close.done',
+    ],
+  },
+  oauth: {
+    attempts: 2,
+    events: [
+      'check.connect',
+      'check.refresh',
+      'refresh.succeeds',
+      'refresh.fails_auth',
+      'consent.completes',
+      'consent.fails',
+      'auth.begin',
+      'connect.succeeds',
+      'connect.fails_auth',
+      'connection.auth_lost',
+      'server.restart',
+      'server.stop',
+      'close.done',
+    ],
+  },
+} as const;
+type Family = keyof typeof families;
 
-/** Simple paths may go round the connect cycle this often. */
-const MAX_ATTEMPTS = 2;
+interface Scenario {
+  label: string;
+  kind: 'local' | 'oauth';
+  enabled: boolean;
+  queued: boolean;
+  /** `reconnect.max_attempts`: 1 and 0 let the paths reach the open circuit. */
+  maxAttempts: number;
+  /** Every transition of the graph (the heaviest walk); the other scenarios reach the same ones. */
+  transitions: boolean;
+  families: Family[];
+}
 
-// The last input gives up after one reconnect attempt, so paths reach the open circuit.
-const inputs = [
-  { enabled: true, queued: true, reconnects: 5 },
-  { enabled: true, queued: false, reconnects: 5 },
-  { enabled: false, queued: true, reconnects: 5 },
-  { enabled: false, queued: false, reconnects: 5 },
-  { enabled: true, queued: false, reconnects: 1 },
+const scenarios: Scenario[] = [
+  {
+    label: 'local, queued at startup',
+    kind: 'local',
+    enabled: true,
+    queued: true,
+    maxAttempts: 5,
+    transitions: true,
+    families: ['recovery', 'management'],
+  },
+  {
+    label: 'local, added by management, gives up after 1 reconnect',
+    kind: 'local',
+    enabled: true,
+    queued: false,
+    maxAttempts: 1,
+    transitions: true,
+    families: ['recovery', 'management'],
+  },
+  {
+    label: 'local, disabled in the file',
+    kind: 'local',
+    enabled: false,
+    queued: true,
+    maxAttempts: 5,
+    transitions: false,
+    families: ['management'],
+  },
+  {
+    label: 'OAuth, added by management, gives up after 1 reconnect',
+    kind: 'oauth',
+    enabled: true,
+    queued: false,
+    maxAttempts: 1,
+    transitions: true,
+    families: ['management', 'oauth'],
+  },
+  {
+    label: 'OAuth, queued at startup, never reconnects',
+    kind: 'oauth',
+    enabled: true,
+    queued: true,
+    maxAttempts: 0,
+    transitions: true,
+    families: ['management', 'oauth'],
+  },
 ];
 
-function inputOf({ enabled, queued, reconnects }: { enabled: boolean; queued: boolean; reconnects: number }): ServerInput {
-  const config = ServerConfig.parse({
-    type: 'local',
-    command: ['node', 'server.js'],
-    enabled,
-    reconnect: { max_attempts: reconnects },
+/** Graph bounds: connect attempts per path, and catalog changes while ready (a self-loop otherwise). */
+const bounds = (attempts: number) => serverGraph({ attempts, catalogChanges: 1 });
+
+function walk(scenario: Scenario) {
+  const configs = configSet(scenario.kind, scenario.maxAttempts);
+  const input: ServerInput = { name: NAME, config: scenario.enabled ? configs.base : configs.disabled, queued: scenario.queued };
+  // Every state, telling configs apart (each config an event brings is a state of its own).
+  const shortest = getShortestPaths(bounds(3), traversal(input, configs, { fine: true }));
+  // Every transition, states told apart by `enabled` only.
+  const transitions = scenario.transitions ? getTransitionPaths(bounds(2), traversal(input, configs), wasRefused) : [];
+  const simple = scenario.families.map((family) => {
+    const { attempts, events } = families[family];
+    return { family, paths: getSimplePaths(bounds(attempts), traversal(input, configs, { only: new Set(events) })) };
   });
-  return { name: 'files', config, queued };
+  return { scenario, configs, input, shortest, transitions, simple };
 }
 
-/** The delays never elapse by themselves: the model fires them by name. */
-const noTimers = { delays: { backoff: 2 ** 30, stable: 2 ** 30 } };
+const walks = scenarios.map(walk);
 
-const describePath = (path: Path): string => path.steps.map((step) => step.event.type).join(' → ');
-
-/** Lets the promise actors' settlements reach the machine. */
-const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-function perform(event: ModelEvent, actor: ActorRefFrom<typeof serverMachine>, world: ScriptedConnections): void {
-  switch (event.type) {
-    case 'connect.succeeds':
-      return world.succeed();
-    case 'connect.fails':
-      return world.fail(failures.connect());
-    case 'connect.fails_auth':
-      return world.fail(failures.auth());
-    case 'connection.closed':
-      // The process dies; the real watchConnection actor must notice.
-      return world.crash();
-    case 'connection.auth_lost':
-      // The token cannot be refreshed; the real watchConnection actor must pass the reason on.
-      return world.crash(failures.auth());
-    case 'reconnect.due':
-    case 'ready.stable':
-      return actor.send({ type: delayedEvents[event.type] } as never);
-    default:
-      return actor.send(event);
-  }
-}
-
-/**
- * What the real actor and its surroundings show after a step, in the terms of
- * the model's promise: the invariants are computed here, so one comparison
- * per step checks them all (and `expect` prints every field on failure).
- */
-function observe(actor: ReturnType<typeof createActor<typeof serverMachine>>, host: HostObserver, world: ScriptedConnections) {
-  const snapshot = actor.getSnapshot();
-  const active = snapshot.status === 'active';
-  const ready = active && snapshot.matches('ready');
-  const connectingNow = active && snapshot.matches({ pending: 'connecting' });
-  const live = world.all.filter((connection) => connection.alive);
-  const projected = host.projection.context.servers[snapshot.context.name];
-  const view = projected ? toServerView(projected) : undefined;
-  const failed = view?.state === 'error' || view?.state === 'needs_reauth';
-  return {
-    actor: {
-      value: snapshot.value,
-      status: snapshot.status,
-      queued: snapshot.context.queued,
-      error: snapshot.context.error,
-      errorKind: snapshot.context.errorKind,
-      failures: snapshot.context.failures,
-      holdsConnection: snapshot.context.live !== null,
-    },
-    toolsRegisteredIffReady: (host.registered !== null) === ready,
-    registeredTools: host.registered,
-    registerUnregisterBalanced: host.violations.length === 0,
-    liveConnectionIffConnectingOrReady: live.length === (ready || connectingNow ? 1 : 0),
-    liveOneIsTheActors: !ready || live[0] === snapshot.context.live?.connection,
-    releasedClosedExactlyOnce: world.all.every((connection) => connection.closeCalls === (live.includes(connection) ? 0 : 1)),
-    projectionEqualsActor: view?.state === topState(snapshot),
-    projectedReady: view?.ready === ready,
-    projectedToolCount: view?.tool_count === (ready ? 1 : 0),
-    projectedErrorKind: view?.error_kind === (failed ? snapshot.context.errorKind : null),
-  };
-}
-
-function promised(step: ServerSnapshot) {
-  const actor = expectedOf(step);
-  return {
-    actor,
-    toolsRegisteredIffReady: true,
-    registeredTools: step.value === 'ready' ? ['files__echo'] : null,
-    registerUnregisterBalanced: true,
-    liveConnectionIffConnectingOrReady: true,
-    liveOneIsTheActors: true,
-    releasedClosedExactlyOnce: true,
-    projectionEqualsActor: true,
-    projectedReady: true,
-    projectedToolCount: true,
-    projectedErrorKind: true,
-  };
-}
-
-async function runPath(path: Path, input: ServerInput, machine = serverMachine): Promise<void> {
-  const world = createScriptedConnections();
-  const actor = createActor(machine.provide({ actors: { connect: world.connect }, ...noTimers }), { input });
-  const host = observeLikeHost(actor);
-  actor.start();
-  try {
-    for (const [index, step] of path.steps.entries()) {
-      if (index > 0) perform(step.event, actor, world);
-      await settle();
-      const seen = observe(actor, host, world);
-      const expected = promised(step.state);
-      // `expect` only on a mismatch: thousands of steps, and its message is the useful part.
-      if (!isDeepStrictEqual(seen, expected)) {
-        expect(seen, `${describePath(path)} — after step ${index} (${step.event.type})`).toEqual(expected);
-      }
-    }
-  } finally {
-    host.stop();
-    actor.stop();
-  }
-}
-
-const pathsByInput = inputs.map((flags) => {
-  const input = inputOf(flags);
-  const options = traversal(input, MAX_ATTEMPTS);
-  return {
-    flags,
-    input,
-    shortest: getShortestPaths(serverModel, options),
-    simple: getSimplePaths(serverModel, options),
-  };
-});
-
-describe.each(pathsByInput)('server machine, enabled=$flags.enabled queued=$flags.queued reconnects=$flags.reconnects', ({ flags, input, shortest, simple }) => {
+describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, input, shortest, transitions, simple }) => {
   test('starts where SPEC §4 says', () => {
-    const start = shortest.find((path) => path.steps.length === 1)!;
-    expect(start.state.value).toEqual(flags.enabled ? { pending: flags.queued ? 'queued' : 'connecting' } : 'disabled');
+    const state = scenario.enabled ? 'pending' : 'disabled';
+    expect(topState(shortest.find((path) => path.steps.length === 1)!.state)).toBe(state);
+    expect(specState(initialFacts(input.config, input.queued))).toBe(state);
   });
 
-  test('every shortest path holds the invariants at every step', async () => {
-    expect(shortest.length).toBeGreaterThan(25);
-    for (const path of shortest) await runPath(path, input);
+  test(`every state (${shortest.length} shortest paths, all events) holds the model at every step`, async () => {
+    expect(shortest.length).toBeGreaterThan(60);
+    (await runPaths(shortest, { input, configs })).assertNone();
   }, PATHS_TIMEOUT_MS);
 
-  test('every simple path (≤ 2 connect attempts) holds the invariants at every step', async () => {
-    expect(simple.length).toBeGreaterThan(shortest.length);
-    for (const path of simple) await runPath(path, input);
-  }, PATHS_TIMEOUT_MS);
+  if (scenario.transitions) {
+    test(`every transition (${transitions.length} paths, ${stepsOf(transitions)} steps) holds the model at every step`, async () => {
+      expect(transitions.length).toBeGreaterThan(1000);
+      (await runPaths(transitions, { input, configs })).assertNone();
+    }, PATHS_TIMEOUT_MS);
+  }
+
+  test.each(simple.map(({ family, paths }) => [family, paths.length, stepsOf(paths), paths] as const))(
+    'every simple path of the %s events (%i paths, %i steps) holds the model at every step',
+    async (_family, count, _steps, paths) => {
+      expect(count).toBeGreaterThan(50);
+      (await runPaths(paths, { input, configs })).assertNone();
+    },
+    PATHS_TIMEOUT_MS,
+  );
 });
 
-test('the paths reach every SPEC §4 state and take every event', () => {
-  const paths = pathsByInput.flatMap(({ shortest, simple }) => [...shortest, ...simple]);
+test('the walks reach every SPEC §4 state and every substate, and take every event', () => {
+  const paths = walks.flatMap(({ shortest, transitions, simple }) => [
+    ...shortest,
+    ...transitions,
+    ...simple.flatMap(({ paths }) => paths),
+  ]);
   const states = new Set(paths.map((path) => topState(path.state)));
   expect([...states].sort()).toEqual([...ServerState.options].sort());
-  const taken = new Set(paths.flatMap((path) => path.steps.map((step) => step.event.type)));
-  for (const event of modelEvents) expect(taken, event.type).toContain(event.type);
-  // The connect cycle is walked twice: ready, restart, ready again.
-  expect(
-    paths.some((path) => path.steps.filter((step) => step.event.type === 'connect.succeeds').length === 2),
-  ).toBe(true);
-  // A lost connection reconnects by itself; past reconnect.max_attempts the circuit opens.
-  expect(paths.some((path) => path.state.matches({ error: 'backing_off' }))).toBe(true);
-  const open = paths.find((path) => /gave up after 1 reconnect attempt/.test(path.state.context.error ?? ''));
-  expect(open?.state.value).toEqual({ error: 'halted' });
+  const phases = new Set(paths.map((path) => phaseOf(path.state)));
+  expect(phases.size).toBe(13);
+  const taken = new Set(paths.flatMap((path) => path.steps.slice(1).map((step) => step.event.type)));
+  const initial = walks[0]!.shortest[0]!.steps[0]!.state;
+  const all = new Set(modelEvents(walks[0]!.configs, initial).map((event) => event.type));
+  expect([...taken].sort()).toEqual([...all].sort());
+  // The connect cycle is walked twice: ready, lost, reconnected.
+  expect(paths.some((path) => path.steps.filter((step) => step.event.type === 'connect.succeeds').length === 2)).toBe(true);
+  // Past reconnect.max_attempts the circuit opens.
+  expect(paths.some((path) => /gave up after 1 reconnect/.test(path.state.context.error ?? ''))).toBe(true);
+  expect(paths.some((path) => /gave up after 0 reconnect/.test(path.state.context.error ?? ''))).toBe(true);
 });
 
-test('a queued server connects with the config the registry re-read', async () => {
-  const world = createScriptedConnections();
-  const input = inputOf({ enabled: true, queued: true, reconnects: 5 });
-  const actor = createActor(serverMachine.provide({ actors: { connect: world.connect } }), { input });
-  const host = observeLikeHost(actor);
-  actor.start();
-  const reread = ServerConfig.parse({ type: 'local', command: ['node', 'other.js'], timeout_seconds: 5 });
-  actor.send({ type: 'server.connect', config: reread });
-  await settle();
-  expect(actor.getSnapshot().context.config).toEqual(reread);
-  expect(world.all).toHaveLength(1);
-  expect(host.projection.context.servers['files']!.config).toMatchObject({ command: ['node', 'other.js'], timeout_seconds: 5 });
-  host.stop();
-  actor.stop();
-});
+describe('discrepancies found by the walks, as the shortest paths that show them', () => {
+  /** Replays one sequence of events on a real actor (local, added by management); the first step where it differs from the model. */
+  function replay(maxAttempts: number, events: (configs: ReturnType<typeof configSet>) => ModelEvent[]) {
+    const configs = configSet('local', maxAttempts);
+    const input: ServerInput = { name: NAME, config: configs.base, queued: false };
+    return runPath(pathOf(bounds(10), input, events(configs)), { input, configs });
+  }
 
-test('a queued server the registry disables keeps the config it re-read, and starts nothing', async () => {
-  const world = createScriptedConnections();
-  const input = inputOf({ enabled: true, queued: true, reconnects: 5 });
-  const actor = createActor(serverMachine.provide({ actors: { connect: world.connect } }), { input });
-  const host = observeLikeHost(actor);
-  actor.start();
-  const reread = ServerConfig.parse({ type: 'local', command: ['node', 'server.js'], enabled: false });
-  actor.send({ type: 'server.disable', config: reread });
-  await settle();
-  expect(actor.getSnapshot().value).toBe('disabled');
-  expect(actor.getSnapshot().context.config).toEqual(reread);
-  expect(world.all).toEqual([]);
-  expect(host.projection.context.servers['files']).toMatchObject({ state: 'disabled', config: { enabled: false } });
-  host.stop();
-  actor.stop();
-});
+  test('a restart while closing towards disabled leaves the server disabled (its config says enabled: false)', async () => {
+    const mismatch = await replay(5, ({ disabled }) => [
+      { type: 'connect.succeeds' },
+      { type: 'server.disable', config: disabled },
+      { type: 'server.restart' },
+      { type: 'close.done' },
+    ]);
+    expect(mismatch).toBeNull();
+  });
 
-test('the invariants fail a machine that leaks connections or misses a crash', async () => {
-  const { input, shortest } = pathsByInput[1]!;
-  const failure = async (machine: typeof serverMachine): Promise<string> => {
-    try {
-      for (const path of shortest) await runPath(path, input, machine);
-    } catch (error) {
-      return String(error);
-    }
-    return 'no failure';
-  };
-  const leaky = serverMachine.provide({ actions: { releaseConnection: () => {} } });
-  expect(await failure(leaky)).toMatch(/connect\.succeeds → \S+ — after step/);
-  const deaf = serverMachine.provide({ actors: { watchConnection: fromCallback(() => () => {}) } });
-  expect(await failure(deaf)).toMatch(/connection\.closed — after step/);
-}, PATHS_TIMEOUT_MS);
+  test('a restart acts at once, also on a server a hand edit sent back to the startup queue while it closed', async () => {
+    const mismatch = await replay(5, ({ edited }) => [
+      { type: 'connect.succeeds' },
+      { type: 'server.configure', config: edited, queued: true },
+      { type: 'server.restart' },
+      { type: 'close.done' },
+    ]);
+    expect(mismatch).toBeNull();
+  });
+
+  test('the startup queue does not hand a new config to a server that management disabled while it closed', async () => {
+    const mismatch = await replay(5, ({ edited, disabled }) => [
+      { type: 'connect.succeeds' },
+      { type: 'server.configure', config: edited, queued: true },
+      { type: 'server.disable', config: disabled },
+      { type: 'server.connect', config: edited },
+      { type: 'close.done' },
+    ]);
+    expect(mismatch).toBeNull();
+  });
+
+  test('losses before a disable do not count against the server once it is started again', async () => {
+    // reconnect.max_attempts 1: one loss after the new start still reconnects.
+    const mismatch = await replay(1, ({ disabled, edited }) => [
+      { type: 'connect.succeeds' },
+      { type: 'connection.lost' },
+      { type: 'server.disable', config: disabled },
+      { type: 'close.done' },
+      { type: 'server.configure', config: edited },
+      { type: 'connect.succeeds' },
+      { type: 'connection.lost' },
+      { type: 'close.done' },
+    ]);
+    expect(mismatch).toBeNull();
+  });
+});

@@ -1,0 +1,353 @@
+// A reference model of one server's lifecycle, written from SPEC §4 (and the
+// README's lifecycle and OAuth sections where §4 leaves a detail to them),
+// not from the machine: `expected(facts, event)` says which SPEC state a
+// server is in after an event, and the facts a test can observe around it
+// (where the work is, what config it holds, how often it registered tools,
+// why it failed). The model-based test walks the real machine's graph and
+// checks the real actor against this at every step.
+import type { ServerConfig } from '../../../src/services/config/schema.js';
+import type { ServerState } from '../../../src/services/journal/events.js';
+import type { ErrorKind } from '../../../src/services/support/errors.js';
+import { FAKE_TOOLS } from './server-world.js';
+
+/**
+ * What happens to a server, in the words of the model: management's and the
+ * registry's events, and the outcomes of the work the server does (connect,
+ * token check and refresh, consent, its connection, closing it, its timers).
+ */
+export type ModelEvent =
+  | { type: 'server.connect'; config?: ServerConfig }
+  /** `queued`: a hand edit during startup, which waits for its turn in the startup queue. */
+  | { type: 'server.enable'; config: ServerConfig; queued?: boolean }
+  | { type: 'server.disable'; config: ServerConfig }
+  | { type: 'server.restart' }
+  | { type: 'server.configure'; config: ServerConfig; queued?: boolean }
+  | { type: 'server.retool'; config: ServerConfig }
+  | { type: 'server.stop' }
+  | { type: 'auth.begin' }
+  /** The token check says: connect with what is stored, refresh first, or cannot tell. */
+  | { type: 'check.connect' }
+  | { type: 'check.refresh' }
+  | { type: 'check.fails' }
+  | { type: 'refresh.succeeds' }
+  /** The authorization server rejects the refresh: only a consent helps. */
+  | { type: 'refresh.fails_auth' }
+  /** The refresh fails for another reason (unreachable): the connect will say the rest. */
+  | { type: 'refresh.fails' }
+  | { type: 'consent.url' }
+  | { type: 'consent.completes' }
+  | { type: 'consent.fails' }
+  | { type: 'connect.succeeds' }
+  | { type: 'connect.fails' }
+  /** No usable token. */
+  | { type: 'connect.fails_auth' }
+  /** The ready server's tool listing changed. */
+  | { type: 'catalog.changed' }
+  | { type: 'connection.lost' }
+  /** The ready server's token can no longer be refreshed. */
+  | { type: 'connection.auth_lost' }
+  | { type: 'close.done' }
+  | { type: 'close.fails' }
+  /** The reconnect backoff is over. */
+  | { type: 'backoff.elapses' }
+  /** The server stayed ready long enough for its earlier losses not to count. */
+  | { type: 'stable.elapses' };
+
+/** Where the server is, finer than its SPEC state: says which piece of work runs. */
+export type Phase =
+  | 'disabled'
+  /** pending, waiting for its turn in the startup queue: no process. */
+  | 'queued'
+  /** pending, OAuth: is the stored token fresh enough? */
+  | 'checking'
+  /** pending, spawning / opening, initialize, list tools. */
+  | 'connecting'
+  /** authenticating: refreshing the token before connecting. */
+  | 'refreshing'
+  /** authenticating: a consent runs, waiting for the user. */
+  | 'consenting'
+  /** authenticating: connecting with the fresh token. */
+  | 'auth_connecting'
+  | 'ready'
+  /** Leaving ready: tools gone, the connection closing; the view shows where it goes. */
+  | 'closing'
+  | 'needs_reauth'
+  /** error, reconnecting by itself after a backoff. */
+  | 'backing_off'
+  /** error, no automatic reconnect. */
+  | 'halted'
+  | 'stopped';
+
+export type ClosingTo = 'pending' | 'disabled' | 'error' | 'needs_reauth' | 'stopped';
+
+export interface ServerFacts {
+  phase: Phase;
+  /** Where a closing server goes once its connection is closed. */
+  closingTo: ClosingTo | null;
+  /** The config the server holds (the very object an event brought). */
+  config: ServerConfig;
+  queued: boolean;
+  /** Lost connections and failed reconnects in a row. */
+  failures: number;
+  /** The error_kind a failed server shows. */
+  errorKind: ErrorKind | null;
+  /** The circuit opened: no more automatic reconnects. */
+  gaveUp: boolean;
+  /** Tool registrations so far (each entry into ready, each catalog or filter change while ready). */
+  registrations: number;
+  /** Connections established so far. */
+  connections: number;
+  /** Consents begun so far. */
+  consents: number;
+  /** The running consent has told where the user must go. */
+  authorizationUrl: boolean;
+}
+
+const PHASE_STATE: Record<Exclude<Phase, 'closing'>, ServerState> = {
+  disabled: 'disabled',
+  queued: 'pending',
+  checking: 'pending',
+  connecting: 'pending',
+  refreshing: 'authenticating',
+  consenting: 'authenticating',
+  auth_connecting: 'authenticating',
+  ready: 'ready',
+  needs_reauth: 'needs_reauth',
+  backing_off: 'error',
+  halted: 'error',
+  stopped: 'stopped',
+};
+
+/** The SPEC §4 state; a closing server already shows where it goes (a restart reads `ready → pending`). */
+export function specState(facts: ServerFacts): ServerState {
+  return facts.phase === 'closing' ? facts.closingTo! : PHASE_STATE[facts.phase];
+}
+
+export const usesOAuth = (config: ServerConfig): boolean => config.type === 'remote' && config.auth.kind === 'oauth';
+
+/** The agent tools a ready server of this config mounts. */
+export function expectedTools(name: string, config: ServerConfig): string[] {
+  const { include, exclude } = config.tools;
+  return FAKE_TOOLS.map((tool) => tool.name)
+    .filter((tool) => (include === null || include.includes(tool)) && !exclude.includes(tool))
+    .map((tool) => `${name}__${tool}`);
+}
+
+export function initialFacts(config: ServerConfig, queued: boolean): ServerFacts {
+  const facts: ServerFacts = {
+    phase: 'disabled',
+    closingTo: null,
+    config,
+    queued,
+    failures: 0,
+    errorKind: null,
+    gaveUp: false,
+    registrations: 0,
+    connections: 0,
+    consents: 0,
+    authorizationUrl: false,
+  };
+  // A disabled server is out of the startup queue: enabling it later connects it (or re-queues a hand edit).
+  if (!config.enabled) return { ...facts, queued: false };
+  return queued ? { ...facts, phase: 'queued' } : start(facts);
+}
+
+/** Connect now (OAuth servers check their token first), or wait in the startup queue. Errors of a previous run are gone. */
+function start(facts: ServerFacts, config = facts.config, queued = false): ServerFacts {
+  return {
+    ...facts,
+    config,
+    queued,
+    phase: queued ? 'queued' : usesOAuth(config) ? 'checking' : 'connecting',
+    closingTo: null,
+    errorKind: null,
+    gaveUp: false,
+    authorizationUrl: false,
+  };
+}
+
+/** Started by a person (restart, enable, a config change): a failure now is a failure to start, not a reconnect. */
+function startByHand(facts: ServerFacts, config = facts.config, queued = false): ServerFacts {
+  return start({ ...facts, failures: 0 }, config, queued);
+}
+
+function disable(facts: ServerFacts, config: ServerConfig): ServerFacts {
+  return {
+    ...facts,
+    config,
+    phase: 'disabled',
+    closingTo: null,
+    queued: false,
+    failures: 0,
+    errorKind: null,
+    gaveUp: false,
+    authorizationUrl: false,
+  };
+}
+
+function needsReauth(facts: ServerFacts): ServerFacts {
+  return { ...facts, phase: 'needs_reauth', closingTo: null, errorKind: 'needs_reauth', authorizationUrl: false };
+}
+
+/** In error: reconnect after a backoff while attempts remain; a start that failed is not retried. */
+function settleError(facts: ServerFacts): ServerFacts {
+  const { failures } = facts;
+  const max = facts.config.reconnect.max_attempts;
+  if (failures > 0 && failures <= max) return { ...facts, phase: 'backing_off', closingTo: null };
+  return { ...facts, phase: 'halted', closingTo: null, gaveUp: failures > 0 };
+}
+
+/** A connect (or reconnect) that failed. */
+function connectFailed(facts: ServerFacts, kind: ErrorKind): ServerFacts {
+  if (kind === 'auth') return needsReauth(facts);
+  const reconnecting = facts.failures > 0;
+  return settleError({ ...facts, errorKind: kind, failures: reconnecting ? facts.failures + 1 : 0, authorizationUrl: false });
+}
+
+function closeTo(facts: ServerFacts, closingTo: ClosingTo, changes: Partial<ServerFacts> = {}): ServerFacts {
+  return { ...facts, ...changes, phase: 'closing', closingTo };
+}
+
+/** The closing server's connection is gone: on to where it was going. */
+function arrive(facts: ServerFacts): ServerFacts {
+  switch (facts.closingTo!) {
+    case 'pending':
+      return start(facts, facts.config, facts.queued);
+    case 'disabled':
+      return disable(facts, facts.config);
+    case 'needs_reauth':
+      return needsReauth(facts);
+    case 'error':
+      return settleError(facts);
+    case 'stopped':
+      return { ...facts, phase: 'stopped', closingTo: null };
+  }
+}
+
+const connectingPhases: readonly Phase[] = ['connecting', 'auth_connecting'];
+const pendingPhases: readonly Phase[] = ['queued', 'checking', 'connecting'];
+
+/** The model: the facts after `event`. An event the server cannot take leaves them as they are. */
+export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
+  const { phase } = facts;
+  // Stopped is final; a server on its way to stopped stays on its way.
+  if (phase === 'stopped') return facts;
+  if (phase === 'closing' && facts.closingTo === 'stopped' && event.type !== 'close.done' && event.type !== 'close.fails') {
+    return event.type === 'server.retool' ? { ...facts, config: event.config } : facts;
+  }
+
+  switch (event.type) {
+    case 'server.stop':
+      if (phase === 'ready') return closeTo(facts, 'stopped');
+      if (phase === 'closing') return { ...facts, closingTo: 'stopped' };
+      return { ...facts, phase: 'stopped', closingTo: null, authorizationUrl: false };
+
+    case 'server.retool':
+      // Only how the tools are mounted changed: a ready server mounts them again, without reconnecting.
+      return { ...facts, config: event.config, registrations: facts.registrations + (phase === 'ready' ? 1 : 0) };
+
+    case 'server.connect':
+      // The startup queue reached the server: it connects with the config just re-read (if any).
+      if (phase === 'queued') return start(facts, event.config ?? facts.config);
+      // Sent back to the queue while closing (a hand edit): it connects once closed. Not if
+      // management disabled it meanwhile: management takes precedence over the queue.
+      if (phase === 'closing' && facts.closingTo === 'pending' && facts.queued) {
+        return { ...facts, queued: false, config: event.config ?? facts.config };
+      }
+      return facts;
+
+    case 'server.enable':
+      if (phase === 'disabled') return startByHand(facts, event.config, event.queued);
+      if (pendingPhases.includes(phase)) return { ...facts, config: event.config };
+      if (phase === 'closing') {
+        return closeTo(facts, 'pending', { config: event.config, failures: 0, queued: event.queued ?? false });
+      }
+      return facts;
+
+    case 'server.disable':
+      if (phase === 'ready') return closeTo(facts, 'disabled', { config: event.config });
+      if (phase === 'closing') return closeTo(facts, 'disabled', { config: event.config });
+      return disable(facts, event.config);
+
+    case 'server.configure':
+      if (!event.config.enabled) return expected(facts, { type: 'server.disable', config: event.config });
+      if (phase === 'ready' || phase === 'closing') {
+        return closeTo(facts, 'pending', { config: event.config, failures: 0, queued: event.queued ?? false });
+      }
+      return startByHand(facts, event.config, event.queued);
+
+    case 'server.restart':
+      // A disabled server (or one on its way there) is not started by a restart: its config says `enabled: false`.
+      if (phase === 'disabled' || facts.closingTo === 'disabled') return facts;
+      // Management acts at once, even on a server a hand edit sent back to the startup queue.
+      if (phase === 'ready' || phase === 'closing') return closeTo(facts, 'pending', { failures: 0, queued: false });
+      return startByHand(facts);
+
+    case 'auth.begin':
+      return phase === 'needs_reauth'
+        ? { ...facts, phase: 'consenting', consents: facts.consents + 1, authorizationUrl: false }
+        : facts;
+
+    case 'check.connect':
+    case 'check.fails':
+      return phase === 'checking' ? { ...facts, phase: 'connecting' } : facts;
+    case 'check.refresh':
+      return phase === 'checking' ? { ...facts, phase: 'refreshing' } : facts;
+
+    case 'refresh.succeeds':
+    case 'refresh.fails':
+      return phase === 'refreshing' ? { ...facts, phase: 'auth_connecting' } : facts;
+    case 'refresh.fails_auth':
+      return phase === 'refreshing' ? needsReauth(facts) : facts;
+
+    case 'consent.url':
+      return phase === 'consenting' ? { ...facts, authorizationUrl: true } : facts;
+    case 'consent.completes':
+      // The consent's page is known until the server leaves authenticating.
+      return phase === 'consenting' ? { ...facts, phase: 'auth_connecting' } : facts;
+    case 'consent.fails':
+      return phase === 'consenting' ? needsReauth(facts) : facts;
+
+    case 'connect.succeeds':
+      if (!connectingPhases.includes(phase)) return facts;
+      return {
+        ...facts,
+        phase: 'ready',
+        authorizationUrl: false,
+        registrations: facts.registrations + 1,
+        connections: facts.connections + 1,
+      };
+    case 'connect.fails':
+      return connectingPhases.includes(phase) ? connectFailed(facts, 'spawn_failed') : facts;
+    case 'connect.fails_auth':
+      return connectingPhases.includes(phase) ? connectFailed(facts, 'auth') : facts;
+
+    case 'catalog.changed':
+      return phase === 'ready' ? { ...facts, registrations: facts.registrations + 1 } : facts;
+    case 'connection.lost':
+      return phase === 'ready'
+        ? closeTo(facts, 'error', { failures: facts.failures + 1, errorKind: 'transport_closed' })
+        : facts;
+    case 'connection.auth_lost':
+      return phase === 'ready' ? closeTo(facts, 'needs_reauth', { errorKind: 'needs_reauth' }) : facts;
+    case 'stable.elapses':
+      return phase === 'ready' ? { ...facts, failures: 0 } : facts;
+
+    case 'close.done':
+    case 'close.fails':
+      return phase === 'closing' ? arrive(facts) : facts;
+
+    case 'backoff.elapses':
+      return phase === 'backing_off' ? start(facts) : facts;
+  }
+}
+
+/** Whether a piece of work runs in this phase: the invariants of what lives and dies with a state. */
+export const runs = {
+  connect: (facts: ServerFacts) => connectingPhases.includes(facts.phase),
+  check: (facts: ServerFacts) => facts.phase === 'checking',
+  refresh: (facts: ServerFacts) => facts.phase === 'refreshing',
+  consent: (facts: ServerFacts) => facts.phase === 'consenting',
+  catalog: (facts: ServerFacts) => facts.phase === 'ready',
+  close: (facts: ServerFacts) => facts.phase === 'closing',
+};
