@@ -57,6 +57,21 @@ const takeEventConfig = { type: 'takeConfig', params: ({ event }: { event: { con
 const queueAsEvent = { type: 'queueAs', params: ({ event }: { event: { queued?: boolean } }) => event.queued ?? false } as const;
 const disablesIt = { type: 'disablesIt', params: ({ event }: { event: { config: ServerConfig } }) => event.config } as const;
 
+/** The connect, from `pending` or (with a fresh token) from `authenticating`: ready, or why not. */
+const connectInvoke = {
+  src: 'connect',
+  input: ({ context }: { context: ServerContext }) => ({ name: context.name, config: context.config }),
+  onDone: {
+    target: '#server.ready',
+    actions: { type: 'adoptConnection', params: ({ event }: { event: { output: LiveConnection } }) => event.output },
+  },
+  onError: [
+    { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+    { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
+    { target: '#server.error', actions: recordError },
+  ],
+} as const;
+
 /**
  * What a server that is not connected (authenticating, needs_reauth, error)
  * does when management or a hand edit acts on it: a restart or a new config
@@ -256,16 +271,7 @@ export const serverMachine = setup({
           },
         },
         connecting: {
-          invoke: {
-            src: 'connect',
-            input: ({ context }) => ({ name: context.name, config: context.config }),
-            onDone: { target: '#server.ready', actions: { type: 'adoptConnection', params: ({ event }) => event.output } },
-            onError: [
-              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
-              { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
-              { target: '#server.error', actions: recordError },
-            ],
-          },
+          invoke: connectInvoke,
         },
       },
     },
@@ -302,16 +308,7 @@ export const serverMachine = setup({
         },
         connecting: {
           description: 'connecting with the fresh token',
-          invoke: {
-            src: 'connect',
-            input: ({ context }) => ({ name: context.name, config: context.config }),
-            onDone: { target: '#server.ready', actions: { type: 'adoptConnection', params: ({ event }) => event.output } },
-            onError: [
-              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
-              { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
-              { target: '#server.error', actions: recordError },
-            ],
-          },
+          invoke: connectInvoke,
         },
       },
     },
