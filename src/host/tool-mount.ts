@@ -4,8 +4,15 @@
  * (un)registration is journaled, and which tools an agent sees is read from
  * the journal's projection (`visibleTools`: the one place that decides who
  * wins a shared name); the mount only holds the executable behind each name.
- * A re-sync rebuilds only the tools whose listing item changed (catalog-sync
- * keeps the unchanged items' objects).
+ *
+ * A registration does what the journal needs and no more: one entry (name,
+ * original, description) per tool, kept from the previous registration for
+ * every listing item that did not change (catalog-sync keeps the unchanged
+ * items' objects, in their places). Agent tools are built when first asked
+ * for, and the index by name when first looked up: a re-sync of 5,000 tools
+ * in which one changed makes one entry and allocates little more than the
+ * event's list, so it neither builds 5,000 agent tools nor wakes the garbage
+ * collector while the new listing is still alive.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
@@ -15,15 +22,44 @@ import { secretValues } from '../services/config/credentials.js';
 import type { ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
-import type { JournalEventInput } from '../services/journal/events.js';
-import { shadowedByRegistration, visibleTools, type ProjectionContext, type VisibleTool } from '../services/journal/projection.js';
-import { toAgentTool } from '../services/tools/adapter.js';
+import type { JournalEventInput, ToolEntry } from '../services/journal/events.js';
+import {
+  ownerOf,
+  shadowedByRegistration,
+  visibleTools,
+  type ProjectionContext,
+  type VisibleTool,
+} from '../services/journal/projection.js';
+import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../services/tools/adapter.js';
 import type { AgentTool } from '../services/tools/agent-tool.js';
 
-/** Agent tools built on one connection with one result bound, by the listing item they wrap. */
-interface BuiltTools {
+/**
+ * One registration of a server's tools on one connection with one result
+ * bound. Per listing item, by its place in the listing: the item, its journal
+ * entry, its agent tool once built. mcp-fleet's resource tools follow the
+ * items (their entries after the items' entries), built at once.
+ */
+interface Registration {
   maxResultBytes: number;
-  tools: WeakMap<Tool, AgentTool>;
+  /** Builds the agent tool of a listing item. */
+  build(tool: Tool): AgentTool;
+  items: readonly Tool[];
+  /** The items' entries, then the resource tools'. */
+  entries: ToolEntry[];
+  agents: Array<AgentTool | undefined>;
+  resourceAgents: AgentTool[];
+  /** Places of the items the filter shows, in order; null when it shows every item. */
+  shown: number[] | null;
+  /** What was journaled: the shown items' entries, then the resource tools' (`entries` itself when every item is shown). */
+  journaled: ToolEntry[];
+  /**
+   * Agent-facing name → place (a resource tool's place is -1 - its index),
+   * made when first looked up. Last wins a repeated name, in the place the
+   * name first appeared, as a Map of the tools by name would have it.
+   */
+  byName: Map<string, number> | null;
+  /** Whether the listing repeats a name (null: not known yet). */
+  repeats: boolean | null;
 }
 
 export interface ToolMount {
@@ -36,8 +72,6 @@ export interface ToolMount {
   get(name: string): AgentTool | undefined;
   /** Every tool the server mounted, shadowed ones too. */
   forServer(server: string): AgentTool[];
-  /** The server that last offered a tool of this name (for telling why a call cannot run). */
-  lastOwner(name: string): string | undefined;
 }
 
 export interface ToolMountOptions {
@@ -46,43 +80,52 @@ export interface ToolMountOptions {
   projected(): ProjectionContext;
 }
 
-/** The agent tools an agent sees, and by name, for one list of visible tools. */
-interface Visible {
-  list: AgentTool[];
-  byName: Map<string, AgentTool>;
-}
-
 export function createToolMount({ append, projected }: ToolMountOptions): ToolMount {
-  /** Per server, its mounted tools by agent-facing name (a server's later tool of a name wins, as in the projection). */
-  const mounted = new Map<string, Map<string, AgentTool>>();
-  const builtTools = new WeakMap<LiveConnection, BuiltTools>();
-  const owners = new Map<string, string>();
+  /** Per server, its mounted registration. */
+  const mounted = new Map<string, Registration>();
+  /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
+  const latest = new WeakMap<LiveConnection, Registration>();
   // The projection's list is shared until the next registration: resolve it to agent tools once.
-  const resolved = new WeakMap<readonly VisibleTool[], Visible>();
+  const resolved = new WeakMap<readonly VisibleTool[], AgentTool[]>();
 
-  function visible(): Visible {
+  function agentAt(registration: Registration, place: number): AgentTool {
+    if (place < 0) return registration.resourceAgents[-1 - place] as AgentTool;
+    let agent = registration.agents[place];
+    if (agent === undefined) {
+      agent = registration.build(registration.items[place] as Tool);
+      registration.agents[place] = agent;
+    }
+    return agent;
+  }
+
+  function byNameOf(registration: Registration): Map<string, number> {
+    if (registration.byName === null) {
+      const byName = new Map<string, number>();
+      const { entries, shown } = registration;
+      const { length } = registration.items;
+      if (shown === null) for (let place = 0; place < length; place += 1) byName.set((entries[place] as ToolEntry).name, place);
+      else for (const place of shown) byName.set((entries[place] as ToolEntry).name, place);
+      for (let index = 0; index < registration.resourceAgents.length; index += 1) {
+        byName.set((entries[length + index] as ToolEntry).name, -1 - index);
+      }
+      registration.byName = byName;
+    }
+    return registration.byName;
+  }
+
+  function visibleList(): AgentTool[] {
     const tools = visibleTools(projected());
     let found = resolved.get(tools);
     if (found === undefined) {
-      const list = tools.flatMap((tool) => mounted.get(tool.server)?.get(tool.name) ?? []);
-      found = { list, byName: new Map(list.map((tool) => [tool.name, tool])) };
+      found = [];
+      for (const tool of tools) {
+        const registration = mounted.get(tool.server);
+        const place = registration === undefined ? undefined : byNameOf(registration).get(tool.name);
+        if (registration !== undefined && place !== undefined) found.push(agentAt(registration, place));
+      }
       resolved.set(tools, found);
     }
     return found;
-  }
-
-  /**
-   * The agent tools built on a connection, by listing item: a re-sync keeps the
-   * items that did not change, so only changed tools are built again. A new
-   * `max_result_bytes` builds them all anew.
-   */
-  function builtToolsOf(live: LiveConnection, maxResultBytes: number): BuiltTools {
-    let built = builtTools.get(live);
-    if (built?.maxResultBytes !== maxResultBytes) {
-      built = { maxResultBytes, tools: new WeakMap() };
-      builtTools.set(live, built);
-    }
-    return built;
   }
 
   function ensureReady(ref: ServerActorRef, name: string) {
@@ -91,13 +134,13 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
     return snapshot;
   }
 
-  function agentTool(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool, built: BuiltTools): AgentTool {
-    const kept = built.tools.get(tool);
-    if (kept !== undefined) return kept;
-    const made = toAgentTool(
+  function agentTool(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool, maxResultBytes: number): AgentTool {
+    // An arrow, not a named function: under tsx, esbuild's keepNames gives every named
+    // function created per tool a defineProperty of its name.
+    return toAgentTool(
       name,
       tool,
-      async function callMountedTool(original, args, callOptions) {
+      async (original, args, callOptions) => {
         const snapshot = ensureReady(ref, name);
         try {
           return await live.connection.callTool(original, args, callOptions);
@@ -108,35 +151,132 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
           return again.connection.callTool(original, args, callOptions);
         }
       },
-      { maxResultBytes: built.maxResultBytes },
+      { maxResultBytes },
     );
-    built.tools.set(tool, made);
-    return made;
+  }
+
+  /**
+   * Whether a registration's listing repeats a name. Read from its index by
+   * name when it has one and every item is shown (fewer names than entries;
+   * an agent-facing name shared by two originals also counts, which only
+   * costs a lookup), else counted once.
+   */
+  function repeats(registration: Registration): boolean {
+    if (registration.repeats === null) {
+      registration.repeats =
+        registration.byName !== null && registration.shown === null
+          ? registration.byName.size < registration.entries.length
+          : new Set(registration.items.map((tool) => tool.name)).size < registration.items.length;
+    }
+    return registration.repeats;
+  }
+
+  /**
+   * Fills `next`'s entries and agent tools: an item that `previous` (the same
+   * connection and bound) mounted keeps its entry and agent tool, looked up
+   * in its place first and, if the listing moved, wherever it was; any other
+   * item gets a new entry. Says whether every place has the name it had in
+   * `previous` (then an index by name of `previous` serves `next` as well).
+   */
+  function fill(next: Registration, server: string, previous: Registration | undefined): boolean {
+    const { items, entries, agents } = next;
+    let samePlaces = previous !== undefined && previous.items.length === items.length;
+    /** Where `previous` had each item, once the listing moved. */
+    let moved: Map<Tool, number> | null = null;
+    for (let place = 0; place < items.length; place += 1) {
+      const tool = items[place] as Tool;
+      if (previous !== undefined) {
+        const there = previous.items[place];
+        let from = there === tool ? place : -1;
+        // Another name in this place: the listing moved, find where the item was (also for a
+        // changed item when names repeat: the same item may sit in another place of its name).
+        if (from === -1 && (there?.name !== tool.name || repeats(previous))) {
+          if (moved === null) {
+            moved = new Map();
+            for (let at = 0; at < previous.items.length; at += 1) moved.set(previous.items[at] as Tool, at);
+          }
+          from = moved.get(tool) ?? -1;
+        }
+        if (from !== -1) {
+          const entry = previous.entries[from] as ToolEntry;
+          entries[place] = entry;
+          agents[place] = previous.agents[from];
+          samePlaces &&= from === place;
+          continue;
+        }
+      }
+      const description = tool.description ?? tool.title ?? '';
+      // At most 3 UTF-8 bytes per UTF-16 unit: such a description is within the adapter's bound and
+      // kept as is; a longer one may be cut by the adapter, so its agent tool says how.
+      let entry: ToolEntry;
+      if (typeof description === 'string' && description.length * 3 <= MAX_DESCRIPTION_BYTES) {
+        // A changed tool in the place of one of the same name: the same agent-facing name.
+        const same = previous?.items[place]?.name === tool.name ? previous.entries[place] : undefined;
+        entry = { name: same?.name ?? namespaceToolName(server, tool.name), original: tool.name, description };
+      } else {
+        const agent = next.build(tool);
+        agents[place] = agent;
+        entry = { name: agent.name, original: agent.originalName, description: agent.description };
+      }
+      entries[place] = entry;
+      samePlaces &&= entry.name === (previous as Registration).entries[place]?.name;
+    }
+    return samePlaces;
   }
 
   return {
     register(ref, live, filter) {
       const { name, config } = ref.getSnapshot().context;
-      const built = builtToolsOf(live, config.max_result_bytes);
-      const tools = filterTools(live.connection.allTools, filter).map((tool) => agentTool(ref, name, live, tool, built));
-      tools.push(
-        ...resourceAgentTools(name, live.connection.client, {
-          filter,
-          ownTools: live.connection.allTools,
-          timeoutMs: config.call_timeout_seconds * 1000,
-          maxResultBytes: config.max_result_bytes,
-          secrets: secretValues(config),
-          ensureReady: () => void ensureReady(ref, name),
-        }),
-      );
-      mounted.set(name, new Map(tools.map((tool) => [tool.name, tool])));
-      for (const tool of tools) owners.set(tool.name, name);
-      const before = projected();
-      append({
-        type: 'tools.registered',
-        server: name,
-        tools: tools.map((tool) => ({ name: tool.name, original: tool.originalName, description: tool.description })),
+      const maxResultBytes = config.max_result_bytes;
+      const items = live.connection.allTools;
+      const kept = latest.get(live);
+      const previous = kept?.maxResultBytes === maxResultBytes ? kept : undefined;
+      const resourceAgents = resourceAgentTools(name, live.connection.client, {
+        filter,
+        ownTools: items,
+        timeoutMs: config.call_timeout_seconds * 1000,
+        maxResultBytes,
+        secrets: secretValues(config),
+        ensureReady: () => void ensureReady(ref, name),
       });
+      const registration: Registration = {
+        maxResultBytes,
+        build: previous?.build ?? ((tool) => agentTool(ref, name, live, tool, maxResultBytes)),
+        items,
+        entries: new Array<ToolEntry>(items.length + resourceAgents.length),
+        agents: new Array<AgentTool | undefined>(items.length),
+        resourceAgents,
+        shown: null,
+        journaled: [],
+        byName: null,
+        repeats: null,
+      };
+      // Every listed item, filtered or not: a tool the filter shows again keeps its agent tool.
+      let samePlaces = fill(registration, name, previous);
+      resourceAgents.forEach((agent, index) => {
+        const entry = { name: agent.name, original: agent.originalName, description: agent.description };
+        registration.entries[items.length + index] = entry;
+        samePlaces &&= entry.name === previous?.entries[items.length + index]?.name;
+      });
+      samePlaces &&= previous?.entries.length === registration.entries.length;
+      if (filter.include === null && filter.exclude.length === 0) {
+        registration.journaled = registration.entries;
+        // The same names in the same places: the same index by name.
+        if (samePlaces && previous?.shown === null) registration.byName = previous.byName;
+      } else {
+        const shown = new Set(filterTools(items, filter));
+        registration.shown = [];
+        for (let place = 0; place < items.length; place += 1) if (shown.has(items[place] as Tool)) registration.shown.push(place);
+        registration.journaled = [
+          ...registration.shown.map((place) => registration.entries[place] as ToolEntry),
+          ...registration.entries.slice(items.length),
+        ];
+      }
+      latest.set(live, registration);
+      mounted.set(name, registration);
+      const before = projected();
+      // An unchanged tool's entry is the object journaled before.
+      append({ type: 'tools.registered', server: name, tools: registration.journaled });
       // Last registered wins a shared name; the loss is journaled (SPEC §5).
       for (const { tool, shadowed_server } of shadowedByRegistration(before, projected(), name)) {
         append({ type: 'tool.shadowed', server: name, tool, shadowed_server });
@@ -146,14 +286,24 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
     unregister(ref, isCurrent) {
       if (!isCurrent) return;
       const { name } = ref.getSnapshot().context;
-      const removed = [...(mounted.get(name)?.keys() ?? [])];
+      const registration = mounted.get(name);
+      const removed = registration === undefined ? [] : [...byNameOf(registration).keys()];
       mounted.delete(name);
       append({ type: 'tools.unregistered', server: name, tools: removed });
     },
 
-    list: () => [...visible().list],
-    get: (name) => visible().byName.get(name),
-    forServer: (server) => [...(mounted.get(server)?.values() ?? [])],
-    lastOwner: (name) => owners.get(name),
+    list: () => [...visibleList()],
+    get(name) {
+      // The winner of a name, without resolving every visible tool (a call right after a re-sync of 5,000 tools).
+      const owner = ownerOf(projected(), name);
+      const registration = owner === undefined ? undefined : mounted.get(owner);
+      const place = registration === undefined ? undefined : byNameOf(registration).get(name);
+      return registration === undefined || place === undefined ? undefined : agentAt(registration, place);
+    },
+    forServer(server) {
+      const registration = mounted.get(server);
+      if (registration === undefined) return [];
+      return [...byNameOf(registration).values()].map((place) => agentAt(registration, place));
+    },
   };
 }

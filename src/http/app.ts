@@ -6,10 +6,13 @@ import { errorHandler, notFoundHandler } from './errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
 import { promptRoutes } from './routes/prompts.js';
-import { serverRoutes } from './routes/servers.js';
+import { serverList, serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { apiGuard, hostCheck } from './security.js';
+
+/** `/healthz`'s answer, as `res.json({ ok: true })` would send it, made once. */
+const HEALTHY = Buffer.from(JSON.stringify({ ok: true }));
 
 /** Default bound on a request body: 1 MiB. */
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
@@ -49,13 +52,19 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use(hostCheck(bindHost, extraHosts));
   // Never touches the host: it answers while every server is still connecting.
   app.get('/healthz', function healthz(_req, res) {
-    res.json({ ok: true });
+    res.set('Content-Type', 'application/json; charset=utf-8').send(HEALTHY);
   });
 
   // The guard and each resource's router sit on the app itself: a nested `/api`
   // router would cost every request one more dispatch.
-  app.use('/api', apiGuard({ token: options.token, bindHost, allowedHosts: extraHosts, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT }));
-  app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets }));
+  const guard = apiGuard({ token: options.token, bindHost, allowedHosts: extraHosts, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT });
+  // The server list, the route polled most, is a route of the app itself with the same
+  // guard in front of it: one route to match, no mount to enter on each request (a
+  // mount cuts its prefix from the URL, which is parsed again, and puts it back).
+  const list = serverList(host);
+  app.get('/api/mcp/servers', guard, list);
+  app.use('/api', guard);
+  app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
   app.use('/api/mcp/catalog', catalogRoutes(host));
   app.use('/api/mcp/tools', toolRoutes(host));
   app.use('/api/mcp/prompts', promptRoutes(host));

@@ -339,3 +339,83 @@ describe('POST /api/mcp/servers/:name/auth', () => {
     expect((await fleet.request('/api/mcp/servers/ghost/auth', { method: 'POST' })).status).toBe(404);
   });
 });
+
+describe('GET /api/mcp/servers: ETag and If-None-Match', () => {
+  /** The list as the host has it now, serialized the way the route must answer it. */
+  const listJson = (f: Fleet) => JSON.stringify({ servers: f.host.status() });
+
+  it('answers the list with a strong ETag that stays while nothing changes', async () => {
+    fleet = await startFleet(() => ({ one: disabledLocal, two: disabledRemote }));
+    const first = await fleet.request('/api/mcp/servers');
+    expect(first.status).toBe(200);
+    expect(first.text).toBe(listJson(fleet));
+    expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(first.headers['content-length']).toBe(String(Buffer.byteLength(first.text)));
+    const etag = first.headers.etag;
+    // Strong: quoted, no W/ prefix.
+    expect(etag).toMatch(/^"[A-Za-z0-9_-]+"$/);
+    const again = await fleet.request('/api/mcp/servers');
+    expect(again.status).toBe(200);
+    expect(again.headers.etag).toBe(etag);
+    expect(again.text).toBe(first.text);
+    // HEAD: the same headers, no body.
+    const head = await fleet.request('/api/mcp/servers', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.text).toBe('');
+    expect(head.headers['content-length']).toBe(first.headers['content-length']);
+    expect(head.headers.etag).toBe(etag);
+  });
+
+  it('answers 304 with no body to If-None-Match naming the current tag (also in a list, weak or *), 200 to another', async () => {
+    fleet = await startFleet(() => ({ one: disabledLocal }));
+    const { headers, text } = await fleet.request('/api/mcp/servers');
+    const etag = headers.etag!;
+    for (const ifNoneMatch of [etag, `"other", ${etag}`, `W/${etag}`, '*']) {
+      const reply = await fleet.request('/api/mcp/servers', { headers: { 'if-none-match': ifNoneMatch } });
+      expect(reply.status, ifNoneMatch).toBe(304);
+      expect(reply.text, ifNoneMatch).toBe('');
+      expect(reply.headers.etag, ifNoneMatch).toBe(etag);
+      expect(reply.headers['content-length'], ifNoneMatch).toBeUndefined();
+    }
+    const stale = await fleet.request('/api/mcp/servers', { headers: { 'if-none-match': '"not-the-tag"' } });
+    expect(stale.status).toBe(200);
+    expect(stale.text).toBe(text);
+    expect(stale.headers.etag).toBe(etag);
+    // HEAD is conditional alike.
+    expect((await fleet.request('/api/mcp/servers', { method: 'HEAD', headers: { 'if-none-match': etag } })).status).toBe(304);
+  });
+
+  it('a change to any server gives new bytes and a new tag; the old tag then gets the new list', async () => {
+    fleet = await startFleet(() => ({ one: disabledLocal, two: disabledRemote }));
+    const before = await fleet.request('/api/mcp/servers');
+    expect((await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: 'three', ...disabledLocal } })).status).toBe(201);
+    const added = await fleet.request('/api/mcp/servers', { headers: { 'if-none-match': before.headers.etag } });
+    expect(added.status).toBe(200);
+    expect(added.headers.etag).not.toBe(before.headers.etag);
+    expect(added.text).toBe(listJson(fleet));
+    expect(added.json.servers.map((view: { name: string }) => view.name)).toEqual(['one', 'two', 'three']);
+
+    // A change of one server's view: the others' bytes are kept, the whole list is still exact.
+    expect((await fleet.request('/api/mcp/servers/two', { method: 'PATCH', body: { timeout_seconds: 7 } })).status).toBe(200);
+    const patched = await fleet.request('/api/mcp/servers', { headers: { 'if-none-match': added.headers.etag } });
+    expect(patched.status).toBe(200);
+    expect(patched.headers.etag).not.toBe(added.headers.etag);
+    expect(patched.text).toBe(listJson(fleet));
+    expect(patched.json.servers.find((view: { name: string }) => view.name === 'two').config.timeout_seconds).toBe(7);
+
+    // A removal changes the list too.
+    expect((await fleet.request('/api/mcp/servers/three', { method: 'DELETE' })).status).toBe(204);
+    const removed = await fleet.request('/api/mcp/servers', { headers: { 'if-none-match': patched.headers.etag } });
+    expect(removed.status).toBe(200);
+    expect(removed.text).toBe(listJson(fleet));
+    expect([before.headers.etag, added.headers.etag, patched.headers.etag]).not.toContain(removed.headers.etag);
+  });
+
+  it('a conditional request still needs the token: 401, not 304', async () => {
+    fleet = await startFleet(() => ({ one: disabledLocal }));
+    const { headers } = await fleet.request('/api/mcp/servers');
+    const reply = await fleet.request('/api/mcp/servers', { noAuth: true, headers: { 'if-none-match': headers.etag } });
+    expect(reply.status).toBe(401);
+    expect(reply.headers.etag).toBeUndefined();
+  });
+});

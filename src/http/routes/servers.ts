@@ -1,5 +1,6 @@
 import { Router } from 'express';
-import type { Request } from 'express';
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
 import type { McpHost } from '../../host.js';
 import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
 import type { ServerView } from '../../services/journal/server-view.js';
@@ -8,6 +9,8 @@ import { HttpError, secretValuesOf } from '../errors.js';
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */
   onSecrets?: (values: string[]) => void;
+  /** The `GET /` handler, when the app also mounts it on a route of its own (one cache for both); default: a new {@link serverList}. */
+  list?: RequestHandler;
 }
 
 /** SPEC §6 server routes. Thin: validate, call the host, shape the answer. */
@@ -15,10 +18,7 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   const router = Router();
   const noteSecrets = (body: unknown) => options.onSecrets?.(secretValuesOf(body));
 
-  const listBody = serializedOnce();
-  router.get('/', function listServers(_req, res) {
-    res.set('Content-Type', 'application/json; charset=utf-8').send(listBody(host.status()));
-  });
+  router.get('/', options.list ?? serverList(host));
 
   router.post('/', async function addServer(req, res) {
     const { name, ...config } = ServerCreate.parse(bodyObject(req));
@@ -66,23 +66,64 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
 }
 
 /**
- * `{"servers": [...]}` as bytes, serialized again only when a view changed.
- * The views are shared objects until the next journal event replaces them
- * (see `serverViews`), so the same objects in the same order mean the same
- * bytes: an idle fleet's list is not re-serialized (84 KiB for 200 servers)
- * on every request.
+ * `GET /api/mcp/servers`: `{"servers": [...]}` from a cache, with a strong
+ * `ETag`; a request whose `If-None-Match` names it gets 304 and no body.
+ * What `res.send` would answer (Express's own freshness check, `req.fresh`;
+ * HEAD without the body), written directly: the route is polled, and the
+ * cached bytes need none of `send`'s work on its argument.
  */
-function serializedOnce(): (views: ServerView[]) => Buffer {
+export function serverList(host: McpHost): RequestHandler {
+  const listBody = serializedOnce();
+  return function listServers(req, res) {
+    const { body, etag } = listBody(host.status());
+    res.setHeader('ETag', etag);
+    if (req.fresh) {
+      res.statusCode = 304;
+      res.end();
+      return;
+    }
+    res.setHeader('Content-Type', 'application/json; charset=utf-8');
+    res.setHeader('Content-Length', body.length);
+    if (req.method === 'HEAD') res.end();
+    else res.end(body);
+  };
+}
+
+/** The bytes of a server list and their entity tag. */
+interface ListBody {
+  body: Buffer;
+  /** A strong validator: a hash of the bytes, so the same bytes have the same tag, in any worker. */
+  etag: string;
+}
+
+/**
+ * `{"servers": [...]}` as bytes, made again only when a view changed. The
+ * views are shared objects until an event about their server replaces them
+ * (see `serverViews`), so the same objects in the same order mean the same
+ * bytes: an idle fleet's list is not serialized again (113 KiB for 200
+ * servers) on any request, and after a change only the changed server's view
+ * is (each view's JSON is kept while the view is).
+ */
+function serializedOnce(): (views: ServerView[]) => ListBody {
   let lastViews: ServerView[] = [];
-  let lastBody: Buffer | null = null;
+  let last: ListBody | null = null;
+  const jsonOf = new WeakMap<ServerView, string>();
+  const viewJson = (view: ServerView) => {
+    let json = jsonOf.get(view);
+    if (json === undefined) {
+      json = JSON.stringify(view);
+      jsonOf.set(view, json);
+    }
+    return json;
+  };
   return function serverListBody(views) {
-    const same =
-      lastBody !== null && views.length === lastViews.length && views.every((view, i) => view === lastViews[i]);
-    if (!same) {
-      lastBody = Buffer.from(JSON.stringify({ servers: views }));
+    if (last === null || views.length !== lastViews.length || views.some((view, i) => view !== lastViews[i])) {
+      // Byte for byte what JSON.stringify({ servers: views }) gives.
+      const body = Buffer.from(`{"servers":[${views.map(viewJson).join(',')}]}`);
+      last = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` };
       lastViews = views;
     }
-    return lastBody!;
+    return last;
   };
 }
 

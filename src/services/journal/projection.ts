@@ -174,22 +174,93 @@ function derived(servers: Servers): Derived {
   return found;
 }
 
+/** What decides who owns each tool name: every registered server, its registration and its tools. */
+type Registrations = Array<{ name: string; registered_at: number; tools: readonly ToolEntry[] }>;
+/** The latest owners computed, and from which registrations (also by server name): most events change no registration. */
+let lastOwners: { registrations: Registrations; byName: Map<string, Registrations[number]>; owners: Map<string, string> } | null = null;
+
+/** Whether `servers` has exactly the registrations `lastOwners` was computed from: one pass, nothing allocated. */
+function unchangedRegistrations(servers: Servers, last: NonNullable<typeof lastOwners>): boolean {
+  let registered = 0;
+  for (const name in servers) {
+    const server = servers[name] as ProjectedServer;
+    if (server.registered_at <= 0) continue;
+    registered += 1;
+    const known = last.byName.get(server.name);
+    if (known === undefined || known.registered_at !== server.registered_at || known.tools !== server.tools) return false;
+  }
+  return registered === last.registrations.length;
+}
+
+function remember(registrations: Registrations, owners: Map<string, string>): void {
+  lastOwners = { registrations, byName: new Map(registrations.map((entry) => [entry.name, entry])), owners };
+}
+
+function registrationsOf(servers: Servers): Registrations {
+  return Object.values(servers)
+    .filter((server) => server.registered_at > 0)
+    .sort((a, b) => a.registered_at - b.registered_at)
+    .map(({ name, registered_at, tools }) => ({ name, registered_at, tools }));
+}
+
+/**
+ * Whether `next` is `last` with one server registered again, newest now, with
+ * the same names in the same order, each of which it owned already: then it
+ * still owns them and every other name keeps its owner (a re-sync that
+ * changed descriptions or schemas, not names). Checked in O(servers + its
+ * tools), without building a map.
+ */
+function ownersKept(last: NonNullable<typeof lastOwners>, next: Registrations): boolean {
+  const previous = last.registrations;
+  const moved = next.at(-1);
+  if (moved === undefined || next.length !== previous.length) return false;
+  const before = previous.find((entry) => entry.name === moved.name);
+  if (before === undefined || before.tools.length !== moved.tools.length) return false;
+  // Everyone else, in the same order, unchanged.
+  let at = 0;
+  for (const entry of previous) {
+    if (entry === before) continue;
+    const other = next[at] as Registrations[number];
+    if (other.name !== entry.name || other.registered_at !== entry.registered_at || other.tools !== entry.tools) return false;
+    at += 1;
+  }
+  for (let index = 0; index < moved.tools.length; index += 1) {
+    const name = (moved.tools[index] as ToolEntry).name;
+    if (name !== (before.tools[index] as ToolEntry).name || last.owners.get(name) !== moved.name) return false;
+  }
+  return true;
+}
+
 /**
  * Who owns each tool name: the latest registration offering it wins (SPEC §5,
  * last registered wins). One pass over all tools, servers taken oldest
- * registration first so a later one overwrites.
+ * registration first so a later one overwrites; computed again only when a
+ * registration changed (a state change of any server makes a new `servers`
+ * record, not new owners). Shared: do not change the map.
  */
 function ownersOf(servers: Servers): Map<string, string> {
   const cache = derived(servers);
   if (cache.owners === undefined) {
-    const owners = new Map<string, string>();
-    const byRegistration = Object.values(servers)
-      .filter((server) => server.registered_at > 0)
-      .sort((a, b) => a.registered_at - b.registered_at);
-    for (const server of byRegistration) for (const tool of server.tools) owners.set(tool.name, server.name);
-    cache.owners = owners;
+    if (lastOwners !== null && unchangedRegistrations(servers, lastOwners)) {
+      cache.owners = lastOwners.owners;
+      return cache.owners;
+    }
+    const registrations = registrationsOf(servers);
+    if (lastOwners !== null && ownersKept(lastOwners, registrations)) {
+      cache.owners = lastOwners.owners;
+    } else {
+      const owners = new Map<string, string>();
+      for (const server of registrations) for (const tool of server.tools) owners.set(tool.name, server.name);
+      cache.owners = owners;
+    }
+    remember(registrations, cache.owners);
   }
   return cache.owners;
+}
+
+/** The server whose tool of this name an agent sees (undefined: none). */
+export function ownerOf(context: ProjectionContext, name: string): string | undefined {
+  return ownersOf(context.servers).get(name);
 }
 
 /**
@@ -245,10 +316,26 @@ export function shadowedByRegistration(
     if (names.has(tool.name)) out.push({ tool: tool.name, shadowed_server: server });
     names.add(tool.name);
   }
-  const owners = ownersOf(before.servers);
+  // Owners before. Only another server can have owned one of these names, and only if
+  // it registered after this one last did: the other servers' tools are walked (for a
+  // re-sync of one large server, few), this server's own again only if one is shared.
+  const others = Object.values(before.servers)
+    .filter((other) => other.registered_at > 0 && other.name !== server)
+    .sort((a, b) => a.registered_at - b.registered_at);
+  const latestOther = new Map<string, ProjectedServer>();
+  for (const other of others) for (const tool of other.tools) if (names.has(tool.name)) latestOther.set(tool.name, other);
+  if (latestOther.size === 0) return out;
+  const self = before.servers[server];
+  const selfAt = self?.registered_at ?? 0;
+  let selfNames: Set<string> | null = null;
   for (const name of names) {
-    const owner = owners.get(name);
-    if (owner !== undefined && owner !== server) out.push({ tool: name, shadowed_server: owner });
+    const other = latestOther.get(name);
+    if (other === undefined) continue;
+    if (self !== undefined && selfAt > other.registered_at) {
+      selfNames ??= new Set(self.tools.map((tool) => tool.name));
+      if (selfNames.has(name)) continue;
+    }
+    out.push({ tool: name, shadowed_server: other.name });
   }
   return out;
 }
@@ -264,12 +351,33 @@ function shadowedOf(server: ProjectedServer, owners: Map<string, string>): strin
   return [...hidden];
 }
 
+/** A server's view, and the owners it was made with: most events change one server, and no owners. */
+const viewOf = new WeakMap<ProjectedServer, { owners: Map<string, string>; view: ServerView }>();
+
+/**
+ * The view of one projected server: the same object while the server and its
+ * hidden tools stay the same, so an event about one server leaves every other
+ * server's view (and what a reader derived from it, such as its JSON) as it was.
+ */
+function viewFor(server: ProjectedServer, owners: Map<string, string>): ServerView {
+  const known = viewOf.get(server);
+  if (known?.owners === owners) return known.view;
+  const shadowed = shadowedOf(server, owners);
+  const view = known !== undefined && sameNames(known.view.shadowed_tools, shadowed) ? known.view : toServerView(server, shadowed);
+  viewOf.set(server, { owners, view });
+  return view;
+}
+
+function sameNames(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((name, i) => name === b[i]);
+}
+
 /** Every server's `ServerView`, in the order they were first configured. A fresh array; the views are shared. */
 export function serverViews(context: ProjectionContext): ServerView[] {
   const cache = derived(context.servers);
   if (cache.views === undefined) {
     const owners = ownersOf(context.servers);
-    cache.views = Object.values(context.servers).map((server) => toServerView(server, shadowedOf(server, owners)));
+    cache.views = Object.values(context.servers).map((server) => viewFor(server, owners));
   }
   return [...cache.views];
 }
