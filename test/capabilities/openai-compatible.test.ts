@@ -123,7 +123,7 @@ describe('the OpenAI-compatible host model', () => {
     const model = createOpenAICompatibleModel({ baseUrl: endpoint.baseUrl, model: 'm' });
     const controller = new AbortController();
     const pending = model.complete({ messages: [{ role: 'user', content: 'hi' }] }, { signal: controller.signal });
-    await expect.poll(() => endpoint!.requests.length).toBe(1);
+    await expect.poll(() => endpoint!.requests.length, { timeout: 10_000 }).toBe(1);
     controller.abort();
     await expect(pending).rejects.toThrow('host model request was cancelled');
     await endpoint.abandoned;

@@ -40,7 +40,7 @@ describe('roots', () => {
     expect(host!.roots()).toEqual([{ uri: 'file:///srv/a', name: 'A' }, { uri: 'file:///srv/b' }]);
     // server-everything re-lists its roots only on notifications/roots/list_changed.
     await expect
-      .poll(async () => resultToText(await host!.callTool('everything__get-roots-list', {})), { timeout: 5_000 })
+      .poll(async () => resultToText(await host!.callTool('everything__get-roots-list', {})), { timeout: 20_000 })
       .toContain('Current MCP Roots (2 total)');
   });
 
@@ -51,11 +51,11 @@ describe('roots', () => {
     );
     expect(await rootsSeen()).toEqual({ changes: 0, roots: null });
     await host!.setRoots([{ uri: 'file:///work', name: 'work' }]);
-    await expect.poll(rootsSeen).toEqual({ changes: 1, roots: [{ uri: 'file:///work', name: 'work' }] });
+    await expect.poll(rootsSeen, { timeout: 20_000 }).toEqual({ changes: 1, roots: [{ uri: 'file:///work', name: 'work' }] });
     const again = JSON.parse(resultToText(await host!.callTool('again__roots_seen', {})));
     expect(again).toEqual({ changes: 1, roots: [{ uri: 'file:///work', name: 'work' }] });
     await host!.setRoots([]);
-    await expect.poll(rootsSeen).toEqual({ changes: 2, roots: [] });
+    await expect.poll(rootsSeen, { timeout: 20_000 }).toEqual({ changes: 2, roots: [] });
   });
 
   test('without the roots option the capability is not declared and setRoots says how to get it', async () => {

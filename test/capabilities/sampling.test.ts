@@ -89,7 +89,11 @@ describe('sampling', () => {
     await startHost({ asks: { type: 'local', command: fixtureCommand('client-requests') } }, { hostModel });
 
     // The server's request times out and it sends notifications/cancelled; the HTTP request must end with it.
-    const result = await host!.callTool('asks__sample', { prompt: 'hello?', timeoutMs: 300 });
+    // The timeout leaves the host time to have the model call out by then, however busy the machine: a
+    // cancellation that came first would leave nothing to abort.
+    const call = host!.callTool('asks__sample', { prompt: 'hello?', timeoutMs: 3000 });
+    await expect.poll(() => endpoint!.requests.length, { timeout: 10_000 }).toBe(1);
+    const result = await call;
     expect(result.details.is_error).toBe(true);
     expect(resultToText(result)).toContain('Request timed out');
     await endpoint.abandoned;

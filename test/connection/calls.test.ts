@@ -9,6 +9,15 @@ import { isAbortError } from '../../src/services/connection/call-limiter.js';
 import { FleetError } from '../../src/services/support/errors.js';
 import { connectTracked, firstText, fixtureConfig, isAlive, tempDir, waitFor } from './helpers.js';
 
+/** The file's text, or undefined while it is absent or empty. */
+function readIfThere(file: string): string | undefined {
+  try {
+    return readFileSync(file, 'utf8') || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** The error a call rejected with. */
 async function callError(promise: Promise<unknown>): Promise<unknown> {
   return promise.then(() => new Error('call resolved but should have failed'), (err: unknown) => err);
@@ -37,37 +46,41 @@ describe('callTool', () => {
   });
 
   it('progress reaches onProgress and keeps a call alive past call_timeout_seconds', async () => {
-    const connection = await connectTracked('healthy', fixtureConfig('healthy', { call_timeout_seconds: 1 }));
+    // A step every 250 ms against a 2 s timeout: a busy machine may delay a notification, not by eight steps.
+    const connection = await connectTracked('healthy', fixtureConfig('healthy', { call_timeout_seconds: 2 }));
     const progress: ToolProgress[] = [];
     const started = Date.now();
-    const result = await connection.callTool('slow', { ms: 2500, steps: 8 }, { onProgress: (p) => progress.push(p) });
-    expect(Date.now() - started).toBeGreaterThan(2400);
+    const result = await connection.callTool('slow', { ms: 4000, steps: 16 }, { onProgress: (p) => progress.push(p) });
+    expect(Date.now() - started).toBeGreaterThan(3900);
     expect(JSON.parse(firstText(result))).toMatchObject({ done: true });
     // The last notification can race the result (the SDK handles notifications a tick later).
-    expect(progress.length).toBeGreaterThanOrEqual(7);
-    expect(progress[0]).toEqual({ progress: 1, total: 8, message: 'step 1' });
+    expect(progress.length).toBeGreaterThanOrEqual(15);
+    expect(progress[0]).toEqual({ progress: 1, total: 16, message: 'step 1' });
   });
 
   it('a call without progress times out after call_timeout_seconds', async () => {
     const connection = await connectTracked('healthy', fixtureConfig('healthy', { call_timeout_seconds: 1 }));
     const started = Date.now();
-    const error = await callError(connection.callTool('slow', { ms: 2500, steps: 0 }));
+    const error = await callError(connection.callTool('slow', { ms: 30_000, steps: 0 }));
     const elapsed = Date.now() - started;
     expect(error).toBeInstanceOf(FleetError);
     expect((error as FleetError).kind).toBe('timeout');
     expect((error as FleetError).message).toBe('tool "slow" did not answer within 1s');
     expect(elapsed).toBeGreaterThanOrEqual(950);
-    expect(elapsed).toBeLessThan(2000);
+    // Long before the tool would have answered (30 s); generous, as a busy machine runs timers late.
+    expect(elapsed).toBeLessThan(10_000);
     // The connection survives a timed-out call.
     expect(firstText(await connection.callTool('echo', { text: 'still here' }))).toBe('still here');
   });
 
   it('aborting a call rejects it as cancelled and the server gets notifications/cancelled', async () => {
     const log = join(tempDir(), 'cancel.log');
-    const connection = await connectTracked('healthy', fixtureConfig('healthy', { env: { FIXTURE_CANCEL_LOG: log } }));
+    const arrived = join(tempDir(), 'wait.log');
+    const connection = await connectTracked('healthy', fixtureConfig('healthy', { env: { FIXTURE_CANCEL_LOG: log, FIXTURE_WAIT_LOG: arrived } }));
     const controller = new AbortController();
     const pending = connection.callTool('wait_for_cancel', {}, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Aborted once the server has the call.
+    await waitFor(() => readIfThere(arrived));
     controller.abort();
     const error = await callError(pending);
     expect(isAbortError(error)).toBe(true);
@@ -121,7 +134,8 @@ describe('callTool', () => {
     });
     const started = Date.now();
     const error = await callError(connection.callTool('crash', {}));
-    expect(Date.now() - started).toBeLessThan(2000);
+    // Promptly: not after call_timeout_seconds (120 s by default); generous for a busy machine.
+    expect(Date.now() - started).toBeLessThan(10_000);
     expect(error).toBeInstanceOf(FleetError);
     expect((error as FleetError).kind).toBe('transport_closed');
     expect((error as FleetError).message).toMatch(/^call to tool "crash" failed: process exited with code 7: .*crash-mid-call: exiting/);
@@ -185,10 +199,12 @@ describe('the child environment', () => {
 
   it('runs in config.cwd when set', async () => {
     const dir = tempDir();
-    const connection = await connectTracked('healthy', fixtureConfig('healthy', { cwd: dir, env: { FIXTURE_CANCEL_LOG: 'relative.log' } }));
+    const connection = await connectTracked('healthy', fixtureConfig('healthy', {
+      cwd: dir, env: { FIXTURE_CANCEL_LOG: 'relative.log', FIXTURE_WAIT_LOG: 'relative-wait.log' },
+    }));
     const controller = new AbortController();
     const pending = connection.callTool('wait_for_cancel', {}, { signal: controller.signal });
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await waitFor(() => readIfThere(join(dir, 'relative-wait.log')));
     controller.abort();
     await callError(pending);
     // The fixture resolved its relative log path against its own cwd.

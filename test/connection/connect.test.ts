@@ -57,7 +57,7 @@ describe('connect: stdio', () => {
   it('waits for a slow starter within timeout_seconds', async () => {
     const connection = await connectTracked(
       'slow',
-      fixtureConfig('slow-start', { env: { FIXTURE_DELAY_MS: '400' }, timeout_seconds: 5 }),
+      fixtureConfig('slow-start', { env: { FIXTURE_DELAY_MS: '400' }, timeout_seconds: 20 }),
     );
     expect(connection.tools.map((tool) => tool.name)).toEqual(['echo']);
   });
@@ -115,11 +115,15 @@ describe('connect: stdio', () => {
   it('no answer to initialize is a timeout naming the seconds, and the child is gone', async () => {
     const pidFile = join(tempDir(), 'pid');
     const started = Date.now();
+    // The shell writes its pid first thing, and `exec` keeps it for sleep, which never answers. (A node
+    // child could still be booting on a busy machine when the 1 s timeout kills it, its pid file unwritten.)
     const error = await connectError('hang', fixtureConfig('hang-on-init', {
+      command: ['/bin/sh', '-c', 'echo $$ > "$FIXTURE_PID_FILE"; exec sleep 60'],
       env: { FIXTURE_PID_FILE: pidFile }, timeout_seconds: 1,
     }));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe('no answer to initialize within 1s');
+    // About the 1 s timeout (the child obeys SIGTERM); generous for a busy machine.
     expect(Date.now() - started).toBeLessThan(4000);
     expect(isAlive(await waitForPidFile(pidFile))).toBe(false);
   });
@@ -127,8 +131,12 @@ describe('connect: stdio', () => {
   it('a child that ignores SIGTERM is killed with SIGKILL after the grace period', async () => {
     const pidFile = join(tempDir(), 'pid');
     const started = Date.now();
+    // The shell ignores SIGTERM before anything else runs, and `exec` keeps that (and the pid) for sleep,
+    // which never answers initialize. A node child could still be booting on a busy machine when the 1 s
+    // timeout's SIGTERM comes, and die of it before its handler is in place.
     const error = await connectError('stubborn', fixtureConfig('hang-on-init', {
-      env: { FIXTURE_PID_FILE: pidFile, FIXTURE_IGNORE_SIGTERM: '1' }, timeout_seconds: 1,
+      command: ['/bin/sh', '-c', 'trap "" TERM; echo $$ > "$FIXTURE_PID_FILE"; exec sleep 60'],
+      env: { FIXTURE_PID_FILE: pidFile }, timeout_seconds: 1,
     }));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe('no answer to initialize within 1s');

@@ -48,8 +48,8 @@ export function tempDir(): string {
 }
 
 
-/** Polls `read` until it returns a value, or fails after `ms`. */
-export async function waitFor<T>(read: () => T | undefined, ms = 5000): Promise<T> {
+/** Polls `read` until it returns a value, or fails after `ms` (generous: a busy machine starts processes slowly). */
+export async function waitFor<T>(read: () => T | undefined, ms = 20_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const value = read();

@@ -147,11 +147,21 @@ describe('a ready remote server whose endpoint goes away', () => {
       });
       // The whole server process goes: its port refuses every request from now on.
       const child = servers.pop()!;
+      const gone = child.exitCode !== null || child.signalCode !== null;
       await new Promise((resolve) => {
+        if (gone) return resolve(undefined);
         child.once('exit', resolve);
         child.kill('SIGKILL');
       });
-      const error = await lost;
+      expect(gone, 'the HTTP fixture had exited before it was killed').toBe(false);
+      // Bounded, so a failure says what it waited for rather than the test's timeout.
+      let timer: NodeJS.Timeout | undefined;
+      const error = await Promise.race([
+        lost,
+        new Promise<never>((_, reject) => {
+          timer = setTimeout(() => reject(new Error('no ping reported the server lost within 20 s')), 20_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
       expect(error.kind).toBe('transport_closed');
       expect(error.message).toMatch(/^connection lost: a ping could not reach the server/);
     } finally {

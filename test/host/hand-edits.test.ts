@@ -13,8 +13,6 @@ afterEach(async () => {
   host = undefined;
 });
 
-const settle = (ms = 600) => new Promise((resolve) => setTimeout(resolve, ms));
-
 function healthy(dir: string, name: string, extra: Record<string, unknown> = {}) {
   return { type: 'local' as const, command: fixtureCommand('healthy'), env: { FIXTURE_PID_FILE: join(dir, `${name}.pid`) }, ...extra };
 }
@@ -34,6 +32,20 @@ async function startWith(servers: (dir: string) => Record<string, unknown>, warn
   return dir;
 }
 
+/**
+ * Adds a disabled server by hand and waits until the host has applied that edit. Edits are
+ * applied one after another, each reading the whole file: once this one is in, whatever an
+ * earlier change of the file would have caused has happened (and this reload saw it too).
+ */
+async function applySentinelEdit(dir: string): Promise<void> {
+  editFile(dir, (servers) => {
+    servers['sentinel'] = { type: 'local', command: ['true'], enabled: false };
+  });
+  await untilState(host!, 'sentinel', 'disabled', 20_000);
+}
+
+const aboutSentinel = (event: { type: string }) => 'server' in event && event.server === 'sentinel';
+
 const transitions = (name: string) =>
   host!.events().filter((event) => event.type === 'server.transitioned' && event.server === name).length;
 
@@ -43,7 +55,7 @@ test('an edit restarts only the server whose connection settings changed', async
   editFile(dir, (servers) => {
     servers['a']!['env'] = { FIXTURE_PID_FILE: join(dir, 'a.pid'), EXTRA: 'edited-by-hand' };
   });
-  await expect.poll(() => readPid(join(dir, 'a.pid')), { timeout: 10_000 }).not.toBe(a);
+  await expect.poll(() => readPid(join(dir, 'a.pid')), { timeout: 20_000 }).not.toBe(a);
   await untilState(host!, 'a', 'ready');
   expect(isAlive(a)).toBe(false);
   expect(readPid(join(dir, 'b.pid'))).toBe(b);
@@ -59,7 +71,7 @@ test('a changed tool filter applies without a restart', async () => {
   editFile(dir, (servers) => {
     servers['f']!['tools'] = { include: ['echo', 'add'], exclude: ['add'] };
   });
-  await expect.poll(() => host!.tools().map((tool) => tool.name), { timeout: 10_000 }).toEqual(['f__echo']);
+  await expect.poll(() => host!.tools().map((tool) => tool.name), { timeout: 20_000 }).toEqual(['f__echo']);
   expect(readPid(join(dir, 'f.pid'))).toBe(pid);
   expect(transitions('f')).toBe(before);
   expect(host!.server('f')).toMatchObject({ state: 'ready', tool_count: 1 });
@@ -75,7 +87,7 @@ test('a changed max_result_bytes applies without a restart', async () => {
   editFile(dir, (servers) => {
     servers['f']!['max_result_bytes'] = 1024;
   });
-  await expect.poll(() => host!.server('f')?.config['max_result_bytes'], { timeout: 10_000 }).toBe(1024);
+  await expect.poll(() => host!.server('f')?.config['max_result_bytes'], { timeout: 20_000 }).toBe(1024);
   const bounded = await host!.callTool('f__echo', { text: message });
   expect(bounded.details.truncated).toBe(true);
   expect(bounded.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('[truncated: 1024 of') });
@@ -89,8 +101,9 @@ test("the worker's own writes do not trigger a reload", async () => {
   await host!.updateServer('own', { call_timeout_seconds: 7 });
   const pids = [readPid(join(dir, 'own.pid')), readPid(join(dir, 'added.pid'))];
   const seq = host!.events().at(-1)!.seq;
-  await settle();
-  expect(host!.events(seq)).toEqual([]);
+  await applySentinelEdit(dir);
+  // The reload of the file (with the worker's writes in it) changed nothing but the sentinel.
+  expect(host!.events(seq).filter((event) => !aboutSentinel(event))).toEqual([]);
   expect([readPid(join(dir, 'own.pid')), readPid(join(dir, 'added.pid'))]).toEqual(pids);
 });
 
@@ -102,7 +115,7 @@ test('servers added and removed by hand start and stop', async () => {
     servers['fresh'] = healthy(dir, 'fresh');
   });
   await untilState(host!, 'fresh', 'ready');
-  await expect.poll(() => host!.server('drop'), { timeout: 10_000 }).toBeUndefined();
+  await expect.poll(() => host!.server('drop'), { timeout: 20_000 }).toBeUndefined();
   expect(isAlive(dropped)).toBe(false);
   expect(host!.status().map((view) => view.name).sort()).toEqual(['fresh', 'keep']);
 });
@@ -114,8 +127,8 @@ test('an entry broken by hand is skipped with a warning; its running server is l
   editFile(dir, (servers) => {
     servers['typo']!['timeout_seconds'] = 'sixty';
   });
-  await expect.poll(() => warnings.join('\n'), { timeout: 10_000 }).toContain('typo');
-  await settle();
+  await expect.poll(() => warnings.join('\n'), { timeout: 20_000 }).toContain('typo');
+  await applySentinelEdit(dir);
   expect(host!.server('typo')?.state).toBe('ready');
   expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
 });
@@ -126,7 +139,7 @@ test('a broken edit is reported, ignored and never overwritten', async () => {
   const pid = readPid(join(dir, 's.pid'));
   const broken = '{ "servers": { "s": { "type": "local", ';
   writeFileSync(join(dir, 'mcp_servers.json'), broken);
-  await expect.poll(() => warnings.join('\n'), { timeout: 10_000 }).toContain('does not parse');
+  await expect.poll(() => warnings.join('\n'), { timeout: 20_000 }).toContain('does not parse');
   expect(host!.server('s')?.state).toBe('ready');
   expect(readPid(join(dir, 's.pid'))).toBe(pid);
   await expect(host!.addServer('other', healthy(dir, 'other'))).rejects.toBeInstanceOf(ConfigError);
@@ -143,8 +156,8 @@ test('during startup, hand edits wait for their turn in the queue, in file order
     JSON.stringify({
       servers: {
         a: healthy(dir, 'a'),
-        // Holds the queue until its timeout: the edits below land while it connects.
-        b: { type: 'local', command: fixtureCommand('hang-on-init'), env: { FIXTURE_PID_FILE: pid('b') }, timeout_seconds: 6 },
+        // Holds the queue while the edits below land (its timeout is never reached: the test ends its process).
+        b: { type: 'local', command: fixtureCommand('hang-on-init'), env: { FIXTURE_PID_FILE: pid('b') }, timeout_seconds: 60 },
         c: healthy(dir, 'c'),
       },
     }),
@@ -152,7 +165,7 @@ test('during startup, hand edits wait for their turn in the queue, in file order
   host = createMcpHost({ stateDir: dir, logger: { info: () => {}, warn: () => {} } });
   await host.start();
   await untilState(host, 'a', 'ready');
-  await expect.poll(() => started('b'), { timeout: 10_000 }).toBe(true);
+  await expect.poll(() => started('b'), { timeout: 20_000 }).toBe(true);
   const firstA = readPid(pid('a'));
 
   editFile(dir, (servers) => {
@@ -161,11 +174,13 @@ test('during startup, hand edits wait for their turn in the queue, in file order
     servers['c']!['env'] = { FIXTURE_PID_FILE: pid('c2') };
     servers['d'] = healthy(dir, 'd');
   });
-  await expect.poll(() => host!.server('d')?.state, { timeout: 10_000 }).toBe('pending');
+  await expect.poll(() => host!.server('d')?.state, { timeout: 20_000 }).toBe('pending');
   // Nothing connects ahead of the server the queue is on.
   expect(host.server('b')?.state).toBe('pending');
   expect([started('a2'), started('c2'), started('d')]).toEqual([false, false, false]);
 
+  // Now let the queue move on: b's process ends, so its connect fails (error) and c is dequeued.
+  process.kill(readPid(pid('b')), 'SIGKILL');
   await host.settled();
   for (const name of ['a', 'c', 'd']) await untilState(host, name, 'ready');
   expect(isAlive(firstA)).toBe(false);

@@ -88,7 +88,7 @@ describe('a host on real stdio servers', () => {
     await host.start();
     await untilState(host, 'b', 'ready');
     // `hang` is connecting now and `queued` waits behind it without a process.
-    await expect.poll(() => statSync(pidFile(dir, 'hang'), { throwIfNoEntry: false }), { timeout: 10_000 }).toBeTruthy();
+    await expect.poll(() => statSync(pidFile(dir, 'hang'), { throwIfNoEntry: false }), { timeout: 20_000 }).toBeTruthy();
     const pids = ['a', 'b', 'hang'].map((name) => readPid(pidFile(dir, name)));
     expect(host.server('queued')?.state).toBe('pending');
     expect(host.tools().length).toBeGreaterThan(0);

@@ -26,6 +26,7 @@ describe('a crash at a random point of a call', () => {
     await untilState(fleet.host, 'crashy', 'ready');
     const pid = pidOfCrashy();
     pids.push(pid);
+    const seq = fleet.host.events().at(-1)!.seq;
     const progress: unknown[] = [];
     const call = fleet.host.callTool('crashy__work', point === undefined ? {} : { point }, { onProgress: (p) => progress.push(p) });
     const [result] = await Promise.all([call, expectStillServing(fleet, `crash ${point}`)]);
@@ -38,7 +39,8 @@ describe('a crash at a random point of a call', () => {
     if (said === 'after-progress') expect(progress).toHaveLength(1);
 
     expect(await untilGone(pid)).toBe(true);
-    await untilState(fleet.host, 'crashy', 'ready');
+    // Through error and back: `ready` alone could still be the one from before the crash.
+    await expect.poll(() => statesSince(seq), { timeout: 20_000 }).toEqual(['error', 'pending', 'ready']);
     expect(pidOfCrashy()).not.toBe(pid);
     expect(await fleet.host.callTool('crashy__ok', {})).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   });
@@ -52,9 +54,16 @@ describe('a crash at a random point of a call', () => {
   });
 });
 
+/** Where crashy went after journal position `seq`. */
+function statesSince(seq: number): string[] {
+  return fleet.host
+    .events(seq)
+    .flatMap((event) => (event.type === 'server.transitioned' && event.server === 'crashy' ? [event.to] : []));
+}
+
 /** The crashed process is gone (it is reaped as the server leaves ready). */
 async function untilGone(pid: number): Promise<boolean> {
-  const deadline = Date.now() + 5_000;
+  const deadline = Date.now() + 15_000;
   while (isAlive(pid) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   return !isAlive(pid);
 }

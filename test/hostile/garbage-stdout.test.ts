@@ -10,7 +10,8 @@ let fleet: Fleet;
 beforeAll(async () => {
   fleet = await startWithHealthy((dir) => ({
     noisy: hostile(dir, 'noisy', 'garbage-stdout'),
-    broken: hostile(dir, 'broken', 'garbage-stdout', { timeout_seconds: 2 }, '--broken-handshake'),
+    // Its junk must come before the timeout: room for a busy machine to start node and the SDK it imports.
+    broken: hostile(dir, 'broken', 'garbage-stdout', { timeout_seconds: 5 }, '--broken-handshake'),
   }));
 });
 afterAll(async () => {
@@ -31,7 +32,7 @@ describe('garbage on stdout', () => {
   test('a server that answers initialize with junk only is an error of kind protocol saying so, and is stopped', async () => {
     const view = fleet.host.server('broken')!;
     expect(view).toMatchObject({ state: 'error', error_kind: 'protocol' });
-    expect(view.error).toMatch(/^no valid answer to initialize within 2s: the server wrote \d+ line\(s\) on stdout that are not JSON-RPC \(last: /);
+    expect(view.error).toMatch(/^no valid answer to initialize within 5s: the server wrote \d+ line\(s\) on stdout that are not JSON-RPC \(last: /);
     expect(view.error).toContain('stdout must carry only MCP messages');
     expect(isAlive(readPid(pidFile(fleet.dir, 'broken')))).toBe(false);
     await expectStillServing(fleet);

@@ -15,7 +15,8 @@ afterEach(async () => {
 });
 
 describe('GET /api/mcp/catalog', () => {
-  it('per server: masked config, status, tools with both names, resources and prompts', async () => {
+  // Two servers to start, server-everything among them: room for a busy machine.
+  it('per server: masked config, status, tools with both names, resources and prompts', { timeout: 60_000 }, async () => {
     fleet = await startFleet((dir) => ({
       alpha: healthy(dir, 'alpha', { env: { API_KEY: ENV_SECRET } }),
       everything: { type: 'local', command: EVERYTHING, timeout_seconds: 20 },
@@ -23,13 +24,14 @@ describe('GET /api/mcp/catalog', () => {
     }));
     await untilState(fleet, 'alpha', 'ready');
     await untilState(fleet, 'everything', 'ready');
-    // Resources and prompts are listed once the server is ready; wait for them to land.
+    // Resources and prompts are listed once the server is ready; wait for both to land.
     let entries: any[] = [];
-    for (let i = 0; i < 100; i += 1) {
-      entries = (await fleet.request('/api/mcp/catalog')).json.servers;
-      if (entries.find((e) => e.name === 'everything')?.prompts.length > 0) break;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    const listed = async () => {
+      entries = (await fleet!.request('/api/mcp/catalog')).json.servers;
+      const everything = entries.find((e) => e.name === 'everything');
+      return everything?.resources.length > 0 && everything?.prompts.length > 0;
+    };
+    await expect.poll(listed, { timeout: 20_000 }).toBe(true);
     const reply = await fleet.request('/api/mcp/catalog');
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.json)).toEqual(['servers']);

@@ -10,9 +10,13 @@ import { TOKEN } from './helpers.js';
 // One fleet for the file: these tests only read and call, and the server stays healthy throughout.
 let fleet: Fleet;
 let cancelLog: string;
+let waitLog: string;
 beforeAll(async () => {
-  fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: { FIXTURE_CANCEL_LOG: join(dir, 'cancel.log') } }) }));
+  fleet = await startFleet((dir) => ({
+    alpha: healthy(dir, 'alpha', { env: { FIXTURE_CANCEL_LOG: join(dir, 'cancel.log'), FIXTURE_WAIT_LOG: join(dir, 'wait.log') } }),
+  }));
   cancelLog = join(fleet.dir, 'cancel.log');
+  waitLog = join(fleet.dir, 'wait.log');
   await untilState(fleet, 'alpha', 'ready');
 });
 afterAll(async () => {
@@ -89,13 +93,11 @@ describe('POST /api/mcp/tools/:name/call', () => {
     });
     req.on('error', () => {});
     req.end(body);
-    // The tool never answers on its own; give the call time to reach the server, then hang up.
-    await new Promise((resolve) => setTimeout(resolve, 750));
+    // The tool never answers on its own; once the server has the call, hang up.
+    await expect.poll(() => existsSync(waitLog) && readFileSync(waitLog, 'utf8'), { timeout: 20_000 }).toMatch(/^waiting \S+\n$/);
     expect(existsSync(cancelLog)).toBe(false);
     req.destroy();
-    const deadline = Date.now() + 10_000;
-    while (!existsSync(cancelLog) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(readFileSync(cancelLog, 'utf8')).toMatch(/^cancelled \S+\n$/);
+    await expect.poll(() => existsSync(cancelLog) && readFileSync(cancelLog, 'utf8'), { timeout: 20_000 }).toMatch(/^cancelled \S+\n$/);
     // The server is still fine afterwards.
     expect((await call(fleet, 'alpha__echo', { arguments: { text: 'still here' } })).json.content).toEqual([
       { type: 'text', text: 'still here' },

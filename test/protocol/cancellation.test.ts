@@ -32,7 +32,7 @@ describe('cancellation', () => {
     expect(result.details.is_error).toBe(true);
     expect(textOf(result)).toMatch(/cancel/);
     const log = join(running.dir, 'cancel.log');
-    await vi.waitFor(() => expect(existsSync(log) && readFileSync(log, 'utf8')).toMatch(/^cancelled \d+\n$/), { timeout: 5000 });
+    await vi.waitFor(() => expect(existsSync(log) && readFileSync(log, 'utf8')).toMatch(/^cancelled \d+\n$/), { timeout: 20_000 });
   });
 
   test("a server's cancellation of its elicitation request aborts the host's elicitation callback", async () => {
@@ -54,7 +54,7 @@ describe('cancellation', () => {
     const result = await running.host.callTool('cat__ask_then_cancel', {});
     expect(textOf(result)).toMatch(/^cancelled: .*the server changed its mind$/);
     // The fixture's request is the first it sends (id 0): the SDK alone ignores a cancellation of id 0.
-    await vi.waitFor(() => expect(abortReason).toBe('the server changed its mind'));
+    await vi.waitFor(() => expect(abortReason).toBe('the server changed its mind'), { timeout: 10_000 });
     expect(asked).toEqual(['Your name?']);
   });
 });

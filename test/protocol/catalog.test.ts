@@ -25,13 +25,13 @@ describe('tools/list_changed', () => {
     await r.host.callTool('cat__add_tool', { name: 'fresh' });
     await expect.poll(() => names(r), { timeout: 10_000 }).toContain('cat__fresh');
     expect(textOf(await r.host.callTool('cat__fresh', {}))).toBe('fresh');
-    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({
       server: 'cat', kind: 'tools', added: ['fresh'], removed: [], changed: [],
     });
 
     await r.host.callTool('cat__remove_tool', { name: 'fresh' });
     await expect.poll(() => names(r), { timeout: 10_000 }).not.toContain('cat__fresh');
-    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'tools', added: [], removed: ['fresh'] });
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({ kind: 'tools', added: [], removed: ['fresh'] });
     unsubscribe();
     expect(textOf(await r.host.callTool('cat__fresh', {}))).toBe('tool "cat__fresh" is unavailable: server "cat" no longer offers it');
 
@@ -96,12 +96,12 @@ describe('resources/list_changed and prompts/list_changed', () => {
 
     await r.host.callTool('cat__add_resource', { uri: 'fixture://new', body: 'new body' });
     await expect.poll(uris, { timeout: 10_000 }).toContain('fixture://new');
-    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({
       kind: 'resources', added: ['fixture://new'], removed: [],
     });
     await r.host.callTool('cat__remove_resource', { uri: 'fixture://new' });
     await expect.poll(uris, { timeout: 10_000 }).not.toContain('fixture://new');
-    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'resources', removed: ['fixture://new'] });
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({ kind: 'resources', removed: ['fixture://new'] });
   });
 
   test('prompt slash commands follow the server: on ready, on list_changed and on stop', async () => {
@@ -113,7 +113,7 @@ describe('resources/list_changed and prompts/list_changed', () => {
     await r.host.callTool('cat__add_prompt', { name: 'brainstorm' });
     await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet', '/cat:brainstorm']);
     expect(r.host.catalog()[0]?.prompts.map((prompt) => prompt.name)).toEqual(['greet', 'brainstorm']);
-    await expect.poll(() => r.events('catalog.changed').at(-1)).toMatchObject({ kind: 'prompts', added: ['brainstorm'] });
+    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({ kind: 'prompts', added: ['brainstorm'] });
 
     await r.host.callTool('cat__remove_prompt', { name: 'brainstorm' });
     await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet']);

@@ -143,12 +143,21 @@ beforeAll(async () => {
   };
   writeFileSync(join(dir, 'mcp_servers.json'), `${JSON.stringify({ servers }, null, 2)}\n`);
   worker = await startChildWorker(dir, ['--log-level', 'trace']);
-  // Startup connects one server at a time; wait until none is still connecting.
+  // Startup connects one server at a time; wait until every configured server has an outcome.
+  // The worker listens (worker.json) before its host has published the servers: an empty or
+  // partial list is not a settled one.
+  const configured = Object.keys(servers).sort();
   await until(async () => {
     const reply = await worker.request('/api/mcp/servers');
-    return reply.status === 200 && (reply.json.servers as Array<{ state: string }>).every((s) => s.state !== 'pending');
-  }, 'startup to settle');
-});
+    if (reply.status !== 200) return false;
+    const listed = reply.json.servers as Array<{ name: string; state: string }>;
+    return (
+      JSON.stringify(listed.map((s) => s.name).sort()) === JSON.stringify(configured) &&
+      listed.every((s) => s.state !== 'pending' && s.state !== 'authenticating')
+    );
+  }, 'startup to settle', 60_000);
+  // Eight servers one after another, on a machine that may be busy.
+}, 90_000);
 
 afterAll(async () => {
   await worker?.stop();
@@ -360,9 +369,16 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
   });
 
   it('the event stream replays the whole journal without a secret', async () => {
-    const stream = await readStream(worker, '/api/mcp/events/stream?since=0', 400);
+    // Read until the replay has reached the newest event: the whole journal is scanned, however slow the worker.
+    const newest = ((await call(200, '/api/mcp/events')).json.events as Array<{ seq: number }>).at(-1)!.seq;
+    const replayed = (text: string) => {
+      const at = text.indexOf(`id: ${newest}\n`);
+      return at >= 0 && text.includes('\n\n', at); // that event's frame in whole
+    };
+    const stream = await readStream(worker, '/api/mcp/events/stream?since=0', replayed);
     expect(stream.status).toBe(200);
     expect(stream.text).toContain('event: journal');
+    expect(stream.text).toContain(`id: ${newest}\n`);
     outputs.add('GET /api/mcp/events/stream?since=0 (stream)', stream.text);
     await call(200, '/api/mcp/events?since=0');
     await call(400, `/api/mcp/events?since=${c.invalid[1]}`);

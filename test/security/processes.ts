@@ -110,11 +110,22 @@ export async function startChildWorker(dir: string, args: string[] = []): Promis
 }
 
 /**
- * Opens `GET path` as a server-sent event stream for `ms`, then hangs up;
- * resolves with the status and everything received.
+ * Opens `GET path` as a server-sent event stream and reads it until `done`
+ * holds for everything received so far, then hangs up; resolves with the
+ * status and the text. Rejects (with what did arrive) after `timeoutMs`.
  */
-export function readStream(worker: ChildWorker, path: string, ms: number): Promise<{ status: number; text: string }> {
-  return new Promise((done, fail) => {
+export function readStream(
+  worker: ChildWorker,
+  path: string,
+  done: (text: string) => boolean,
+  timeoutMs = 20_000,
+): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, fail) => {
+    let text = '';
+    const timer = setTimeout(() => {
+      req.destroy();
+      fail(new Error(`the stream ${path} did not deliver what was awaited within ${timeoutMs} ms; got: ${text.slice(-500)}`));
+    }, timeoutMs);
     const req = http.request(
       {
         host: '127.0.0.1',
@@ -124,15 +135,24 @@ export function readStream(worker: ChildWorker, path: string, ms: number): Promi
         agent: false,
       },
       (res) => {
-        let text = '';
-        res.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
-        setTimeout(() => {
+        const finish = () => {
+          clearTimeout(timer);
           req.destroy();
-          done({ status: res.statusCode ?? 0, text });
-        }, ms);
+          resolve({ status: res.statusCode ?? 0, text });
+        };
+        // A refusal is a plain answer, not a stream: its body is all there is.
+        if (res.statusCode !== 200) res.on('end', finish);
+        res.setEncoding('utf8').on('data', (chunk: string) => {
+          text += chunk;
+          if (res.statusCode === 200 && done(text)) finish();
+        });
       },
     );
-    req.on('error', (err) => (req.destroyed ? undefined : fail(err)));
+    req.on('error', (err) => {
+      if (req.destroyed) return;
+      clearTimeout(timer);
+      fail(err);
+    });
     req.end();
   });
 }
