@@ -96,6 +96,17 @@ async function consentOverApi(fleet: Fleet, name: string) {
   await untilState(fleet.host, name, 'ready');
 }
 
+/** A remote OAuth server consented to once, then its host shut down: its tokens stored for a cold start. */
+async function consentedThenStopped() {
+  const as = await authorizationServer();
+  const mcp = await resourceServer(as.issuer);
+  const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+  await untilState(fleet.host, 'remote', 'needs_reauth');
+  await consentOverApi(fleet, 'remote');
+  await fleet.host.shutdown();
+  return { as, mcp, fleet };
+}
+
 describe('OAuth with a real authorization server', () => {
   it('first authorization: needs_reauth without holding startup, consent over the API, then ready', async () => {
     const as = await authorizationServer();
@@ -170,12 +181,7 @@ describe('OAuth with a real authorization server', () => {
   });
 
   it('a cold restart (new host, same state dir) reuses the stored tokens: ready with no consent', async () => {
-    const as = await authorizationServer();
-    const mcp = await resourceServer(as.issuer);
-    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
-    await untilState(fleet.host, 'remote', 'needs_reauth');
-    await consentOverApi(fleet, 'remote');
-    await fleet.host.shutdown();
+    const { as, fleet } = await consentedThenStopped();
 
     const again = await restartedHost(fleet);
     await untilState(again, 'remote', 'ready');
@@ -185,12 +191,7 @@ describe('OAuth with a real authorization server', () => {
   });
 
   it('a cold start whose stored token expired refreshes it first: pending → authenticating → ready, one refresh', async () => {
-    const as = await authorizationServer();
-    const mcp = await resourceServer(as.issuer);
-    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
-    await untilState(fleet.host, 'remote', 'needs_reauth');
-    await consentOverApi(fleet, 'remote');
-    await fleet.host.shutdown();
+    const { as, mcp, fleet } = await consentedThenStopped();
 
     const stored = credentials(fleet.dir, 'remote');
     stored.tokens.expires_at = Date.now() - 1000;
@@ -254,12 +255,7 @@ describe('OAuth with a real authorization server', () => {
   });
 
   it('tokens stamped by another authorization server: the refresh token is never sent to this one, the server needs consent', async () => {
-    const as = await authorizationServer();
-    const mcp = await resourceServer(as.issuer);
-    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
-    await untilState(fleet.host, 'remote', 'needs_reauth');
-    await consentOverApi(fleet, 'remote');
-    await fleet.host.shutdown();
+    const { as, mcp, fleet } = await consentedThenStopped();
 
     // The stored tokens now say another authorization server issued them, and they are due for a refresh.
     const stored = credentials(fleet.dir, 'remote');
