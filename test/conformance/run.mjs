@@ -35,7 +35,7 @@ const RESULT_LINE = /^Passed: (\d+)\/\d+, (\d+) failed, (\d+) warnings$/mu;
 /** The conformance CLI's entry point, from its package.json `bin`. */
 function conformanceBin() {
   const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve('@modelcontextprotocol/conformance/package.json');
+  const manifestPath = require.resolve('conformance-0.1/package.json');
   const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
   return join(dirname(manifestPath), manifest.bin.conformance);
 }
