@@ -4,6 +4,7 @@ import type { Reread } from './machines/registry.events.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
 import { reconcile } from './host/reconcile.js';
+import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
 import { hostServerMachine } from './host/server-actors.js';
 import { createToolMount } from './host/tool-mount.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
@@ -151,13 +152,17 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const prompts = createPromptRegistry();
   const auth = createServerAuth({ stateDir, consentTimeoutMs: options.consentTimeoutMs });
   const leftovers = createDrain();
+  const eras =
+    options.persistJournal === false
+      ? memoryEraVerdicts()
+      : fileEraVerdicts(eraVerdictsPath(stateDir), (error) => logger.warn(`eras.json: cannot write: ${String(error)}`));
   const clientHandlers = createClientHandlers({
     hostModel: options.hostModel,
     elicitation: options.elicitation,
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
     onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
   });
-  const server = hostServerMachine({ auth, clientHandlers, prompts, append, logger, leftovers });
+  const server = hostServerMachine({ auth, clientHandlers, prompts, append, logger, leftovers, eras });
 
   let actor: ReturnType<typeof createRegistryActor> | null = null;
   let starting: Promise<void> | null = null;
@@ -357,6 +362,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           await leftovers.empty();
           actor.stop();
         }
+        await eras.flushed();
         await journal.close();
       })();
       return stopping;

@@ -7,8 +7,11 @@
  * worker's consent does (`exchangeCode`). Client-credentials
  * flows (an MCP extension) use the SDK's providers and never redirect.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ClientCredentialsProvider, PrivateKeyJwtProvider } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import {
+  ClientCredentialsProvider,
+  type OAuthClientProvider,
+  PrivateKeyJwtProvider,
+} from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { RemoteServerConfig } from '../services/config/schema.js';
 import { CLIENT_INFO } from '../services/connection/connection.js';

@@ -14,6 +14,7 @@ import { startServerSession } from '../services/catalog/session.js';
 import { openLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { JournalEventInput } from '../services/journal/events.js';
 import type { ServerAuth } from '../services/oauth/server-auth.js';
+import type { EraVerdicts } from '../services/era/verdicts.js';
 import type { Drain } from '../services/support/drain.js';
 
 export interface ServerActorDeps {
@@ -24,11 +25,13 @@ export interface ServerActorDeps {
   logger: { info(message: string): void; warn(message: string): void };
   /** Connects the machine abandoned (stopped mid-handshake) close their child here; shutdown waits for it. */
   leftovers: Drain;
+  /** What is known of each server's protocol era. */
+  eras: EraVerdicts;
 }
 
 /** The server machine with this host's actors. */
 export function hostServerMachine(deps: ServerActorDeps) {
-  const { auth, clientHandlers, prompts, append, logger, leftovers } = deps;
+  const { auth, clientHandlers, prompts, append, logger, leftovers, eras } = deps;
   return serverMachine.provide({
     actors: {
       connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) =>
@@ -36,7 +39,11 @@ export function hostServerMachine(deps: ServerActorDeps) {
           auth
             .providerFor(input.name, input.config)
             .then((provider) =>
-              openLiveConnection(input.name, input.config, signal, provider, clientHandlers.setup(input.name)),
+              openLiveConnection(input.name, input.config, signal, {
+                authProvider: provider,
+                setupClient: clientHandlers.setup(input.name),
+                eras,
+              }),
             ),
         ),
       ),

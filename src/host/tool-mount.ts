@@ -14,7 +14,7 @@
  * event's list, so it neither builds 5,000 agent tools nor wakes the garbage
  * collector while the new listing is still alive.
  */
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { reconnected, retriesAfterReconnect, topState } from '../machines/server.queries.js';
 import { resourceAgentTools } from '../services/capabilities/resources.js';

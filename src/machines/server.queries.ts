@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { waitFor, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import { FleetError } from '../services/support/errors.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';

@@ -1,5 +1,5 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it, vi } from 'vitest';
 import { toAgentTool } from '../../src/services/tools/adapter.js';
 import type { CallFunction } from '../../src/services/tools/adapter.js';
@@ -56,11 +56,11 @@ describe('toAgentTool', () => {
 
   it('turns a thrown error into a one-line is_error result', async () => {
     const failing = toAgentTool('fs', readFile, async () => {
-      throw new McpError(ErrorCode.InternalError, 'disk on fire\n  at somewhere');
+      throw new ProtocolError(ProtocolErrorCode.InternalError, 'disk on fire\n  at somewhere');
     });
     const result = await failing.execute({ path: 'x' });
     expect(result).toEqual({
-      content: [{ type: 'text', text: 'MCP error -32603: disk on fire | at somewhere' }],
+      content: [{ type: 'text', text: 'disk on fire | at somewhere' }],
       details: { is_error: true, server: 'fs', tool: 'read.file' },
     });
   });
@@ -85,7 +85,7 @@ describe('toAgentTool', () => {
     const controller = new AbortController();
     const call: CallFunction = (_name, _args, { signal }) =>
       new Promise((_resolve, reject) => {
-        signal?.addEventListener('abort', () => reject(new McpError(ErrorCode.RequestTimeout, 'Request timed out')));
+        signal?.addEventListener('abort', () => reject(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out')));
       });
     const pending = toAgentTool('fs', readFile, call).execute({}, { signal: controller.signal });
     controller.abort();
@@ -96,10 +96,10 @@ describe('toAgentTool', () => {
 
   it('reports a real timeout (same code, signal not aborted) as the timeout it is', async () => {
     const timedOut = toAgentTool('fs', readFile, () =>
-      Promise.reject(new McpError(ErrorCode.RequestTimeout, 'Request timed out')),
+      Promise.reject(new SdkError(SdkErrorCode.RequestTimeout, 'Request timed out')),
     );
     const result = await timedOut.execute({}, { signal: new AbortController().signal });
-    expect(result.content).toEqual([{ type: 'text', text: 'MCP error -32001: Request timed out' }]);
+    expect(result.content).toEqual([{ type: 'text', text: 'Request timed out' }]);
   });
 
   it('does not start a call whose signal is already aborted', async () => {

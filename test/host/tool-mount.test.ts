@@ -8,7 +8,7 @@
 // `forServer` / `get` / `list` answer and which agent tools keep their
 // identity are what a mount building every agent tool at once, by item,
 // would give.
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { createToolMount } from '../../src/host/tool-mount.js';

@@ -6,8 +6,8 @@
 // replaced by its old object) are what a plain diff by Map and
 // `isDeepStrictEqual` gives.
 import { isDeepStrictEqual } from 'node:util';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { Client } from '@modelcontextprotocol/client';
+import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';

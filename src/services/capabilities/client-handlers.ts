@@ -4,7 +4,7 @@
  * `ConnectOptions.setupClient` of each connection, run before it connects
  * (capabilities are fixed at initialize).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { HostModel } from '../agent/host-model.js';
 import { installElicitation, type ElicitationHandler } from './elicitation.js';
 import { createRootsService, type Root, type RootsService } from './roots.js';

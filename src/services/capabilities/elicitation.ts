@@ -3,13 +3,12 @@
  * JSON Schema) or by sending them to a URL. The host's callback answers;
  * without one every request is declined at once, never left waiting.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  ElicitRequestSchema,
-  ErrorCode,
+  type Client,
   type ElicitRequestFormParams,
   type ElicitResult,
-} from '@modelcontextprotocol/sdk/types.js';
+  ProtocolErrorCode,
+} from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { ClientRequestError } from './request-error.js';
 import { describeZodError } from '../support/zod-errors.js';
@@ -50,7 +49,7 @@ export type ElicitationHandler = (
 /** Declares form and URL elicitation for server `server` and answers with `handler` (or declines without one). */
 export function installElicitation(client: Client, server: string, handler: ElicitationHandler | undefined): void {
   client.registerCapabilities({ elicitation: { form: { applyDefaults: true }, url: {} } });
-  client.setRequestHandler(ElicitRequestSchema, async function answerElicitation(request, extra): Promise<ElicitResult> {
+  client.setRequestHandler('elicitation/create', async function answerElicitation(request, ctx): Promise<ElicitResult> {
     if (handler === undefined) return { action: 'decline' };
     const params = request.params;
     const asked: ElicitationRequest =
@@ -65,14 +64,14 @@ export function installElicitation(client: Client, server: string, handler: Elic
           };
     let answer: unknown;
     try {
-      answer = await handler(asked, { signal: extra.signal });
+      answer = await handler(asked, { signal: ctx.mcpReq.signal });
     } catch (err) {
-      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ClientRequestError(ProtocolErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     const parsed = ElicitationResponse.safeParse(answer);
     if (!parsed.success) {
       const why = describeZodError(parsed.error).message;
-      throw new ClientRequestError(ErrorCode.InternalError, `elicitation callback returned an invalid response: ${why}`);
+      throw new ClientRequestError(ProtocolErrorCode.InternalError, `elicitation callback returned an invalid response: ${why}`);
     }
     const response = parsed.data;
     if (response.action !== 'accept') return { action: response.action };

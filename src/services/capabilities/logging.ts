@@ -3,8 +3,7 @@
  * every `notifications/message` into the journal (`server.log`) and the worker
  * log, with the server's secrets redacted.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
 import { redact } from '../config/credentials.js';
 import type { LoggingLevel } from '../config/schema.js';
 import { notificationsOf } from '../connection/notifications.js';
@@ -80,7 +79,8 @@ export function forwardServerLog(options: ServerLogOptions): () => void {
     emit(toEntry(notification, options.secrets));
   });
 
-  if (options.level) {
+  // On 2026-07-28 the level travels with each request instead (connection/request-meta.ts).
+  if (options.level && client.getProtocolEra() !== 'modern') {
     if (client.getServerCapabilities()?.logging) {
       client
         .setLoggingLevel(options.level, { timeout: options.timeoutMs })

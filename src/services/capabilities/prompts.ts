@@ -4,8 +4,7 @@
  * prompts change (`notifications/prompts/list_changed`) and dropped when it
  * leaves `ready`. Rendering goes through the server's live connection.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { Prompt, PromptMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, Prompt, PromptMessage } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { redact } from '../config/credentials.js';
 import { FleetError } from '../support/errors.js';

@@ -5,8 +5,7 @@
  * capability. They are registered and unregistered with the server's tools,
  * so they exist only while it is `ready`.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { toAgentTool } from '../tools/adapter.js';
 import type { AgentTool, ExecuteOptions } from '../tools/agent-tool.js';
 import { redact } from '../config/credentials.js';

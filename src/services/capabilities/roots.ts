@@ -3,8 +3,7 @@
  * on `roots/list`; a change is announced to every connected server with
  * `notifications/roots/list_changed`, and the servers list them again.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { describeZodError } from '../support/zod-errors.js';
 
@@ -57,7 +56,7 @@ export function createRootsService(initial: Root[], onNotifyError: (error: Error
 
     install(client) {
       client.registerCapabilities({ roots: { listChanged: true } });
-      client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: roots.map((root) => ({ ...root })) }));
+      client.setRequestHandler('roots/list', () => ({ roots: roots.map((root) => ({ ...root })) }));
       live(); // prunes the collected ones
       clients.add(new WeakRef(client));
     },

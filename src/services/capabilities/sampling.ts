@@ -3,15 +3,14 @@
  * Declared (`sampling: {}`) only when a host model is configured; a server
  * that asks anyway gets a JSON-RPC error saying there is none.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  CreateMessageRequestSchema,
-  ErrorCode,
+  type Client,
   type CreateMessageRequest,
   type CreateMessageResult,
+  ProtocolErrorCode,
   type SamplingMessage,
   type SamplingMessageContentBlock,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import { ClientRequestError } from './request-error.js';
 import { HostModelError, type AssistantMessage, type ChatContentPart, type ChatMessage, type HostModel, type StopReason } from '../agent/host-model.js';
 
@@ -28,7 +27,7 @@ const STOP_REASONS: Record<StopReason, CreateMessageResult['stopReason']> = {
 /** Declares sampling and answers it with `model`; aborting the request (server cancel) aborts the model call. */
 export function installSampling(client: Client, model: HostModel): void {
   client.registerCapabilities({ sampling: {} });
-  client.setRequestHandler(CreateMessageRequestSchema, async function answerSampling(request, extra) {
+  client.setRequestHandler('sampling/createMessage', async function answerSampling(request, ctx) {
     const messages = toChatMessages(request.params);
     let answer: AssistantMessage;
     try {
@@ -39,11 +38,11 @@ export function installSampling(client: Client, model: HostModel): void {
           ...(request.params.temperature !== undefined ? { temperature: request.params.temperature } : {}),
           ...(request.params.stopSequences !== undefined ? { stopSequences: request.params.stopSequences } : {}),
         },
-        { signal: extra.signal },
+        { signal: ctx.mcpReq.signal },
       );
     } catch (err) {
       const why = err instanceof HostModelError ? err.message : `host model failed: ${String(err)}`;
-      throw new ClientRequestError(ErrorCode.InternalError, why, { reason: 'host_model_failed' });
+      throw new ClientRequestError(ProtocolErrorCode.InternalError, why, { reason: 'host_model_failed' });
     }
     const result: CreateMessageResult = {
       role: 'assistant',
@@ -62,23 +61,23 @@ export function installSampling(client: Client, model: HostModel): void {
  */
 export function refuseSampling(client: Client): void {
   const previous = client.fallbackRequestHandler;
-  client.fallbackRequestHandler = async function refuseWithoutModel(request, extra) {
+  client.fallbackRequestHandler = async function refuseWithoutModel(request, ctx) {
     if (request.method === 'sampling/createMessage') {
       throw new ClientRequestError(
-        ErrorCode.MethodNotFound,
+        ProtocolErrorCode.MethodNotFound,
         'sampling is not available: no host model is configured (createMcpHost({ hostModel }))',
         { reason: NO_HOST_MODEL },
       );
     }
-    if (previous) return previous(request, extra);
-    throw new ClientRequestError(ErrorCode.MethodNotFound, 'Method not found');
+    if (previous) return previous(request, ctx);
+    throw new ClientRequestError(ProtocolErrorCode.MethodNotFound, 'Method not found');
   };
 }
 
 /** The request as chat messages; content the host model cannot take is an InvalidParams error naming it. */
 function toChatMessages(params: CreateMessageRequest['params']): ChatMessage[] {
   if (params.tools !== undefined || params.toolChoice !== undefined) {
-    throw new ClientRequestError(ErrorCode.InvalidParams, 'tool use in sampling is not supported by this client (sampling.tools is not declared)');
+    throw new ClientRequestError(ProtocolErrorCode.InvalidParams, 'tool use in sampling is not supported by this client (sampling.tools is not declared)');
   }
   const messages: ChatMessage[] = [];
   if (params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
@@ -94,7 +93,7 @@ function toChatMessage(message: SamplingMessage, index: number): ChatMessage {
     return { role: 'user', content: onlyText && parts.length === 1 ? (parts[0] as { text: string }).text : parts };
   }
   if (parts.some((part) => part.type !== 'text')) {
-    throw new ClientRequestError(ErrorCode.InvalidParams, `messages[${index}]: images in assistant messages are not supported`);
+    throw new ClientRequestError(ProtocolErrorCode.InvalidParams, `messages[${index}]: images in assistant messages are not supported`);
   }
   return { role: 'assistant', content: parts.map((part) => (part as { text: string }).text).join('\n'), tool_calls: [] };
 }
@@ -106,6 +105,6 @@ function toPart(block: SamplingMessageContentBlock, index: number): ChatContentP
     case 'image':
       return { type: 'image', data: block.data, mimeType: block.mimeType };
     default:
-      throw new ClientRequestError(ErrorCode.InvalidParams, `messages[${index}]: ${block.type} content is not supported by the host model`);
+      throw new ClientRequestError(ProtocolErrorCode.InvalidParams, `messages[${index}]: ${block.type} content is not supported by the host model`);
   }
 }

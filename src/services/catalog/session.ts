@@ -6,9 +6,10 @@
  * the catalog view is folded from; a new tool listing asks the machine to
  * register the tools again.
  */
-import type { Prompt, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
+import { listenForChanges } from './listen.js';
 import { startCatalogSync } from './sync.js';
 import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
@@ -35,7 +36,7 @@ export function startServerSession(options: ServerSessionOptions): () => void {
   const timeoutMs = config.timeout_seconds * 1000;
   // The connection owns its prompt commands: a later connection of the same server replaces them.
   const owner = live;
-  let listed: { resources: Resource[] | null; templates: ResourceTemplate[] | null; prompts: Prompt[] | null } = {
+  let listed: { resources: Resource[] | null; templates: ResourceTemplateType[] | null; prompts: Prompt[] | null } = {
     resources: null,
     templates: null,
     prompts: null,
@@ -69,7 +70,12 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),
   });
 
+  const stopListening = listenForChanges(client, (error) =>
+    logger.warn(`server ${server}: cannot listen for catalog changes: ${redact(error.message, secrets)}`),
+  );
+
   return function stopServerSession() {
+    stopListening();
     sync.stop();
     stopLog();
     prompts.remove(server, owner);

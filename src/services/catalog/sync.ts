@@ -10,7 +10,7 @@
  * before the sync listened was held by the connection's notification
  * dispatcher and is replayed to it.
  */
-import type { Prompt, Resource, ResourceTemplate, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/client';
 import type { ServerConnection } from '../connection/connection.js';
 import { jsonEqual } from '../support/json-equal.js';
 import { notificationsOf } from '../connection/notifications.js';
@@ -21,7 +21,7 @@ export type CatalogKind = 'tools' | 'resources' | 'prompts';
 /** What a server offers beside its tools. */
 export interface Offer {
   resources: Resource[];
-  resourceTemplates: ResourceTemplate[];
+  resourceTemplates: ResourceTemplateType[];
   prompts: Prompt[];
 }
 
@@ -137,7 +137,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       }
       const changes = [
         diff('resources', before.resources, resources, (resource: Resource) => resource.uri).change,
-        diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplate) => t.uriTemplate).change,
+        diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplateType) => t.uriTemplate).change,
       ].filter((change): change is CatalogChange => change !== null);
       if (changes.length > 0) options.onChange(merge('resources', changes));
       return;

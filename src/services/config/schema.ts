@@ -51,8 +51,17 @@ export type LoggingLevel = z.infer<typeof LoggingLevel>;
 /** Default of `max_result_bytes`: 1 MiB. */
 export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 
+/**
+ * The MCP revision a server is spoken to in: `auto` negotiates (a
+ * `server/discover` probe, its verdict remembered), `2025` is the
+ * `initialize` handshake only, `2026` is 2026-07-28 or nothing.
+ */
+export const ProtocolSetting = z.enum(['auto', '2025', '2026']);
+export type ProtocolSetting = z.infer<typeof ProtocolSetting>;
+
 /** Fields every server has, whatever its transport. */
 const common = {
+  protocol: ProtocolSetting.default('auto'),
   /** `false` keeps the server configured but never started. */
   enabled: z.boolean().default(true),
   /** Bound on connect + initialize + the first complete tools/list. */

@@ -1,16 +1,21 @@
 /**
  * Calling a connected server's tools: at most `max_concurrent_calls` at once
  * (the limiter), each bounded by `call_timeout_seconds` (reset by progress)
- * and by `max_total_timeout_seconds`, progress forwarded to the caller.
+ * and by `max_total_timeout_seconds`, progress forwarded to the caller. A
+ * rate-limited call waits out `Retry-After` and is retried once when the
+ * tool is read-only or idempotent; any other gets an error result naming
+ * the wait (rate-limits.ts).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
 import { redact } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import type { ExecuteOptions, ToolProgress } from '../tools/agent-tool.js';
 import { linkedSignal } from '../catalog/paging.js';
 import { createCallLimiter } from './call-limiter.js';
+import { pause } from './deadlines.js';
+import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
+import { requestMeta } from './request-meta.js';
 
 /** Turns a failed call into the error its caller gets (see failures.ts). */
 export type CallFailure = (err: unknown, tool: string, signal: AbortSignal | undefined) => Promise<Error>;
@@ -29,6 +34,8 @@ export function createCaller(
   config: ServerConfig,
   secrets: readonly string[],
   fail: CallFailure,
+  definition: (tool: string) => Tool | undefined,
+  retryAfter?: RetryAfterLog,
 ): CallTool {
   const limiter = createCallLimiter(config.max_concurrent_calls);
   const callTimeoutMs = config.call_timeout_seconds * 1000;
@@ -43,15 +50,36 @@ export function createCaller(
   ): Promise<CallToolResult> {
     const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
     const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
+    const started = Date.now();
+    const meta = requestMeta(client, config.log_level);
+    const params = meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta };
+    const options = {
+      signal: link?.signal,
+      timeout: callTimeoutMs,
+      resetTimeoutOnProgress: true,
+      // Always passed: the SDK only resets the timeout on progress when it is set.
+      onprogress: progressHandler(onProgress),
+      toolDefinition: definition(tool),
+    };
+    const attempt = async (): Promise<CallToolResult | RateLimit> => {
+      try {
+        const result = (await client.callTool(params, options)) as CallToolResult;
+        return rateLimitOfResult(result) ?? result;
+      } catch (err) {
+        const limit = rateLimitOfError(err, tool, retryAfter);
+        if (limit === null) throw err;
+        return limit;
+      }
+    };
     try {
-      // onprogress is always passed: the SDK only resets the timeout on progress when it is set.
-      const result = await client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: link?.signal,
-        timeout: callTimeoutMs,
-        resetTimeoutOnProgress: true,
-        onprogress: progressHandler(onProgress),
-      });
-      return result as CallToolResult;
+      const first = await attempt();
+      if (!isRateLimit(first)) return first;
+      const refusal = whyNotRetried(tool, first, started);
+      if (refusal !== null) return rateLimited(refusal);
+      await pause(first.retryAfterMs, link?.signal);
+      const second = await attempt();
+      if (!isRateLimit(second)) return second;
+      return rateLimited(`${limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
     } catch (err) {
       if (total?.expired() && !signal?.aborted) {
         const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
@@ -63,11 +91,39 @@ export function createCaller(
     }
   }
 
+  /** Why a rate-limited call is not waited out and retried; null when it is. */
+  function whyNotRetried(tool: string, limit: RateLimit, started: number): string | null {
+    const hints = definition(tool)?.annotations;
+    if (hints?.readOnlyHint !== true && hints?.idempotentHint !== true) {
+      return `${limitedText(tool, limit)}; not retried: the tool is neither read-only nor idempotent`;
+    }
+    const left = Math.min(callTimeoutMs, maxTotalSeconds === null ? Infinity : maxTotalSeconds * 1000 - (Date.now() - started));
+    if (limit.retryAfterMs > left) return `${limitedText(tool, limit)}; not retried: that is longer than the call's timeout allows`;
+    return null;
+  }
+
+  function limitedText(tool: string, limit: RateLimit): string {
+    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, secrets);
+  }
+
   return function callTool(tool, args, signal, onProgress) {
     // An inline arrow, not a named function expression: under tsx (how mcp-fleet runs)
     // esbuild's keepNames makes every named function created per call pay a defineProperty.
     return limiter.run(() => runCall(tool, args, signal, onProgress), signal);
   };
+}
+
+function isRateLimit(outcome: CallToolResult | RateLimit): outcome is RateLimit {
+  return 'retryAfterMs' in outcome;
+}
+
+/** The error result a rate-limited call ends with. */
+function rateLimited(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
 }
 
 type SdkProgress = { progress: number; total?: number; message?: string };

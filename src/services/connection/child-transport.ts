@@ -1,21 +1,23 @@
 /**
- * The SDK's stdio client transport, plus what a fleet needs from the child:
- * its exit code and signal, a stop that escalates SIGTERM → SIGKILL and
- * resolves only once the process is gone, and a precise spawn-failure text.
+ * The stdio transport: spawns the server's command (argv, never a shell),
+ * speaks newline-delimited JSON-RPC on its stdin/stdout, and knows what a
+ * fleet needs from the child: its exit code and signal, a stop that escalates
+ * SIGTERM → SIGKILL and resolves only once the process is gone, and a precise
+ * spawn-failure text. Our own rather than the SDK's StdioClientTransport: the
+ * SDK keeps the child and its read buffer private (its buffer re-copies
+ * everything per chunk and refuses lines over 10 MiB), and it probes the era
+ * of its own transport on a sibling process every connect; this one probes in
+ * place and the verdict is remembered (era.ts).
  */
-import type { ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import type { Readable } from 'node:stream';
-import {
-  StdioClientTransport,
-  getDefaultEnvironment,
-  type StdioServerParameters,
-} from '@modelcontextprotocol/sdk/client/stdio.js';
+import { PassThrough } from 'node:stream';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { $ZodError } from 'zod/v4/core';
 import { oneLine } from '../support/errors.js';
 import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
-import { childProcessOf, replaceReadBuffer } from './sdk-internals.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
 export const KILL_GRACE_MS = 2000;
@@ -45,9 +47,12 @@ export interface StdoutJunk {
 /**
  * A stdio transport that knows how its child ended and stops it for sure,
  * reads lines in linear time up to `MAX_MESSAGE_BYTES`, and keeps count
- * of stdout lines that are not JSON-RPC (skipped, as the SDK does).
+ * of stdout lines that are not JSON-RPC (skipped).
  */
-export class ChildTransport extends StdioClientTransport {
+export class ChildTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
   /** The error from spawning (ENOENT, EACCES, …), if the child never started. */
   spawnError: NodeJS.ErrnoException | undefined;
   /** Set once the child has exited (and been reaped). */
@@ -58,89 +63,145 @@ export class ChildTransport extends StdioClientTransport {
   readonly exited: Promise<ExitInfo>;
   /** Resolves when the child's stderr has been read to its end. */
   readonly stderrEnded: Promise<void>;
-  /** Set when a message outgrew the limit: the SDK then closes the transport (and this stops the child). */
+  /** Set when a message outgrew the limit: the transport then closes (and stops the child). */
   overflow: MessageTooLargeError | undefined;
   readonly junk: StdoutJunk = { lines: 0, last: '' };
+  readonly #spec: ChildSpec;
+  readonly #stderr = new PassThrough();
+  readonly #buffer = new LineBuffer();
   #resolveExit!: (info: ExitInfo) => void;
-  #child: ChildProcess | undefined;
+  #child: ChildProcessWithoutNullStreams | undefined;
   #stopping: Promise<void> | undefined;
+  #closed = false;
 
   /** Spawns `spec` on start; every decoded stderr chunk goes to `onStderr`. */
   constructor(spec: ChildSpec, onStderr: (chunk: string) => void) {
-    const [command, ...args] = spec.command;
-    const params: StdioServerParameters = {
-      command: command ?? '',
-      args,
-      env: { ...getDefaultEnvironment(), ...spec.env },
-      stderr: 'pipe',
-      ...(spec.cwd === null ? {} : { cwd: spec.cwd }),
-    };
-    super(params);
-    // A hostile test sends a 20 MB line, which the SDK's own buffer refuses.
-    replaceReadBuffer(this, new LineBuffer());
-    // Set before connect, this handler is kept (and chained) by the SDK's Protocol.
-    this.onerror = (error) => this.#noteError(error);
+    this.#spec = spec;
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
-    // With stderr: 'pipe' the SDK hands out a PassThrough before spawning, so no early line is lost.
-    const stderr = this.stderr as Readable | null;
-    if (stderr === null) throw new Error('stdio transport did not provide a stderr pipe');
-    stderr.setEncoding('utf8');
-    stderr.on('data', (chunk: string) => onStderr(chunk));
+    // A pipe handed out before spawning, so no early line is lost.
+    this.#stderr.setEncoding('utf8');
+    this.#stderr.on('data', (chunk: string) => onStderr(chunk));
     this.stderrEnded = new Promise((resolve) => {
-      stderr.once('end', resolve);
-      stderr.once('close', resolve);
+      this.#stderr.once('end', resolve);
+      this.#stderr.once('close', resolve);
     });
   }
 
-  /** Spawns the child (via the SDK) and starts watching for its exit. */
-  override async start(): Promise<void> {
-    try {
-      await super.start();
-    } catch (err) {
-      this.spawnError = err as NodeJS.ErrnoException;
-      throw err;
-    }
-    // The exit code and signal, which the SDK drops, are read from the process itself.
-    const child = childProcessOf(this);
+  /** The child's stderr (also what tells the SDK this is a stdio transport). */
+  get stderr(): PassThrough {
+    return this.#stderr;
+  }
+
+  /** The child's pid once spawned, else null. */
+  get pid(): number | null {
+    return this.#child?.pid ?? null;
+  }
+
+  /** Spawns the child; resolves once it runs, rejects (and keeps `spawnError`) when it cannot. */
+  start(): Promise<void> {
+    if (this.#child !== undefined) throw new Error('ChildTransport already started');
+    const [command, ...args] = this.#spec.command;
+    const child = spawn(command ?? '', args, {
+      env: { ...getDefaultEnvironment(), ...this.#spec.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+      shell: false,
+      windowsHide: true,
+      ...(this.#spec.cwd === null ? {} : { cwd: this.#spec.cwd }),
+    });
     this.#child = child;
+    child.stderr.pipe(this.#stderr);
+    child.stdout.on('data', (chunk: Buffer) => this.#read(chunk));
+    child.stdout.on('error', (error) => this.onerror?.(error));
+    child.stdin.on('error', (error) => this.onerror?.(error));
     child.once('exit', (code, signal) => {
       this.exitInfo = { code, signal };
       this.exitedOnItsOwn = this.#stopping === undefined;
       this.#resolveExit(this.exitInfo);
       // A grandchild may still hold the pipes open, and then 'close' (which
-      // tells the SDK the connection ended) would never come.
+      // tells the client the connection ended) would never come.
       setTimeout(() => {
-        child.stdin?.destroy();
-        child.stdout?.destroy();
-        child.stderr?.destroy();
+        child.stdin.destroy();
+        child.stdout.destroy();
+        child.stderr.destroy();
       }, STDIO_DRAIN_MS).unref();
+    });
+    child.once('close', () => this.#closeOnce());
+    return new Promise((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (error: NodeJS.ErrnoException) => {
+        if (child.pid !== undefined) return this.onerror?.(error);
+        this.spawnError = error;
+        this.#stderr.end();
+        reject(error);
+      });
     });
   }
 
-  /** Notes the read errors the SDK reports and reads on from (or, for an overflow, closes on). */
-  #noteError(error: Error): void {
-    if (error instanceof MessageTooLargeError) this.overflow = error;
-    else if (error instanceof SyntaxError || error instanceof $ZodError) {
-      this.junk.lines += 1;
-      this.junk.last =
-        error instanceof $ZodError ? 'JSON that is not a JSON-RPC message' : `not JSON (${oneLine(error.message).slice(0, 160)})`;
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.#child?.stdin;
+    if (stdin === undefined || this.#closed) return Promise.reject(new Error('not connected'));
+    return new Promise((resolve) => {
+      if (stdin.write(`${JSON.stringify(message)}\n`)) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  /** Reads every whole line; a line that is not JSON-RPC is skipped and counted, an overflow closes. */
+  #read(chunk: Buffer): void {
+    try {
+      this.#buffer.append(chunk);
+    } catch (error) {
+      this.overflow = error as MessageTooLargeError;
+      this.onerror?.(error as Error);
+      void this.close();
+      return;
+    }
+    for (;;) {
+      let message: JSONRPCMessage | null;
+      try {
+        message = this.#buffer.readMessage();
+      } catch (error) {
+        this.#noteJunk(error);
+        continue;
+      }
+      if (message === null) return;
+      this.onmessage?.(message);
     }
   }
 
+  #noteJunk(error: unknown): void {
+    this.junk.lines += 1;
+    this.junk.last =
+      error instanceof $ZodError
+        ? 'JSON that is not a JSON-RPC message'
+        : `not JSON (${oneLine(error instanceof Error ? error.message : String(error)).slice(0, 160)})`;
+  }
+
+  #closeOnce(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#buffer.clear();
+    this.onclose?.();
+  }
+
   /** Stops the child: SIGTERM, SIGKILL after {@link KILL_GRACE_MS}; resolves once it has exited. Idempotent. */
-  override close(): Promise<void> {
+  close(): Promise<void> {
     this.#stopping ??= this.#stop();
     return this.#stopping;
   }
 
   async #stop(): Promise<void> {
     const child = this.#child;
-    if (child === undefined || this.exitInfo !== undefined) return;
-    child.stdin?.end();
+    if (child === undefined || this.spawnError !== undefined || this.exitInfo !== undefined) {
+      this.#closeOnce();
+      return;
+    }
+    child.stdin.end();
     child.kill('SIGTERM');
     const escalate = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
     await this.exited;
     clearTimeout(escalate);
+    this.#closeOnce();
   }
 }
 

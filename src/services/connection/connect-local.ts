@@ -4,16 +4,16 @@
  * server's own terms: it could not start, it exited (with its stderr), its
  * stdout was not MCP, or it did not answer in time.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { redact, secretValues } from '../config/credentials.js';
 import type { LocalServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { AbortError } from './call-limiter.js';
 import { ChildTransport, describeExit, describeSpawnError, type ChildSpec } from './child-transport.js';
-import type { ConnectOptions, ServerConnection } from './connection.js';
+import type { ConnectOptions, Handshake, ServerConnection } from './connection.js';
 import { settle, type ConnectBound } from './deadlines.js';
 import { brokenStdout, connectFailure, STDERR_FLUSH_MS, withTail } from './failures.js';
 import { openConnection } from './open-connection.js';
+import { probeEndedConnection } from '../era/negotiation.js';
 import { createStderrTail } from './stderr-tail.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 
@@ -22,7 +22,7 @@ export async function connectLocal(
   name: string,
   config: LocalServerConfig,
   bound: ConnectBound,
-  newClient: () => Client,
+  handshake: Handshake,
   options: ConnectOptions,
 ): Promise<ServerConnection> {
   const inherited = inheritedEnv(config.inherit_env);
@@ -31,13 +31,18 @@ export async function connectLocal(
   const tail = createStderrTail(secrets);
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
-  const client = newClient();
+  const client = handshake.newClient();
   const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
   try {
-    await client.connect(child, bound);
+    await client.connect(child, { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     const tools = await listAllTools(client, bound, progress);
     return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
   } catch (err) {
+    // The era probe ended the child: the caller spawns it again as a legacy server.
+    if (probeEndedConnection(err)) {
+      await child.close();
+      throw err;
+    }
     const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
     await child.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);

@@ -4,13 +4,14 @@
  * client and is reported as the transport saw it (auth, HTTP status,
  * unreachable), or else as a timeout or protocol error.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/schema.js';
 import { AbortError } from './call-limiter.js';
-import type { ConnectOptions, ServerConnection } from './connection.js';
+import type { ConnectOptions, Handshake, ServerConnection } from './connection.js';
 import type { ConnectBound } from './deadlines.js';
 import { connectFailure } from './failures.js';
 import { openConnection } from './open-connection.js';
+import { createRetryAfterLog } from './rate-limits.js';
 import { describeRemoteFailure, openRemote } from './remote-transport.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 
@@ -19,16 +20,17 @@ export async function connectRemote(
   name: string,
   config: RemoteServerConfig,
   bound: ConnectBound,
-  newClient: () => Client,
+  handshake: Handshake,
   options: ConnectOptions,
 ): Promise<ServerConnection> {
   const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
   let client: Client | undefined;
   try {
-    const session = await openRemote(config, newClient, bound, options.authProvider);
+    const retryAfter = createRetryAfterLog();
+    const session = await openRemote(config, handshake, bound, options.authProvider, retryAfter);
     client = session.client;
     const tools = await listAllTools(client, bound, progress);
-    return openConnection(name, config, client, tools, options, null);
+    return openConnection(name, config, client, tools, options, null, retryAfter);
   } catch (err) {
     await client?.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);

@@ -6,13 +6,14 @@
  * This file is the entry point; each step has its own file:
  * connect-local.ts / connect-remote.ts (handshakes), tool-listing.ts,
  * open-connection.ts with calls.ts (the connected server), failures.ts
- * (error kinds and texts), deadlines.ts, sdk-internals.ts.
+ * (error kinds and texts), deadlines.ts, sdk-internals.ts. Which era a
+ * connect speaks is decided in services/era.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Client, type CallToolResult, type OAuthClientProvider, type PriorDiscovery, type Tool, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ExecuteOptions } from '../tools/agent-tool.js';
 import type { ServerConfig } from '../config/schema.js';
+import { eraKey, priorFor, probeEndedConnection, verdictOf, versionNegotiation } from '../era/negotiation.js';
+import type { EraVerdicts } from '../era/verdicts.js';
 import { FleetError } from '../support/errors.js';
 import { AbortError } from './call-limiter.js';
 import { connectLocal } from './connect-local.js';
@@ -22,6 +23,9 @@ import { notificationsOf } from './notifications.js';
 import { LazyValidator } from './tool-listing.js';
 
 export { filterTools } from './tool-listing.js';
+
+/** Rounds of `input_required` one request may take (each answered by our handlers) before it fails. */
+export const INPUT_REQUIRED_MAX_ROUNDS = 8;
 
 /** How mcp-fleet introduces itself in `initialize`. */
 export const CLIENT_INFO = { name: 'mcp-fleet', version: '0.1.0' } as const;
@@ -35,6 +39,14 @@ export interface ConnectOptions {
   setupClient?: (client: Client) => void;
   /** Authorizes a remote server's requests (SDK OAuth provider); `mcp-fleet connect` passes its own. */
   authProvider?: OAuthClientProvider;
+  /** Remembered era verdicts: read to skip the probe, updated after each connect. */
+  eras?: EraVerdicts;
+}
+
+/** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */
+export interface Handshake {
+  newClient(): Client;
+  prior: PriorDiscovery | undefined;
 }
 
 /** A connected server: its tools, a way to call them, and its stderr. */
@@ -72,18 +84,39 @@ export async function connect(
     throw new FleetError('config', `server "${name}" uses OAuth: connect it with an authProvider (see services/oauth)`);
   }
   const bound = connectBound(config.timeout_seconds, options.signal);
-  const newClient = (): Client => createClient(options.setupClient);
+  const negotiation = versionNegotiation(config);
+  const newClient = (): Client => createClient(options.setupClient, negotiation);
+  const key = eraKey(name, config);
+  const known = options.eras?.recall(key);
+  const open = (prior: PriorDiscovery | undefined): Promise<ServerConnection> =>
+    config.type === 'local'
+      ? connectLocal(name, config, bound, { newClient, prior }, options)
+      : connectRemote(name, config, bound, { newClient, prior }, options);
   try {
-    return config.type === 'local'
-      ? await connectLocal(name, config, bound, newClient, options)
-      : await connectRemote(name, config, bound, newClient, options);
+    const connection = await open(priorFor(config, known)).catch((err: unknown) => {
+      if (bound.signal.aborted) throw err;
+      // A probe that ended a stdio server in place: a legacy server, spawned again for initialize.
+      if (probeEndedConnection(err)) return open({ kind: 'legacy' });
+      // A remembered verdict that no longer holds is dropped, and the era negotiated afresh.
+      if (known === undefined) throw err;
+      options.eras?.forget(key);
+      return open(undefined);
+    });
+    const verdict = verdictOf(connection.client, options.eras?.recall(key));
+    if (verdict !== undefined && verdict !== known) options.eras?.learn(key, verdict);
+    return connection;
   } finally {
     bound.dispose();
   }
 }
 
-function createClient(setup: ConnectOptions['setupClient']): Client {
-  const client = new Client({ ...CLIENT_INFO }, { capabilities: {}, jsonSchemaValidator: new LazyValidator() });
+function createClient(setup: ConnectOptions['setupClient'], versionNegotiation: VersionNegotiationOptions): Client {
+  const client = new Client({ ...CLIENT_INFO }, {
+    capabilities: {},
+    jsonSchemaValidator: new LazyValidator(),
+    versionNegotiation,
+    inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },
+  });
   // Before connect: a server may announce changes or log right after initialize.
   notificationsOf(client);
   setup?.(client);

@@ -5,7 +5,7 @@
  * (cancelled, server gone, timeout, transport or protocol error).
  */
 import { $ZodError } from 'zod/v4/core';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
 import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError, type ErrorKind } from '../support/errors.js';
@@ -118,14 +118,14 @@ async function classifyCallFailure(
     return ['transport_closed', `call to tool "${tool}" failed: ${await lost}`];
   }
   if (at.closing()) return ['transport_closed', `connection to server "${name}" was closed`];
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) {
     // stdout can close a moment before the exit is reported: wait briefly for the exit code.
     const why = child
       ? await Promise.race([lost, sleep(2 * STDERR_FLUSH_MS).then(() => 'connection closed')])
       : 'connection closed';
     return ['transport_closed', `call to tool "${tool}" failed: ${why}`];
   }
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     return ['timeout', `tool "${tool}" did not answer within ${config.call_timeout_seconds}s`];
   }
   const remote = config.type === 'remote' ? describeRemoteFailure(err, config.url) : null;

@@ -5,8 +5,7 @@
  * (a 20 MB line took ~5 s of CPU) and stops at 10 MiB; this one copies each
  * byte once, when its line is complete.
  */
-import { deserializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
 
 /**
  * The largest message a stdio server may send. Above it the line cannot be

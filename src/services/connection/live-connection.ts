@@ -1,5 +1,4 @@
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { connect, type ConnectOptions, type ServerConnection } from './connection.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
@@ -19,18 +18,23 @@ export interface LiveConnection {
   readonly auth?: AuthKeeper;
 }
 
+/** What a live connection is opened with, beside its server and signal. */
+export interface LiveConnectOptions extends Pick<ConnectOptions, 'setupClient' | 'eras'> {
+  /** The OAuth provider of an OAuth server, which also keeps its token fresh. */
+  authProvider?: OAuthClientProvider & AuthKeeper;
+}
+
 /** Opens a connection whose unexpected end a watcher actor can await. */
 export async function openLiveConnection(
   name: string,
   config: ServerConfig,
   signal: AbortSignal,
-  authProvider?: OAuthClientProvider & AuthKeeper,
-  /** Installs the host's answers to server requests (sampling, elicitation, roots) before connecting. */
-  setupClient?: ConnectOptions['setupClient'],
+  options: LiveConnectOptions = {},
 ): Promise<LiveConnection> {
+  const { authProvider } = options;
   let markLost: (error: FleetError) => void = () => {};
   const lost = new Promise<FleetError>((resolve) => (markLost = resolve));
-  const connection = await connect(name, config, { signal, onClose: (error) => markLost(error), authProvider, setupClient });
+  const connection = await connect(name, config, { ...options, signal, onClose: (error) => markLost(error) });
   if (signal.aborted) {
     // The actor moved on while the handshake finished: nobody would own this child.
     await connection.close();
@@ -67,8 +71,10 @@ export function watchLiveConnection(
   // A token that can no longer be refreshed ends the connection as an auth failure.
   const stopAuth = live.auth?.keepFresh(lose) ?? (() => {});
   let pinging = false;
+  // The 2026-07-28 era has no ping; a modern stdio server's exit is still seen by `lost`.
+  const pings = options.pingIntervalMs > 0 && live.connection.client.getProtocolEra() !== 'modern';
   const timer =
-    options.pingIntervalMs > 0
+    pings
       ? setInterval(() => {
           if (pinging) return;
           pinging = true;
@@ -78,10 +84,10 @@ export function watchLiveConnection(
               () => undefined,
               (error: unknown) => {
                 if (!watching) return;
-                if (error instanceof McpError && error.code === ErrorCode.RequestTimeout) {
+                if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
                   const seconds = options.pingTimeoutMs / 1000;
                   lose(new FleetError('timeout', `no answer to ping within ${seconds}s: the server hung`));
-                } else if (live.connection.pid === null && !(error instanceof McpError)) {
+                } else if (live.connection.pid === null && !(error instanceof ProtocolError)) {
                   // The request never reached a server (refused, reset, DNS): over HTTP nothing else reports
                   // it, since a remote connection has no process whose exit would. A server's own error
                   // answer (McpError) means it is alive; a closed stdio transport is reported by `lost`.

@@ -6,24 +6,16 @@
  * sync, journal, worker log. No two consumers compete for one message.
  *
  * `notifications/progress` stays with the SDK's Protocol, which routes it to
- * the call it belongs to (`onprogress`). `notifications/cancelled` is routed
- * to the request handler it cancels (`extra.signal`) here, see {@link abortServedRequest}.
+ * the call it belongs to (`onprogress`), and `notifications/cancelled` to the
+ * request handler it cancels.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  CancelledNotificationSchema,
-  LoggingMessageNotificationSchema,
-  PromptListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  ToolListChangedNotificationSchema,
-  type CancelledNotification,
-  type LoggingMessageNotification,
-  type RequestId,
-  type PromptListChangedNotification,
-  type ResourceListChangedNotification,
-  type ToolListChangedNotification,
-} from '@modelcontextprotocol/sdk/types.js';
-import { requestAbortControllers } from './sdk-internals.js';
+import type {
+  Client,
+  LoggingMessageNotification,
+  PromptListChangedNotification,
+  ResourceListChangedNotification,
+  ToolListChangedNotification,
+} from '@modelcontextprotocol/client';
 
 /** The notifications the dispatcher owns, by method. */
 export interface ServerNotifications {
@@ -34,12 +26,12 @@ export interface ServerNotifications {
 }
 export type NotificationMethod = keyof ServerNotifications;
 
-const SCHEMAS = [
-  ToolListChangedNotificationSchema,
-  ResourceListChangedNotificationSchema,
-  PromptListChangedNotificationSchema,
-  LoggingMessageNotificationSchema,
-] as const;
+const METHODS: readonly NotificationMethod[] = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+  'notifications/message',
+];
 
 /** Notifications kept per method while nobody listens yet (a server may speak before the host subscribes). */
 export const HELD_PER_METHOD = 64;
@@ -95,12 +87,9 @@ function createDispatcher(client: Client): NotificationDispatcher {
     if (failure !== undefined) throw failure;
   }
 
-  for (const schema of SCHEMAS) {
-    const method = schema.shape.method.value as NotificationMethod;
-    client.setNotificationHandler(schema, (notification) => deliver(method, notification));
+  for (const method of METHODS) {
+    client.setNotificationHandler(method, (notification) => deliver(method, notification as ServerNotifications[NotificationMethod]));
   }
-  const served = requestAbortControllers(client);
-  client.setNotificationHandler(CancelledNotificationSchema, (notification) => abortServedRequest(served, notification));
 
   return {
     subscribe(method, listener) {
@@ -115,15 +104,4 @@ function createDispatcher(client: Client): NotificationDispatcher {
       };
     },
   };
-}
-
-/**
- * Aborts the handler serving the request a server cancelled. The SDK's own
- * handling (1.32) skips request id 0 — a falsy check — and 0 is the id of the
- * first request a server sends (its first sampling or elicitation).
- */
-function abortServedRequest(served: Map<RequestId, AbortController>, notification: CancelledNotification): void {
-  const { requestId, reason } = notification.params;
-  if (requestId === undefined) return;
-  served.get(requestId)?.abort(reason);
 }

@@ -4,9 +4,7 @@
  * goes away by itself (onClose, and the text of the calls that broke), and
  * closes the session and the child exactly once.
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { type Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
@@ -15,7 +13,7 @@ import type { ChildTransport } from './child-transport.js';
 import type { ConnectOptions, ServerConnection } from './connection.js';
 import { settle } from './deadlines.js';
 import { callFailure, describeChildExit, type CallFailureContext } from './failures.js';
-import { cacheToolMetadata } from './sdk-internals.js';
+import type { RetryAfterLog } from './rate-limits.js';
 import { filterTools, listAllTools } from './tool-listing.js';
 
 // How long close() waits for a remote server to acknowledge the end of its session.
@@ -35,11 +33,14 @@ export function openConnection(
   allTools: Tool[],
   options: ConnectOptions,
   local: ChildSide | null,
+  retryAfter?: RetryAfterLog,
 ): ServerConnection {
   const secrets = secretValues(config);
   const version = client.getServerVersion();
   const child = local?.child;
   let listedTools = allTools;
+  // Calls hand the SDK the listed definition: it validates structured output against it.
+  let byName = new Map(allTools.map((tool) => [tool.name, tool]));
   let closing: Promise<void> | undefined;
   let closedAlone = false;
 
@@ -63,7 +64,7 @@ export function openConnection(
     closedAlone: () => closedAlone,
   };
   const fail: CallFailure = (err, tool, signal) => callFailure(err, tool, signal, failure);
-  const call = createCaller(client, config, secrets, fail);
+  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter);
 
   async function shutdown(): Promise<void> {
     const transport = client.transport;
@@ -85,18 +86,13 @@ export function openConnection(
     get allTools() {
       return listedTools;
     },
-    async listTools(signal = new AbortController().signal) {
+    listTools(signal = new AbortController().signal) {
       const bound = { signal, timeout: config.timeout_seconds * 1000 };
-      try {
-        return await listAllTools(client, bound, { phase: 'tools/list', listed: 0 });
-      } finally {
-        // The SDK re-caches output-schema validators per listed page; until replaceTools, the current listing rules.
-        cacheToolMetadata(client, listedTools);
-      }
+      return listAllTools(client, bound, { phase: 'tools/list', listed: 0 });
     },
     replaceTools(listing) {
       listedTools = listing;
-      cacheToolMetadata(client, listing);
+      byName = new Map(listing.map((tool) => [tool.name, tool]));
     },
     serverInfo: version === undefined ? undefined : { name: version.name, version: version.version },
     async callTool(tool, args, { signal, onProgress } = {}) {

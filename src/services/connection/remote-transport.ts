@@ -3,15 +3,13 @@
  * config headers and a bearer token on every request, `auto` = Streamable
  * HTTP first, then SSE when the server refuses it with a 4xx at connect.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { SSEClientTransport, SdkHttpError, SseError, type Client, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/schema.js';
 import type { ErrorKind } from '../support/errors.js';
 import { describeAuthFailure } from '../oauth/errors.js';
 import { scopeChallengeFetch } from '../oauth/step-up.js';
+import type { Handshake } from './connection.js';
+import type { RetryAfterLog } from './rate-limits.js';
 import { SessionRenewingTransport } from './session-transport.js';
 
 /** A remote transport that finished `initialize`. */
@@ -43,21 +41,22 @@ export function remoteHeaders(config: RemoteServerConfig): Record<string, string
  */
 export async function openRemote(
   config: RemoteServerConfig,
-  newClient: () => Client,
+  handshake: Handshake,
   bound: RequestBound,
-  authProvider?: OAuthClientProvider,
+  authProvider: OAuthClientProvider | undefined,
+  retryAfter: RetryAfterLog,
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const fetch = scopeChallengeFetch(authProvider);
+  const fetch = retryAfter.watch(scopeChallengeFetch(authProvider));
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
         ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
         : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
-    const client = newClient();
+    const client = handshake.newClient();
     try {
-      await client.connect(transport, bound);
+      await client.connect(transport, { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     } catch (err) {
       await transport.close();
       throw err;
@@ -77,9 +76,8 @@ export async function openRemote(
 
 /** The HTTP status a transport error carries, if it is one. */
 export function httpStatus(err: unknown): number | undefined {
-  if (err instanceof StreamableHTTPError || err instanceof SseError) {
-    return typeof err.code === 'number' && err.code > 0 ? err.code : undefined;
-  }
+  if (err instanceof SdkHttpError) return err.status > 0 ? err.status : undefined;
+  if (err instanceof SseError) return typeof err.code === 'number' && err.code > 0 ? err.code : undefined;
   return undefined;
 }
 
@@ -94,10 +92,20 @@ export function describeRemoteFailure(err: unknown, url: string): [ErrorKind, st
   }
   if (status !== undefined) return ['protocol', `${origin} answered HTTP ${status}`];
   if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
-  // fetch() reports network failures as a TypeError whose cause holds the errno.
-  const cause = (err as { cause?: { code?: unknown } } | undefined)?.cause;
-  if (err instanceof TypeError && typeof cause?.code === 'string') {
-    return ['transport_closed', `could not reach ${origin}: ${cause.code}`];
-  }
+  const errno = networkErrno(err);
+  if (errno !== undefined) return ['transport_closed', `could not reach ${origin}: ${errno}`];
   return null;
+}
+
+/**
+ * The errno of a failed fetch: fetch() reports network failures as a
+ * TypeError whose cause holds it, and the SDK may wrap that TypeError (the
+ * era probe does) in an error of its own.
+ */
+function networkErrno(err: unknown): string | undefined {
+  for (let at = err, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
+    const code = (at.cause as { code?: unknown } | undefined)?.code;
+    if (at instanceof TypeError && typeof code === 'string') return code;
+  }
+  return undefined;
 }

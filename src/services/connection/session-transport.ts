@@ -5,15 +5,16 @@
  * same `initialize` the client sent first, then `notifications/initialized` —
  * and sends the request again. Concurrent requests share one re-initialization.
  */
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   isInitializeRequest,
   isJSONRPCErrorResponse,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type JSONRPCRequest,
-} from '@modelcontextprotocol/sdk/types.js';
+  SdkHttpError,
+  StreamableHTTPClientTransport,
+  type TransportSendOptions,
+} from '@modelcontextprotocol/client';
 import { forgetSessionId } from './sdk-internals.js';
 
 export class SessionRenewingTransport extends StreamableHTTPClientTransport {
@@ -27,7 +28,7 @@ export class SessionRenewingTransport extends StreamableHTTPClientTransport {
     try {
       return await super.send(message, options);
     } catch (err) {
-      if (!(err instanceof StreamableHTTPError && err.code === 404) || session === undefined || this.#initialize === undefined) {
+      if (!(err instanceof SdkHttpError && err.status === 404) || session === undefined || this.#initialize === undefined) {
         throw err;
       }
       // Another request may be renewing the session, or have renewed it already; otherwise renew it now.

@@ -3,14 +3,11 @@
  * filter, and the validators of their output schemas (built lazily, and kept
  * in step with the whole listing rather than its last page).
  */
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
+import type { Client, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator, Tool } from '@modelcontextprotocol/client';
 import type { ToolFilter } from '../config/schema.js';
 import { allPages } from '../catalog/paging.js';
 import type { RequestBound } from './remote-transport.js';
-import { cacheToolMetadata } from './sdk-internals.js';
 
 /** Where a connect is, for the error it gives if it stops there. */
 export interface HandshakeProgress {
@@ -33,9 +30,6 @@ export async function listAllTools(client: Client, bound: RequestBound, progress
       pages += 1;
     },
   );
-  // listTools caches output-schema validators per page, forgetting the
-  // earlier pages; re-cache them all so every tool is validated alike.
-  if (pages > 1) cacheToolMetadata(client, tools);
   return tools;
 }
 
@@ -48,22 +42,28 @@ export function filterTools<T extends { name: string }>(tools: readonly T[], fil
 
 /**
  * The SDK's Ajv validator (output schemas of tools), built on first use, and
- * each schema compiled on its first use. By default every Client builds its own
- * Ajv instance up front (~1–2 ms of blocking work and tens of KiB per server,
- * also for the many servers whose tools declare no output schema), and the
- * SDK asks for a validator of every listed output schema at each listing:
- * compiled eagerly, 5,000 of them block for seconds on every re-sync. One Ajv
- * per client still, since schema `$id`s of different servers must not meet.
+ * each schema compiled on its first use and kept while its listing lives (the
+ * calls hand the SDK the listed tool, the same schema object every time). By
+ * default every Client builds its own Ajv instance up front (~1–2 ms of
+ * blocking work and tens of KiB per server, also for the many servers whose
+ * tools declare no output schema); compiled eagerly, 5,000 output schemas
+ * block for seconds on every re-sync. One Ajv per client still, since schema
+ * `$id`s of different servers must not meet.
  */
 export class LazyValidator implements jsonSchemaValidator {
   #ajv: AjvJsonSchemaValidator | undefined;
+  readonly #compiled = new WeakMap<object, JsonSchemaValidator<unknown>>();
 
   getValidator<T>(schema: JsonSchemaType): JsonSchemaValidator<T> {
+    const known = this.#compiled.get(schema);
+    if (known !== undefined) return known as JsonSchemaValidator<T>;
     let compiled: JsonSchemaValidator<T> | undefined;
-    return (input) => {
+    const validator: JsonSchemaValidator<T> = (input) => {
       this.#ajv ??= new AjvJsonSchemaValidator();
       compiled ??= this.#ajv.getValidator<T>(schema);
       return compiled(input);
     };
+    this.#compiled.set(schema, validator as JsonSchemaValidator<unknown>);
+    return validator;
   }
 }

@@ -7,7 +7,7 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { auth } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth } from '@modelcontextprotocol/client';
 import { redact, secretValues } from '../config/credentials.js';
 import { FleetError } from '../support/errors.js';
 import { describeAuthFailure } from './errors.js';

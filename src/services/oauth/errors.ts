@@ -1,5 +1,4 @@
-import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
-import { OAuthError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { OAuthError, UnauthorizedError } from '@modelcontextprotocol/client';
 import { FleetError } from '../support/errors.js';
 
 /**
@@ -25,7 +24,7 @@ export class ConsentRequiredError extends FleetError {
  */
 export function describeAuthFailure(err: unknown, origin: string): [FleetError['kind'], string] | null {
   if (err instanceof FleetError) return [err.kind, err.message];
-  if (err instanceof OAuthError) return ['auth', `OAuth with ${origin} failed (${err.errorCode})`];
+  if (err instanceof OAuthError) return ['auth', `OAuth with ${origin} failed (${err.code})`];
   if (err instanceof UnauthorizedError) return ['auth', `${origin} refused the authorization`];
   return null;
 }

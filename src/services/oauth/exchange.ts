@@ -5,7 +5,7 @@
  * The provider that started the authorization holds what the exchange needs
  * (client, PKCE verifier, discovered endpoints) and stores the tokens.
  */
-import { auth, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { auth, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetError } from '../support/errors.js';
 
 /**

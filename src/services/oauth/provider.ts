@@ -10,21 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import {
   discoverOAuthServerInfo,
+  OAuthError,
+  OAuthErrorCode,
   refreshAuthorization,
   selectResourceURL,
+  type OAuthClientInformationMixed,
+  type OAuthClientMetadata,
   type OAuthClientProvider,
   type OAuthDiscoveryState,
-} from '@modelcontextprotocol/sdk/client/auth.js';
-import {
-  InvalidClientError,
-  InvalidGrantError,
-  UnauthorizedClientError,
-} from '@modelcontextprotocol/sdk/server/auth/errors.js';
-import type {
-  OAuthClientInformationMixed,
-  OAuthClientMetadata,
-  OAuthTokens,
-} from '@modelcontextprotocol/sdk/shared/auth.js';
+  type OAuthTokens,
+} from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import {
@@ -35,6 +30,9 @@ import {
   type StoredTokens,
 } from './credentials-file.js';
 import { ConsentRequiredError } from './errors.js';
+
+/** Refresh answers that mean the grant is gone: only a new consent helps. */
+const REFRESH_REFUSALS = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
 
 /** Path of the loopback consent callback. */
 export const CALLBACK_PATH = '/oauth/callback';
@@ -312,8 +310,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
         resource,
       });
     } catch (err) {
-      if (err instanceof InvalidGrantError || err instanceof InvalidClientError || err instanceof UnauthorizedClientError) {
-        throw await this.#refreshUnusable(`the authorization server rejected the refresh (${err.errorCode})`);
+      if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
+        throw await this.#refreshUnusable(`the authorization server rejected the refresh (${err.code})`);
       }
       throw err;
     }

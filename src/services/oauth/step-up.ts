@@ -7,8 +7,7 @@
  * second refusal makes the server need consent instead of failing silently.
  * The challenge is read with the SDK's own parser, as the transport reads it.
  */
-import { extractWWWAuthenticateParams, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { extractWWWAuthenticateParams, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetOAuthProvider } from './provider.js';
 
 /** A fetch reporting scope challenges to `provider`; undefined (the default fetch) for any other provider. */

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { errorResult } from './agent-tool.js';
 import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../config/schema.js';

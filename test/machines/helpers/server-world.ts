@@ -4,7 +4,7 @@
 // that counts its close() calls. The connection watcher and closeConnection
 // stay the machine's own: they act on the fake connection. Nothing here
 // settles by itself and nothing uses a timer.
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine.js';
 import type { ServerEvent } from '../../../src/machines/server.events.js';
