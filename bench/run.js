@@ -108,7 +108,7 @@ function machine() {
     os: `${os.type()} ${os.release()}`,
     versions: {
       'mcp-fleet': JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version,
-      '@modelcontextprotocol/sdk (mcp-fleet and raw)': version('@modelcontextprotocol/sdk', ROOT),
+      '@modelcontextprotocol/client (mcp-fleet and raw)': version('@modelcontextprotocol/client', ROOT),
       '@langchain/mcp-adapters': version('@langchain/mcp-adapters'),
       '@langchain/core': version('@langchain/core'),
       '@mastra/mcp': version('@mastra/mcp'),

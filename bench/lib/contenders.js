@@ -3,9 +3,11 @@
 // `open` resolves once every server is connected and its tools are listed
 // (mcp-fleet: every server `ready`), so timing `open` is timing startup.
 import { register } from 'tsx/esm/api';
-// The raw SDK is the very copy mcp-fleet runs on (the root install), not the bench's own.
-import { Client } from '../../node_modules/@modelcontextprotocol/sdk/dist/esm/client/index.js';
-import { StdioClientTransport } from '../../node_modules/@modelcontextprotocol/sdk/dist/esm/client/stdio.js';
+// The raw SDK is the very copy mcp-fleet runs on (the root install of the v2
+// client), not the bench's own; in its default mode (2025 handshake, no era
+// probe), which is what mcp-fleet does once it knows a server's era.
+import { Client } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
+import { StdioClientTransport } from '../../node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
 
 register();
 /** mcp-fleet's public API, straight from its TypeScript source (as `bin/mcp-fleet.js` runs it). */

@@ -5,7 +5,6 @@
 // spawn + initialize + listTools; then the re-sync after
 // notifications/tools/list_changed against a raw client re-listing on the
 // same notification, and a plain raw listTools on an open connection.
-import { ToolListChangedNotificationSchema } from '../../node_modules/@modelcontextprotocol/sdk/dist/esm/types.js';
 import { mcpFleet, rawSequential } from '../lib/contenders.js';
 import { ECHO_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
 import { noChildren } from '../lib/processes.js';
@@ -63,7 +62,7 @@ await runSuite('catalog', async ({ reps }) => {
   const raw = await rawSequential.open(specs());
   const client = raw.clients.get('s00');
   let relisted = null;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
+  client.setNotificationHandler('notifications/tools/list_changed', async () => {
     await client.listTools();
     relisted?.(performance.now());
   });

@@ -49,6 +49,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     features: {
       registration: { enabled: true },
       revocation: { enabled: true },
+      clientCredentials: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => undefined as unknown as string,

@@ -39,6 +39,17 @@ export const AuthResponse = z.discriminatedUnion('kind', [
     scopes: z.array(z.string()),
     callback_port: z.number().nullable(),
   }),
+  z.object({
+    kind: z.literal('client_credentials'),
+    client_id: z.string(),
+    has_client_secret: z.boolean(),
+    client_secret_masked: z.string().nullable(),
+    /** A private key is stored (`private_key_jwt`); never shown, not even masked. */
+    has_private_key: z.boolean(),
+    algorithm: z.string(),
+    scopes: z.array(z.string()),
+    issuer: z.string().nullable(),
+  }),
 ]);
 export type AuthResponse = z.infer<typeof AuthResponse>;
 
@@ -95,6 +106,17 @@ function authResponse(auth: AuthConfig): AuthResponse {
         scopes: [...auth.scopes],
         callback_port: auth.callback_port,
       };
+    case 'client_credentials':
+      return {
+        kind: 'client_credentials',
+        client_id: auth.client_id,
+        has_client_secret: auth.client_secret !== null,
+        client_secret_masked: auth.client_secret === null ? null : maskSecret(auth.client_secret),
+        has_private_key: auth.private_key !== null,
+        algorithm: auth.algorithm,
+        scopes: [...auth.scopes],
+        issuer: auth.issuer,
+      };
   }
 }
 
@@ -105,10 +127,22 @@ export function secretValues(config: ServerConfig): string[] {
       ? Object.values(config.env)
       : [
           ...Object.values(config.headers),
-          ...(config.auth.kind === 'bearer' ? [config.auth.token] : []),
-          ...(config.auth.kind === 'oauth' && config.auth.client_secret !== null ? [config.auth.client_secret] : []),
+          ...authSecrets(config.auth),
         ];
   return values.filter((v) => v.length > 0);
+}
+
+function authSecrets(auth: AuthConfig): string[] {
+  switch (auth.kind) {
+    case 'none':
+      return [];
+    case 'bearer':
+      return [auth.token];
+    case 'oauth':
+      return auth.client_secret === null ? [] : [auth.client_secret];
+    case 'client_credentials':
+      return [auth.client_secret, auth.private_key].filter((value) => value !== null);
+  }
 }
 
 /** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */
@@ -152,7 +186,7 @@ export function redact(text: string, secrets: Iterable<string>): string {
 /** Maps of secrets: a PATCH merges them key by key, `null` deleting one. */
 const SECRET_MAPS = new Set(['env', 'headers']);
 /** The secrets of `auth`: in a PATCH, `null` deletes them (other fields take `null` as a value). */
-const AUTH_SECRETS = new Set(['token', 'client_secret']);
+const AUTH_SECRETS = new Set(['token', 'client_secret', 'private_key']);
 
 /** Fields both server types have: a change of `type` keeps them. */
 const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(

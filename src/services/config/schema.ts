@@ -114,7 +114,36 @@ export const OAuthAuth = z.strictObject({
   /** Loopback port of the consent callback; `null` picks a free one once and keeps it. */
   callback_port: z.number().int().min(1).max(65_535).nullable().default(null),
 });
-export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth]);
+/** Key algorithms a `private_key` may sign its client assertion with (RFC 7523, `private_key_jwt`). */
+export const ASSERTION_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;
+
+/**
+ * Machine-to-machine OAuth (the `client_credentials` grant): no user, no
+ * consent. The client authenticates with `client_secret`, or with a signed
+ * JWT assertion from `private_key` (a PEM string); exactly one of the two.
+ */
+export const ClientCredentialsAuth = z
+  .strictObject({
+    kind: z.literal('client_credentials'),
+    client_id: z.string().min(1),
+    /** A secret. */
+    client_secret: SecretString.nullable().default(null),
+    /** PEM private key for `private_key_jwt`. A secret. */
+    private_key: SecretString.nullable().default(null),
+    algorithm: z.enum(ASSERTION_ALGORITHMS).default('RS256'),
+    scopes: z.array(z.string()).default([]),
+    /**
+     * The authorization server the credentials belong to: they are sent to no
+     * other, whatever the MCP server's metadata names. `null` trusts the
+     * server's metadata (and the SDK warns).
+     */
+    issuer: z.url({ protocol: /^https?$/ }).nullable().default(null),
+  })
+  .refine((auth) => (auth.client_secret === null) !== (auth.private_key === null), {
+    message: 'set exactly one of client_secret and private_key',
+    path: ['client_secret'],
+  });
+export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth, ClientCredentialsAuth]);
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
 export const RemoteServerConfig = z.strictObject({

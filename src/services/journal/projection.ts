@@ -413,7 +413,7 @@ export type Projection = ReturnType<typeof createProjection>;
 /** The SPEC §6 view of a projected server. */
 export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
   const auth = (server.config['auth'] ?? { kind: 'none' }) as { kind?: string };
-  const kind = auth.kind === 'bearer' || auth.kind === 'oauth' ? auth.kind : 'none';
+  const kind = auth.kind === 'bearer' || auth.kind === 'oauth' || auth.kind === 'client_credentials' ? auth.kind : 'none';
   return {
     name: server.name,
     config: server.config,
@@ -429,9 +429,10 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
   };
 }
 
-function authStatus(kind: 'none' | 'bearer' | 'oauth', state: ServerState): string {
+function authStatus(kind: 'none' | 'bearer' | 'oauth' | 'client_credentials', state: ServerState): string {
   if (kind === 'none') return 'none';
   if (kind === 'bearer') return 'configured';
+  if (kind === 'client_credentials') return state === 'ready' ? 'authorized' : 'configured';
   if (state === 'ready') return 'authorized';
   if (state === 'needs_reauth' || state === 'authenticating') return state;
   return 'unknown';

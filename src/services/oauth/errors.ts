@@ -1,4 +1,10 @@
-import { OAuthError, UnauthorizedError } from '@modelcontextprotocol/client';
+import {
+  AuthorizationServerMismatchError,
+  IssuerMismatchError,
+  OAuthClientFlowError,
+  OAuthError,
+  UnauthorizedError,
+} from '@modelcontextprotocol/client';
 import { FleetError } from '../support/errors.js';
 
 /**
@@ -25,6 +31,14 @@ export class ConsentRequiredError extends FleetError {
 export function describeAuthFailure(err: unknown, origin: string): [FleetError['kind'], string] | null {
   if (err instanceof FleetError) return [err.kind, err.message];
   if (err instanceof OAuthError) return ['auth', `OAuth with ${origin} failed (${err.code})`];
+  if (err instanceof AuthorizationServerMismatchError) {
+    return ['auth', `${origin} names the authorization server ${err.currentIssuer}, not ${err.recordedIssuer}: credentials not sent`];
+  }
+  if (err instanceof IssuerMismatchError) {
+    return ['auth', `the authorization server's issuer does not match (RFC 9207: expected ${err.expected ?? 'none'}, got ${err.received ?? 'none'})`];
+  }
+  // Every other failure of the SDK's OAuth flow (registration refused, scope step-up exhausted, …).
+  if (err instanceof OAuthClientFlowError) return ['auth', `OAuth with ${origin} failed: ${err.message}`];
   if (err instanceof UnauthorizedError) return ['auth', `${origin} refused the authorization`];
   return null;
 }

@@ -1,0 +1,114 @@
+// auth.kind "client_credentials": machine-to-machine OAuth against a real
+// authorization server (oidc-provider) and an MCP resource server that takes
+// only its JWTs. The client authenticates with a client secret, or with a JWT
+// assertion signed by its private key; no user and no consent in either case.
+import { generateKeyPairSync } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RemoteServerConfig } from '../../src/services/config/schema.js';
+import { toResponse } from '../../src/services/config/credentials.js';
+import { connect } from '../../src/services/connection/connection.js';
+import { FleetError } from '../../src/services/support/errors.js';
+import { SCOPE, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from './servers.js';
+
+const SECRET = 'job-secret-0123456789abcdef';
+const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const PRIVATE_PEM = privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+const PUBLIC_JWK = { ...publicKey.export({ format: 'jwk' }), kid: 'job-key', alg: 'RS256', use: 'sig' };
+
+const CLIENTS = [
+  { client_id: 'job', client_secret: SECRET, grant_types: ['client_credentials'], response_types: [], redirect_uris: [], scope: SCOPE },
+  {
+    client_id: 'signed-job',
+    grant_types: ['client_credentials'],
+    response_types: [],
+    redirect_uris: [],
+    scope: SCOPE,
+    token_endpoint_auth_method: 'private_key_jwt',
+    token_endpoint_auth_signing_alg: 'RS256',
+    jwks: { keys: [PUBLIC_JWK] },
+  },
+];
+
+let as: AuthorizationServer | undefined;
+let mcp: McpResourceServer | undefined;
+afterEach(async () => {
+  await mcp?.close();
+  await as?.close();
+  as = mcp = undefined;
+});
+
+async function servers(): Promise<string> {
+  as = await startAuthorizationServer({ accessTokenTtl: 300, clients: CLIENTS });
+  mcp = await startMcpResourceServer(as.issuer);
+  return mcp.url;
+}
+
+function config(url: string, auth: Record<string, unknown>): RemoteServerConfig {
+  return RemoteServerConfig.parse({ type: 'remote', url, transport: 'streamable_http', auth: { kind: 'client_credentials', scopes: [SCOPE], ...auth } });
+}
+
+describe('auth.kind client_credentials', () => {
+  it('gets a token with the client secret and calls the server with it', async () => {
+    const url = await servers();
+    const connection = await connect('job', config(url, { client_id: 'job', client_secret: SECRET, issuer: as!.issuer }));
+    try {
+      const result = await connection.callTool('echo', { text: 'hi' });
+      expect(result.content).toEqual([{ type: 'text', text: 'hi' }]);
+      expect(as!.grants).toEqual(['client_credentials']);
+      expect(mcp!.presentedTokens.length).toBeGreaterThan(0);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('signs a JWT assertion with the private key instead (private_key_jwt)', async () => {
+    const url = await servers();
+    const connection = await connect('signed', config(url, { client_id: 'signed-job', private_key: PRIVATE_PEM, algorithm: 'RS256', issuer: as!.issuer }));
+    try {
+      expect((await connection.callTool('echo', { text: 'signed' })).content).toEqual([{ type: 'text', text: 'signed' }]);
+      expect(as!.grants).toEqual(['client_credentials']);
+    } finally {
+      await connection.close();
+    }
+  });
+
+  it('never sends the credentials to another authorization server than its issuer', async () => {
+    const url = await servers();
+    const error = await connect('job', config(url, { client_id: 'job', client_secret: SECRET, issuer: 'http://127.0.0.1:9/' })).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect((error as FleetError).kind).toBe('auth');
+    expect(as!.tokenRequests).toEqual([]);
+  });
+
+  it('a refused secret is an auth error, without the secret in it', async () => {
+    const url = await servers();
+    const wrong = 'wrong-secret-0123456789abcdef';
+    const error = await connect('job', config(url, { client_id: 'job', client_secret: wrong, issuer: as!.issuer })).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(FleetError);
+    expect((error as FleetError).kind).toBe('auth');
+    expect((error as FleetError).message).not.toContain(wrong);
+  });
+
+  it('needs exactly one of client_secret and private_key, and masks both in responses', () => {
+    const neither = RemoteServerConfig.safeParse({ type: 'remote', url: 'http://x/mcp', auth: { kind: 'client_credentials', client_id: 'job' } });
+    expect(neither.success).toBe(false);
+    expect(neither.error?.issues[0]).toMatchObject({ path: ['auth', 'client_secret'], message: 'set exactly one of client_secret and private_key' });
+    const shown = JSON.stringify(toResponse(config('http://x/mcp', { client_id: 'signed-job', private_key: PRIVATE_PEM })));
+    expect(shown).not.toContain('PRIVATE KEY');
+    expect(JSON.parse(shown).auth).toEqual({
+      kind: 'client_credentials',
+      client_id: 'signed-job',
+      has_client_secret: false,
+      client_secret_masked: null,
+      has_private_key: true,
+      algorithm: 'RS256',
+      scopes: [SCOPE],
+      issuer: null,
+    });
+  });
+});
