@@ -81,6 +81,7 @@ describe('toResponse', () => {
       max_result_bytes: 1024 * 1024,
       reconnect: { max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 },
       ping_interval_seconds: 30,
+      protocol: 'auto',
     });
   });
 

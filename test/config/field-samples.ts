@@ -19,6 +19,10 @@ export const FIELD_SAMPLES: Readonly<Record<string, unknown>> = {
   'auth.client_secret': 'sample-client-secret',
   'auth.scopes': ['read', 'write'],
   'auth.callback_port': 7777,
+  // client_credentials takes exactly one of client_secret and private_key; the secret's sample is the one set.
+  'auth.private_key': null,
+  'auth.algorithm': 'ES256',
+  'auth.issuer': 'https://issuer.invalid/',
   enabled: false,
   timeout_seconds: 7,
   call_timeout_seconds: 9,
@@ -32,6 +36,7 @@ export const FIELD_SAMPLES: Readonly<Record<string, unknown>> = {
   ping_interval_seconds: 0,
   max_total_timeout_seconds: 300,
   log_level: 'warning',
+  protocol: '2025',
 };
 
 export type ServerType = 'local' | 'remote';
