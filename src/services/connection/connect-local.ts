@@ -38,8 +38,9 @@ export async function connectLocal(
     const tools = await listAllTools(client, bound, progress);
     return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
   } catch (err) {
-    // The era probe ended the child: the caller spawns it again as a legacy server.
-    if (probeEndedConnection(err)) {
+    // The child exited on the era probe (with a code, not killed): a legacy server
+    // that exits on any request before initialize; the caller spawns it again as one.
+    if (probeEndedConnection(err) && child.exitedOnItsOwn && child.exitInfo?.signal === null) {
       await child.close();
       throw err;
     }
