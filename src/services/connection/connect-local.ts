@@ -13,7 +13,7 @@ import type { ConnectOptions, Handshake, ServerConnection } from './connection.j
 import { settle, type ConnectBound } from './deadlines.js';
 import { brokenStdout, connectFailure, STDERR_FLUSH_MS, withTail } from './failures.js';
 import { openConnection } from './open-connection.js';
-import { probeEndedConnection } from '../era/negotiation.js';
+import { ProbeEndedError, probeEndedConnection } from '../era/negotiation.js';
 import { createStderrTail } from './stderr-tail.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 
@@ -38,12 +38,6 @@ export async function connectLocal(
     const tools = await listAllTools(client, bound, progress);
     return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
   } catch (err) {
-    // The child exited on the era probe (with a code, not killed): a legacy server
-    // that exits on any request before initialize; the caller spawns it again as one.
-    if (probeEndedConnection(err) && child.exitedOnItsOwn && child.exitInfo?.signal === null) {
-      await child.close();
-      throw err;
-    }
     const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
     await child.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
@@ -55,6 +49,9 @@ export async function connectLocal(
       const early = progress.phase === 'initialize';
       const during = early ? 'before initialize completed' : 'during tools/list';
       const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
+      // It exited on the era probe (with a code, not killed): maybe a legacy server that exits
+      // on any request before initialize; the caller may spawn it once more as one.
+      if (probeEndedConnection(err) && exitedAlone.signal === null) throw new ProbeEndedError(message);
       throw new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
     }
     const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);

@@ -12,7 +12,7 @@
 import { Client, type CallToolResult, type OAuthClientProvider, type PriorDiscovery, type Tool, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ExecuteOptions } from '../tools/agent-tool.js';
 import type { ServerConfig } from '../config/schema.js';
-import { eraKey, priorFor, probeEndedConnection, verdictOf, versionNegotiation } from '../era/negotiation.js';
+import { eraKey, priorFor, ProbeEndedError, verdictOf, versionNegotiation } from '../era/negotiation.js';
 import type { EraVerdicts } from '../era/verdicts.js';
 import { machineAuthProvider } from '../oauth/machine-auth.js';
 import { FleetError } from '../support/errors.js';
@@ -97,14 +97,20 @@ export async function connect(
       ? connectLocal(name, config, bound, { newClient, prior }, options)
       : connectRemote(name, config, bound, { newClient, prior }, options);
   try {
-    const connection = await open(priorFor(config, known)).catch((err: unknown) => {
+    const prior = priorFor(config, known);
+    const connection = await open(prior).catch((err: unknown) => {
       if (bound.signal.aborted) throw err;
-      // A probe that ended a stdio server in place: a legacy server, spawned again for initialize.
-      if (probeEndedConnection(err)) return open({ kind: 'legacy' });
-      // A remembered verdict that no longer holds is dropped, and the era negotiated afresh.
-      if (known === undefined) throw err;
+      // A probe that ended a stdio server in place: maybe a legacy server, spawned again for initialize.
+      if (err instanceof ProbeEndedError) return open({ kind: 'legacy' });
+      // A remembered verdict the server answers as a protocol error is dropped; a modern one
+      // fails loudly at once when stale, so the era is negotiated afresh right away.
+      if (prior === undefined || !(err instanceof FleetError && err.kind === 'protocol')) throw err;
       options.eras?.forget(key);
-      return open(undefined);
+      if (prior.kind !== 'modern') throw err;
+      return open(undefined).catch((retried: unknown) => {
+        if (retried instanceof ProbeEndedError && !bound.signal.aborted) return open({ kind: 'legacy' });
+        throw retried;
+      });
     });
     const verdict = verdictOf(connection.client, options.eras?.recall(key));
     if (verdict !== undefined && verdict !== known) options.eras?.learn(key, verdict);

@@ -9,6 +9,7 @@
 import { createHash } from 'node:crypto';
 import { SdkError, SdkErrorCode, type Client, type PriorDiscovery, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
+import { FleetError } from '../support/errors.js';
 import type { EraVerdict } from './verdicts.js';
 
 /** The modern revision a `2026` server is pinned to. */
@@ -73,4 +74,16 @@ export function verdictOf(client: Client, previous: EraVerdict | undefined, now 
  */
 export function probeEndedConnection(err: unknown): boolean {
   return err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed && /closed during the server\/discover probe/.test(err.message);
+}
+
+/**
+ * A stdio server exited (with a code) while being probed: a legacy server
+ * that exits on any request before `initialize`, or one that exits anyway.
+ * The connect spawns it once more with the legacy verdict; if this escapes,
+ * it reads as the exit it is.
+ */
+export class ProbeEndedError extends FleetError {
+  constructor(message: string) {
+    super('spawn_failed', message);
+  }
 }

@@ -3,8 +3,11 @@
  * `<state_dir>/oauth/<server>.json`, owner-only and written atomically like
  * the config (SPEC §2 `save`). A record is bound to the server URL (and, for a
  * pre-registered client, its `client_id`): read under a different URL it is
- * empty, so a changed URL never receives another server's token. The SDK
- * stamps client and tokens with their issuer and refuses them elsewhere.
+ * empty, so a changed URL never receives another server's token. Client
+ * registrations are kept per authorization server (its issuer): a server that
+ * moves to another one (SEP-2352) gets a registration of its own there, and
+ * the old one is never presented to the new server. The SDK stamps client and
+ * tokens with their issuer and refuses them elsewhere.
  */
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -29,6 +32,10 @@ export const StoredTokens = z.looseObject({
 });
 export type StoredTokens = z.infer<typeof StoredTokens>;
 
+/** A client registration as stored: the SDK's fields, stamped with the issuer it was registered with. */
+export const StoredClient = z.looseObject({ client_id: z.string(), issuer: z.string().optional() });
+export type StoredClient = z.infer<typeof StoredClient>;
+
 export const CredentialsRecord = z.looseObject({
   version: z.literal(1),
   /** The MCP server URL these credentials belong to. */
@@ -37,8 +44,8 @@ export const CredentialsRecord = z.looseObject({
   configured_client_id: z.string().nullable().default(null),
   /** Loopback port of the registered `redirect_uri`, reused by every later consent. */
   redirect_port: z.number().int().min(1).max(65_535).nullable().default(null),
-  /** Dynamic client registration (`OAuthClientInformationFull`, issuer-stamped). */
-  client: z.looseObject({ client_id: z.string() }).nullable().default(null),
+  /** Dynamic client registrations (`OAuthClientInformationFull`, issuer-stamped), by the issuer of the authorization server. */
+  clients: z.record(z.string(), StoredClient).default({}),
   tokens: StoredTokens.nullable().default(null),
   /** Discovered authorization-server and resource metadata (`OAuthDiscoveryState`). */
   discovery: z.looseObject({ authorizationServerUrl: z.string() }).nullable().default(null),
@@ -61,7 +68,7 @@ export function emptyRecord(serverUrl: string, configuredClientId: string | null
     server_url: serverUrl,
     configured_client_id: configuredClientId,
     redirect_port: null,
-    client: null,
+    clients: {},
     tokens: null,
     discovery: null,
     code_verifier: null,
@@ -89,7 +96,7 @@ export async function loadCredentials(
   }
   let parsed: CredentialsRecord;
   try {
-    parsed = CredentialsRecord.parse(JSON.parse(text));
+    parsed = CredentialsRecord.parse(withClientsByIssuer(JSON.parse(text)));
   } catch {
     throw new FleetError('auth', `${file} is not a valid credentials file: fix or delete it`);
   }
@@ -97,6 +104,19 @@ export async function loadCredentials(
     return { ...emptyRecord(serverUrl, configuredClientId), redirect_port: parsed.redirect_port };
   }
   return parsed;
+}
+
+/**
+ * A record written before registrations were kept per issuer holds one
+ * `client`: it moves under the issuer it is stamped with (else the one its
+ * discovery names), so an upgrade keeps the registration its refresh token needs.
+ */
+function withClientsByIssuer(json: unknown): unknown {
+  if (json === null || typeof json !== 'object' || !('client' in json)) return json;
+  const { client, ...rest } = json as { client: unknown; clients?: unknown; discovery?: { authorizationServerUrl?: unknown } | null };
+  const stamp = (client as { issuer?: unknown } | null)?.issuer ?? rest.discovery?.authorizationServerUrl;
+  if (client === null || typeof stamp !== 'string' || rest.clients !== undefined) return rest;
+  return { ...rest, clients: { [stamp]: client } };
 }
 
 /** Writes and deletes of one credentials file, in call order. */
