@@ -79,6 +79,22 @@ describe('progress', () => {
     expect(plain.json.details.is_error).toBe(false);
   });
 
+  test('a tool the server runs as a task streams its status changes as progress events, then its result', async () => {
+    running = await startHost(() => ({ t: { type: 'local', command: fixtureCommand('tasks-server') } }), ['t']);
+    served = await serve(running.host);
+    const reply = await served.request('/api/mcp/tools/t__long_job/call', {
+      method: 'POST',
+      headers: { accept: 'text/event-stream' },
+      body: { arguments: { ms: 300, steps: 3 } },
+    });
+    const events = parseSse(reply.text);
+    expect(events.map((e) => e.event)).toEqual(['progress', 'progress', 'progress', 'progress', 'result']);
+    expect(events.slice(0, 4).map((e) => e.data)).toEqual(
+      ['working', 'step 1 of 3', 'step 2 of 3', 'step 3 of 3'].map((message, index) => ({ progress: index + 1, message })),
+    );
+    expect(events.at(-1)!.data).toMatchObject({ content: [{ type: 'text', text: 'done after 3 steps' }], details: { is_error: false } });
+  });
+
   test('server-everything: trigger-long-running-operation reports its steps', async () => {
     const EVERYTHING = ['node', 'node_modules/@modelcontextprotocol/server-everything/dist/index.js', 'stdio'];
     running = await startHost(() => ({ everything: { type: 'local', command: EVERYTHING } }), ['everything']);

@@ -16,6 +16,7 @@ import { createCallLimiter } from './call-limiter.js';
 import { pause } from './deadlines.js';
 import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
 import { requestMeta } from './request-meta.js';
+import { awaitTask, taskOf, type TaskWait } from './tasks.js';
 
 /** Turns a failed call into the error its caller gets (see failures.ts). */
 export type CallFailure = (err: unknown, tool: string, signal: AbortSignal | undefined) => Promise<Error>;
@@ -63,7 +64,9 @@ export function createCaller(
     };
     const attempt = async (): Promise<CallToolResult | RateLimit> => {
       try {
-        const result = (await client.callTool(params, options)) as CallToolResult;
+        const answer = (await client.callTool(params, options)) as CallToolResult;
+        const task = taskOf(answer);
+        const result = task === undefined ? answer : await awaitTask(client, task, taskWait(tool, link?.signal, onProgress));
         return rateLimitOfResult(result) ?? result;
       } catch (err) {
         const limit = rateLimitOfError(err, tool, retryAfter);
@@ -89,6 +92,16 @@ export function createCaller(
     } finally {
       link?.dispose();
     }
+  }
+
+  /** How a call answered with a task waits for it: the call's signal and timeout, status changes as progress. */
+  function taskWait(tool: string, signal: AbortSignal | undefined, onProgress: ExecuteOptions['onProgress']): TaskWait {
+    return {
+      tool,
+      signal,
+      idleMs: callTimeoutMs,
+      onStatus: (change, message) => onProgress?.({ progress: change, message }),
+    };
   }
 
   /** Why a rate-limited call is not waited out and retried; null when it is. */

@@ -15,6 +15,7 @@ import { brokenStdout, connectFailure, STDERR_FLUSH_MS, withTail } from './failu
 import { openConnection } from './open-connection.js';
 import { ProbeEndedError, probeEndedConnection } from '../era/negotiation.js';
 import { createStderrTail } from './stderr-tail.js';
+import { watchTaskHandles } from './tasks.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 
 /** Spawns and initializes a stdio server and lists its tools, within `bound`. */
@@ -34,7 +35,7 @@ export async function connectLocal(
   const client = handshake.newClient();
   const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
   try {
-    await client.connect(child, { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+    await client.connect(watchTaskHandles(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     const tools = await listAllTools(client, bound, progress);
     return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
   } catch (err) {

@@ -21,6 +21,7 @@ import { connectLocal } from './connect-local.js';
 import { connectRemote } from './connect-remote.js';
 import { connectBound } from './deadlines.js';
 import { notificationsOf } from './notifications.js';
+import { TASKS_EXTENSION } from './tasks.js';
 import { LazyValidator } from './tool-listing.js';
 
 export { filterTools } from './tool-listing.js';
@@ -122,7 +123,8 @@ export async function connect(
 
 function createClient(setup: ConnectOptions['setupClient'], versionNegotiation: VersionNegotiationOptions): Client {
   const client = new Client({ ...CLIENT_INFO }, {
-    capabilities: {},
+    // Tool calls may be answered with a task handle (tasks.ts); the transports are watched for them.
+    capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
     jsonSchemaValidator: new LazyValidator(),
     versionNegotiation,
     inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },

@@ -128,6 +128,8 @@ async function classifyCallFailure(
   if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     return ['timeout', `tool "${tool}" did not answer within ${config.call_timeout_seconds}s`];
   }
+  // Already said in the call's own terms (a task that went silent or asked for input).
+  if (err instanceof FleetError) return [err.kind, err.message];
   const remote = config.type === 'remote' ? describeRemoteFailure(err, config.url) : null;
   if (remote !== null) return [remote[0], `call to tool "${tool}" failed: ${remote[1]}`];
   return ['protocol', `tool "${tool}" failed: ${messageOf(err)}`];

@@ -11,6 +11,7 @@ import { scopeChallengeFetch } from '../oauth/step-up.js';
 import type { Handshake } from './connection.js';
 import type { RetryAfterLog } from './rate-limits.js';
 import { SessionRenewingTransport } from './session-transport.js';
+import { watchTaskHandles } from './tasks.js';
 
 /** A remote transport that finished `initialize`. */
 export interface RemoteSession {
@@ -56,7 +57,7 @@ export async function openRemote(
         : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
     const client = handshake.newClient();
     try {
-      await client.connect(transport, { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+      await client.connect(watchTaskHandles(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     } catch (err) {
       await transport.close();
       throw err;
