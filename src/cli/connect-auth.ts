@@ -2,25 +2,26 @@
  * Authorization for the one-shot `mcp-fleet connect`: no browser, no human.
  * Authorization-code flows use the worker's own OAuth provider
  * (services/oauth, credentials under the state dir) with a headless consent:
- * `connect` requests the authorization URL itself, reads the code from the
- * redirect the authorization server answers with, and exchanges it as the
- * worker's consent does (`exchangeCode`). Client-credentials
- * flows (an MCP extension) use the SDK's providers and never redirect.
+ * `connect` requests the authorization URL itself, reads the answer from the
+ * redirect the authorization server sends back, and exchanges it as the
+ * worker's consent does (`exchangeCode`, which checks the answer's issuer).
+ * The grants with no user (MCP extensions) never redirect: client
+ * credentials run through the worker's `auth.kind: client_credentials`, and
+ * workload identity and enterprise-managed authorization through the
+ * providers of services/oauth, fed from the scenario's context.
  */
-import {
-  ClientCredentialsProvider,
-  type OAuthClientProvider,
-  PrivateKeyJwtProvider,
-} from '@modelcontextprotocol/client';
+import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { RemoteServerConfig } from '../services/config/schema.js';
 import { CLIENT_INFO } from '../services/connection/connection.js';
+import { enterpriseAuthProvider } from '../services/oauth/enterprise-auth.js';
 import { exchangeCode } from '../services/oauth/exchange.js';
 import { createOAuthProvider, type OAuthServerConfig } from '../services/oauth/index.js';
+import { WorkloadIdentityProvider } from '../services/oauth/workload-identity.js';
 import { describeZodError } from '../services/support/zod-errors.js';
 import { CliError } from './client.js';
 
-// One consent to connect and one per scope step-up; a server that asks for more never accepts.
+// One consent to connect, one per scope step-up, one per authorization server moved to; a server that asks for more never accepts.
 const MAX_CONSENTS = 3;
 
 /** What `MCP_CONFORMANCE_CONTEXT` may carry: credentials a scenario hands its client. */
@@ -30,6 +31,14 @@ export const ConnectContext = z.looseObject({
   client_secret: z.string().optional(),
   private_key_pem: z.string().optional(),
   signing_algorithm: z.string().optional(),
+  /** Workload identity: the platform's JWT. */
+  valid_jwt: z.string().optional(),
+  /** Enterprise-managed authorization: the IdP's token endpoint, this client there, and the user's ID token. */
+  idp_token_endpoint: z.string().optional(),
+  idp_client_id: z.string().optional(),
+  idp_id_token: z.string().optional(),
+  /** Tool calls a scenario asks for, with their arguments. */
+  toolCalls: z.array(z.object({ name: z.string(), arguments: z.record(z.string(), z.unknown()).default({}) })).optional(),
 });
 export type ConnectContext = z.infer<typeof ConnectContext>;
 
@@ -47,16 +56,36 @@ export function parseConnectContext(raw: string | undefined): ConnectContext {
   return parsed.data;
 }
 
+/**
+ * How `connect` obtains its token: `authorization_code` (a user's consent,
+ * headless here), or one of the grants with no user at all.
+ */
+export type ConnectGrant = 'authorization_code' | 'client_credentials' | 'workload_identity' | 'enterprise';
+
+/** The scenarios that hand the client a grant with no user; every other one runs the authorization-code flow. */
+const SCENARIO_GRANTS: Record<string, ConnectGrant> = {
+  'auth/client-credentials-basic': 'client_credentials',
+  'auth/client-credentials-jwt': 'client_credentials',
+  'auth/wif-jwt-bearer': 'workload_identity',
+  'auth/enterprise-managed-authorization': 'enterprise',
+  // The same flow under its 0.1 conformance name.
+  'auth/cross-app-access-complete-flow': 'enterprise',
+};
+/** Scenarios whose server only accepts DPoP-bound tokens (RFC 9449). */
+const DPOP_SCENARIOS = new Set(['auth/dpop', 'auth/dpop-nonce']);
+
 /** How `connect` authorizes: its server config, the transport's provider, and how to finish a consent it started. */
 export interface ConnectAuth {
+  grant: ConnectGrant;
   config: RemoteServerConfig;
-  provider: OAuthClientProvider;
+  /** The transport's provider; undefined when the config's `auth` makes its own (client credentials). */
+  provider: OAuthClientProvider | undefined;
   /**
    * After a request failed: if the provider started a consent, completes it
    * headlessly and resolves true, so the caller retries; false when no
    * consent is pending and the failure stands. Refuses (throws) a consent for
-   * scopes already granted once, which did not help then either, and more
-   * than MAX_CONSENTS in one run.
+   * scopes the same authorization server granted once already, which did not
+   * help then either, and more than MAX_CONSENTS in one run.
    */
   finishPendingConsent(): Promise<boolean>;
 }
@@ -75,37 +104,51 @@ export interface ConnectAuthOptions {
   clientMetadataUrl: string | undefined;
 }
 
+/** A run that never redirects: there is never a consent to finish. */
+const noConsent = async (): Promise<boolean> => false;
+
 /**
- * The authorization for one `connect`: client credentials (secret or signed
- * JWT) when the scenario asks for them, else the authorization-code flow with
- * PKCE and headless consent — with a pre-registered client when the context
- * gives one, else dynamic registration or the client metadata URL.
+ * The authorization for one `connect`: the grant the scenario hands over, or
+ * else the authorization-code flow with PKCE and headless consent — with a
+ * pre-registered client when the context gives one, else dynamic
+ * registration or the client metadata URL.
  */
 export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectAuth> {
   const { url, context, scenario } = options;
-  const clientId = context.client_id;
-  const clientCredentials = clientCredentialsProvider(scenario, context);
-  if (clientCredentials !== undefined) {
-    // Client credentials never redirect: there is never a consent to finish.
-    const config = RemoteServerConfig.parse({ type: 'remote', url });
-    return { config, provider: clientCredentials, finishPendingConsent: async () => false };
+  const grant = (scenario === undefined ? undefined : SCENARIO_GRANTS[scenario]) ?? 'authorization_code';
+  switch (grant) {
+    case 'client_credentials':
+      return { grant, config: remoteConfig(url, clientCredentials(context)), provider: undefined, finishPendingConsent: noConsent };
+    case 'workload_identity':
+      return { grant, config: remoteConfig(url), provider: workloadIdentity(context), finishPendingConsent: noConsent };
+    case 'enterprise':
+      return { grant, config: remoteConfig(url), provider: enterprise(context), finishPendingConsent: noConsent };
+    case 'authorization_code':
+      return authorizationCode(options, scenario !== undefined && DPOP_SCENARIOS.has(scenario));
   }
-  const config = RemoteServerConfig.parse({
-    type: 'remote',
-    url,
-    auth: { kind: 'oauth', client_id: clientId ?? null, client_secret: context.client_secret ?? null },
+}
+
+async function authorizationCode(options: ConnectAuthOptions, dpop: boolean): Promise<ConnectAuth> {
+  const { url, context } = options;
+  const config = remoteConfig(url, {
+    kind: 'oauth',
+    client_id: context.client_id ?? null,
+    client_secret: context.client_secret ?? null,
   }) as OAuthServerConfig;
   const provider = await createOAuthProvider({
     stateDir: options.stateDir,
     name: options.name,
     config,
+    dpop,
     ...(options.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: options.clientMetadataUrl }),
   });
   let pending: URL | undefined;
   // Armed for the whole run: each time the SDK would send a user to consent, the URL is kept for finishPendingConsent.
   provider.armConsent({ onAuthorizationUrl: (authorizationUrl) => (pending = authorizationUrl) });
+  // `<authorization endpoint> <scope>` of each consent given: a server that moved asks its new one afresh.
   const granted = new Set<string>();
   return {
+    grant: 'authorization_code',
     config,
     provider,
     async finishPendingConsent() {
@@ -113,46 +156,66 @@ export async function connectAuth(options: ConnectAuthOptions): Promise<ConnectA
       pending = undefined;
       if (authorizationUrl === undefined) return false;
       const scope = authorizationUrl.searchParams.get('scope') ?? '';
-      if (granted.has(scope)) throw new CliError(`the server asks again for scope "${scope}" after it was granted; giving up`);
+      const asked = `${authorizationUrl.origin}${authorizationUrl.pathname} ${scope}`;
+      if (granted.has(asked)) {
+        throw new CliError(`the authorization server at ${authorizationUrl.origin} asks again for scope "${scope}" after granting it; giving up`);
+      }
       if (granted.size >= MAX_CONSENTS) throw new CliError(`the server still refuses after ${MAX_CONSENTS} consents; giving up`);
-      granted.add(scope);
-      const code = await followConsentRedirect(authorizationUrl, provider.redirectUrl, provider.expectedState);
-      await exchangeCode(provider, url, code);
+      granted.add(asked);
+      const answer = await followConsentRedirect(authorizationUrl, provider.redirectUrl, provider.expectedState);
+      await exchangeCode(provider, url, answer);
       return true;
     },
   };
 }
 
-/** The SDK's client-credentials provider an `auth/client-credentials-*` scenario asks for; undefined for any other scenario. */
-function clientCredentialsProvider(scenario: string | undefined, context: ConnectContext): OAuthClientProvider | undefined {
-  const clientId = context.client_id;
-  if (scenario === 'auth/client-credentials-jwt') {
-    if (clientId === undefined || context.private_key_pem === undefined) {
-      throw new CliError('client_credentials with a signed JWT needs client_id and private_key_pem in the context');
-    }
-    return new PrivateKeyJwtProvider({
-      clientId,
-      privateKey: context.private_key_pem,
-      algorithm: context.signing_algorithm ?? 'ES256',
-      clientName: CLIENT_INFO.name,
-    });
+/** `connect`'s config for `url`, authorized as `auth` says; a context that does not fit the grant is an error. */
+function remoteConfig(url: string, auth: Record<string, unknown> = { kind: 'none' }): RemoteServerConfig {
+  const parsed = RemoteServerConfig.safeParse({ type: 'remote', url, auth });
+  if (!parsed.success) throw new CliError(`MCP_CONFORMANCE_CONTEXT does not fit the grant: ${describeZodError(parsed.error).message}`);
+  return parsed.data;
+}
+
+/** The worker's `auth.kind: client_credentials`, from the context: a client secret, or a private key signing a JWT assertion. */
+function clientCredentials(context: ConnectContext): Record<string, unknown> {
+  const { client_id: clientId, client_secret: secret, private_key_pem: key } = context;
+  if (clientId === undefined || (secret === undefined && key === undefined)) {
+    throw new CliError('client credentials need client_id and client_secret or private_key_pem in the context');
   }
-  if (scenario === 'auth/client-credentials-basic') {
-    if (clientId === undefined || context.client_secret === undefined) {
-      throw new CliError('client_credentials needs client_id and client_secret in the context');
-    }
-    return new ClientCredentialsProvider({ clientId, clientSecret: context.client_secret, clientName: CLIENT_INFO.name });
+  if (key !== undefined) {
+    return { kind: 'client_credentials', client_id: clientId, private_key: key, algorithm: context.signing_algorithm ?? 'ES256' };
   }
-  return undefined;
+  return { kind: 'client_credentials', client_id: clientId, client_secret: secret };
+}
+
+function workloadIdentity(context: ConnectContext): OAuthClientProvider {
+  const { client_id: clientId, valid_jwt: assertion } = context;
+  if (clientId === undefined || assertion === undefined) throw new CliError('workload identity needs client_id and valid_jwt in the context');
+  return new WorkloadIdentityProvider({ clientId, assertion: () => assertion, clientName: CLIENT_INFO.name });
+}
+
+function enterprise(context: ConnectContext): OAuthClientProvider {
+  const { client_id: clientId, client_secret: clientSecret, idp_token_endpoint: tokenEndpoint, idp_client_id: idpClientId, idp_id_token: idToken } = context;
+  if (clientId === undefined || clientSecret === undefined || tokenEndpoint === undefined || idpClientId === undefined || idToken === undefined) {
+    throw new CliError('enterprise-managed authorization needs client_id, client_secret, idp_token_endpoint, idp_client_id and idp_id_token in the context');
+  }
+  return enterpriseAuthProvider({
+    clientId,
+    clientSecret,
+    clientName: CLIENT_INFO.name,
+    identityProvider: { tokenEndpoint, clientId: idpClientId, idToken: () => idToken },
+  });
 }
 
 /**
  * The headless consent: requests the authorization URL without following
- * redirects and reads the code from the redirect back to `redirectUrl`
- * (which nobody listens on). An error in the redirect, a redirect elsewhere,
- * a missing code or a state that is not ours all refuse the consent.
+ * redirects and returns the query of the redirect back to `redirectUrl`
+ * (which nobody listens on) — code, state and, where the server sends it,
+ * its issuer (RFC 9207 `iss`), all for the exchange to check. An error in the
+ * redirect, a redirect elsewhere, a missing code or a state that is not ours
+ * all refuse the consent.
  */
-export async function followConsentRedirect(authorizationUrl: URL, redirectUrl: string, state: string | null): Promise<string> {
+export async function followConsentRedirect(authorizationUrl: URL, redirectUrl: string, state: string | null): Promise<URLSearchParams> {
   const origin = authorizationUrl.origin;
   let response: Response;
   try {
@@ -171,12 +234,13 @@ export async function followConsentRedirect(authorizationUrl: URL, redirectUrl: 
   if (target.origin !== expected.origin || target.pathname !== expected.pathname) {
     throw new CliError(`the authorization endpoint at ${origin} redirected to ${target.origin}${target.pathname}, not to the redirect URI`);
   }
-  const error = target.searchParams.get('error');
+  const answer = target.searchParams;
+  const error = answer.get('error');
   if (error !== null) throw new CliError(`the authorization server refused consent: ${error}`);
-  if (state !== null && target.searchParams.get('state') !== state) {
+  if (state !== null && answer.get('state') !== state) {
     throw new CliError('the authorization redirect carried a state that does not match the request');
   }
-  const code = target.searchParams.get('code');
+  const code = answer.get('code');
   if (code === null || code === '') throw new CliError('the authorization redirect carried no code');
-  return code;
+  return answer;
 }

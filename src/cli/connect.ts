@@ -1,33 +1,79 @@
+/**
+ * `mcp-fleet connect URL`: the one-shot client the protocol conformance suite
+ * drives. It goes through the worker's own connection and OAuth code, so
+ * what the suite checks is what the worker does; the scenario (from the
+ * suite's environment) only decides what to do once connected.
+ */
 import type { Command } from 'commander';
+import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import type { CliIO } from '../cli.js';
 import { createClientHandlers } from '../services/capabilities/client-handlers.js';
 import { connect, type ServerConnection } from '../services/connection/connection.js';
 import { resolveStateDir } from '../services/config/paths.js';
 import { action, CliError } from './client.js';
-import { connectAuth, parseConnectContext, type ConnectAuth } from './connect-auth.js';
+import { connectAuth, parseConnectContext, type ConnectAuth, type ConnectContext } from './connect-auth.js';
 
-/** Env var naming the conformance scenario being run; it decides which tools `connect` calls. */
+/** Env var naming the conformance scenario being run; it decides what `connect` does once connected. */
 export const SCENARIO_ENV = 'MCP_CONFORMANCE_SCENARIO';
 /** Env var with the scenario's context as JSON (e.g. client credentials). */
 export const CONTEXT_ENV = 'MCP_CONFORMANCE_CONTEXT';
 
-interface ToolCall {
-  tool: string;
-  args: Record<string, unknown>;
+/** What a scenario's work may use: the connection, the context, output, and requests that consent again if asked. */
+interface ScenarioRun {
+  connection: ServerConnection;
+  context: ConnectContext;
+  print(line: string): void;
+  /** Calls a listed tool and returns its text; a tool error fails the run. */
+  call(tool: string, args: Record<string, unknown>): Promise<string>;
+  /** Runs `request`, finishing a consent and retrying when the server asks for one. */
+  authorized<T>(request: () => Promise<T>): Promise<T>;
 }
 
+type ScenarioWork = (run: ScenarioRun) => Promise<void>;
+
+
 /**
- * What each scenario of the conformance suite expects its client to call
- * after listing tools. Every `auth/*` scenario serves one `test-tool`, whose
- * call is what triggers a scope step-up; any other scenario (`initialize`)
- * only connects and lists.
+ * What each scenario of the conformance suite expects its client to do once
+ * connected and its tools listed. A scenario not named here (`initialize`,
+ * `request-metadata`, …) only connects and lists; an `auth/*` one not named
+ * here calls `test-tool` when a user's consent authorized it — the call that
+ * triggers a scope step-up, which a grant with no user cannot have.
  */
-const SCENARIO_CALLS: Record<string, ToolCall[]> = {
-  tools_call: [{ tool: 'add_numbers', args: { a: 5, b: 3 } }],
-  'elicitation-sep1034-client-defaults': [{ tool: 'test_client_elicitation_defaults', args: {} }],
-  'sse-retry': [{ tool: 'test_reconnection', args: {} }],
+const SCENARIOS: Record<string, ScenarioWork> = {
+  tools_call: (run) => callEach(run, [['add_numbers', { a: 5, b: 3 }]]),
+  'elicitation-sep1034-client-defaults': (run) => callEach(run, [['test_client_elicitation_defaults', {}]]),
+  'sse-retry': (run) => callEach(run, [['test_reconnection', {}]]),
+  // Input-required rounds (SEP-2322): with and without request state, another tool in between, a result without
+  // resultType. What is judged is the requests; the last answer is one the SDK refuses from a 2026-07-28 server.
+  'sep-2322-client-request-state': (run) =>
+    callEachNotingFailures(run, ['test_mrtr_echo_state', 'test_mrtr_no_state', 'test_mrtr_unrelated', 'test_mrtr_no_result_type']),
+  // One request of each kind that carries standard headers (Mcp-Method, Mcp-Name).
+  'http-standard-headers': async (run) => {
+    const { client } = run.connection;
+    const [tool] = run.connection.tools;
+    if (tool !== undefined) await run.call(tool.name, {});
+    const [resource] = (await run.authorized(() => client.listResources())).resources;
+    if (resource !== undefined) await run.authorized(() => client.readResource({ uri: resource.uri }));
+    const [prompt] = (await run.authorized(() => client.listPrompts())).prompts;
+    if (prompt !== undefined) await run.authorized(() => client.getPrompt({ name: prompt.name, arguments: {} }));
+  },
+  // Tool arguments mirrored into Mcp-Param headers (SEP-2243), as the context lists them.
+  'http-custom-headers': (run) => callEach(run, (run.context.toolCalls ?? []).map((call) => [call.name, call.arguments])),
+  // Tools with malformed header annotations are not listed; every tool that is must still be usable.
+  'http-invalid-tool-headers': (run) => callEach(run, run.connection.tools.map((tool) => [tool.name, { region: 'us-west1' }])),
+  // A 2020-12 input schema reaches the server again exactly as it was listed.
+  'json-schema-2020-12-preservation': async (run) => {
+    const focal = run.connection.tools.find((tool) => tool.name === 'json_schema_2020_12_tool');
+    if (focal === undefined) throw new CliError('the server does not list json_schema_2020_12_tool');
+    await run.call('json_schema_echo', { schema: focal.inputSchema });
+  },
+  // Skills (SEP-2640): listing loads nothing; loading a skill verifies every file it reads.
+  'sep-2640-client-no-prefetch': (run) => listSkills(run).then(() => undefined),
+  'sep-2640-client-verify-digest': loadSkills,
+  'sep-2640-client-verify-size': loadSkills,
+  'sep-2640-client-verify-frontmatter': loadSkills,
 };
-const AUTH_SCENARIO_CALLS: ToolCall[] = [{ tool: 'test-tool', args: {} }];
+const AUTH_SCENARIO: ScenarioWork = (run) => callEach(run, [['test-tool', {}]]);
 
 interface ConnectFlags {
   stateDir?: string;
@@ -37,12 +83,12 @@ interface ConnectFlags {
 /**
  * Registers `mcp-fleet connect URL`: a one-shot client of a remote MCP server
  * through the worker's own connection code — connect, authorize if asked
- * (headless consent), list tools, call what the scenario needs, close.
+ * (headless consent), list tools, do what the scenario needs, close.
  */
 export function registerConnectCommand(program: Command, io: CliIO): void {
   program
     .command('connect')
-    .description(`one-shot client: connect to URL, list its tools, call what $${SCENARIO_ENV} needs, close`)
+    .description(`one-shot client: connect to URL, list its tools, do what $${SCENARIO_ENV} needs, close`)
     .argument('<url>', 'URL of a remote MCP server (Streamable HTTP, or SSE)')
     .option('--state-dir <dir>', 'state dir (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
     .option('--client-metadata-url <url>', 'HTTPS URL of a client metadata document, used as client_id where the server supports it')
@@ -59,11 +105,12 @@ export function registerConnectCommand(program: Command, io: CliIO): void {
 async function runConnect(io: CliIO, url: string, flags: ConnectFlags): Promise<void> {
   const name = serverName(url);
   const scenario = nonEmpty(process.env[SCENARIO_ENV]);
+  const context = parseConnectContext(process.env[CONTEXT_ENV]);
   const authorization = await connectAuth({
     url,
     name,
     stateDir: resolveStateDir(flags.stateDir),
-    context: parseConnectContext(process.env[CONTEXT_ENV]),
+    context,
     scenario,
     clientMetadataUrl: flags.clientMetadataUrl,
   });
@@ -78,12 +125,14 @@ async function runConnect(io: CliIO, url: string, flags: ConnectFlags): Promise<
     const info = connection.serverInfo;
     io.stdout(`connected to ${info ? `${info.name} ${info.version}` : url}: ${connection.tools.length} tools\n`);
     for (const tool of connection.tools) io.stdout(`  ${tool.name}\n`);
-    for (const call of scenarioCalls(scenario)) {
-      if (!connection.tools.some((tool) => tool.name === call.tool)) {
-        throw new CliError(`scenario ${scenario} calls tool "${call.tool}", which the server does not list`);
-      }
-      io.stdout(`${call.tool}: ${await callOnce(authorization, connection, call)}\n`);
-    }
+    const run: ScenarioRun = {
+      connection,
+      context,
+      print: (line) => io.stdout(`${line}\n`),
+      call: (tool, args) => callOnce(authorization, connection, scenario, tool, args),
+      authorized: (request) => withConsent(authorization, request),
+    };
+    await scenarioWork(scenario, authorization)?.(run);
   } finally {
     await connection.close();
   }
@@ -108,9 +157,24 @@ function serverName(url: string): string {
   return `connect-${parsed.hostname}-${port}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }
 
-function scenarioCalls(scenario: string | undefined): ToolCall[] {
-  if (scenario === undefined) return [];
-  return SCENARIO_CALLS[scenario] ?? (scenario.startsWith('auth/') ? AUTH_SCENARIO_CALLS : []);
+function scenarioWork(scenario: string | undefined, authorization: ConnectAuth): ScenarioWork | undefined {
+  if (scenario === undefined) return undefined;
+  const named = SCENARIOS[scenario];
+  if (named !== undefined) return named;
+  return scenario.startsWith('auth/') && authorization.grant === 'authorization_code' ? AUTH_SCENARIO : undefined;
+}
+
+/** Calls each `[tool, args]` in turn, printing what it answered. */
+async function callEach(run: ScenarioRun, calls: Array<[string, Record<string, unknown>]>): Promise<void> {
+  for (const [tool, args] of calls) run.print(`${tool}: ${await run.call(tool, args)}`);
+}
+
+/** Calls each tool (no arguments) in turn, printing what it answered or why it failed; a failure does not stop the others. */
+async function callEachNotingFailures(run: ScenarioRun, tools: string[]): Promise<void> {
+  for (const tool of tools) {
+    const outcome = await run.call(tool, {}).catch((err: unknown) => `failed: ${err instanceof Error ? err.message : String(err)}`);
+    run.print(`${tool}: ${outcome}`);
+  }
 }
 
 /**
@@ -127,11 +191,55 @@ async function withConsent<T>(authorization: ConnectAuth, attempt: () => Promise
   }
 }
 
-async function callOnce(authorization: ConnectAuth, connection: ServerConnection, call: ToolCall): Promise<string> {
-  const result = await withConsent(authorization, () => connection.callTool(call.tool, call.args));
+async function callOnce(
+  authorization: ConnectAuth,
+  connection: ServerConnection,
+  scenario: string | undefined,
+  tool: string,
+  args: Record<string, unknown>,
+): Promise<string> {
+  if (!connection.tools.some((listed) => listed.name === tool)) {
+    throw new CliError(`scenario ${scenario} calls tool "${tool}", which the server does not list`);
+  }
+  const result = await withConsent(authorization, () => connection.callTool(tool, args));
   const text = result.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join(' ');
-  if (result.isError === true) throw new CliError(`tool "${call.tool}" reported an error: ${text}`);
+  if (result.isError === true) throw new CliError(`tool "${tool}" reported an error: ${text}`);
   return text;
+}
+
+/** Lists the server's skills (no file is read before a skill is loaded) and prints their URIs. */
+async function listSkills(run: ScenarioRun): Promise<{ skills: SkillsClient; listed: Skill[] }> {
+  const skills = new SkillsClient(run.connection.client);
+  const listed = (await run.authorized(() => skills.list())).skills;
+  run.print(`skills: ${listed.length}`);
+  for (const skill of listed) run.print(`  ${skill.uri}`);
+  return { skills, listed };
+}
+
+/**
+ * Loads every listed skill: its SKILL.md, then each other file it lists,
+ * every one checked against the listing. A file that fails its check stops
+ * the load of its skill (nothing after it is read); the others still load,
+ * and the run fails naming each skill refused.
+ */
+async function loadSkills(run: ScenarioRun): Promise<void> {
+  const { skills, listed } = await listSkills(run);
+  const refused: string[] = [];
+  for (const skill of listed) {
+    try {
+      await run.authorized(() => skills.read(skill));
+      // A "dynamic" skill lists no files: its SKILL.md says what else it reads, when it needs it.
+      const files = Array.isArray(skill.resources) ? skill.resources : [];
+      for (const file of files) {
+        if (file.uri !== skill.uri) await run.authorized(() => skills.read(skill, file.uri));
+      }
+      run.print(`loaded skill ${skill.uri}`);
+    } catch (err) {
+      if (!(err instanceof SkillVerificationError)) throw err;
+      refused.push(`${skill.uri} (${err.uri} fails its ${err.reason} check)`);
+    }
+  }
+  if (refused.length > 0) throw new CliError(`refused to load skill ${refused.join(', ')}`);
 }
 
 function asCliError(err: unknown): CliError {

@@ -12,7 +12,7 @@
 import { Client, type CallToolResult, type OAuthClientProvider, type PriorDiscovery, type Tool, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ExecuteOptions } from '../tools/agent-tool.js';
 import type { ServerConfig } from '../config/schema.js';
-import { eraKey, priorFor, ProbeEndedError, verdictOf, versionNegotiation } from '../era/negotiation.js';
+import { eraKey, openInKnownEra, versionNegotiation } from '../era/negotiation.js';
 import type { EraVerdicts } from '../era/verdicts.js';
 import { machineAuthProvider } from '../oauth/machine-auth.js';
 import { FleetError } from '../support/errors.js';
@@ -91,31 +91,12 @@ export async function connect(
   const bound = connectBound(config.timeout_seconds, options.signal);
   const negotiation = versionNegotiation(config);
   const newClient = (): Client => createClient(options.setupClient, negotiation);
-  const key = eraKey(name, config);
-  const known = options.eras?.recall(key);
   const open = (prior: PriorDiscovery | undefined): Promise<ServerConnection> =>
     config.type === 'local'
       ? connectLocal(name, config, bound, { newClient, prior }, options)
       : connectRemote(name, config, bound, { newClient, prior }, options);
   try {
-    const prior = priorFor(config, known);
-    const connection = await open(prior).catch((err: unknown) => {
-      if (bound.signal.aborted) throw err;
-      // A probe that ended a stdio server in place: maybe a legacy server, spawned again for initialize.
-      if (err instanceof ProbeEndedError) return open({ kind: 'legacy' });
-      // A remembered verdict the server answers as a protocol error is dropped; a modern one
-      // fails loudly at once when stale, so the era is negotiated afresh right away.
-      if (prior === undefined || !(err instanceof FleetError && err.kind === 'protocol')) throw err;
-      options.eras?.forget(key);
-      if (prior.kind !== 'modern') throw err;
-      return open(undefined).catch((retried: unknown) => {
-        if (retried instanceof ProbeEndedError && !bound.signal.aborted) return open({ kind: 'legacy' });
-        throw retried;
-      });
-    });
-    const verdict = verdictOf(connection.client, options.eras?.recall(key));
-    if (verdict !== undefined && verdict !== known) options.eras?.learn(key, verdict);
-    return connection;
+    return await openInKnownEra(open, { config, key: eraKey(name, config), eras: options.eras, signal: bound.signal });
   } finally {
     bound.dispose();
   }

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { SdkError, SdkErrorCode, type Client, type PriorDiscovery, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
-import type { EraVerdict } from './verdicts.js';
+import type { EraVerdict, EraVerdicts } from './verdicts.js';
 
 /** The modern revision a `2026` server is pinned to. */
 export const MODERN_REVISION = '2026-07-28';
@@ -86,4 +86,42 @@ export class ProbeEndedError extends FleetError {
   constructor(message: string) {
     super('spawn_failed', message);
   }
+}
+
+export interface KnownEra {
+  config: ServerConfig;
+  /** The verdict's key ({@link eraKey}). */
+  key: string;
+  eras: EraVerdicts | undefined;
+  /** The connect's signal: once aborted, nothing is retried. */
+  signal: AbortSignal;
+}
+
+/**
+ * Opens a connection with what is known of the server's era, and learns from
+ * it. A probe that ended a stdio server in place opens it once more as a
+ * legacy server. A remembered verdict the server refuses (a `protocol` error)
+ * is dropped; a stale modern one fails loudly at the first request, so the
+ * era is negotiated afresh at once. Failures of any other kind keep it.
+ */
+export async function openInKnownEra<T extends { client: Client }>(
+  open: (prior: PriorDiscovery | undefined) => Promise<T>,
+  { config, key, eras, signal }: KnownEra,
+): Promise<T> {
+  const known = eras?.recall(key);
+  const prior = priorFor(config, known);
+  const openOrRespawn = (attempt: PriorDiscovery | undefined): Promise<T> =>
+    open(attempt).catch((err: unknown) => {
+      if (err instanceof ProbeEndedError && !signal.aborted) return open({ kind: 'legacy' });
+      throw err;
+    });
+  const connection = await openOrRespawn(prior).catch((err: unknown) => {
+    if (signal.aborted || prior === undefined || !(err instanceof FleetError && err.kind === 'protocol')) throw err;
+    eras?.forget(key);
+    if (prior.kind !== 'modern') throw err;
+    return openOrRespawn(undefined);
+  });
+  const verdict = verdictOf(connection.client, eras?.recall(key));
+  if (verdict !== undefined && verdict !== known) eras?.learn(key, verdict);
+  return connection;
 }

@@ -1,9 +1,10 @@
 /**
  * One OAuth consent: a loopback callback server on the registered port, the
  * authorization URL for the user, and — when the browser comes back with a
- * code and our `state` — `exchangeCode`, which stores the tokens. Cancelling
- * closes the socket and rejects `completed`; nothing here ever invents a code
- * or marks a server authorized that is not.
+ * code and our `state` — `exchangeCode`, which checks the answer's issuer
+ * (RFC 9207 `iss`) and stores the tokens. Cancelling closes the socket and
+ * rejects `completed`; nothing here ever invents a code or marks a server
+ * authorized that is not.
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -90,7 +91,8 @@ export async function beginConsent(
     if (code === null || code === '') return reply(res, 400, 'Refused: the answer carries no code.');
     finishing = true;
     try {
-      await exchangeCode(provider, config.url, code);
+      // The whole answer goes on: its `iss` says which authorization server sent it.
+      await exchangeCode(provider, config.url, at.searchParams);
     } catch (err) {
       const [, why] = describeAuthFailure(err, origin) ?? ['auth', 'the code exchange failed'];
       end(new FleetError('auth', `consent for ${origin} failed: ${why}`), true);

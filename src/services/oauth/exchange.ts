@@ -9,13 +9,19 @@ import { auth, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetError } from '../support/errors.js';
 
 /**
- * Exchanges `code` at the token endpoint of `serverUrl`'s authorization
- * server; resolves once `provider` has saved the tokens. No header of the
- * server's config is sent: the authorization server may be another party.
- * The SDK's OAuth errors pass through (see `describeAuthFailure`).
+ * Exchanges the code of `callback` (the query the authorization server
+ * redirected back with) at the token endpoint of `serverUrl`'s authorization
+ * server; resolves once `provider` has saved the tokens. The callback's `iss`
+ * goes along: the SDK compares it with the issuer discovery recorded (RFC
+ * 9207) before the code leaves, and refuses an answer from another server.
+ * No header of the server's config is sent: the authorization server may be
+ * another party. The SDK's OAuth errors pass through (see `describeAuthFailure`).
  */
-export async function exchangeCode(provider: OAuthClientProvider, serverUrl: string, code: string): Promise<void> {
-  const result = await auth(provider, { serverUrl, authorizationCode: code });
+export async function exchangeCode(provider: OAuthClientProvider, serverUrl: string, callback: URLSearchParams): Promise<void> {
+  const code = callback.get('code');
+  if (code === null || code === '') throw new FleetError('auth', 'the authorization response carried no code');
+  const iss = callback.get('iss') ?? undefined;
+  const result = await auth(provider, { serverUrl, authorizationCode: code, ...(iss === undefined ? {} : { iss }) });
   if (result !== 'AUTHORIZED') {
     throw new FleetError('auth', `the authorization server of ${new URL(serverUrl).origin} did not issue a token`);
   }

@@ -4,16 +4,22 @@
  * it expires — on demand in `tokens()` and, while the server is ready, in the
  * background — one refresh at a time however many requests wait for it. It
  * only ever shows an authorization URL to a consent the user started
- * (`armConsent`); otherwise the need for consent is an error.
+ * (`armConsent`); otherwise the need for consent is an error. Registrations
+ * are kept per authorization server, and a token the server refuses sends
+ * the next authorization back to discovery: the server may have moved to
+ * another authorization server (SEP-2352).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import {
-  discoverOAuthServerInfo,
+  DpopSession,
+  isDpopNonceChallenge,
   OAuthError,
   OAuthErrorCode,
+  extractWWWAuthenticateParams,
   refreshAuthorization,
   selectResourceURL,
+  type OAuthClientInformationContext,
   type OAuthClientInformationMixed,
   type OAuthClientMetadata,
   type OAuthClientProvider,
@@ -27,8 +33,10 @@ import {
   loadCredentials,
   saveCredentials,
   type CredentialsRecord,
+  type StoredClient,
   type StoredTokens,
 } from './credentials-file.js';
+import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
 
 /** Refresh answers that mean the grant is gone: only a new consent helps. */
@@ -58,6 +66,12 @@ export interface OAuthProviderOptions {
   now?: () => number;
   /** A URL offered as the `client_id` where the authorization server takes client metadata documents (SEP-991). */
   clientMetadataUrl?: string;
+  /**
+   * Ask for DPoP-bound tokens (RFC 9449) and sign every request with a key
+   * held in memory. For one-shot clients: a key that dies with the process
+   * cannot present (or refresh) its tokens after a restart.
+   */
+  dpop?: boolean;
 }
 
 /** Where a consent under way is told the authorization URL. */
@@ -97,6 +111,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   readonly #lostListeners = new Set<(error: FleetError) => void>();
   /** Scopes a `403 insufficient_scope` asked for on this connection. */
   readonly #challenged = new Set<string>();
+  /** The `resource_metadata` URL of the server's last 401, for the next discovery. */
+  #resourceMetadataUrl: URL | undefined;
+  /** Whether tokens are DPoP-bound, and (made on first use) the key they are bound to. */
+  readonly #wantsDpop: boolean;
+  #dpop: Promise<DpopSession> | undefined;
 
   /** Read by the SDK: offered as the client id where the server supports it. */
   readonly clientMetadataUrl: string | undefined;
@@ -109,6 +128,12 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     this.#record = record;
     this.#now = options.now ?? Date.now;
     this.port = port;
+    this.#wantsDpop = options.dpop === true;
+  }
+
+  /** The MCP server these credentials are for. */
+  get serverUrl(): string {
+    return this.#config.url;
   }
 
   get redirectUrl(): string {
@@ -138,11 +163,17 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return this.#state;
   }
 
-  clientInformation(): OAuthClientInformationMixed | undefined {
+  /**
+   * The client registered with the authorization server `ctx.issuer` (by
+   * default the one discovery last named): the configured client, or the
+   * registration kept for that issuer.
+   */
+  clientInformation(ctx?: OAuthClientInformationContext): OAuthClientInformationMixed | undefined {
     const { client_id: id, client_secret: secret } = this.#config.auth;
     if (id !== null) return secret === null ? { client_id: id } : { client_id: id, client_secret: secret };
-    const client = this.#record.client as (OAuthClientInformationMixed & { redirect_uris?: unknown; scope?: unknown }) | null;
-    if (client === null) return undefined;
+    const issuer = ctx?.issuer ?? this.#discoveredIssuer();
+    const client = issuer === undefined ? undefined : this.#registrationOf(issuer)?.[1];
+    if (client === undefined) return undefined;
     // Registered for another port (callback_port changed): register again rather than present a stale redirect_uri.
     if (Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
     // A consent asking for more scope than the registration allows (a step-up) registers again too;
@@ -152,19 +183,29 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     if (this.#consent !== null && registered !== null && !wanted.every((scope) => registered.includes(scope))) {
       return undefined;
     }
-    return client;
+    return client as OAuthClientInformationMixed;
   }
 
-  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+  async saveClientInformation(info: OAuthClientInformationMixed, ctx?: OAuthClientInformationContext): Promise<void> {
     // A pre-registered client stays in the config, where the user put it.
     if (this.#config.auth.client_id !== null) return;
-    this.#record.client = info;
+    const issuer = ctx?.issuer ?? (info as StoredClient).issuer ?? this.#discoveredIssuer();
+    if (issuer === undefined) throw new FleetError('auth', `no authorization server is known for the registration of server "${this.#name}"`);
+    const clients = { ...this.#record.clients };
+    const [key] = this.#registrationOf(issuer) ?? [issuer];
+    clients[key] = info as StoredClient;
+    this.#record.clients = clients;
     await this.#persist();
   }
 
-  async tokens(): Promise<OAuthTokens | undefined> {
+  /**
+   * The stored tokens, refreshed first when due. Asked for the tokens of the
+   * authorization server `ctx.issuer`, tokens another one issued are none.
+   */
+  async tokens(ctx?: OAuthClientInformationContext): Promise<OAuthTokens | undefined> {
     const stored = this.#record.tokens;
     if (stored === null) return undefined;
+    if (ctx !== undefined && stored.issuer !== undefined && !sameIssuer(stored.issuer, ctx.issuer)) return undefined;
     if (stored.refresh_token !== undefined && this.#refreshDue(stored)) {
       // A failed refresh leaves the old token, and the server's 401 says the rest.
       await this.refresh().catch(() => undefined);
@@ -208,17 +249,49 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     await this.#persist();
   }
 
-  discoveryState(): OAuthDiscoveryState | undefined {
-    return (this.#record.discovery ?? undefined) as OAuthDiscoveryState | undefined;
+  /**
+   * The discovered authorization server. Nothing cached (first use, or the
+   * server refused a token), it is discovered here rather than by the SDK's
+   * `auth()`, which reuses what this returns: so discovery.ts decides when the
+   * metadata's issuer may differ from the URL it was found at.
+   */
+  async discoveryState(): Promise<OAuthDiscoveryState> {
+    if (this.#record.discovery !== null) return this.#record.discovery as unknown as OAuthDiscoveryState;
+    const discovered = await discoverAuthorization(this.#config.url, { resourceMetadataUrl: this.#resourceMetadataUrl });
+    await this.saveDiscoveryState(discovered);
+    return discovered;
+  }
+
+  /** The DPoP key this provider's tokens are bound to; undefined for Bearer tokens. */
+  dpop(): Promise<DpopSession> | undefined {
+    if (this.#wantsDpop) this.#dpop ??= DpopSession.create();
+    return this.#dpop;
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
-    if (all || scope === 'client') this.#record.client = null;
+    if (all) this.#record.clients = {};
+    if (scope === 'client') this.#forgetRegistration();
     if (all || scope === 'tokens') this.#record.tokens = null;
     if (all || scope === 'verifier') this.#record.code_verifier = null;
     if (all || scope === 'discovery') this.#record.discovery = null;
     await this.#persist();
+  }
+
+  /**
+   * The MCP server answered 401. Its challenge's `resource_metadata` URL is
+   * where the next discovery looks. When the request carried our token (and
+   * the 401 is not a DPoP nonce challenge, which the transport answers
+   * itself), the token no longer authenticates there: the cached discovery
+   * goes, so the next authorization reads the server's metadata again and
+   * follows it to a new authorization server if it moved (SEP-2352).
+   */
+  async noteUnauthorized(response: Response, carriedToken: boolean): Promise<void> {
+    const challenged = extractWWWAuthenticateParams(response).resourceMetadataUrl;
+    if (challenged !== undefined) this.#resourceMetadataUrl = challenged;
+    if (carriedToken && !isDpopNonceChallenge(response) && this.#record.discovery !== null) {
+      await this.invalidateCredentials('discovery');
+    }
   }
 
   /**
@@ -287,16 +360,13 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const tokens = this.#record.tokens;
     if (tokens?.refresh_token === undefined) throw new ConsentRequiredError(this.#name, 'no refresh token');
     const serverUrl = this.#config.url;
-    let discovery = this.discoveryState();
-    if (discovery === undefined) {
-      discovery = await discoverOAuthServerInfo(serverUrl);
-      await this.saveDiscoveryState(discovery);
-    }
+    const discovery = await this.discoveryState();
+    const issuer = issuerOf(discovery);
     // As the SDK's auth(): a refresh token issued by another authorization server is never sent to this one.
-    if (tokens.issuer !== undefined && !sameIssuer(tokens.issuer, discovery.authorizationServerUrl)) {
-      throw await this.#refreshUnusable(`the stored tokens were issued by ${tokens.issuer}, not ${discovery.authorizationServerUrl}`);
+    if (tokens.issuer !== undefined && !sameIssuer(tokens.issuer, issuer)) {
+      throw await this.#refreshUnusable(`the stored tokens were issued by ${tokens.issuer}, not ${issuer}`);
     }
-    const client = this.clientInformation();
+    const client = this.clientInformation({ issuer });
     if (client === undefined) throw new ConsentRequiredError(this.#name, 'the client is not registered');
     // As the SDK's auth(): the resource indicator the metadata names, verbatim.
     const selected = await selectResourceURL(serverUrl, this, discovery.resourceMetadata);
@@ -308,6 +378,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
         clientInformation: client,
         refreshToken: tokens.refresh_token,
         resource,
+        dpop: await this.dpop(),
       });
     } catch (err) {
       if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
@@ -315,7 +386,30 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       }
       throw err;
     }
-    await this.saveTokens({ ...fresh, issuer: discovery.authorizationServerUrl });
+    await this.saveTokens({ ...fresh, issuer });
+  }
+
+  /** The issuer of the authorization server discovery last named; undefined before any discovery. */
+  #discoveredIssuer(): string | undefined {
+    const discovery = this.#record.discovery as unknown as OAuthDiscoveryState | null;
+    return discovery === null ? undefined : issuerOf(discovery);
+  }
+
+  /** The stored registration for `issuer`, with the key it is stored under. */
+  #registrationOf(issuer: string): [string, StoredClient] | undefined {
+    return Object.entries(this.#record.clients).find(([key]) => sameIssuer(key, issuer));
+  }
+
+  /** The authorization server refused our client: its registration goes (every one, when none is known to be current). */
+  #forgetRegistration(): void {
+    const issuer = this.#discoveredIssuer();
+    const current = issuer === undefined ? undefined : this.#registrationOf(issuer);
+    if (current === undefined) {
+      this.#record.clients = {};
+      return;
+    }
+    const { [current[0]]: _forgotten, ...others } = this.#record.clients;
+    this.#record.clients = others;
   }
 
   /** The stored refresh token cannot be used: drops the tokens and reports (and returns) the need for consent. */
@@ -359,6 +453,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
 function refreshAhead(tokens: StoredTokens): number {
   const lifetime = tokens.expires_at! - (tokens.obtained_at ?? tokens.expires_at!);
   return Math.min(MAX_REFRESH_AHEAD_MS, lifetime / 2);
+}
+
+/** The issuer tokens of `discovery`'s authorization server are stamped with, as the SDK's auth() stamps them. */
+function issuerOf(discovery: OAuthDiscoveryState): string {
+  return discovery.authorizationServerMetadata?.issuer ?? discovery.authorizationServerUrl;
 }
 
 /**

@@ -1,24 +1,41 @@
 /**
- * Scope step-up (MCP authorization, "Scope Challenge Handling"): a server
- * answering `403` with `WWW-Authenticate: Bearer error="insufficient_scope",
- * scope="…"` wants a token with more scope. The SDK transport re-authorizes
- * with that scope and retries the request once; this fetch lets the provider
- * see the challenge, so the scope is remembered for the next consent and a
- * second refusal makes the server need consent instead of failing silently.
- * The challenge is read with the SDK's own parser, as the transport reads it.
+ * What the MCP server's auth challenges tell the provider, seen on the
+ * transport's fetch (the SDK reads the same responses for its own retries,
+ * with the same parser):
+ *
+ * - Scope step-up (MCP authorization, "Scope Challenge Handling"): a `403`
+ *   with `WWW-Authenticate: Bearer error="insufficient_scope", scope="…"`
+ *   wants a token with more scope. The SDK transport re-authorizes with that
+ *   scope and retries the request once; the provider remembers the scope for
+ *   the next consent, and a second refusal makes the server need consent
+ *   instead of failing silently.
+ * - A `401` from the MCP endpoint: its `resource_metadata` is where discovery
+ *   looks, and a refused token sends the next authorization back to
+ *   discovery (the authorization server may have moved, SEP-2352).
+ *
+ * The transport also sends discovery, registration and token requests through
+ * this fetch: only answers of the MCP endpoint itself count as its challenges.
  */
 import { extractWWWAuthenticateParams, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetOAuthProvider } from './provider.js';
 
-/** A fetch reporting scope challenges to `provider`; undefined (the default fetch) for any other provider. */
+/** A fetch reporting the MCP server's auth challenges to `provider`; undefined (the default fetch) for any other provider. */
 export function scopeChallengeFetch(provider: OAuthClientProvider | undefined): FetchLike | undefined {
   if (!(provider instanceof FleetOAuthProvider)) return undefined;
-  return async function fetchWatchingScope(url, init) {
+  const endpoint = new URL(provider.serverUrl);
+  return async function fetchWatchingChallenges(url, init) {
     const response = await fetch(url, init);
+    if (!sameEndpoint(new URL(url), endpoint)) return response;
+    if (response.status === 401) await provider.noteUnauthorized(response, new Headers(init?.headers).has('authorization'));
     if (response.status === 403) {
       const challenge = extractWWWAuthenticateParams(response);
       if (challenge.error === 'insufficient_scope') await provider.noteScopeChallenge(challenge.scope);
     }
     return response;
   };
+}
+
+/** Whether `url` is the MCP endpoint (its query aside). */
+function sameEndpoint(url: URL, endpoint: URL): boolean {
+  return url.origin === endpoint.origin && url.pathname === endpoint.pathname;
 }
