@@ -21,8 +21,9 @@ const [API_KEY_OLD, API_KEY_NEW, DB_PASSWORD, ADDED_SECRET] = CANARIES as [strin
 /** The remote server's secrets, and the value one is replaced with. */
 const HEADER = 'ui-header-SECRET-0005';
 const BEARER = 'ui-bearer-SECRET-0006';
+const MACHINE_SECRET = 'ui-machine-SECRET-0010';
 const HEADER_NEW = 'ui-header-SECRET-0007';
-const SECRETS = [...CANARIES, HEADER, BEARER, HEADER_NEW, 'obsolete-value-0000', TOKEN];
+const SECRETS = [...CANARIES, HEADER, BEARER, HEADER_NEW, MACHINE_SECRET, 'obsolete-value-0000', TOKEN];
 
 let fleet: Fleet;
 let browser: Browser;
@@ -42,6 +43,13 @@ beforeAll(async () => {
         enabled: false,
         headers: { 'X-Team': HEADER, 'X-Trace': 'trace-value' },
         auth: { kind: 'bearer', token: BEARER },
+      },
+      // Machine-to-machine credentials the form does not edit: an edit must keep them.
+      mach: {
+        type: 'remote',
+        url: 'https://example.invalid/mcp',
+        enabled: false,
+        auth: { kind: 'client_credentials', client_id: 'job', client_secret: MACHINE_SECRET },
       },
     })),
     launchBrowser(),
@@ -123,7 +131,7 @@ describe('the management page', () => {
       const body: any = await res.json();
       return { status: res.status, names: body.servers.map((s: { name: string }) => s.name) };
     });
-    expect(fromPage).toEqual({ status: 200, names: ['alpha', 'delta'] });
+    expect(fromPage).toEqual({ status: 200, names: ['alpha', 'delta', 'mach'] });
 
     const before = fleet.host.events().length;
     const attacker = await serveAttacker(`${url}api/mcp/servers/alpha/restart`);
@@ -232,6 +240,20 @@ describe('the management page', () => {
     const stored = fleet.config().servers.delta;
     expect(stored.headers).toEqual({ 'X-Team': HEADER_NEW, 'X-Trace': 'trace-value' });
     expect(stored.auth).toEqual({ kind: 'bearer', token: BEARER });
+  });
+
+  it('keeps client_credentials it cannot edit when another field changes', async () => {
+    await select('mach');
+    await detail().getByRole('button', { name: 'Edit' }).click();
+    const dialog = page.locator('#server-dialog');
+    await expect(dialog.getByLabel('Authentication').inputValue()).resolves.toBe('client_credentials');
+    await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
+    await dialog.getByLabel('Connect timeout (s)').fill('30');
+    const patch = page.waitForRequest((r) => r.method() === 'PATCH');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    expect((await patch).postDataJSON()).toEqual({ timeout_seconds: 30 });
+    await dialog.waitFor({ state: 'hidden' });
+    expect(fleet.config().servers.mach.auth).toMatchObject({ kind: 'client_credentials', client_id: 'job', client_secret: MACHINE_SECRET });
   });
 
   it('a server that does not start is reported in the form, and nothing is saved', async () => {

@@ -200,9 +200,7 @@ function buildControls(config, editing) {
   c.authKind = h(
     'select',
     {},
-    [['none', 'None'], ['bearer', 'Bearer token'], ['oauth', 'OAuth']].map(([value, text]) =>
-      h('option', { value, selected: auth.kind === value }, text),
-    ),
+    authKinds(auth.kind).map(([value, text]) => h('option', { value, selected: auth.kind === value }, text)),
   );
   const storedToken = auth.kind === 'bearer' ? { has: auth.has_token, masked: auth.token_masked } : undefined;
   c.token = secretField('auth.token', 'Token', storedToken);
@@ -359,6 +357,17 @@ function patchBody(c, config) {
   if (!same(list(c.exclude.value), config.tools?.exclude ?? [])) tools.exclude = list(c.exclude.value);
   if (Object.keys(tools).length > 0) patch.tools = tools;
   return patch;
+}
+
+/**
+ * The auth kinds the form offers. Machine-to-machine credentials are set in
+ * the file or the API; a server that has them keeps them (the form shows the
+ * kind and changes nothing of it) unless another kind is chosen.
+ */
+function authKinds(stored) {
+  const kinds = [['none', 'None'], ['bearer', 'Bearer token'], ['oauth', 'OAuth']];
+  if (stored === 'client_credentials') kinds.push(['client_credentials', 'Client credentials (kept; edit in the file or API)']);
+  return kinds;
 }
 
 function authPatch(c, stored) {
