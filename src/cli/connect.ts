@@ -5,11 +5,15 @@
  * suite's environment) only decides what to do once connected.
  */
 import type { Command } from 'commander';
+import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import type { CliIO } from '../cli.js';
 import { createClientHandlers } from '../services/capabilities/client-handlers.js';
-import { connect, type ServerConnection } from '../services/connection/connection.js';
+import type { RemoteServerConfig } from '../services/config/schema.js';
 import { resolveStateDir } from '../services/config/paths.js';
+import { connect, type ConnectOptions, type ServerConnection } from '../services/connection/connection.js';
+import { eraKey, verdictOf } from '../services/era/negotiation.js';
+import { memoryEraVerdicts } from '../services/era/verdicts.js';
 import { action, CliError } from './client.js';
 import { connectAuth, parseConnectContext, type ConnectAuth, type ConnectContext } from './connect-auth.js';
 
@@ -118,8 +122,9 @@ async function runConnect(io: CliIO, url: string, flags: ConnectFlags): Promise<
   const handlers = createClientHandlers({
     elicitation: (request) => (request.mode === 'form' ? { action: 'accept' } : { action: 'decline' }),
   });
+  const eras = runEras(name, authorization.config, handlers.setup(name));
   const connection = await withConsent(authorization, () =>
-    connect(name, authorization.config, { authProvider: authorization.provider, setupClient: handlers.setup(name) }),
+    connect(name, authorization.config, { authProvider: authorization.provider, setupClient: eras.setupClient, eras: eras.verdicts }),
   );
   try {
     const info = connection.serverInfo;
@@ -155,6 +160,30 @@ function serverName(url: string): string {
   }
   const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
   return `connect-${parsed.hostname}-${port}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
+}
+
+/**
+ * The era verdicts of one run, in memory. A connect refused for want of
+ * consent after its handshake went through (the listing was refused) had
+ * still learned the server's era: the attempt after the consent starts from
+ * it instead of probing the server again. The verdict is read as the
+ * attempt's client closes (`onclose` runs before the client forgets it); a
+ * client that connects gets its own `onclose` from the connection.
+ */
+function runEras(name: string, config: RemoteServerConfig, setup: (client: Client) => void) {
+  const verdicts = memoryEraVerdicts();
+  const key = eraKey(name, config);
+  return {
+    verdicts,
+    /** `setupClient` for every attempt: the handlers, and the era learned when the attempt's client closes. */
+    setupClient: ((client) => {
+      setup(client);
+      client.onclose = () => {
+        const verdict = verdictOf(client, verdicts.recall(key));
+        if (verdict !== undefined) verdicts.learn(key, verdict);
+      };
+    }) satisfies ConnectOptions['setupClient'],
+  };
 }
 
 function scenarioWork(scenario: string | undefined, authorization: ConnectAuth): ScenarioWork | undefined {

@@ -38,7 +38,8 @@ export function connectFailure(
     );
   }
   if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));
-  const why = err instanceof $ZodError ? describeInvalidAnswer(err) : messageOf(err);
+  const invalid = invalidAnswer(err);
+  const why = invalid === null ? messageOf(err) : describeInvalidAnswer(invalid);
   return new FleetError('protocol', `${progress.phase} failed: ${redact(why, secrets)}`);
 }
 
@@ -61,8 +62,26 @@ export function brokenStdout(
 }
 
 /** "the server's answer does not follow the MCP schema: tools.1.inputSchema: …", as every zod error is described. */
-function describeInvalidAnswer(err: $ZodError): string {
-  return `the server's answer does not follow the MCP schema: ${describeZodError(err).message}`;
+function describeInvalidAnswer(err: Pick<$ZodError, 'issues'>): string {
+  return `the server's answer does not follow the MCP schema: ${describeZodError(err as $ZodError).message}`;
+}
+
+/**
+ * The schema issues of an answer that breaks the MCP schema: a ZodError, or
+ * the SDK's `InvalidResult` error, which carries them only as JSON in its
+ * message (`Invalid result for tools/list: [ … ]`). Null for anything else.
+ */
+function invalidAnswer(err: unknown): Pick<$ZodError, 'issues'> | null {
+  if (err instanceof $ZodError) return err;
+  if (!(err instanceof SdkError) || err.code !== SdkErrorCode.InvalidResult) return null;
+  const json = /^Invalid result for [^:]+: (\[[\s\S]*\])$/.exec(err.message)?.[1];
+  if (json === undefined) return null;
+  try {
+    const issues = JSON.parse(json) as $ZodError['issues'];
+    return Array.isArray(issues) ? { issues } : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Why a connected child went away by itself: an oversized message, its exit, and the end of its stderr. */
@@ -132,7 +151,8 @@ async function classifyCallFailure(
   if (err instanceof FleetError) return [err.kind, err.message];
   const remote = config.type === 'remote' ? describeRemoteFailure(err, config.url) : null;
   if (remote !== null) return [remote[0], `call to tool "${tool}" failed: ${remote[1]}`];
-  return ['protocol', `tool "${tool}" failed: ${messageOf(err)}`];
+  const invalid = invalidAnswer(err);
+  return ['protocol', `tool "${tool}" failed: ${invalid === null ? messageOf(err) : describeInvalidAnswer(invalid)}`];
 }
 
 /** ": <stderr tail>", or says there was none. */
