@@ -7,10 +7,10 @@ import {
   type Client,
   type ElicitRequestFormParams,
   type ElicitResult,
+  ProtocolError,
   ProtocolErrorCode,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { ClientRequestError } from './request-error.js';
 import { describeZodError } from '../support/zod-errors.js';
 
 /** A value of a form field: what a flat elicitation schema allows. */
@@ -66,12 +66,12 @@ export function installElicitation(client: Client, server: string, handler: Elic
     try {
       answer = await handler(asked, { signal: ctx.mcpReq.signal });
     } catch (err) {
-      throw new ClientRequestError(ProtocolErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
     }
     const parsed = ElicitationResponse.safeParse(answer);
     if (!parsed.success) {
       const why = describeZodError(parsed.error).message;
-      throw new ClientRequestError(ProtocolErrorCode.InternalError, `elicitation callback returned an invalid response: ${why}`);
+      throw new ProtocolError(ProtocolErrorCode.InternalError, `elicitation callback returned an invalid response: ${why}`);
     }
     const response = parsed.data;
     if (response.action !== 'accept') return { action: response.action };

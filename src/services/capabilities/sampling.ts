@@ -7,11 +7,11 @@ import {
   type Client,
   type CreateMessageRequest,
   type CreateMessageResult,
+  ProtocolError,
   ProtocolErrorCode,
   type SamplingMessage,
   type SamplingMessageContentBlock,
 } from '@modelcontextprotocol/client';
-import { ClientRequestError } from './request-error.js';
 import { HostModelError, type AssistantMessage, type ChatContentPart, type ChatMessage, type HostModel, type StopReason } from '../agent/host-model.js';
 
 /** `error.data.reason` of the answer to a sampling request when the host has no model. */
@@ -42,7 +42,7 @@ export function installSampling(client: Client, model: HostModel): void {
       );
     } catch (err) {
       const why = err instanceof HostModelError ? err.message : `host model failed: ${String(err)}`;
-      throw new ClientRequestError(ProtocolErrorCode.InternalError, why, { reason: 'host_model_failed' });
+      throw new ProtocolError(ProtocolErrorCode.InternalError, why, { reason: 'host_model_failed' });
     }
     const result: CreateMessageResult = {
       role: 'assistant',
@@ -63,21 +63,21 @@ export function refuseSampling(client: Client): void {
   const previous = client.fallbackRequestHandler;
   client.fallbackRequestHandler = async function refuseWithoutModel(request, ctx) {
     if (request.method === 'sampling/createMessage') {
-      throw new ClientRequestError(
+      throw new ProtocolError(
         ProtocolErrorCode.MethodNotFound,
         'sampling is not available: no host model is configured (createMcpHost({ hostModel }))',
         { reason: NO_HOST_MODEL },
       );
     }
     if (previous) return previous(request, ctx);
-    throw new ClientRequestError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
   };
 }
 
 /** The request as chat messages; content the host model cannot take is an InvalidParams error naming it. */
 function toChatMessages(params: CreateMessageRequest['params']): ChatMessage[] {
   if (params.tools !== undefined || params.toolChoice !== undefined) {
-    throw new ClientRequestError(ProtocolErrorCode.InvalidParams, 'tool use in sampling is not supported by this client (sampling.tools is not declared)');
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, 'tool use in sampling is not supported by this client (sampling.tools is not declared)');
   }
   const messages: ChatMessage[] = [];
   if (params.systemPrompt) messages.push({ role: 'system', content: params.systemPrompt });
@@ -93,7 +93,7 @@ function toChatMessage(message: SamplingMessage, index: number): ChatMessage {
     return { role: 'user', content: onlyText && parts.length === 1 ? (parts[0] as { text: string }).text : parts };
   }
   if (parts.some((part) => part.type !== 'text')) {
-    throw new ClientRequestError(ProtocolErrorCode.InvalidParams, `messages[${index}]: images in assistant messages are not supported`);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `messages[${index}]: images in assistant messages are not supported`);
   }
   return { role: 'assistant', content: parts.map((part) => (part as { text: string }).text).join('\n'), tool_calls: [] };
 }
@@ -105,6 +105,6 @@ function toPart(block: SamplingMessageContentBlock, index: number): ChatContentP
     case 'image':
       return { type: 'image', data: block.data, mimeType: block.mimeType };
     default:
-      throw new ClientRequestError(ProtocolErrorCode.InvalidParams, `messages[${index}]: ${block.type} content is not supported by the host model`);
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `messages[${index}]: ${block.type} content is not supported by the host model`);
   }
 }

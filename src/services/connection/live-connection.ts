@@ -90,7 +90,7 @@ export function watchLiveConnection(
                 } else if (live.connection.pid === null && !(error instanceof ProtocolError)) {
                   // The request never reached a server (refused, reset, DNS): over HTTP nothing else reports
                   // it, since a remote connection has no process whose exit would. A server's own error
-                  // answer (McpError) means it is alive; a closed stdio transport is reported by `lost`.
+                  // answer (ProtocolError) means it is alive; a closed stdio transport is reported by `lost`.
                   const why = error instanceof Error ? error.message : String(error);
                   lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server (${why})`));
                 }
