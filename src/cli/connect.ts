@@ -35,7 +35,6 @@ interface ScenarioRun {
 
 type ScenarioWork = (run: ScenarioRun) => Promise<void>;
 
-
 /**
  * What each scenario of the conformance suite expects its client to do once
  * connected and its tools listed. A scenario not named here (`initialize`,

@@ -127,12 +127,14 @@ describe('parseConnectContext', () => {
 });
 
 describe('followConsentRedirect (headless consent)', () => {
-  it('returns the code of a redirect back to the redirect URI with our state', async () => {
+  it('returns the whole answer of a redirect back to the redirect URI with our state: code, state and iss', async () => {
     const endpoint = await authorizationEndpoint((url) => ({
       status: 302,
-      location: `${REDIRECT}?code=abc&state=${url.searchParams.get('state')}`,
+      location: `${REDIRECT}?code=abc&state=${url.searchParams.get('state')}&iss=${encodeURIComponent('http://as.example/tenant')}`,
     }));
-    await expect(followConsentRedirect(new URL(`${endpoint}?state=s1`), REDIRECT, 's1')).resolves.toBe('abc');
+    const answer = await followConsentRedirect(new URL(`${endpoint}?state=s1`), REDIRECT, 's1');
+    // The issuer goes on to the exchange, which compares it with the one discovery recorded (RFC 9207).
+    expect(Object.fromEntries(answer)).toEqual({ code: 'abc', state: 's1', iss: 'http://as.example/tenant' });
   });
 
   it('refuses a wrong state, an error, a foreign redirect, a missing code and a non-redirect', async () => {

@@ -34,7 +34,7 @@ async function authorizationServer(accessTokenTtl = 600): Promise<AuthorizationS
   return as;
 }
 
-async function resourceServer(issuer: string, prefix = 'a'): Promise<McpResourceServer> {
+async function resourceServer(issuer: string | (() => string), prefix = 'a'): Promise<McpResourceServer> {
   const server = await startMcpResourceServer(issuer, prefix);
   cleanups.push(() => server.close());
   return server;
@@ -123,7 +123,9 @@ describe('OAuth with a real authorization server', () => {
     const stored = credentials(fleet.dir, 'remote');
     expect(stored.server_url).toBe(mcp.url);
     expect(stored.tokens.expires_at).toBeGreaterThan(Date.now());
-    expect(stored.client.redirect_uris).toEqual([`http://127.0.0.1:${stored.redirect_port}/oauth/callback`]);
+    // One registration, kept under the issuer of the authorization server it was made with.
+    expect(Object.keys(stored.clients)).toEqual([as.issuer]);
+    expect(stored.clients[as.issuer].redirect_uris).toEqual([`http://127.0.0.1:${stored.redirect_port}/oauth/callback`]);
     expect(as.registrations()).toBe(1);
   });
 
@@ -153,13 +155,13 @@ describe('OAuth with a real authorization server', () => {
     expect(await callEcho(fleet.host, 'remote', 'pre')).toEqual({ type: 'text', text: 'pre' });
     expect(as.registrations()).toBe(0);
     const stored = credentials(fleet.dir, 'remote');
-    expect(stored).toMatchObject({ client: null, configured_client_id: 'fleet-client', redirect_port: port });
+    expect(stored).toMatchObject({ clients: {}, configured_client_id: 'fleet-client', redirect_port: port });
     // The secret stays in the config, masked in every answer (fleet.request checks the canary).
     expect(readFileSync(join(fleet.dir, 'oauth', 'remote.json'), 'utf8')).not.toContain('canary-token-SECRET-0004');
     await fleet.request('/api/mcp/servers/remote');
   });
 
-  it('403 insufficient_scope: the call is stepped up once; when only a consent can widen the token, the server needs it and the next consent asks for the scope', async () => {
+  it('403 insufficient_scope for a scope the token lacks: no refresh (it cannot widen a grant), the server needs consent and the next consent asks for the scope', async () => {
     const as = await authorizationServer();
     const mcp = await resourceServer(as.issuer);
     const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
@@ -167,13 +169,14 @@ describe('OAuth with a real authorization server', () => {
     await consentOverApi(fleet, 'remote');
     const refused = await fleet.host.callTool('remote__admin', {});
     expect(refused.details.is_error).toBe(true);
-    // The step-up re-authorized (a refresh) and retried once before giving up.
-    expect(as.grants).toEqual(['authorization_code', 'refresh_token']);
+    // A refresh keeps the granted scope (RFC 6749 §6), so the step-up goes straight to a new authorization: the user's.
+    expect(as.grants).toEqual(['authorization_code']);
     await untilState(fleet.host, 'remote', 'needs_reauth');
     expect(fleet.host.server('remote')?.error).toContain('requires the scope "mcp:tools mcp:admin"');
 
     const begun = await fleet.host.beginAuth('remote');
-    expect(new URL(begun.authorization_url).searchParams.get('scope')).toBe('mcp:tools mcp:admin');
+    // offline_access too: the authorization server offers it, and mcp-fleet keeps a refresh token (SEP-2207).
+    expect(new URL(begun.authorization_url).searchParams.get('scope')).toBe('mcp:tools mcp:admin offline_access');
     expect((await consentAsUser(begun.authorization_url)).status).toBe(200);
     await untilState(fleet.host, 'remote', 'ready');
     const admin = await fleet.host.callTool('remote__admin', {});
@@ -280,6 +283,35 @@ describe('OAuth with a real authorization server', () => {
     expect(await callEcho(again, 'remote', 'rebound')).toEqual({ type: 'text', text: 'rebound' });
   });
 
+  it('a server that moves to another authorization server: its refused token sends the worker to the new one, registered anew there, the old registration kept and its refresh token never sent to the new one', async () => {
+    const first = await authorizationServer();
+    const second = await authorizationServer();
+    let issuer = first.issuer;
+    const mcp = await resourceServer(() => issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    expect(await callEcho(fleet.host, 'remote', 'before')).toEqual({ type: 'text', text: 'before' });
+
+    // The server now names (and accepts tokens of) the second authorization server only.
+    issuer = second.issuer;
+    const refused = await fleet.host.callTool('remote__echo', { text: 'moved' });
+    expect(refused.details.is_error).toBe(true);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(second.tokenRequests).toEqual([]);
+
+    const begun = await fleet.host.beginAuth('remote');
+    expect(begun.authorization_url.startsWith(`${second.issuer}/auth?`)).toBe(true);
+    expect((await consentAsUser(begun.authorization_url)).status).toBe(200);
+    await untilState(fleet.host, 'remote', 'ready');
+    expect(await callEcho(fleet.host, 'remote', 'after')).toEqual({ type: 'text', text: 'after' });
+    expect([first.registrations(), second.registrations()]).toEqual([1, 1]);
+    const stored = credentials(fleet.dir, 'remote');
+    expect(Object.keys(stored.clients).sort()).toEqual([first.issuer, second.issuer].sort());
+    expect(stored.tokens.issuer).toBe(second.issuer);
+    expect(second.tokenRequests).toEqual(['authorization_code']);
+  });
+
   it('a callback with a wrong state is refused and the consent keeps waiting for the real one', async () => {
     const as = await authorizationServer();
     const mcp = await resourceServer(as.issuer);
@@ -316,6 +348,23 @@ describe('OAuth with a real authorization server', () => {
     await untilState(fleet.host, 'remote', 'needs_reauth');
     expect(fleet.host.server('remote')?.error).toContain('refused (access_denied)');
     expect(await portFree(port)).toBe(true);
+    expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
+  });
+
+  it('an answer whose iss names another authorization server (RFC 9207) is refused before its code is redeemed', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const { authorization_url: url } = await fleet.host.beginAuth('remote');
+    const state = new URL(url).searchParams.get('state');
+    const port = credentials(fleet.dir, 'remote').redirect_port;
+    // A mix-up: another server's answer, delivered with our state.
+    const mixedUp = await fetch(`http://127.0.0.1:${port}/oauth/callback?code=stolen&state=${state}&iss=${encodeURIComponent('https://evil.example')}`);
+    expect(mixedUp.status).toBe(502);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(fleet.host.server('remote')?.error).toContain('issuer does not match');
+    expect(as.tokenRequests).toEqual([]);
     expect(credentials(fleet.dir, 'remote').tokens).toBeNull();
   });
 

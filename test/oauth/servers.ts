@@ -111,19 +111,29 @@ export interface McpResourceServer {
 
 /**
  * An SDK MCP server at `/<prefix>/mcp` with one `echo` tool, accepting only
- * JWT access tokens of `issuer` whose audience is its own URL.
+ * JWT access tokens of `issuer` whose audience is its own URL. `issuer` may
+ * be a function: the server then names (and accepts tokens of) whichever
+ * authorization server it returns at the time — a server that moves to
+ * another one (SEP-2352).
  */
-export async function startMcpResourceServer(issuer: string, prefix = 'a'): Promise<McpResourceServer> {
+export async function startMcpResourceServer(issuerOf: string | (() => string), prefix = 'a'): Promise<McpResourceServer> {
   const http = createServer();
   const port = await listen(http);
   const origin = `http://127.0.0.1:${port}`;
   const url = `${origin}/${prefix}/mcp`;
   const metadataPath = `/.well-known/oauth-protected-resource/${prefix}/mcp`;
-  const jwks = createRemoteJWKSet(new URL(`${issuer}/jwks`));
+  const currentIssuer = typeof issuerOf === 'string' ? () => issuerOf : issuerOf;
+  const keySets = new Map<string, ReturnType<typeof createRemoteJWKSet>>();
+  const jwksOf = (issuer: string) => {
+    let keys = keySets.get(issuer);
+    if (keys === undefined) keySets.set(issuer, (keys = createRemoteJWKSet(new URL(`${issuer}/jwks`))));
+    return keys;
+  };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const presentedTokens: string[] = [];
 
   http.on('request', async (req, res) => {
+    const issuer = currentIssuer();
     const path = new URL(req.url ?? '/', origin).pathname;
     if (path === metadataPath) {
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -139,7 +149,7 @@ export async function startMcpResourceServer(issuer: string, prefix = 'a'): Prom
     let scopes: string[];
     try {
       if (token === undefined) throw new Error('no token');
-      const { payload } = await jwtVerify(token, jwks, { issuer, audience: url });
+      const { payload } = await jwtVerify(token, jwksOf(issuer), { issuer, audience: url });
       scopes = String(payload.scope ?? '').split(' ');
     } catch {
       res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${origin}${metadataPath}"` });

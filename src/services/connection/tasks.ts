@@ -61,11 +61,18 @@ export function watchTaskHandles<T extends Transport>(transport: T): T {
     }
     forward(message, extra);
   };
+  // Methods bound once: the SDK reads some on every message.
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
   return new Proxy(transport, {
     get(target, property) {
       if (property === 'send') return send;
       const value: unknown = Reflect.get(target, property, target);
-      return typeof value === 'function' ? value.bind(target) : value;
+      if (typeof value !== 'function') return value;
+      const known = bound.get(property);
+      if (known?.method === value) return known.bound;
+      const fresh = value.bind(target) as unknown;
+      bound.set(property, { method: value, bound: fresh });
+      return fresh;
     },
     set(target, property, value: unknown) {
       const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as never) : value;

@@ -113,8 +113,10 @@ export async function loadCredentials(
  */
 function withClientsByIssuer(json: unknown): unknown {
   if (json === null || typeof json !== 'object' || !('client' in json)) return json;
-  const { client, ...rest } = json as { client: unknown; clients?: unknown; discovery?: { authorizationServerUrl?: unknown } | null };
-  const stamp = (client as { issuer?: unknown } | null)?.issuer ?? rest.discovery?.authorizationServerUrl;
+  type Discovery = { authorizationServerUrl?: unknown; authorizationServerMetadata?: { issuer?: unknown } } | null;
+  const { client, ...rest } = json as { client: unknown; clients?: unknown; discovery?: Discovery };
+  const discovered = rest.discovery?.authorizationServerMetadata?.issuer ?? rest.discovery?.authorizationServerUrl;
+  const stamp = (client as { issuer?: unknown } | null)?.issuer ?? discovered;
   if (client === null || typeof stamp !== 'string' || rest.clients !== undefined) return rest;
   return { ...rest, clients: { [stamp]: client } };
 }

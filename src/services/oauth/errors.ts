@@ -35,10 +35,21 @@ export function describeAuthFailure(err: unknown, origin: string): [FleetError['
     return ['auth', `${origin} names the authorization server ${err.currentIssuer}, not ${err.recordedIssuer}: credentials not sent`];
   }
   if (err instanceof IssuerMismatchError) {
-    return ['auth', `the authorization server's issuer does not match (RFC 9207: expected ${err.expected ?? 'none'}, got ${err.received ?? 'none'})`];
+    const received = err.received === undefined ? 'none' : oneLine(err.received);
+    if (err.kind === 'metadata') {
+      return ['auth', `the authorization server metadata at ${err.expected ?? origin} names another issuer (${received}): not used (RFC 8414)`];
+    }
+    // The received `iss` is the answer's own, whoever sent it: shown shortened, on one line.
+    return ['auth', `the authorization server's issuer does not match (RFC 9207: expected ${err.expected ?? 'none'}, got ${received})`];
   }
   // Every other failure of the SDK's OAuth flow (registration refused, scope step-up exhausted, …).
   if (err instanceof OAuthClientFlowError) return ['auth', `OAuth with ${origin} failed: ${err.message}`];
   if (err instanceof UnauthorizedError) return ['auth', `${origin} refused the authorization`];
   return null;
+}
+
+/** A value from the other side, as one short line. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ');
+  return flat.length > 120 ? `${flat.slice(0, 120)}…` : flat;
 }

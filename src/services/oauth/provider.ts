@@ -13,10 +13,10 @@ import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import {
   DpopSession,
+  extractWWWAuthenticateParams,
   isDpopNonceChallenge,
   OAuthError,
   OAuthErrorCode,
-  extractWWWAuthenticateParams,
   refreshAuthorization,
   selectResourceURL,
   type OAuthClientInformationContext,
@@ -38,6 +38,7 @@ import {
 } from './credentials-file.js';
 import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
+import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
 
 /** Refresh answers that mean the grant is gone: only a new consent helps. */
 const REFRESH_REFUSALS = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
@@ -111,6 +112,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   readonly #lostListeners = new Set<(error: FleetError) => void>();
   /** Scopes a `403 insufficient_scope` asked for on this connection. */
   readonly #challenged = new Set<string>();
+  /** The scope of the step-up under way, if the last 403 asked for one: what a consent must now grant. */
+  #steppingUpTo: string | undefined;
   /** The `resource_metadata` URL of the server's last 401, for the next discovery. */
   #resourceMetadataUrl: URL | undefined;
   /** Whether tokens are DPoP-bound, and (made on first use) the key they are bound to. */
@@ -172,7 +175,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const { client_id: id, client_secret: secret } = this.#config.auth;
     if (id !== null) return secret === null ? { client_id: id } : { client_id: id, client_secret: secret };
     const issuer = ctx?.issuer ?? this.#discoveredIssuer();
-    const client = issuer === undefined ? undefined : this.#registrationOf(issuer)?.[1];
+    const client = issuer === undefined ? undefined : registrationFor(this.#record.clients, issuer);
     if (client === undefined) return undefined;
     // Registered for another port (callback_port changed): register again rather than present a stale redirect_uri.
     if (Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
@@ -191,10 +194,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     if (this.#config.auth.client_id !== null) return;
     const issuer = ctx?.issuer ?? (info as StoredClient).issuer ?? this.#discoveredIssuer();
     if (issuer === undefined) throw new FleetError('auth', `no authorization server is known for the registration of server "${this.#name}"`);
-    const clients = { ...this.#record.clients };
-    const [key] = this.#registrationOf(issuer) ?? [issuer];
-    clients[key] = info as StoredClient;
-    this.#record.clients = clients;
+    this.#record.clients = withRegistration(this.#record.clients, issuer, info as StoredClient);
     await this.#persist();
   }
 
@@ -219,17 +219,28 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const stored: StoredTokens = { ...rest, obtained_at: now };
     if (lifetime !== undefined) stored.expires_at = now + lifetime * 1000;
     this.#record.tokens = stored;
+    // A step-up that ends in new tokens is over.
+    this.#steppingUpTo = undefined;
     // Persisted before the SDK uses it: a rotated refresh token is never lost to a crash.
     await this.#persist();
     this.#schedule();
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
+    const steppingUpTo = this.#steppingUpTo;
+    this.#steppingUpTo = undefined;
     if (this.#consent !== null) {
       this.#consent.onAuthorizationUrl(authorizationUrl);
       return;
     }
-    const error = new ConsentRequiredError(this.#name, this.#record.tokens === null ? 'no usable token' : 'the token was refused');
+    // A step-up to a scope the token lacks cannot be a refresh (RFC 6749 §6): only the user can grant it.
+    const reason =
+      steppingUpTo !== undefined
+        ? `the server requires the scope "${steppingUpTo}"`
+        : this.#record.tokens === null
+          ? 'no usable token'
+          : 'the token was refused';
+    const error = new ConsentRequiredError(this.#name, reason);
     this.#reportLost(error);
     throw error;
   }
@@ -257,7 +268,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
    */
   async discoveryState(): Promise<OAuthDiscoveryState> {
     if (this.#record.discovery !== null) return this.#record.discovery as unknown as OAuthDiscoveryState;
-    const discovered = await discoverAuthorization(this.#config.url, { resourceMetadataUrl: this.#resourceMetadataUrl });
+    const discovered = await discoverAuthorization(this.#config.url, {
+      resourceMetadataUrl: this.#resourceMetadataUrl,
+      serverHeaders: this.#config.headers,
+    });
     await this.saveDiscoveryState(discovered);
     return discovered;
   }
@@ -271,7 +285,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
     if (all) this.#record.clients = {};
-    if (scope === 'client') this.#forgetRegistration();
+    if (scope === 'client') {
+      // The authorization server refused our client: its registration goes (every one, when none is known to be current).
+      const refused = this.#discoveredIssuer();
+      this.#record.clients = refused === undefined ? {} : withoutRegistration(this.#record.clients, refused);
+    }
     if (all || scope === 'tokens') this.#record.tokens = null;
     if (all || scope === 'verifier') this.#record.code_verifier = null;
     if (all || scope === 'discovery') this.#record.discovery = null;
@@ -297,8 +315,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /**
    * The server refused a request for want of `scope` (`403 insufficient_scope`).
    * The first time, the scope is remembered for every later consent and the
-   * SDK's step-up (re-authorize, retry once) goes ahead; refused again, the
-   * token cannot be widened without the user: the server needs consent.
+   * SDK's step-up goes ahead: a refresh and one retry when the token already
+   * holds the scope, else an authorization, which needs the user's consent
+   * (`redirectToAuthorization` says so). Refused again, the token cannot be
+   * widened without the user: the server needs consent.
    */
   async noteScopeChallenge(scope: string | undefined): Promise<void> {
     const wanted = scope ?? this.#record.step_up_scope ?? '';
@@ -307,6 +327,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       return;
     }
     this.#challenged.add(wanted);
+    this.#steppingUpTo = wanted;
     if (scope !== undefined && scope !== this.#record.step_up_scope) {
       this.#record.step_up_scope = scope;
       await this.#persist();
@@ -395,23 +416,6 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return discovery === null ? undefined : issuerOf(discovery);
   }
 
-  /** The stored registration for `issuer`, with the key it is stored under. */
-  #registrationOf(issuer: string): [string, StoredClient] | undefined {
-    return Object.entries(this.#record.clients).find(([key]) => sameIssuer(key, issuer));
-  }
-
-  /** The authorization server refused our client: its registration goes (every one, when none is known to be current). */
-  #forgetRegistration(): void {
-    const issuer = this.#discoveredIssuer();
-    const current = issuer === undefined ? undefined : this.#registrationOf(issuer);
-    if (current === undefined) {
-      this.#record.clients = {};
-      return;
-    }
-    const { [current[0]]: _forgotten, ...others } = this.#record.clients;
-    this.#record.clients = others;
-  }
-
   /** The stored refresh token cannot be used: drops the tokens and reports (and returns) the need for consent. */
   async #refreshUnusable(reason: string): Promise<ConsentRequiredError> {
     this.#record.tokens = null;
@@ -453,25 +457,6 @@ export class FleetOAuthProvider implements OAuthClientProvider {
 function refreshAhead(tokens: StoredTokens): number {
   const lifetime = tokens.expires_at! - (tokens.obtained_at ?? tokens.expires_at!);
   return Math.min(MAX_REFRESH_AHEAD_MS, lifetime / 2);
-}
-
-/** The issuer tokens of `discovery`'s authorization server are stamped with, as the SDK's auth() stamps them. */
-function issuerOf(discovery: OAuthDiscoveryState): string {
-  return discovery.authorizationServerMetadata?.issuer ?? discovery.authorizationServerUrl;
-}
-
-/**
- * Whether two authorization server identifiers name the same server, as the
- * SDK's auth() compares them: as parsed URLs, one trailing `/` either way.
- */
-function sameIssuer(a: string, b: string): boolean {
-  let [x, y] = [a, b];
-  try {
-    [x, y] = [new URL(a).href, new URL(b).href];
-  } catch {
-    // Not two URLs: compared as written.
-  }
-  return x === y || (x.endsWith('/') && x.slice(0, -1) === y) || (y.endsWith('/') && y.slice(0, -1) === x);
 }
 
 /** Stored tokens as the SDK wants them: `expires_in` counted from now. */
