@@ -1,0 +1,54 @@
+/**
+ * Enterprise-managed authorization (SEP-990, the MCP "cross-app access"
+ * extension): the user signed in once at the enterprise identity provider,
+ * and the client trades that sign-in for access to an MCP server without a
+ * consent screen — the ID token for an identity assertion grant (ID-JAG,
+ * RFC 8693 token exchange at the IdP, for the MCP server's authorization
+ * server and resource), and the grant for an access token (RFC 7523
+ * `jwt-bearer` at the authorization server, authenticated by the client's
+ * credentials there). Both steps are the SDK's; this only wires them.
+ */
+import { CrossAppAccessProvider, requestJwtAuthorizationGrant, type OAuthClientProvider } from '@modelcontextprotocol/client';
+
+export interface EnterpriseAuthOptions {
+  /** The client at the MCP server's authorization server. */
+  clientId: string;
+  /** Its secret there (a secret). */
+  clientSecret: string;
+  /** How the client names itself in its metadata. */
+  clientName: string;
+  /** The enterprise identity provider. */
+  identityProvider: {
+    /** Its token endpoint, where the ID token is exchanged. */
+    tokenEndpoint: string;
+    /** The client id the IdP knows this client by. */
+    clientId: string;
+    /** Its secret at the IdP, if it is a confidential client there (a secret). */
+    clientSecret?: string;
+    /** The user's OpenID Connect ID token from the IdP (a secret), read when a grant is needed. */
+    idToken: () => string | Promise<string>;
+  };
+}
+
+/** The SDK provider for enterprise-managed authorization: tokens in memory, a new grant on each 401. */
+export function enterpriseAuthProvider(options: EnterpriseAuthOptions): OAuthClientProvider {
+  const idp = options.identityProvider;
+  return new CrossAppAccessProvider({
+    clientId: options.clientId,
+    clientSecret: options.clientSecret,
+    clientName: options.clientName,
+    assertion: async function identityAssertionGrant(target) {
+      const grant = await requestJwtAuthorizationGrant({
+        tokenEndpoint: idp.tokenEndpoint,
+        audience: target.authorizationServerUrl,
+        resource: target.resourceUrl,
+        idToken: await idp.idToken(),
+        clientId: idp.clientId,
+        ...(idp.clientSecret === undefined ? {} : { clientSecret: idp.clientSecret }),
+        ...(target.scope === undefined ? {} : { scope: target.scope }),
+        fetchFn: target.fetchFn,
+      });
+      return grant.jwtAuthGrant;
+    },
+  });
+}

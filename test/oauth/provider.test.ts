@@ -1,0 +1,168 @@
+// The OAuth provider's bookkeeping, without a browser: registrations kept per
+// authorization server, tokens never handed out for another one, what a 401
+// of the MCP server does to the cached discovery (SEP-2352), and the one
+// discovery policy of its own: the RFC 8414 issuer check relaxed only where
+// no protected resource metadata names the authorization server.
+import { mkdtempSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { IssuerMismatchError } from '@modelcontextprotocol/client';
+import { afterEach, describe, expect, it } from 'vitest';
+import { RemoteServerConfig } from '../../src/services/config/schema.js';
+import { credentialsPath, loadCredentials } from '../../src/services/oauth/credentials-file.js';
+import { discoverAuthorization } from '../../src/services/oauth/discovery.js';
+import { createOAuthProvider, type OAuthServerConfig } from '../../src/services/oauth/index.js';
+
+const cleanups: Array<() => void | Promise<void>> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+function stateDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-provider-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+function oauthConfig(url: string): OAuthServerConfig {
+  return RemoteServerConfig.parse({ type: 'remote', url, auth: { kind: 'oauth' } }) as OAuthServerConfig;
+}
+
+/** An HTTP server answering with `handle`; every request's path and headers are recorded. Resolves with its origin. */
+async function httpServer(
+  handle: (req: IncomingMessage, res: ServerResponse, origin: string) => void,
+): Promise<{ origin: string; paths: string[]; headers: IncomingMessage['headers'][] }> {
+  const paths: string[] = [];
+  const headers: IncomingMessage['headers'][] = [];
+  let origin = '';
+  const server: Server = createServer((req, res) => {
+    paths.push(req.url ?? '/');
+    headers.push(req.headers);
+    handle(req, res, origin);
+  });
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  cleanups.push(() => new Promise<void>((done) => server.close(() => done())));
+  return { origin, paths, headers };
+}
+
+function json(res: ServerResponse, body: unknown): void {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** Authorization server metadata naming `issuer`, with its endpoints under `base`. */
+function asMetadata(issuer: string, base: string) {
+  return {
+    issuer,
+    authorization_endpoint: `${base}/authorize`,
+    token_endpoint: `${base}/token`,
+    registration_endpoint: `${base}/register`,
+    response_types_supported: ['code'],
+    code_challenge_methods_supported: ['S256'],
+  };
+}
+
+describe('FleetOAuthProvider', () => {
+  it('keeps a registration per authorization server: another issuer gets none, and a refused client loses only its own', async () => {
+    const provider = await createOAuthProvider({ stateDir: stateDir(), name: 'moving', config: oauthConfig('http://127.0.0.1:1/mcp') });
+    const first = 'http://as-one.example';
+    const second = 'http://as-two.example/tenant';
+    await provider.saveClientInformation({ client_id: 'one', redirect_uris: [provider.redirectUrl] } as never, { issuer: first });
+    expect(provider.clientInformation({ issuer: second })).toBeUndefined();
+    await provider.saveClientInformation({ client_id: 'two', redirect_uris: [provider.redirectUrl] } as never, { issuer: second });
+    expect(provider.clientInformation({ issuer: first })?.client_id).toBe('one');
+    // The SDK's trailing-slash tolerance: the same server either way.
+    expect(provider.clientInformation({ issuer: `${second}/` })?.client_id).toBe('two');
+
+    // Discovery names the second server: `invalidateCredentials('client')` (its invalid_client) drops that one only.
+    await provider.saveDiscoveryState({ authorizationServerUrl: second, authorizationServerMetadata: asMetadata(second, second) as never });
+    await provider.invalidateCredentials('client');
+    expect(provider.clientInformation({ issuer: second })).toBeUndefined();
+    expect(provider.clientInformation({ issuer: first })?.client_id).toBe('one');
+  });
+
+  it('hands out no token for an authorization server other than the one that issued it', async () => {
+    const provider = await createOAuthProvider({ stateDir: stateDir(), name: 'stamped', config: oauthConfig('http://127.0.0.1:1/mcp') });
+    await provider.saveTokens({ access_token: 'at-1', token_type: 'Bearer', issuer: 'http://as-one.example' } as never);
+    expect((await provider.tokens({ issuer: 'http://as-two.example' }))).toBeUndefined();
+    expect((await provider.tokens({ issuer: 'http://as-one.example' }))?.access_token).toBe('at-1');
+    // The transport's per-request read asks for no issuer: the current tokens.
+    expect((await provider.tokens())?.access_token).toBe('at-1');
+  });
+
+  it('a 401 to a request that carried the token drops the cached discovery; one without a token, or a DPoP nonce challenge, keeps it', async () => {
+    const provider = await createOAuthProvider({ stateDir: stateDir(), name: 'refused', config: oauthConfig('http://127.0.0.1:1/mcp') });
+    const cached = { authorizationServerUrl: 'http://as-one.example' };
+    await provider.saveDiscoveryState(cached);
+    const challenge = (scheme: string, headers: Record<string, string> = {}) =>
+      new Response(null, { status: 401, headers: { 'www-authenticate': scheme, ...headers } });
+
+    await provider.noteUnauthorized(challenge('Bearer'), false);
+    expect(await provider.discoveryState()).toEqual(cached);
+    await provider.noteUnauthorized(challenge('DPoP error="use_dpop_nonce"', { 'dpop-nonce': 'n-1' }), true);
+    expect(await provider.discoveryState()).toEqual(cached);
+
+    // Refused with our token: the next discovery starts over, at the resource metadata the challenge names.
+    const mcp = await httpServer((req, res, origin) => {
+      if (req.url === '/elsewhere/prm') return json(res, { resource: `${origin}/mcp`, authorization_servers: [`${origin}/as-two`] });
+      if (req.url === '/.well-known/oauth-authorization-server/as-two') return json(res, asMetadata(`${origin}/as-two`, `${origin}/as-two`));
+      res.writeHead(404).end();
+    });
+    const moved = await createOAuthProvider({ stateDir: stateDir(), name: 'moved', config: oauthConfig(`${mcp.origin}/mcp`) });
+    await moved.saveDiscoveryState(cached);
+    await moved.noteUnauthorized(challenge(`Bearer resource_metadata="${mcp.origin}/elsewhere/prm"`), true);
+    const rediscovered = await moved.discoveryState();
+    expect(rediscovered.authorizationServerUrl).toBe(`${mcp.origin}/as-two`);
+    expect(mcp.paths[0]).toBe('/elsewhere/prm');
+  });
+
+  it('moves the one registration of an older credentials file under its issuer', async () => {
+    const dir = stateDir();
+    const file = credentialsPath(dir, 'old');
+    mkdirSync(join(dir, 'oauth'));
+    const client = { client_id: 'kept', issuer: 'http://as.example' };
+    writeFileSync(file, JSON.stringify({ version: 1, server_url: 'http://127.0.0.1:1/mcp', client }));
+    const record = await loadCredentials(file, 'http://127.0.0.1:1/mcp', null);
+    expect(record.clients).toEqual({ 'http://as.example': client });
+    expect(record).not.toHaveProperty('client');
+  });
+});
+
+describe('discoverAuthorization', () => {
+  it('without protected resource metadata, takes the issuer the origin\'s metadata names (the 2025-03-26 fallback)', async () => {
+    const legacy = await httpServer((req, res, origin) => {
+      if (req.url === '/.well-known/oauth-authorization-server') return json(res, asMetadata(`${origin}/oauth`, `${origin}/oauth`));
+      res.writeHead(404).end();
+    });
+    const discovered = await discoverAuthorization(`${legacy.origin}/mcp`);
+    expect(discovered.authorizationServerUrl).toBe(`${legacy.origin}/`);
+    expect(discovered.authorizationServerMetadata?.issuer).toBe(`${legacy.origin}/oauth`);
+    expect(discovered.resourceMetadata).toBeUndefined();
+  });
+
+  it('refuses metadata whose issuer is not the authorization server the resource metadata names', async () => {
+    const server = await httpServer((req, res, origin) => {
+      if (req.url === '/.well-known/oauth-protected-resource/mcp') return json(res, { resource: `${origin}/mcp`, authorization_servers: [`${origin}/as`] });
+      if (req.url === '/.well-known/oauth-authorization-server/as') return json(res, asMetadata('https://attacker.example', `${origin}/as`));
+      res.writeHead(404).end();
+    });
+    await expect(discoverAuthorization(`${server.origin}/mcp`)).rejects.toBeInstanceOf(IssuerMismatchError);
+  });
+
+  it("sends the server's config headers to its own origin only, never to an authorization server elsewhere", async () => {
+    const as = await httpServer((req, res, origin) => {
+      if (req.url === '/.well-known/oauth-authorization-server') return json(res, asMetadata(origin, origin));
+      res.writeHead(404).end();
+    });
+    const mcp = await httpServer((req, res, origin) => {
+      if (req.url === '/.well-known/oauth-protected-resource/mcp') return json(res, { resource: `${origin}/mcp`, authorization_servers: [as.origin] });
+      res.writeHead(404).end();
+    });
+    await discoverAuthorization(`${mcp.origin}/mcp`, { serverHeaders: { 'x-gateway-key': 'gateway-secret' } });
+    expect(mcp.headers[0]?.['x-gateway-key']).toBe('gateway-secret');
+    expect(as.headers.length).toBeGreaterThan(0);
+    expect(as.headers.every((sent) => sent['x-gateway-key'] === undefined)).toBe(true);
+  });
+});
