@@ -131,7 +131,7 @@ export function secretValuesOf(body: unknown): string[] {
   const record = body as Record<string, unknown>;
   const auth = record.auth !== null && typeof record.auth === 'object' ? (record.auth as Record<string, unknown>) : {};
   // An explicit stack, not recursion: a body nested 100 000 deep must not overflow the call stack.
-  const pending: unknown[] = [record.env, record.headers, auth.token, auth.client_secret, auth.private_key];
+  const pending: unknown[] = [record.env, record.headers, auth.token, auth.client_secret, auth.private_key, auth.idp_client_secret];
   const out: string[] = [];
   while (pending.length > 0) {
     const value = pending.pop();

@@ -366,7 +366,8 @@ function patchBody(c, config) {
  */
 function authKinds(stored) {
   const kinds = [['none', 'None'], ['bearer', 'Bearer token'], ['oauth', 'OAuth']];
-  if (stored === 'client_credentials') kinds.push(['client_credentials', 'Client credentials (kept; edit in the file or API)']);
+  const machine = { client_credentials: 'Client credentials', workload_identity: 'Workload identity', enterprise: 'Enterprise-managed' };
+  if (Object.hasOwn(machine, stored)) kinds.push([stored, `${machine[stored]} (kept; edit in the file or API)`]);
   return kinds;
 }
 

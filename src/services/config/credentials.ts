@@ -50,6 +50,25 @@ export const AuthResponse = z.discriminatedUnion('kind', [
     scopes: z.array(z.string()),
     issuer: z.string().nullable(),
   }),
+  z.object({
+    kind: z.literal('workload_identity'),
+    client_id: z.string(),
+    assertion_file: z.string(),
+    scopes: z.array(z.string()),
+  }),
+  z.object({
+    kind: z.literal('enterprise'),
+    client_id: z.string(),
+    has_client_secret: z.boolean(),
+    client_secret_masked: z.string().nullable(),
+    idp_token_endpoint: z.string(),
+    idp_client_id: z.string(),
+    has_idp_client_secret: z.boolean(),
+    idp_client_secret_masked: z.string().nullable(),
+    id_token_file: z.string(),
+    scopes: z.array(z.string()),
+    issuer: z.string().nullable(),
+  }),
 ]);
 export type AuthResponse = z.infer<typeof AuthResponse>;
 
@@ -117,6 +136,22 @@ function authResponse(auth: AuthConfig): AuthResponse {
         scopes: [...auth.scopes],
         issuer: auth.issuer,
       };
+    case 'workload_identity':
+      return { kind: 'workload_identity', client_id: auth.client_id, assertion_file: auth.assertion_file, scopes: [...auth.scopes] };
+    case 'enterprise':
+      return {
+        kind: 'enterprise',
+        client_id: auth.client_id,
+        has_client_secret: true,
+        client_secret_masked: maskSecret(auth.client_secret),
+        idp_token_endpoint: auth.idp_token_endpoint,
+        idp_client_id: auth.idp_client_id,
+        has_idp_client_secret: auth.idp_client_secret !== null,
+        idp_client_secret_masked: auth.idp_client_secret === null ? null : maskSecret(auth.idp_client_secret),
+        id_token_file: auth.id_token_file,
+        scopes: [...auth.scopes],
+        issuer: auth.issuer,
+      };
   }
 }
 
@@ -142,6 +177,10 @@ function authSecrets(auth: AuthConfig): string[] {
       return auth.client_secret === null ? [] : [auth.client_secret];
     case 'client_credentials':
       return [auth.client_secret, auth.private_key].filter((value) => value !== null);
+    case 'workload_identity':
+      return [];
+    case 'enterprise':
+      return [auth.client_secret, auth.idp_client_secret].filter((value) => value !== null);
   }
 }
 
@@ -186,7 +225,7 @@ export function redact(text: string, secrets: Iterable<string>): string {
 /** Maps of secrets: a PATCH merges them key by key, `null` deleting one. */
 const SECRET_MAPS = new Set(['env', 'headers']);
 /** The secrets of `auth`: in a PATCH, `null` deletes them (other fields take `null` as a value). */
-const AUTH_SECRETS = new Set(['token', 'client_secret', 'private_key']);
+const AUTH_SECRETS = new Set(['token', 'client_secret', 'private_key', 'idp_client_secret']);
 
 /** Fields both server types have: a change of `type` keeps them. */
 const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(

@@ -143,7 +143,43 @@ export const ClientCredentialsAuth = z
     message: 'set exactly one of client_secret and private_key',
     path: ['client_secret'],
   });
-export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth, ClientCredentialsAuth]);
+/**
+ * Workload identity federation (the `jwt-bearer` grant, RFC 7523): the
+ * workload's platform-issued JWT (a Kubernetes service-account token, a cloud
+ * instance identity) is traded for an access token. The JWT is read from
+ * `assertion_file` for every token request, so a platform that rotates it is
+ * followed; the file's content is a secret, its path is not.
+ */
+export const WorkloadIdentityAuth = z.strictObject({
+  kind: z.literal('workload_identity'),
+  client_id: z.string().min(1),
+  assertion_file: z.string().min(1),
+  scopes: z.array(z.string()).default([]),
+});
+
+/**
+ * Enterprise-managed authorization (SEP-990, cross-app access): the user's ID
+ * token from the enterprise identity provider (read from `id_token_file` when
+ * a grant is needed) is exchanged at the IdP for an identity assertion grant,
+ * and that at the MCP server's authorization server for an access token, with
+ * this client's credentials there. No consent screen.
+ */
+export const EnterpriseAuth = z.strictObject({
+  kind: z.literal('enterprise'),
+  client_id: z.string().min(1),
+  /** A secret. */
+  client_secret: SecretString,
+  idp_token_endpoint: z.url({ protocol: /^https?$/ }),
+  idp_client_id: z.string().min(1),
+  /** A secret; `null` for a public client at the IdP. */
+  idp_client_secret: SecretString.nullable().default(null),
+  id_token_file: z.string().min(1),
+  scopes: z.array(z.string()).default([]),
+  /** The authorization server the client credentials belong to (as for client_credentials). */
+  issuer: z.url({ protocol: /^https?$/ }).nullable().default(null),
+});
+
+export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth, ClientCredentialsAuth, WorkloadIdentityAuth, EnterpriseAuth]);
 export type AuthConfig = z.infer<typeof AuthConfig>;
 
 export const RemoteServerConfig = z.strictObject({

@@ -14,7 +14,7 @@ import type { ExecuteOptions } from '../tools/agent-tool.js';
 import type { ServerConfig } from '../config/schema.js';
 import { eraKey, openInKnownEra, versionNegotiation } from '../era/negotiation.js';
 import type { EraVerdicts } from '../era/verdicts.js';
-import { machineAuthProvider } from '../oauth/machine-auth.js';
+import { isMachineAuth, machineAuthProvider } from '../oauth/machine-auth.js';
 import { FleetError } from '../support/errors.js';
 import { AbortError } from './call-limiter.js';
 import { connectLocal } from './connect-local.js';
@@ -85,7 +85,7 @@ export async function connect(
   if (config.type === 'remote' && config.auth.kind === 'oauth' && options.authProvider === undefined) {
     throw new FleetError('config', `server "${name}" uses OAuth: connect it with an authProvider (see services/oauth)`);
   }
-  if (config.type === 'remote' && config.auth.kind === 'client_credentials' && options.authProvider === undefined) {
+  if (config.type === 'remote' && isMachineAuth(config.auth) && options.authProvider === undefined) {
     options = { ...options, authProvider: machineAuthProvider(config.auth, CLIENT_INFO.name) };
   }
   const bound = connectBound(config.timeout_seconds, options.signal);

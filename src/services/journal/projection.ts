@@ -413,7 +413,7 @@ export type Projection = ReturnType<typeof createProjection>;
 /** The SPEC §6 view of a projected server. */
 export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
   const auth = (server.config['auth'] ?? { kind: 'none' }) as { kind?: string };
-  const kind = auth.kind === 'bearer' || auth.kind === 'oauth' || auth.kind === 'client_credentials' ? auth.kind : 'none';
+  const kind = AUTH_KINDS.has(auth.kind as AuthKind) ? (auth.kind as AuthKind) : 'none';
   return {
     name: server.name,
     config: server.config,
@@ -429,10 +429,14 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
   };
 }
 
-function authStatus(kind: 'none' | 'bearer' | 'oauth' | 'client_credentials', state: ServerState): string {
+type AuthKind = ServerView['auth']['kind'];
+const AUTH_KINDS = new Set<AuthKind>(['none', 'bearer', 'oauth', 'client_credentials', 'workload_identity', 'enterprise']);
+
+function authStatus(kind: AuthKind, state: ServerState): string {
   if (kind === 'none') return 'none';
   if (kind === 'bearer') return 'configured';
-  if (kind === 'client_credentials') return state === 'ready' ? 'authorized' : 'configured';
+  // Credentials a machine uses without a user: there is nothing to consent to.
+  if (kind !== 'oauth') return state === 'ready' ? 'authorized' : 'configured';
   if (state === 'ready') return 'authorized';
   if (state === 'needs_reauth' || state === 'authenticating') return state;
   return 'unknown';

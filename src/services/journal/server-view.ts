@@ -23,7 +23,7 @@ export const ServerView = z.object({
   error: z.string().nullable(),
   error_kind: ErrorKind.nullable(),
   auth: z.object({
-    kind: z.enum(['none', 'bearer', 'oauth', 'client_credentials']),
+    kind: z.enum(['none', 'bearer', 'oauth', 'client_credentials', 'workload_identity', 'enterprise']),
     /** `none` | `configured` | `authorized` | `needs_reauth` | `authenticating`. */
     status: z.string(),
   }),

@@ -17,6 +17,8 @@ export interface EnterpriseAuthOptions {
   clientSecret: string;
   /** How the client names itself in its metadata. */
   clientName: string;
+  /** The authorization server the client credentials may be sent to; undefined trusts the MCP server's metadata. */
+  expectedIssuer?: string;
   /** The enterprise identity provider. */
   identityProvider: {
     /** Its token endpoint, where the ID token is exchanged. */
@@ -37,6 +39,7 @@ export function enterpriseAuthProvider(options: EnterpriseAuthOptions): OAuthCli
     clientId: options.clientId,
     clientSecret: options.clientSecret,
     clientName: options.clientName,
+    ...(options.expectedIssuer === undefined ? {} : { expectedIssuer: options.expectedIssuer }),
     assertion: async function identityAssertionGrant(target) {
       const grant = await requestJwtAuthorizationGrant({
         tokenEndpoint: idp.tokenEndpoint,
