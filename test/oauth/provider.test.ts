@@ -13,7 +13,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig } from '../../src/services/config/schema.js';
 import { credentialsPath, loadCredentials } from '../../src/services/oauth/credentials-file.js';
 import { discoverAuthorization } from '../../src/services/oauth/discovery.js';
-import { createOAuthProvider, type OAuthServerConfig } from '../../src/services/oauth/index.js';
+import { beginConsent, createOAuthProvider, type OAuthServerConfig } from '../../src/services/oauth/index.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -164,5 +164,58 @@ describe('discoverAuthorization', () => {
     expect(mcp.headers[0]?.['x-gateway-key']).toBe('gateway-secret');
     expect(as.headers.length).toBeGreaterThan(0);
     expect(as.headers.every((sent) => sent['x-gateway-key'] === undefined)).toBe(true);
+  });
+});
+
+describe('client registration', () => {
+  const METADATA_URL = 'https://client.example/mcp-fleet.json';
+
+  /** An MCP server and its authorization server in one; `cimd` says whether the latter takes client metadata documents. */
+  async function authorizationServer(cimd: boolean) {
+    const registrations: unknown[] = [];
+    const server = await httpServer((req, res, origin) => {
+      if (req.url === '/.well-known/oauth-protected-resource/mcp') return json(res, { resource: `${origin}/mcp`, authorization_servers: [origin] });
+      if (req.url === '/.well-known/oauth-authorization-server') {
+        return json(res, { ...asMetadata(origin, origin), client_id_metadata_document_supported: cimd });
+      }
+      if (req.url === '/register' && req.method === 'POST') {
+        let body = '';
+        req.on('data', (chunk: Buffer) => (body += chunk));
+        req.on('end', () => {
+          registrations.push(JSON.parse(body));
+          res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify({ ...JSON.parse(body), client_id: 'registered-client' }));
+        });
+        return;
+      }
+      res.writeHead(404).end();
+    });
+    return { ...server, registrations };
+  }
+
+  async function consentClientId(url: string, clientMetadataUrl: string | null): Promise<string | null> {
+    const config = RemoteServerConfig.parse({ type: 'remote', url, auth: { kind: 'oauth', client_metadata_url: clientMetadataUrl } }) as OAuthServerConfig;
+    const provider = await createOAuthProvider({
+      stateDir: stateDir(),
+      name: 'srv',
+      config,
+      ...(clientMetadataUrl === null ? {} : { clientMetadataUrl }),
+    });
+    const session = await beginConsent(provider, config, { timeoutMs: 5000 });
+    session.cancel();
+    return new URL(session.authorizationUrl).searchParams.get('client_id');
+  }
+
+  it('offers the client metadata document URL as client_id where the authorization server takes it: no registration', async () => {
+    const server = await authorizationServer(true);
+    expect(await consentClientId(`${server.origin}/mcp`, METADATA_URL)).toBe(METADATA_URL);
+    expect(server.registrations).toEqual([]);
+  });
+
+  it('falls back to dynamic registration, as a native application, where it does not (or no document is configured)', async () => {
+    const server = await authorizationServer(false);
+    expect(await consentClientId(`${server.origin}/mcp`, METADATA_URL)).toBe('registered-client');
+    expect(server.registrations).toEqual([expect.objectContaining({ application_type: 'native' })]);
+    const plain = await authorizationServer(true);
+    expect(await consentClientId(`${plain.origin}/mcp`, null)).toBe('registered-client');
   });
 });

@@ -38,6 +38,7 @@ export const AuthResponse = z.discriminatedUnion('kind', [
     client_secret_masked: z.string().nullable(),
     scopes: z.array(z.string()),
     callback_port: z.number().nullable(),
+    client_metadata_url: z.string().nullable(),
   }),
   z.object({
     kind: z.literal('client_credentials'),
@@ -124,6 +125,7 @@ function authResponse(auth: AuthConfig): AuthResponse {
         client_secret_masked: auth.client_secret === null ? null : maskSecret(auth.client_secret),
         scopes: [...auth.scopes],
         callback_port: auth.callback_port,
+        client_metadata_url: auth.client_metadata_url,
       };
     case 'client_credentials':
       return {

@@ -113,6 +113,12 @@ export const OAuthAuth = z.strictObject({
   scopes: z.array(z.string()).default([]),
   /** Loopback port of the consent callback; `null` picks a free one once and keeps it. */
   callback_port: z.number().int().min(1).max(65_535).nullable().default(null),
+  /**
+   * An HTTPS URL where this client's metadata document is published (Client ID
+   * Metadata Documents, SEP-991): offered as the `client_id` to an
+   * authorization server that takes them; others get dynamic registration.
+   */
+  client_metadata_url: z.url({ protocol: /^https$/ }).nullable().default(null),
 });
 /** Key algorithms a `private_key` may sign its client assertion with (RFC 7523, `private_key_jwt`). */
 export const ASSERTION_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;

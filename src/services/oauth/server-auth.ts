@@ -8,7 +8,7 @@ import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { beginConsent, type ConsentSession } from './consent.js';
 import { credentialsPath, deleteCredentials } from './credentials-file.js';
-import { createOAuthProvider, isOAuthConfig, type FleetOAuthProvider } from './provider.js';
+import { createOAuthProvider, isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
 
 /** What `beginAuth` answers (SPEC §6 `POST /api/mcp/servers/:name/auth`). */
 export interface AuthBegun {
@@ -53,8 +53,14 @@ export interface ServerAuth {
 }
 
 export function createServerAuth(options: ServerAuthOptions): ServerAuth {
-  const provider = (name: string, config: ServerConfig) =>
-    isOAuthConfig(config) ? createOAuthProvider({ stateDir: options.stateDir, name, config }) : Promise.resolve(undefined);
+  const create = (name: string, config: OAuthServerConfig) =>
+    createOAuthProvider({
+      stateDir: options.stateDir,
+      name,
+      config,
+      ...(config.auth.client_metadata_url === null ? {} : { clientMetadataUrl: config.auth.client_metadata_url }),
+    });
+  const provider = (name: string, config: ServerConfig) => (isOAuthConfig(config) ? create(name, config) : Promise.resolve(undefined));
 
   return {
     providerFor: provider,
@@ -73,7 +79,7 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       void (async function runConsent() {
         try {
           if (!isOAuthConfig(config)) throw new FleetError('config', `server "${name}" does not use OAuth`);
-          const oauth = await createOAuthProvider({ stateDir: options.stateDir, name, config });
+          const oauth = await create(name, config);
           const begun = await beginConsent(oauth, config, { timeoutMs: options.consentTimeoutMs });
           // Left `authenticating` while the consent was being prepared: nobody waits for it.
           if (cancelled) return begun.cancel();
