@@ -38,12 +38,11 @@
 //
 // --command runs another client instead of `mcp-fleet connect` (the tool
 // appends the server URL), e.g. a reference client when re-recording counts.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { conformanceBin, connectCommand, JOBS, pool, runCli, SCENARIO_TIMEOUT_MS } from './cli.mjs';
 import { parseScenario } from './run.mjs';
 
 /** The requirement sets the runner knows, as `--requirements` names them. */
@@ -58,36 +57,9 @@ export const SETS = [...REVISIONS, 'extensions'];
 export const EXTENSIONS_WIRE = '2026-07-28';
 export const EXPECTED_CHECKS = fileURLToPath(new URL('./expected-checks.json', import.meta.url));
 export const BASELINE = fileURLToPath(new URL('./expected-failures-0.2.yml', import.meta.url));
-const HOOK = fileURLToPath(new URL('./node20-globsync.mjs', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/mcp-fleet.js', import.meta.url));
-// The client ID metadata document URL the suite's CIMD scenarios expect (SEP-991).
-const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
-// Per scenario, as the tool counts it; OAuth flows take a few seconds, more on a loaded machine.
-const SCENARIO_TIMEOUT_MS = 60_000;
-// Scenarios running at once; each is a client process (node + tsx) plus the tool's mock servers.
-const JOBS = 3;
 
-/** The 0.2 CLI's entry point, from its package.json `bin`. */
-function conformanceBin() {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve('@modelcontextprotocol/conformance/package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-  if (!/^0\.2\./u.test(manifest.version)) throw new Error(`@modelcontextprotocol/conformance is ${manifest.version}; this runner reads 0.2.x output`);
-  return join(dirname(manifestPath), manifest.bin.conformance);
-}
-
-/** Runs the conformance CLI with `args`; resolves to its exit code and output. */
-function conformance(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', HOOK, conformanceBin(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const BIN_02 = conformanceBin('@modelcontextprotocol/conformance', /^0\.2\./u);
+const conformance = (args) => runCli(BIN_02, args);
 
 async function listOutput(args) {
   const { code, stdout, stderr } = await conformance(['list', ...args]);
@@ -206,20 +178,6 @@ export function readBaseline(path = BASELINE) {
   return entries;
 }
 
-/** Runs `task` over `items`, at most `jobs` at a time, keeping their order. */
-async function pool(items, jobs, task) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, worker));
-  return results;
-}
-
 /**
  * The client's own last words: the tool prints a failed client's stderr
  * between `Stderr:` and its `Checks:` list. Up to three lines, errors first.
@@ -244,7 +202,7 @@ const stripAnsi = (text) => text.replace(/\u001b\[[0-9;]*m/gu, '');
 /** Runs one scenario at `wire` against `command` (a fresh state dir under `root` for mcp-fleet). */
 async function runOnce(name, wire, command, root) {
   const stateDir = mkdtempSync(join(root, 'run-'));
-  const client = command ?? [process.execPath, BIN, 'connect', '--state-dir', stateDir, '--client-metadata-url', CLIENT_METADATA_URL].map(shellQuote).join(' ');
+  const client = command ?? connectCommand(stateDir);
   const args = ['client', '--command', client, '--scenario', name, '--spec-version', wire, '--force', '--timeout', String(SCENARIO_TIMEOUT_MS)];
   const { code, stdout, stderr } = await conformance(args);
   const output = stripAnsi(`${stdout}\n${stderr}`);
@@ -375,10 +333,6 @@ export function formatReport(report) {
   }
   for (const problem of report.problems) lines.push(`PROBLEM: ${problem}`);
   return lines.join('\n');
-}
-
-function shellQuote(word) {
-  return /^[\w@%+=:,./-]+$/u.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 const USAGE = `usage: requirements.mjs [--set ${SETS.join('|')}]... [--scenario NAME]... [--command CMD] [--jobs 1-${JOBS}] [--json]`;

@@ -12,33 +12,16 @@
 // one that now passes (stale entry).
 //
 //   node test/conformance/run.mjs [--suite NAME]...   (default: every suite)
-import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { conformanceBin, connectCommand, JOBS, pool, runCli, SCENARIO_TIMEOUT_MS } from './cli.mjs';
 
 export const SUITES = ['core', 'backcompat', 'auth', 'draft', 'extensions'];
 export const BASELINE = fileURLToPath(new URL('./expected-failures.yml', import.meta.url));
-const HOOK = fileURLToPath(new URL('./node20-globsync.mjs', import.meta.url));
-const BIN = fileURLToPath(new URL('../../bin/mcp-fleet.js', import.meta.url));
-// The client ID metadata document URL the suite's CIMD scenarios expect (SEP-991).
-const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
-// Per scenario, as the tool counts it; sse-retry alone takes ~1 s, OAuth flows a few.
-const SCENARIO_TIMEOUT_MS = 60_000;
-// Scenarios running at once; each is a client process (node + tsx) plus the tool's mock servers.
-const JOBS = 3;
 const SUMMARY_LINE = /^[✓✗] (\S+): \d+ passed, \d+ failed/u;
 const RESULT_LINE = /^Passed: (\d+)\/\d+, (\d+) failed, (\d+) warnings$/mu;
-
-/** The conformance CLI's entry point, from its package.json `bin`. */
-function conformanceBin() {
-  const require = createRequire(import.meta.url);
-  const manifestPath = require.resolve('conformance-0.1/package.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-  return join(dirname(manifestPath), manifest.bin.conformance);
-}
 
 /**
  * Reads the baseline: `client:` then one `- scenario` per line, each with its
@@ -65,18 +48,8 @@ export function readBaseline(path = BASELINE) {
   return entries;
 }
 
-/** Runs the conformance CLI with `args`; resolves to its exit code and output. */
-function conformance(args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', HOOK, conformanceBin(), ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk) => (stdout += chunk));
-    child.stderr.on('data', (chunk) => (stderr += chunk));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const BIN_01 = conformanceBin('conformance-0.1', /^0\.1\./u);
+const conformance = (args) => runCli(BIN_01, args);
 
 /**
  * The scenarios of `suite`, as the tool defines it: its suite summary run
@@ -114,20 +87,6 @@ export function parseScenario(name, code, output) {
   };
 }
 
-/** Runs `task` over `items`, at most `jobs` at a time, keeping their order. */
-async function pool(items, jobs, task) {
-  const results = new Array(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const index = next++;
-      results[index] = await task(items[index]);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(jobs, items.length) }, worker));
-  return results;
-}
-
 const ok = (scenario) => scenario.ok;
 
 /**
@@ -139,9 +98,7 @@ export async function runConformance({ suites = SUITES, baseline = readBaseline(
   const unknown = suites.filter((suite) => !SUITES.includes(suite));
   if (unknown.length > 0) throw new Error(`unknown suite(s): ${unknown.join(', ')}; known: ${SUITES.join(', ')}`);
   const stateDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-conformance-'));
-  const command = [process.execPath, BIN, 'connect', '--state-dir', stateDir, '--client-metadata-url', CLIENT_METADATA_URL]
-    .map(shellQuote)
-    .join(' ');
+  const command = connectCommand(stateDir);
   try {
     const members = await Promise.all(suites.map(listSuite));
     const names = [...new Set(members.flat())];
@@ -182,10 +139,6 @@ export function formatReport(report) {
   }
   for (const name of report.stale) lines.push(`  STALE baseline entry: ${name} passes now; remove it from expected-failures.yml`);
   return lines.join('\n');
-}
-
-function shellQuote(word) {
-  return /^[\w@%+=:,./-]+$/u.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 function parseArgs(argv) {
