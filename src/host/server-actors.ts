@@ -42,6 +42,7 @@ export function hostServerMachine(deps: ServerActorDeps) {
               openLiveConnection(input.name, input.config, signal, {
                 authProvider: provider,
                 setupClient: clientHandlers.setup(input.name),
+                answerInput: (request, signal) => clientHandlers.answer(input.name, request, signal),
                 eras,
               }),
             ),

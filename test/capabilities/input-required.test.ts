@@ -87,4 +87,24 @@ describe('input_required', () => {
     );
     expect(asked).toHaveLength(INPUT_REQUIRED_MAX_ROUNDS);
   });
+
+  test('a task that asks for input while it runs is answered by the same handler, once, with tasks/update', async () => {
+    const servers = { t: { type: 'local', command: fixtureCommand('tasks-server') } };
+    host = createMcpHost({
+      stateDir: stateDirWith(servers),
+      persistJournal: false,
+      watchConfig: false,
+      elicitation: async (request) => {
+        asked.push(request);
+        return { action: 'accept', content: { ok: true } };
+      },
+    });
+    await host.start();
+    await untilState(host, 't', 'ready');
+    const progress: string[] = [];
+    const result = await host.callTool('t__approve_job', {}, { onProgress: (update) => progress.push(update.message ?? '') });
+    expect(resultToText(result)).toBe('job approved and done');
+    expect(progress).toEqual(['waiting for approval', 'approved']);
+    expect(asked.map((request) => [request.server, request.message])).toEqual([['t', 'Run the job?']]);
+  });
 });

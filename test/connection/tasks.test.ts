@@ -51,4 +51,11 @@ describe('a tool call answered with a task', () => {
     expect((error as FleetError).message).toContain('reported nothing new within 0.5s');
     await waitFor(() => (log.lines().includes('cancel task-1') ? true : undefined));
   });
+
+  it('asking for input fails the call when the connection has no one to answer it', async () => {
+    const connection = await connectTracked('t', fixtureConfig('tasks-server'));
+    const error = await connection.callTool('approve_job', {}).then(() => null, (err: unknown) => err);
+    expect((error as FleetError).kind).toBe('protocol');
+    expect((error as FleetError).message).toBe('tool "approve_job" (task task-1) asks for input, and this connection answers none');
+  });
 });

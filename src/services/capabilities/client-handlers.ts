@@ -4,11 +4,11 @@
  * `ConnectOptions.setupClient` of each connection, run before it connects
  * (capabilities are fixed at initialize).
  */
-import type { Client } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Client, type InputRequest, type InputResponse } from '@modelcontextprotocol/client';
 import type { HostModel } from '../agent/host-model.js';
-import { installElicitation, type ElicitationHandler } from './elicitation.js';
+import { elicitationAnswerer, installElicitation, type ElicitationHandler } from './elicitation.js';
 import { createRootsService, type Root, type RootsService } from './roots.js';
-import { installSampling, refuseSampling } from './sampling.js';
+import { installSampling, noHostModelError, refuseSampling, samplingAnswerer } from './sampling.js';
 
 export interface ClientHandlerOptions {
   /** Answers `sampling/createMessage`; without it sampling is not declared and a request gets an error. */
@@ -24,6 +24,11 @@ export interface ClientHandlerOptions {
 export interface ClientHandlers {
   /** The `setupClient` hook for a connection to server `server`. */
   setup(server: string): (client: Client) => void;
+  /**
+   * Answers one request server `server` embedded in a task's input requests
+   * (2026-07-28), with the same handlers as a 2025 server's requests.
+   */
+  answer(server: string, request: InputRequest, signal: AbortSignal): Promise<InputResponse>;
   /** The roots, or null when the host declared none. */
   readonly roots: RootsService | null;
 }
@@ -39,6 +44,18 @@ export function createClientHandlers(options: ClientHandlerOptions): ClientHandl
         installElicitation(client, server, options.elicitation);
         roots?.install(client);
       };
+    },
+    async answer(server, request, signal) {
+      switch (request.method) {
+        case 'elicitation/create':
+          return elicitationAnswerer(server, options.elicitation)(request.params, signal);
+        case 'sampling/createMessage':
+          if (options.hostModel === undefined) throw noHostModelError();
+          return samplingAnswerer(options.hostModel)(request.params, signal);
+        case 'roots/list':
+          if (roots === null) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'roots are not available: the host declared none');
+          return { roots: roots.list() };
+      }
     },
   };
 }

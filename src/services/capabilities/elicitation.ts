@@ -5,6 +5,7 @@
  */
 import {
   type Client,
+  type ElicitRequest,
   type ElicitRequestFormParams,
   type ElicitResult,
   ProtocolError,
@@ -49,9 +50,20 @@ export type ElicitationHandler = (
 /** Declares form and URL elicitation for server `server` and answers with `handler` (or declines without one). */
 export function installElicitation(client: Client, server: string, handler: ElicitationHandler | undefined): void {
   client.registerCapabilities({ elicitation: { form: { applyDefaults: true }, url: {} } });
-  client.setRequestHandler('elicitation/create', async function answerElicitation(request, ctx): Promise<ElicitResult> {
+  const answer = elicitationAnswerer(server, handler);
+  client.setRequestHandler('elicitation/create', (request, ctx) => answer(request.params, ctx.mcpReq.signal));
+}
+
+/**
+ * How server `server`'s elicitation requests are answered, wherever they come
+ * from: a 2025 server's request, or one embedded in a task's input requests.
+ */
+export function elicitationAnswerer(
+  server: string,
+  handler: ElicitationHandler | undefined,
+): (params: ElicitRequest['params'], signal: AbortSignal) => Promise<ElicitResult> {
+  return async function answerElicitation(params, signal) {
     if (handler === undefined) return { action: 'decline' };
-    const params = request.params;
     const asked: ElicitationRequest =
       params.mode === 'url'
         ? { mode: 'url', server, message: params.message, url: params.url, elicitationId: params.elicitationId }
@@ -64,7 +76,7 @@ export function installElicitation(client: Client, server: string, handler: Elic
           };
     let answer: unknown;
     try {
-      answer = await handler(asked, { signal: ctx.mcpReq.signal });
+      answer = await handler(asked, { signal });
     } catch (err) {
       throw new ProtocolError(ProtocolErrorCode.InternalError, `elicitation callback failed: ${err instanceof Error ? err.message : String(err)}`);
     }
@@ -78,7 +90,7 @@ export function installElicitation(client: Client, server: string, handler: Elic
     // A URL elicitation carries no data back: the user acted in the browser.
     if (asked.mode === 'url') return { action: 'accept' };
     return { action: 'accept', content: { ...asked.defaults, ...response.content } };
-  });
+  };
 }
 
 /** The `default` of each property of a form schema. */

@@ -27,18 +27,24 @@ const STOP_REASONS: Record<StopReason, CreateMessageResult['stopReason']> = {
 /** Declares sampling and answers it with `model`; aborting the request (server cancel) aborts the model call. */
 export function installSampling(client: Client, model: HostModel): void {
   client.registerCapabilities({ sampling: {} });
-  client.setRequestHandler('sampling/createMessage', async function answerSampling(request, ctx) {
-    const messages = toChatMessages(request.params);
+  const answer = samplingAnswerer(model);
+  client.setRequestHandler('sampling/createMessage', (request, ctx) => answer(request.params, ctx.mcpReq.signal));
+}
+
+/** How sampling requests are answered with `model`, whether a 2025 server's or embedded in a task's input requests. */
+export function samplingAnswerer(model: HostModel): (params: CreateMessageRequest['params'], signal: AbortSignal) => Promise<CreateMessageResult> {
+  return async function answerSampling(params, signal) {
+    const messages = toChatMessages(params);
     let answer: AssistantMessage;
     try {
       answer = await model.complete(
         {
           messages,
-          maxTokens: request.params.maxTokens,
-          ...(request.params.temperature !== undefined ? { temperature: request.params.temperature } : {}),
-          ...(request.params.stopSequences !== undefined ? { stopSequences: request.params.stopSequences } : {}),
+          maxTokens: params.maxTokens,
+          ...(params.temperature !== undefined ? { temperature: params.temperature } : {}),
+          ...(params.stopSequences !== undefined ? { stopSequences: params.stopSequences } : {}),
         },
-        { signal: ctx.mcpReq.signal },
+        { signal },
       );
     } catch (err) {
       const why = err instanceof HostModelError ? err.message : `host model failed: ${String(err)}`;
@@ -51,7 +57,16 @@ export function installSampling(client: Client, model: HostModel): void {
     };
     if (answer.stop_reason !== undefined) result.stopReason = STOP_REASONS[answer.stop_reason];
     return result;
-  });
+  };
+}
+
+/** The error a sampling request gets when the host has no model. */
+export function noHostModelError(): ProtocolError {
+  return new ProtocolError(
+    ProtocolErrorCode.MethodNotFound,
+    'sampling is not available: no host model is configured (createMcpHost({ hostModel }))',
+    { reason: NO_HOST_MODEL },
+  );
 }
 
 /**
@@ -62,13 +77,7 @@ export function installSampling(client: Client, model: HostModel): void {
 export function refuseSampling(client: Client): void {
   const previous = client.fallbackRequestHandler;
   client.fallbackRequestHandler = async function refuseWithoutModel(request, ctx) {
-    if (request.method === 'sampling/createMessage') {
-      throw new ProtocolError(
-        ProtocolErrorCode.MethodNotFound,
-        'sampling is not available: no host model is configured (createMcpHost({ hostModel }))',
-        { reason: NO_HOST_MODEL },
-      );
-    }
+    if (request.method === 'sampling/createMessage') throw noHostModelError();
     if (previous) return previous(request, ctx);
     throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
   };

@@ -37,6 +37,7 @@ export function createCaller(
   fail: CallFailure,
   definition: (tool: string) => Tool | undefined,
   retryAfter?: RetryAfterLog,
+  answerInput?: TaskWait['answer'],
 ): CallTool {
   const limiter = createCallLimiter(config.max_concurrent_calls);
   const callTimeoutMs = config.call_timeout_seconds * 1000;
@@ -101,6 +102,7 @@ export function createCaller(
       signal,
       idleMs: callTimeoutMs,
       onStatus: (change, message) => onProgress?.({ progress: change, message }),
+      ...(answerInput === undefined ? {} : { answer: answerInput }),
     };
   }
 

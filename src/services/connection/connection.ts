@@ -9,7 +9,16 @@
  * (error kinds and texts), deadlines.ts, sdk-internals.ts. Which era a
  * connect speaks is decided in services/era.
  */
-import { Client, type CallToolResult, type OAuthClientProvider, type PriorDiscovery, type Tool, type VersionNegotiationOptions } from '@modelcontextprotocol/client';
+import {
+  Client,
+  type CallToolResult,
+  type InputRequest,
+  type InputResponse,
+  type OAuthClientProvider,
+  type PriorDiscovery,
+  type Tool,
+  type VersionNegotiationOptions,
+} from '@modelcontextprotocol/client';
 import type { ExecuteOptions } from '../tools/agent-tool.js';
 import type { ServerConfig } from '../config/schema.js';
 import { eraKey, openInKnownEra, versionNegotiation } from '../era/negotiation.js';
@@ -43,6 +52,8 @@ export interface ConnectOptions {
   authProvider?: OAuthClientProvider;
   /** Remembered era verdicts: read to skip the probe, updated after each connect. */
   eras?: EraVerdicts;
+  /** Answers what a task asks for while it runs (2026-07-28 tasks): the host's elicitation, sampling and roots. */
+  answerInput?: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>;
 }
 
 /** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */

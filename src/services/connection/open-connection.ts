@@ -64,7 +64,7 @@ export function openConnection(
     closedAlone: () => closedAlone,
   };
   const fail: CallFailure = (err, tool, signal) => callFailure(err, tool, signal, failure);
-  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter);
+  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter, options.answerInput);
 
   async function shutdown(): Promise<void> {
     const transport = client.transport;

@@ -13,6 +13,8 @@ import {
   ProtocolError,
   type CallToolResult,
   type Client,
+  type InputRequest,
+  type InputResponse,
   type JSONRPCMessage,
   type Transport,
 } from '@modelcontextprotocol/client';
@@ -35,6 +37,7 @@ const Task = z.looseObject({
   statusMessage: z.string().optional(),
   pollIntervalMs: z.number().optional(),
   result: z.record(z.string(), z.unknown()).optional(),
+  inputRequests: z.record(z.string(), z.looseObject({ method: z.string(), params: z.unknown() })).optional(),
   error: z.looseObject({ code: z.number(), message: z.string() }).optional(),
 });
 type Task = z.infer<typeof Task>;
@@ -95,6 +98,8 @@ export interface TaskWait {
   idleMs: number;
   /** Called with each new status (or status message), numbered from 1. */
   onStatus(change: number, message: string): void;
+  /** Answers a request the task embeds while `input_required` (elicitation, sampling, roots); absent: none is answered. */
+  answer?: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>;
   tool: string;
 }
 
@@ -104,6 +109,8 @@ export async function awaitTask(client: Client, task: Task, wait: TaskWait): Pro
   let changes = 0;
   let seen = '';
   let lastChange = Date.now();
+  // Input request keys are unique over a task's life: each is answered once, however often it is polled.
+  const answered = new Set<string>();
   try {
     for (;;) {
       const said = `${current.status}: ${current.statusMessage ?? ''}`;
@@ -120,7 +127,8 @@ export async function awaitTask(client: Client, task: Task, wait: TaskWait): Pro
         case 'cancelled':
           return cancelledResult(wait.tool, current);
         case 'input_required':
-          throw new FleetError('protocol', `tool "${wait.tool}" (task ${current.taskId}) asks for input during the task, which mcp-fleet does not answer yet`);
+          await answerInput(client, current, wait, answered);
+          break;
         case 'working':
           break;
       }
@@ -137,6 +145,25 @@ export async function awaitTask(client: Client, task: Task, wait: TaskWait): Pro
     if (current.status === 'working' || current.status === 'input_required') await cancelTask(client, current.taskId);
     throw err;
   }
+}
+
+/** Answers the task's outstanding input requests not answered yet, and sends the answers with `tasks/update`. */
+async function answerInput(client: Client, task: Task, wait: TaskWait, answered: Set<string>): Promise<void> {
+  if (wait.answer === undefined) {
+    throw new FleetError('protocol', `tool "${wait.tool}" (task ${task.taskId}) asks for input, and this connection answers none`);
+  }
+  const answer = wait.answer;
+  const pending = Object.entries(task.inputRequests ?? {}).filter(([key]) => !answered.has(key));
+  if (pending.length === 0) return;
+  const signal = wait.signal ?? new AbortController().signal;
+  const inputResponses = Object.fromEntries(
+    await Promise.all(pending.map(async ([key, request]) => [key, await answer(request as InputRequest, signal)] as const)),
+  );
+  for (const [key] of pending) answered.add(key);
+  await client.request({ method: 'tasks/update', params: { taskId: task.taskId, inputResponses } }, z.looseObject({}), {
+    signal: wait.signal,
+    timeout: wait.idleMs,
+  });
 }
 
 function cancelledResult(tool: string, task: Task): CallToolResult {
