@@ -113,6 +113,7 @@ describe('toResponse', () => {
       client_id: config.auth.client_id,
       scopes: config.auth.scopes,
       callback_port: config.auth.callback_port,
+      client_metadata_url: null,
       ...secretPart,
     });
   });
@@ -207,8 +208,15 @@ describe('mergePatch', () => {
   });
 
   const auth = (c: ServerConfig) => (c.type === 'remote' ? c.auth : null);
-  const oauthStored = { kind: 'oauth', client_id: 'client-1', client_secret: 'oauth-client-secret-9876', scopes: ['read'], callback_port: 7777 };
-  const oauthFresh = { kind: 'oauth', client_id: null, client_secret: null, scopes: [], callback_port: null };
+  const oauthStored = {
+    kind: 'oauth',
+    client_id: 'client-1',
+    client_secret: 'oauth-client-secret-9876',
+    scopes: ['read'],
+    callback_port: 7777,
+    client_metadata_url: null,
+  };
+  const oauthFresh = { kind: 'oauth', client_id: null, client_secret: null, scopes: [], callback_port: null, client_metadata_url: null };
   const authTable: Array<[string, ServerConfig, unknown, unknown]> = [
     ['bearer: token omitted keeps it', bearerCfg, { auth: {} }, { kind: 'bearer', token: 'bearer-token-abcdef' }],
     ['bearer: kind repeated, token omitted keeps it', bearerCfg, { auth: { kind: 'bearer' } }, { kind: 'bearer', token: 'bearer-token-abcdef' }],
