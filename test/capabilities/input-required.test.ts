@@ -6,7 +6,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { createOpenAICompatibleModel } from '../../src/services/agent/openai-compatible.js';
-import type { ElicitationRequest } from '../../src/services/capabilities/elicitation.js';
+import type { ElicitationRequest, ElicitationValue } from '../../src/services/capabilities/elicitation.js';
 import { INPUT_REQUIRED_MAX_ROUNDS } from '../../src/services/connection/connection.js';
 import { resultToText } from '../../src/services/tools/adapter.js';
 import { fixtureCommand } from '../fixtures/index.js';
@@ -24,19 +24,25 @@ afterEach(async () => {
 const asked: ElicitationRequest[] = [];
 afterEach(() => void asked.splice(0));
 
-/** A host with the modern fixture as `modern` (2026-07-28) and, dual-era, as `legacy` spoken to in 2025. */
-async function startHost(options: Parameters<typeof createMcpHost>[0] = {}): Promise<McpHost> {
-  const servers = {
-    modern: { type: 'local', command: fixtureCommand('modern') },
-    legacy: { type: 'local', command: fixtureCommand('modern', '--legacy', 'stateless'), protocol: '2025' },
-  };
+/** The modern fixture as `modern` (2026-07-28) and, dual-era, as `legacy` spoken to in 2025. */
+const BOTH_ERAS = {
+  modern: { type: 'local', command: fixtureCommand('modern') },
+  legacy: { type: 'local', command: fixtureCommand('modern', '--legacy', 'stateless'), protocol: '2025' },
+};
+
+/** A host with `servers`, all ready; its elicitation handler notes each request and accepts with `content`. */
+async function startHost(
+  options: Parameters<typeof createMcpHost>[0] = {},
+  servers: Record<string, unknown> = BOTH_ERAS,
+  content: Record<string, ElicitationValue> = { name: 'Ada' },
+): Promise<McpHost> {
   host = createMcpHost({
     stateDir: stateDirWith(servers),
     persistJournal: false,
     watchConfig: false,
     elicitation: async (request) => {
       asked.push(request);
-      return { action: 'accept', content: { name: 'Ada' } };
+      return { action: 'accept', content };
     },
     roots: [{ uri: 'file:///srv/project', name: 'project' }],
     ...options,
@@ -89,20 +95,9 @@ describe('input_required', () => {
   });
 
   test('a task that asks for input while it runs is answered by the same handler, once, with tasks/update', async () => {
-    const servers = { t: { type: 'local', command: fixtureCommand('tasks-server') } };
-    host = createMcpHost({
-      stateDir: stateDirWith(servers),
-      persistJournal: false,
-      watchConfig: false,
-      elicitation: async (request) => {
-        asked.push(request);
-        return { action: 'accept', content: { ok: true } };
-      },
-    });
-    await host.start();
-    await untilState(host, 't', 'ready');
+    const running = await startHost({}, { t: { type: 'local', command: fixtureCommand('tasks-server') } }, { ok: true });
     const progress: string[] = [];
-    const result = await host.callTool('t__approve_job', {}, { onProgress: (update) => progress.push(update.message ?? '') });
+    const result = await running.callTool('t__approve_job', {}, { onProgress: (update) => progress.push(update.message ?? '') });
     expect(resultToText(result)).toBe('job approved and done');
     expect(progress).toEqual(['waiting for approval', 'approved']);
     expect(asked.map((request) => [request.server, request.message])).toEqual([['t', 'Run the job?']]);
