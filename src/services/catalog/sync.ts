@@ -14,7 +14,7 @@ import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontext
 import type { ServerConnection } from '../connection/connection.js';
 import { jsonEqual } from '../support/json-equal.js';
 import { notificationsOf } from '../connection/notifications.js';
-import { allPages } from './paging.js';
+import { listEveryPage } from '../connection/tool-listing.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';
 
@@ -157,21 +157,10 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   }
 
   const bound = { signal: stopping.signal, timeout: options.timeoutMs };
-  const listResources = () =>
-    allPages(async (cursor, request) => {
-      const page = await client.listResources(cursor === undefined ? {} : { cursor }, request);
-      return [page.resources, page.nextCursor];
-    }, bound);
-  const listResourceTemplates = () =>
-    allPages(async (cursor, request) => {
-      const page = await client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request);
-      return [page.resourceTemplates, page.nextCursor];
-    }, bound);
-  const listPrompts = () =>
-    allPages(async (cursor, request) => {
-      const page = await client.listPrompts(cursor === undefined ? {} : { cursor }, request);
-      return [page.prompts, page.nextCursor];
-    }, bound);
+  const listResources = async () => (await listEveryPage(bound, (request) => client.listResources(undefined, request))).resources;
+  const listResourceTemplates = async () =>
+    (await listEveryPage(bound, (request) => client.listResourceTemplates(undefined, request))).resourceTemplates;
+  const listPrompts = async () => (await listEveryPage(bound, (request) => client.listPrompts(undefined, request))).prompts;
 
   // Resources and prompts are listed for the catalog. The tools were listed at
   // connect; a change announced since then was held by the dispatcher and is

@@ -33,7 +33,7 @@ export async function connectLocal(
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
   const client = handshake.newClient();
-  const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
+  const progress: HandshakeProgress = { phase: 'initialize' };
   try {
     await client.connect(watchTaskHandles(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     const tools = await listAllTools(client, bound, progress);

@@ -23,7 +23,7 @@ export async function connectRemote(
   handshake: Handshake,
   options: ConnectOptions,
 ): Promise<ServerConnection> {
-  const progress: HandshakeProgress = { phase: 'initialize', listed: 0 };
+  const progress: HandshakeProgress = { phase: 'initialize' };
   let client: Client | undefined;
   try {
     const retryAfter = createRetryAfterLog();

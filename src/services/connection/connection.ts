@@ -35,6 +35,13 @@ import { LazyValidator } from './tool-listing.js';
 
 export { filterTools } from './tool-listing.js';
 
+/**
+ * Pages one listing may take before it fails: the SDK's default (64) would
+ * refuse a large catalog; a server whose cursors go round in a circle still
+ * ends here rather than never.
+ */
+export const LIST_MAX_PAGES = 10_000;
+
 /** Rounds of `input_required` one request may take (each answered by our handlers) before it fails. */
 export const INPUT_REQUIRED_MAX_ROUNDS = 8;
 
@@ -120,6 +127,7 @@ function createClient(setup: ConnectOptions['setupClient'], versionNegotiation: 
     jsonSchemaValidator: new LazyValidator(),
     versionNegotiation,
     inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },
+    listMaxPages: LIST_MAX_PAGES,
   });
   // Before connect: a server may announce changes or log right after initialize.
   notificationsOf(client);

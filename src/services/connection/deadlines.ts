@@ -37,6 +37,15 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }
 
+/** A signal that follows `source` until `dispose()` detaches it. */
+export function linkedSignal(source: AbortSignal): { signal: AbortSignal; dispose: () => void } {
+  const controller = new AbortController();
+  const forward = (): void => controller.abort(source.reason);
+  if (source.aborted) forward();
+  else source.addEventListener('abort', forward, { once: true });
+  return { signal: controller.signal, dispose: () => source.removeEventListener('abort', forward) };
+}
+
 /** Resolves after `ms`, or rejects with the signal's reason as soon as `signal` aborts. */
 export function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {

@@ -34,7 +34,7 @@ export function connectFailure(
       'timeout',
       progress.phase === 'initialize'
         ? `no answer to initialize within ${seconds}`
-        : `tools/list did not complete within ${seconds} (${progress.listed} tools received)`,
+        : `tools/list did not complete within ${seconds}`,
     );
   }
   if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));

@@ -88,7 +88,7 @@ export function openConnection(
     },
     listTools(signal = new AbortController().signal) {
       const bound = { signal, timeout: config.timeout_seconds * 1000 };
-      return listAllTools(client, bound, { phase: 'tools/list', listed: 0 });
+      return listAllTools(client, bound, { phase: 'tools/list' });
     },
     replaceTools(listing) {
       listedTools = listing;

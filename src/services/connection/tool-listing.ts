@@ -1,36 +1,38 @@
 /**
- * A server's tools: every page of tools/list, the config's include/exclude
- * filter, and the validators of their output schemas (built lazily, and kept
- * in step with the whole listing rather than its last page).
+ * A server's tools: every page of tools/list (the SDK walks the pages, up to
+ * the client's `listMaxPages`), the config's include/exclude filter, and the
+ * validators of their output schemas (built lazily).
  */
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
 import type { Client, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator, Tool } from '@modelcontextprotocol/client';
 import type { ToolFilter } from '../config/schema.js';
-import { allPages } from '../catalog/paging.js';
+import { linkedSignal } from './deadlines.js';
 import type { RequestBound } from './remote-transport.js';
 
 /** Where a connect is, for the error it gives if it stops there. */
 export interface HandshakeProgress {
   phase: 'initialize' | 'tools/list';
-  listed: number;
 }
 
 /** Every page of the server's tools. */
 export async function listAllTools(client: Client, bound: RequestBound, progress: HandshakeProgress): Promise<Tool[]> {
   progress.phase = 'tools/list';
-  let pages = 0;
-  const tools = await allPages(
-    async (cursor, request) => {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor }, request);
-      return [page.tools, page.nextCursor];
-    },
-    bound,
-    (listed) => {
-      progress.listed = listed;
-      pages += 1;
-    },
-  );
-  return tools;
+  return (await listEveryPage(bound, (request) => client.listTools(undefined, request))).tools;
+}
+
+/**
+ * One list request with every page (the SDK follows `nextCursor` when no cursor
+ * is given), on a signal of its own: the SDK adds an abort listener to the
+ * signal of every page it requests and never removes it, so a long-lived
+ * signal handed to it directly would collect one per page.
+ */
+export async function listEveryPage<T>(bound: RequestBound, list: (request: RequestBound) => Promise<T>): Promise<T> {
+  const link = linkedSignal(bound.signal);
+  try {
+    return await list({ signal: link.signal, timeout: bound.timeout });
+  } finally {
+    link.dispose();
+  }
 }
 
 /** Applies `include` (null = all) and then `exclude`, keeping the server's order. */
