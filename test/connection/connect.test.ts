@@ -54,6 +54,19 @@ describe('connect: stdio', () => {
     expect(names).toEqual(Array.from({ length: 1000 }, (_, i) => `tool_${String(i).padStart(4, '0')}`));
   });
 
+  it('a listing still paging when timeout_seconds runs out is a timeout of tools/list, and the child is stopped', async () => {
+    const pidFile = join(tempDir(), 'many.pid');
+    const config = fixtureConfig('many-tools', { env: { FIXTURE_PAGE_DELAY_MS: '100', FIXTURE_PID_FILE: pidFile }, timeout_seconds: 1 });
+    const error = await connectTracked('paging', config).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(FleetError);
+    expect((error as FleetError).kind).toBe('timeout');
+    expect((error as FleetError).message).toBe('tools/list did not complete within 1s');
+    expect(isAlive(await waitForPidFile(pidFile))).toBe(false);
+  });
+
   it('waits for a slow starter within timeout_seconds', async () => {
     const connection = await connectTracked(
       'slow',
