@@ -134,12 +134,12 @@ async function authorizationCode(options: ConnectAuthOptions, dpop: boolean): Pr
     kind: 'oauth',
     client_id: context.client_id ?? null,
     client_secret: context.client_secret ?? null,
+    dpop,
   }) as OAuthServerConfig;
   const provider = await createOAuthProvider({
     stateDir: options.stateDir,
     name: options.name,
     config,
-    dpop,
     ...(options.clientMetadataUrl === undefined ? {} : { clientMetadataUrl: options.clientMetadataUrl }),
   });
   let pending: URL | undefined;

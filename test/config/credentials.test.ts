@@ -114,6 +114,7 @@ describe('toResponse', () => {
       scopes: config.auth.scopes,
       callback_port: config.auth.callback_port,
       client_metadata_url: null,
+      dpop: false,
       ...secretPart,
     });
   });
@@ -215,8 +216,9 @@ describe('mergePatch', () => {
     scopes: ['read'],
     callback_port: 7777,
     client_metadata_url: null,
+    dpop: false,
   };
-  const oauthFresh = { kind: 'oauth', client_id: null, client_secret: null, scopes: [], callback_port: null, client_metadata_url: null };
+  const oauthFresh = { kind: 'oauth', client_id: null, client_secret: null, scopes: [], callback_port: null, client_metadata_url: null, dpop: false };
   const authTable: Array<[string, ServerConfig, unknown, unknown]> = [
     ['bearer: token omitted keeps it', bearerCfg, { auth: {} }, { kind: 'bearer', token: 'bearer-token-abcdef' }],
     ['bearer: kind repeated, token omitted keeps it', bearerCfg, { auth: { kind: 'bearer' } }, { kind: 'bearer', token: 'bearer-token-abcdef' }],

@@ -20,6 +20,7 @@ export const FIELD_SAMPLES: Readonly<Record<string, unknown>> = {
   'auth.scopes': ['read', 'write'],
   'auth.callback_port': 7777,
   'auth.client_metadata_url': 'https://client.invalid/metadata.json',
+  'auth.dpop': true,
   // client_credentials takes exactly one of client_secret and private_key; the secret's sample is the one set.
   'auth.private_key': null,
   'auth.algorithm': 'ES256',

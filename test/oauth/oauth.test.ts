@@ -34,8 +34,8 @@ async function authorizationServer(accessTokenTtl = 600): Promise<AuthorizationS
   return as;
 }
 
-async function resourceServer(issuer: string | (() => string), prefix = 'a'): Promise<McpResourceServer> {
-  const server = await startMcpResourceServer(issuer, prefix);
+async function resourceServer(issuer: string | (() => string), prefix = 'a', options: { dpop?: boolean } = {}): Promise<McpResourceServer> {
+  const server = await startMcpResourceServer(issuer, prefix, options);
   cleanups.push(() => server.close());
   return server;
 }
@@ -212,6 +212,48 @@ describe('OAuth with a real authorization server', () => {
     // The expired token never reached the resource server: the connect used the fresh one.
     expect(mcp.presentedTokens.slice(presented)).not.toContain(stored.tokens.access_token);
     expect(await callEcho(again, 'remote', 'refreshed')).toEqual({ type: 'text', text: 'refreshed' });
+  });
+
+  it('auth.dpop: tokens bound to a key kept beside them, presented with a proof per request, across a restart and a refresh', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer, 'a', { dpop: true });
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url, { auth: { kind: 'oauth', dpop: true } }) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    await consentOverApi(fleet, 'remote');
+    expect(await callEcho(fleet.host, 'remote', 'bound')).toEqual({ type: 'text', text: 'bound' });
+    const stored = credentials(fleet.dir, 'remote');
+    expect(stored.tokens.token_type).toMatch(/^dpop$/i);
+    expect(stored.dpop_key).toMatchObject({ alg: 'ES256', private_jwk: { kty: 'EC', crv: 'P-256' } });
+    const keys = new Set(mcp.dpopKeys);
+    expect(keys.size).toBe(1);
+    // The config shows that DPoP is on; the key never leaves the credentials file.
+    const view = await fleet.request('/api/mcp/servers/remote');
+    expect(view.json.config.auth).toMatchObject({ kind: 'oauth', dpop: true });
+    expect(view.text).not.toContain(stored.dpop_key.private_jwk.d);
+    await fleet.host.shutdown();
+
+    // A cold start on an expired token: the refresh is signed with the stored key, and so is every call after it.
+    stored.tokens.expires_at = Date.now() - 1000;
+    stored.tokens.obtained_at = stored.tokens.expires_at - 600_000;
+    writeFileSync(join(fleet.dir, 'oauth', 'remote.json'), JSON.stringify(stored));
+    const again = await restartedHost(fleet);
+    await untilState(again, 'remote', 'ready');
+    expect(as.tokenRequests).toEqual(['authorization_code', 'refresh_token']);
+    expect(await callEcho(again, 'remote', 'still bound')).toEqual({ type: 'text', text: 'still bound' });
+    expect(new Set(mcp.dpopKeys)).toEqual(keys);
+    expect(credentials(fleet.dir, 'remote').dpop_key).toEqual(stored.dpop_key);
+  });
+
+  it('a DPoP-only resource server refuses Bearer tokens: without auth.dpop the server needs consent again', async () => {
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer, 'a', { dpop: true });
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) });
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const begun = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
+    expect((await consentAsUser(begun.json.authorization_url)).status).toBe(200);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    expect(credentials(fleet.dir, 'remote').dpop_key).toBeNull();
+    expect(mcp.dpopKeys).toEqual([]);
   });
 
   it('an expiring access token is refreshed in the background, the rotated refresh token stored; the server stays ready', async () => {

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import { createHash } from 'node:crypto';
+import { calculateJwkThumbprint, createRemoteJWKSet, EmbeddedJWK, jwtVerify, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
 import { z } from 'zod';
 
@@ -50,6 +51,8 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       registration: { enabled: true },
       revocation: { enabled: true },
       clientCredentials: { enabled: true },
+      // Binds tokens to a key only for a client that sends a DPoP proof (RFC 9449).
+      dPoP: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => undefined as unknown as string,
@@ -106,6 +109,8 @@ export interface McpResourceServer {
   url: string;
   /** Every bearer token presented to the MCP endpoint, before any check (refused ones included), in order. */
   presentedTokens: string[];
+  /** With `dpop`: the key thumbprint (`jkt`) of every proof it accepted, in order. */
+  dpopKeys: string[];
   close(): Promise<void>;
 }
 
@@ -116,7 +121,11 @@ export interface McpResourceServer {
  * authorization server it returns at the time — a server that moves to
  * another one (SEP-2352).
  */
-export async function startMcpResourceServer(issuerOf: string | (() => string), prefix = 'a'): Promise<McpResourceServer> {
+export async function startMcpResourceServer(
+  issuerOf: string | (() => string),
+  prefix = 'a',
+  options: { dpop?: boolean } = {},
+): Promise<McpResourceServer> {
   const http = createServer();
   const port = await listen(http);
   const origin = `http://127.0.0.1:${port}`;
@@ -131,6 +140,7 @@ export async function startMcpResourceServer(issuerOf: string | (() => string), 
   };
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const presentedTokens: string[] = [];
+  const dpopKeys: string[] = [];
 
   http.on('request', async (req, res) => {
     const issuer = currentIssuer();
@@ -144,15 +154,17 @@ export async function startMcpResourceServer(issuerOf: string | (() => string), 
       res.writeHead(404).end();
       return;
     }
-    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const scheme = options.dpop ? 'DPoP' : 'Bearer';
+    const token = new RegExp(`^${scheme} (.+)$`).exec(req.headers.authorization ?? '')?.[1];
     if (token !== undefined) presentedTokens.push(token);
     let scopes: string[];
     try {
       if (token === undefined) throw new Error('no token');
       const { payload } = await jwtVerify(token, jwksOf(issuer), { issuer, audience: url });
+      if (options.dpop) dpopKeys.push(await checkDpopProof(req, token, payload, url));
       scopes = String(payload.scope ?? '').split(' ');
     } catch {
-      res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${origin}${metadataPath}"` });
+      res.writeHead(401, { 'www-authenticate': `${scheme} resource_metadata="${origin}${metadataPath}"` });
       res.end();
       return;
     }
@@ -189,11 +201,31 @@ export async function startMcpResourceServer(issuerOf: string | (() => string), 
   return {
     url,
     presentedTokens,
+    dpopKeys,
     async close() {
       await Promise.all([...sessions.values()].map((transport) => transport.close()));
       await close(http);
     },
   };
+}
+
+/**
+ * RFC 9449 §4.3 and §7.1, as a resource server checks them: a proof signed
+ * by the key in its own header, for this request's method and URL and this
+ * token (`ath`), whose key the token is bound to (`cnf.jkt`). Returns the
+ * key's thumbprint; throws when any check fails.
+ */
+async function checkDpopProof(req: IncomingMessage, token: string, payload: JWTPayload, url: string): Promise<string> {
+  const proof = req.headers.dpop;
+  if (typeof proof !== 'string') throw new Error('no DPoP proof');
+  const { payload: claims, protectedHeader } = await jwtVerify(proof, EmbeddedJWK, { typ: 'dpop+jwt', maxTokenAge: 300 });
+  const jkt = await calculateJwkThumbprint(protectedHeader.jwk!, 'sha256');
+  const bound = (payload.cnf as { jkt?: string } | undefined)?.jkt;
+  const ath = createHash('sha256').update(token).digest('base64url');
+  if (bound !== jkt || claims.htm !== req.method || claims.htu !== url || claims.ath !== ath) {
+    throw new Error('the DPoP proof does not fit the token or the request');
+  }
+  return jkt;
 }
 
 /**

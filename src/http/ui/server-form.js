@@ -212,6 +212,7 @@ function buildControls(config, editing) {
   );
   c.scopes = input({ value: (auth.scopes ?? []).join(' ') });
   c.callbackPort = input({ type: 'number', min: '1', max: '65535', value: auth.callback_port ?? '' });
+  c.dpop = h('input', { type: 'checkbox', id: nextId('dpop'), checked: auth.dpop === true });
   c.enabled = h('input', { type: 'checkbox', id: nextId('enabled'), checked: config.enabled !== false });
   c.timeout = input({ type: 'number', min: '1', step: 'any', value: config.timeout_seconds ?? '', placeholder: '60' });
   c.callTimeout = input({ type: 'number', min: '1', step: 'any', value: config.call_timeout_seconds ?? '', placeholder: '120' });
@@ -245,6 +246,12 @@ function layout(c, editing) {
     c.clientSecret.el,
     field('auth.scopes', 'Scopes', c.scopes, 'Space-separated.'),
     field('auth.callback_port', 'Callback port', c.callbackPort, 'Optional. Empty: a free port, picked once.'),
+    h(
+      'div',
+      { class: 'field', 'data-field': 'auth.dpop' },
+      h('label', { class: 'choice', for: c.dpop.id }, c.dpop, ' DPoP-bound tokens (RFC 9449)'),
+      h('p', { class: 'field-error', 'data-error-for': 'auth.dpop' }),
+    ),
   );
   const remote = h(
     'div',
@@ -325,6 +332,7 @@ function oauthFields(c, secret) {
   if (secret !== undefined) out.client_secret = secret;
   const port = numberOf(c.callbackPort);
   if (port !== undefined) out.callback_port = port;
+  if (c.dpop.checked) out.dpop = true;
   return out;
 }
 
@@ -393,6 +401,7 @@ function authPatch(c, stored) {
     if (!same(scopes, stored.scopes)) out.scopes = scopes;
     const port = numberOf(c.callbackPort) ?? null;
     if (port !== stored.callback_port) out.callback_port = port;
+    if (c.dpop.checked !== (stored.dpop === true)) out.dpop = c.dpop.checked;
   }
   return out;
 }

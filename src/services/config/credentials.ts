@@ -39,6 +39,7 @@ export const AuthResponse = z.discriminatedUnion('kind', [
     scopes: z.array(z.string()),
     callback_port: z.number().nullable(),
     client_metadata_url: z.string().nullable(),
+    dpop: z.boolean(),
   }),
   z.object({
     kind: z.literal('client_credentials'),
@@ -126,6 +127,7 @@ function authResponse(auth: AuthConfig): AuthResponse {
         scopes: [...auth.scopes],
         callback_port: auth.callback_port,
         client_metadata_url: auth.client_metadata_url,
+        dpop: auth.dpop,
       };
     case 'client_credentials':
       return {

@@ -119,6 +119,8 @@ export const OAuthAuth = z.strictObject({
    * authorization server that takes them; others get dynamic registration.
    */
   client_metadata_url: z.url({ protocol: /^https$/ }).nullable().default(null),
+  /** Ask for DPoP-bound tokens (RFC 9449): each request is signed with a key kept beside the tokens. */
+  dpop: z.boolean().default(false),
 });
 /** Key algorithms a `private_key` may sign its client assertion with (RFC 7523, `private_key_jwt`). */
 export const ASSERTION_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'] as const;

@@ -15,6 +15,7 @@ import { z } from 'zod';
 import { FleetError } from '../support/errors.js';
 import { writeOwnerOnly } from '../support/owner-only-file.js';
 import { createSerialQueue } from '../support/serial-queue.js';
+import { StoredDpopKey } from './dpop-key.js';
 
 /** Tokens as stored: the SDK's fields, with an absolute expiry instead of `expires_in`. */
 export const StoredTokens = z.looseObject({
@@ -53,6 +54,8 @@ export const CredentialsRecord = z.looseObject({
   code_verifier: z.string().nullable().default(null),
   /** The scope the server last asked for (`403 insufficient_scope`): every later consent requests it. */
   step_up_scope: z.string().nullable().default(null),
+  /** With `auth.dpop`: the key the tokens are bound to (RFC 9449). */
+  dpop_key: StoredDpopKey.nullable().default(null),
 });
 export type CredentialsRecord = z.infer<typeof CredentialsRecord>;
 
@@ -73,6 +76,7 @@ export function emptyRecord(serverUrl: string, configuredClientId: string | null
     discovery: null,
     code_verifier: null,
     step_up_scope: null,
+    dpop_key: null,
   };
 }
 

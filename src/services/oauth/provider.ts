@@ -36,6 +36,7 @@ import {
   type StoredClient,
   type StoredTokens,
 } from './credentials-file.js';
+import { createDpopKey, dpopKeyPairOf } from './dpop-key.js';
 import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
 import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
@@ -67,12 +68,6 @@ export interface OAuthProviderOptions {
   now?: () => number;
   /** A URL offered as the `client_id` where the authorization server takes client metadata documents (SEP-991). */
   clientMetadataUrl?: string;
-  /**
-   * Ask for DPoP-bound tokens (RFC 9449) and sign every request with a key
-   * held in memory. For one-shot clients: a key that dies with the process
-   * cannot present (or refresh) its tokens after a restart.
-   */
-  dpop?: boolean;
 }
 
 /** Where a consent under way is told the authorization URL. */
@@ -116,8 +111,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #steppingUpTo: string | undefined;
   /** The `resource_metadata` URL of the server's last 401, for the next discovery. */
   #resourceMetadataUrl: URL | undefined;
-  /** Whether tokens are DPoP-bound, and (made on first use) the key they are bound to. */
-  readonly #wantsDpop: boolean;
+  /** With `auth.dpop`, the key tokens are bound to (loaded or made on first use). */
   #dpop: Promise<DpopSession> | undefined;
 
   /** Read by the SDK: offered as the client id where the server supports it. */
@@ -131,7 +125,6 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     this.#record = record;
     this.#now = options.now ?? Date.now;
     this.port = port;
-    this.#wantsDpop = options.dpop === true;
   }
 
   /** The MCP server these credentials are for. */
@@ -278,13 +271,31 @@ export class FleetOAuthProvider implements OAuthClientProvider {
 
   /** The DPoP key this provider's tokens are bound to; undefined for Bearer tokens. */
   dpop(): Promise<DpopSession> | undefined {
-    if (this.#wantsDpop) this.#dpop ??= DpopSession.create();
+    if (!this.#config.auth.dpop) return undefined;
+    this.#dpop ??= this.#dpopSession().catch((error: unknown) => {
+      this.#dpop = undefined;
+      throw error;
+    });
     return this.#dpop;
+  }
+
+  /** The stored key, or a new one stored before any token can be bound to it. */
+  async #dpopSession(): Promise<DpopSession> {
+    const stored = this.#record.dpop_key;
+    if (stored !== null) return DpopSession.create({ keyPair: await dpopKeyPairOf(stored) });
+    const fresh = await createDpopKey();
+    this.#record.dpop_key = fresh.stored;
+    await this.#persist();
+    return DpopSession.create({ keyPair: fresh.keyPair });
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
-    if (all) this.#record.clients = {};
+    if (all) {
+      this.#record.clients = {};
+      this.#record.dpop_key = null;
+      this.#dpop = undefined;
+    }
     if (scope === 'client') {
       // The authorization server refused our client: its registration goes (every one, when none is known to be current).
       const refused = this.#discoveredIssuer();
