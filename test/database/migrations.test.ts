@@ -1,0 +1,213 @@
+// The schema on a real PostgreSQL (test/helpers/postgres.ts): migrations run
+// once even when three workers start together, a newer schema is refused, and
+// the connection helpers tell "the database is away" from "the query is wrong".
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import {
+  DatabaseUnavailableError,
+  isConnectionError,
+  openDatabase,
+  redactUrl,
+  withTransaction,
+  type Database,
+} from '../../src/services/database/database.js';
+import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/services/database/migrations.js';
+import { postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+
+const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'workers'];
+
+let cluster: PgCluster;
+const opened: Database[] = [];
+let databases = 0;
+
+beforeAll(async () => {
+  if (!postgresAvailable) console.error("initdb/pg_ctl not found: install Debian's postgresql package");
+  cluster = await startPostgres();
+});
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((database) => database.close()));
+});
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+/** A fresh, empty database in the shared cluster, with a pool on it. */
+async function freshDatabase(poolCount = 1): Promise<Database[]> {
+  const name = `fresh_${++databases}`;
+  const admin = new pg.Client({ connectionString: cluster.url });
+  await admin.connect();
+  await admin.query(`create database ${name}`).finally(() => admin.end());
+  const url = cluster.url.replace(/\/[^/]*$/, `/${name}`);
+  const pools = Array.from({ length: poolCount }, (_, index) => openDatabase(url, { applicationName: `worker-${index}` }));
+  opened.push(...pools);
+  return pools;
+}
+
+const first = <T>(items: T[]): T => {
+  const item = items[0];
+  if (item === undefined) throw new Error('expected at least one item');
+  return item;
+};
+
+async function tablesOf(database: Database): Promise<string[]> {
+  const { rows } = await database.pool.query<{ table_name: string }>(
+    "select table_name from information_schema.tables where table_schema = 'public' order by table_name",
+  );
+  return rows.map((row) => row.table_name);
+}
+
+async function recorded(database: Database): Promise<number[]> {
+  const { rows } = await database.pool.query<{ version: number }>('select version from mcp_fleet_migrations order by version');
+  return rows.map((row) => row.version);
+}
+
+describe('migrations', () => {
+  test('are numbered in order, without gaps, the latest being latestVersion', () => {
+    expect(migrations.map((migration) => migration.version)).toEqual(migrations.map((_, index) => index + 1));
+    expect(latestVersion).toBe(migrations.length);
+  });
+
+  test('a fresh database gets every migration once, and its tables', async () => {
+    const database = first(await freshDatabase());
+    expect(await migrate(database.pool)).toEqual({ applied: migrations.map((migration) => migration.version) });
+    expect(await tablesOf(database)).toEqual(TABLES);
+    expect(await recorded(database)).toEqual(migrations.map((migration) => migration.version));
+    const { rows } = await database.pool.query('select id, version from config_versions');
+    expect(rows).toEqual([{ id: 1, version: '0' }]); // bigint comes back as text
+  });
+
+  test('running migrate again applies nothing', async () => {
+    const database = first(await freshDatabase());
+    await migrate(database.pool);
+    expect(await migrate(database.pool)).toEqual({ applied: [] });
+    expect(await recorded(database)).toEqual(migrations.map((migration) => migration.version));
+  });
+
+  test('three workers migrating at once apply each migration exactly once', async () => {
+    const databases = await freshDatabase(3);
+    const results = await Promise.all(databases.map((database) => migrate(database.pool)));
+    const applied = results.flatMap((result) => result.applied).sort((a, b) => a - b);
+    expect(applied).toEqual(migrations.map((migration) => migration.version));
+    const { rows } = await first(databases).pool.query<{ version: number; count: string }>(
+      'select version, count(*) from mcp_fleet_migrations group by version order by version',
+    );
+    expect(rows).toEqual(migrations.map((migration) => ({ version: migration.version, count: '1' })));
+    expect(await tablesOf(first(databases))).toEqual(TABLES);
+  });
+
+  test('a database migrated by a newer mcp-fleet is refused with a clear message', async () => {
+    const database = first(await freshDatabase());
+    await migrate(database.pool);
+    const future = latestVersion + 7;
+    await database.pool.query("insert into mcp_fleet_migrations (version, name) values ($1, 'from the future')", [future]);
+    const refusal = await migrate(database.pool).catch((error: unknown) => error);
+    expect(refusal).toBeInstanceOf(SchemaTooNewError);
+    expect((refusal as Error).message).toBe(
+      `database schema version ${future} is newer than this mcp-fleet knows (${latestVersion}); upgrade mcp-fleet`,
+    );
+  });
+
+  test('a failing migration is rolled back, not recorded, and the lock is let go', async () => {
+    const database = first(await freshDatabase());
+    const broken = [
+      ...migrations,
+      { version: latestVersion + 1, name: 'broken', sql: 'create table half_done (x int); select * from no_such_table;' },
+    ];
+    const failure = await migrate(database.pool, broken).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(MigrationError);
+    expect((failure as Error).message).toMatch(/^migration \d+ \(broken\) failed: relation "no_such_table" does not exist/);
+    expect(await recorded(database)).toEqual(migrations.map((migration) => migration.version));
+    expect(await tablesOf(database)).not.toContain('half_done');
+    // The lock was released: another migrate does not wait forever.
+    expect(await migrate(database.pool)).toEqual({ applied: [] });
+  });
+});
+
+describe('withTransaction', () => {
+  test('commits what fn did and returns its result', async () => {
+    const database = first(await freshDatabase());
+    await database.pool.query('create table t (x int)');
+    const result = await withTransaction(database.pool, async (client) => {
+      await client.query('insert into t values (1)');
+      return 'done';
+    });
+    expect(result).toBe('done');
+    expect((await database.pool.query('select count(*)::int as n from t')).rows).toEqual([{ n: 1 }]);
+  });
+
+  test('rolls back when fn throws, rethrows, and gives the client back', async () => {
+    const database = first(await freshDatabase());
+    await database.pool.query('create table t (x int)');
+    const boom = new Error('boom');
+    await expect(
+      withTransaction(database.pool, async (client) => {
+        await client.query('insert into t values (1)');
+        throw boom;
+      }),
+    ).rejects.toBe(boom);
+    expect((await database.pool.query('select count(*)::int as n from t')).rows).toEqual([{ n: 0 }]);
+    expect(database.pool.idleCount).toBe(database.pool.totalCount);
+  });
+});
+
+describe('connection errors', () => {
+  test('a stopped cluster is a connection error, a syntax error is not; the pool recovers once it is back', async () => {
+    const own = await startPostgres({ database: 'stopping' });
+    const idleErrors: Error[] = [];
+    const database = openDatabase(own.url, { onIdleError: (error) => idleErrors.push(error) });
+    try {
+      const syntax = await database.pool.query('selec 1').catch((error: unknown) => error);
+      expect(syntax).toBeInstanceOf(pg.DatabaseError);
+      expect(isConnectionError(syntax)).toBe(false);
+
+      // An idle client for the shutdown to reach (pg-pool discards the one a query error came on).
+      expect((await database.pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+      expect(database.pool.idleCount).toBe(1);
+      await own.stop();
+      // The idle client saw the shutdown (57P01); the pool heard it instead of the process crashing.
+      await vi.waitFor(() => expect(idleErrors.length).toBeGreaterThan(0));
+      expect(idleErrors.every(isConnectionError)).toBe(true);
+      const refused = await database.pool.query('select 1').catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(Error);
+      expect(isConnectionError(refused)).toBe(true);
+
+      await own.start();
+      expect((await database.pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await database.close();
+      await own.destroy();
+    }
+  });
+
+  test('isConnectionError knows the codes and pg messages that mean "away"', () => {
+    const coded = (code: string) => Object.assign(new Error('x'), { code });
+    for (const code of ['ECONNREFUSED', 'ECONNRESET', '57P01', '57P03', '08006', '08001']) {
+      expect(isConnectionError(coded(code)), code).toBe(true);
+    }
+    for (const code of ['42601', '23505', '40001']) expect(isConnectionError(coded(code)), code).toBe(false);
+    expect(isConnectionError(new Error('Connection terminated unexpectedly'))).toBe(true);
+    expect(isConnectionError(new AggregateError([coded('ECONNREFUSED')], 'connect'))).toBe(true);
+    expect(isConnectionError(new DatabaseUnavailableError('postgres://h/db'))).toBe(true);
+    expect(isConnectionError('ECONNREFUSED')).toBe(false);
+  });
+
+  test('DatabaseUnavailableError names host:port, never the password', () => {
+    const cause = Object.assign(new Error('connect ECONNREFUSED 10.0.0.5:6543'), { code: 'ECONNREFUSED' });
+    const error = new DatabaseUnavailableError('postgres://fleet:s3cret-pw@10.0.0.5:6543/fleet', { cause });
+    expect(error.code).toBe('database_unavailable');
+    expect(error.message).toBe('the database at 10.0.0.5:6543 is unavailable: connect ECONNREFUSED 10.0.0.5:6543');
+    expect(error.message).not.toContain('s3cret');
+    expect(error.cause).toBe(cause);
+  });
+});
+
+describe('redactUrl', () => {
+  test('drops the password, keeps the rest', () => {
+    expect(redactUrl('postgres://fleet:s3cret@db.example:5433/fleet?sslmode=require')).toBe(
+      'postgres://fleet@db.example:5433/fleet?sslmode=require',
+    );
+    expect(redactUrl('postgres://fleet@db/fleet?password=s3cret')).not.toContain('s3cret');
+    expect(redactUrl('postgres://fleet:s3cret@a:5432,b:5432/fleet')).not.toContain('s3cret');
+    expect(redactUrl('postgres://db/fleet')).toBe('postgres://db/fleet');
+  });
+});
