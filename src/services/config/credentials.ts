@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { EACH, SERVER_SECRET_PATHS, valuesAtPaths } from '../secrets/secret-paths.js';
 import { ConfigError } from '../support/errors.js';
 import { describeZodError } from '../support/zod-errors.js';
 import { ServerPatch } from './requests.js';
@@ -161,31 +162,9 @@ function authResponse(auth: AuthConfig): AuthResponse {
 
 /** Every secret value of a config (env and header values, token, client secret), for redaction. */
 export function secretValues(config: ServerConfig): string[] {
-  const values =
-    config.type === 'local'
-      ? Object.values(config.env)
-      : [
-          ...Object.values(config.headers),
-          ...authSecrets(config.auth),
-        ];
-  return values.filter((v) => v.length > 0);
-}
-
-function authSecrets(auth: AuthConfig): string[] {
-  switch (auth.kind) {
-    case 'none':
-      return [];
-    case 'bearer':
-      return [auth.token];
-    case 'oauth':
-      return auth.client_secret === null ? [] : [auth.client_secret];
-    case 'client_credentials':
-      return [auth.client_secret, auth.private_key].filter((value) => value !== null);
-    case 'workload_identity':
-      return [];
-    case 'enterprise':
-      return [auth.client_secret, auth.idp_client_secret].filter((value) => value !== null);
-  }
+  return valuesAtPaths(config, SERVER_SECRET_PATHS)
+    .map(([value]) => value)
+    .filter((value): value is string => typeof value === 'string' && value.length > 0);
 }
 
 /** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */
@@ -226,10 +205,16 @@ export function redact(text: string, secrets: Iterable<string>): string {
   }
 }
 
-/** Maps of secrets: a PATCH merges them key by key, `null` deleting one. */
-const SECRET_MAPS = new Set(['env', 'headers']);
-/** The secrets of `auth`: in a PATCH, `null` deletes them (other fields take `null` as a value). */
-const AUTH_SECRETS = new Set(['token', 'client_secret', 'private_key', 'idp_client_secret']);
+/** Maps of secrets (`env`, `headers`): a PATCH merges them key by key, `null` deleting one. */
+const SECRET_MAPS = new Set(
+  SERVER_SECRET_PATHS.filter((path) => path.length === 2 && path[1] === EACH).map((path) => path[0] as string),
+);
+/** The secrets of `auth` (`token`, `client_secret`, …): in a PATCH, `null` deletes them (other fields take `null` as a value). */
+const AUTH_SECRETS = new Set(
+  SERVER_SECRET_PATHS.filter((path) => path.length === 2 && path[0] === 'auth' && typeof path[1] === 'string').map(
+    (path) => path[1] as string,
+  ),
+);
 
 /** Fields both server types have: a change of `type` keeps them. */
 const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(
