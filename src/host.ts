@@ -1,7 +1,7 @@
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
 import type { Reread } from './machines/registry.events.js';
-import { createManagement } from './host/management.js';
+import { createManagement, type UpdateOptions } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
 import { reconcile } from './host/reconcile.js';
 import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
@@ -12,7 +12,6 @@ import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js'
 import { secretValues } from './services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
-import { watchFile } from './services/config/watch.js';
 import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
@@ -44,8 +43,11 @@ export interface McpHostOptions {
   persistJournal?: boolean;
   /** Where the journal lives instead (overrides `persistJournal`): any {@link EventStore}, e.g. one shared by several workers. */
   eventStore?: EventStore;
+  /** Where the servers are configured instead of `<stateDir>/mcp_servers.json`: any {@link ConfigStore}, e.g. PostgreSQL. */
+  configStore?: ConfigStore;
   /**
-   * Watch `mcp_servers.json` and apply hand edits (default true): only the
+   * Watch the config store and apply changes made by another hand (an edit of
+   * `mcp_servers.json`, another worker's write) (default true): only the
    * servers whose entry changed restart; a changed tool filter applies without one.
    */
   watchConfig?: boolean;
@@ -100,7 +102,7 @@ export interface McpHost {
   /** Adds, starts and (unless it ends in `error`) persists a server. */
   addServer(name: string, config: ServerConfigInput): Promise<ServerView>;
   /** SPEC §3 PATCH semantics; persisted only when the restart does not end in `error`. */
-  updateServer(name: string, patch: Record<string, unknown>): Promise<ServerView>;
+  updateServer(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
   removeServer(name: string): Promise<void>;
   restartServer(name: string): Promise<ServerView>;
   /**
@@ -139,7 +141,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     throw new RangeError(`startupConcurrency must be an integer >= 1, got ${startupConcurrency}`);
   }
   const logger: HostLogger = options.logger ?? { info: () => {}, warn: (message) => console.warn(message) };
-  const store: ConfigStore = createConfigStore({ stateDir: () => stateDir, logger });
+  const store: ConfigStore = options.configStore ?? createConfigStore({ stateDir: () => stateDir, logger });
   const onWriteError = (error: Error) => logger.warn(`journal: cannot write: ${error.message}`);
   const journal: Journal = createJournal({
     store:
@@ -170,7 +172,14 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   let stopWatching = () => {};
 
   async function reread(name: string): Promise<Reread> {
-    const loaded = await store.load();
+    let loaded: Awaited<ReturnType<ConfigStore['load']>>;
+    try {
+      loaded = await store.load();
+    } catch (error) {
+      // A store that cannot be read (a database away) is no deletion: keep the config it was queued with.
+      logger.warn(`config: cannot re-read server ${name} (${(error as Error).message}); using the config it was queued with`);
+      return { status: 'unreadable' };
+    }
     // A typo in the entry is not a deletion: keep the config it was queued with.
     if (loaded.broken || loaded.invalidNames.includes(name)) return { status: 'unreadable' };
     const entry = loaded.servers.find(([candidate]) => candidate === name);
@@ -226,6 +235,21 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
+  /**
+   * The view with its stored config's version. The projection's views are
+   * shared until their server changes (see `serverViews`); so are these,
+   * until the version moves, so an unchanged list stays the same objects.
+   */
+  const versioned = new WeakMap<ServerView, ServerView>();
+  function withVersion(view: ServerView): ServerView {
+    const version = store.versions()[view.name] ?? null;
+    const known = versioned.get(view);
+    if (known !== undefined && known.version === version) return known;
+    const next = { ...view, version };
+    versioned.set(view, next);
+    return next;
+  }
+
   /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
   function ownerByName(tool: string): string | undefined {
     let owner: string | undefined;
@@ -255,7 +279,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         if (options.watchConfig !== false) {
           // Edits are applied one after another; a burst of saves is debounced by the watcher.
           let applying = Promise.resolve();
-          stopWatching = watchFile(store.file(), () => {
+          stopWatching = store.watch(() => {
             applying = applying
               .then(() =>
                 reconcile({
@@ -296,14 +320,17 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return errorResult('', name, `unknown tool "${name}"`);
     },
 
-    status: () => serverViews(projected()),
-    server: (name) => serverViews(projected()).find((view) => view.name === name),
+    status: () => serverViews(projected()).map(withVersion),
+    server(name) {
+      const view = serverViews(projected()).find((candidate) => candidate.name === name);
+      return view && withVersion(view);
+    },
     events: (since) => journal.since(since),
     readEvents: (since, limit) => journal.read(since, limit),
     subscribe: (listener) => journal.subscribe(listener),
 
     addServer: (name, input) => management.add(name, input),
-    updateServer: (name, patch) => management.update(name, patch),
+    updateServer: (name, patch, updateOptions) => management.update(name, patch, updateOptions),
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
     beginAuth(name) {

@@ -5,6 +5,7 @@
  * and persists only what did not end in `error`; a change that does is
  * rolled back to the previous config. One transaction per server at a time.
  */
+import { isDeepStrictEqual } from 'node:util';
 import { waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { settled } from '../machines/server.queries.js';
@@ -15,7 +16,7 @@ import type { ConfigStore } from '../services/config/store.js';
 import { parseServerConfig } from '../services/config/validate.js';
 import { isOAuthConfig } from '../services/oauth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../services/oauth/server-auth.js';
-import { ConflictError, FleetError, NotFoundError, StartFailedError } from '../services/support/errors.js';
+import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../services/support/errors.js';
 import { createSerialQueue } from '../services/support/serial-queue.js';
 import type { ServerView } from '../services/journal/server-view.js';
 import { configChangeEvent } from './config-change.js';
@@ -31,9 +32,14 @@ export interface ManagementDeps {
   forgetCredentials(name: string): Promise<void>;
 }
 
+export interface UpdateOptions {
+  /** Change only if the stored config is still at this version (HTTP `If-Match`); else `PreconditionFailedError`. */
+  ifMatch?: number;
+}
+
 export interface Management {
   add(name: string, input: ServerConfigInput): Promise<ServerView>;
-  update(name: string, patch: Record<string, unknown>): Promise<ServerView>;
+  update(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
   remove(name: string): Promise<void>;
   restart(name: string): Promise<ServerView>;
   beginAuth(name: string): Promise<AuthBegun>;
@@ -110,22 +116,40 @@ export function createManagement(deps: ManagementDeps): Management {
       });
     },
 
-    update(name, patch) {
+    update(name, patch, { ifMatch } = {}) {
       return queue.run(name, async () => {
         const ref = actorOf(name);
         const running = ref.getSnapshot().context.config;
-        const previous = (await persisted(name)) ?? running;
+        const loaded = await store.load();
+        const expect = (versions: Readonly<Record<string, number>>) => {
+          if (ifMatch !== undefined && versions[name] !== ifMatch) throw new PreconditionFailedError(name, ifMatch, versions[name] ?? null);
+        };
+        expect(loaded.versions);
+        const previous = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? running;
         const next = mergePatch(previous, patch);
         await apply(ref, next);
         const failure = failureOf(name, ref);
         if (failure) {
-          // All or nothing: back on the config it ran before, and the file untouched.
+          // All or nothing: back on the config it ran before, and the store untouched.
           await apply(ref, running);
           throw failure;
         }
-        // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
-        deps.registry();
-        await store.update((servers) => ({ ...servers, [name]: next }));
+        let stored = next;
+        try {
+          // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
+          deps.registry();
+          // The patch is merged into the config as stored now, under the store's lock: a change another
+          // worker made meanwhile to other fields is kept, not overwritten with what this one read.
+          await store.update((servers, { versions }) => {
+            expect(versions);
+            stored = mergePatch(servers[name] ?? previous, patch);
+            return { ...servers, [name]: stored };
+          });
+        } catch (refused) {
+          await apply(ref, running);
+          throw refused;
+        }
+        if (!isDeepStrictEqual(stored, next)) await apply(ref, stored);
         return deps.view(name);
       });
     },

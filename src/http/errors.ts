@@ -1,7 +1,16 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { ConfigFileBrokenError } from '../services/config/store.js';
-import { ConfigError, ConflictError, FleetError, HostNotRunningError, NotFoundError, StartFailedError } from '../services/support/errors.js';
+import { DatabaseUnavailableError } from '../services/database/database.js';
+import {
+  ConfigError,
+  ConflictError,
+  FleetError,
+  HostNotRunningError,
+  NotFoundError,
+  PreconditionFailedError,
+  StartFailedError,
+} from '../services/support/errors.js';
 import type { ErrorKind } from '../services/support/errors.js';
 import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
@@ -10,7 +19,7 @@ import { describeZodError } from '../services/support/zod-errors.js';
 
 /** The body of every error response (SPEC §6). */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number };
+  error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number; version?: number | null };
 }
 
 /** An error that already knows its HTTP answer. */
@@ -50,6 +59,11 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
   if (err instanceof AuthNotApplicableError) return answer(409, err.code, err.message);
   if (err instanceof HostNotRunningError) return answer(503, err.reason, err.message);
+  if (err instanceof PreconditionFailedError) {
+    return { status: 412, body: { error: { code: 'version_mismatch', message: err.message, version: err.actual } } };
+  }
+  // Nothing was changed: management writes wait for the database, which is away.
+  if (err instanceof DatabaseUnavailableError) return answer(503, err.code, err.message);
   if (err instanceof StartFailedError) {
     return { status: 422, body: { error: { code: 'start_failed', message: err.message, error_kind: err.kind } } };
   }

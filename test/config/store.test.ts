@@ -41,7 +41,7 @@ describe('load', () => {
   it('gives no servers and exactly one warning for a missing file, logged once', async () => {
     const { store, logger } = storeFor();
     const loaded = await store.load();
-    expect(loaded).toEqual({ servers: [], warnings: [expect.stringContaining(file)], broken: null, invalidNames: [] });
+    expect(loaded).toEqual({ servers: [], warnings: [expect.stringContaining(file)], broken: null, invalidNames: [], versions: {} });
     await store.load();
     await store.load();
     expect(logger.lines).toHaveLength(1);

@@ -28,7 +28,9 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   });
 
   router.get('/:name', function getServer(req, res) {
-    res.json(requireServer(host, req.params.name));
+    const view = requireServer(host, req.params.name);
+    if (view.version !== null) res.setHeader('ETag', `"${view.version}"`);
+    res.json(view);
   });
 
   router.patch('/:name', async function patchServer(req, res) {
@@ -41,8 +43,11 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     ServerPatch.parse(body);
     requireServer(host, name);
     noteSecrets(body);
+    const ifMatch = versionOf(req.get('if-match'));
     // The body as sent, not zod's output: PATCH semantics depend on which keys are present.
-    res.json(await host.updateServer(name, body));
+    const view = await host.updateServer(name, body, ifMatch === undefined ? {} : { ifMatch });
+    if (view.version !== null) res.setHeader('ETag', `"${view.version}"`);
+    res.json(view);
   });
 
   router.delete('/:name', async function removeServer(req, res) {
@@ -125,6 +130,14 @@ function serializedOnce(): (views: ServerView[]) => ListBody {
     }
     return last;
   };
+}
+
+/** The version an `If-Match` header names (`"12"`, `W/"12"` or `12`); undefined without one or for `*`. */
+function versionOf(header: string | undefined): number | undefined {
+  if (header === undefined || header.trim() === '*') return undefined;
+  const match = /^\s*(?:W\/)?"?(\d{1,16})"?\s*$/.exec(header);
+  if (!match) throw new HttpError(400, 'invalid_request', 'If-Match: expected the version of a server view, e.g. "12"');
+  return Number(match[1]);
 }
 
 function requireServer(host: McpHost, name: string) {

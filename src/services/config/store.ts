@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -5,6 +6,7 @@ import { ConfigError } from '../support/errors.js';
 import { writeOwnerOnly } from '../support/owner-only-file.js';
 import { createSerialQueue } from '../support/serial-queue.js';
 import { configPath } from './paths.js';
+import { watchFile } from './watch.js';
 import { toStorage } from './credentials.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
 import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
@@ -40,12 +42,16 @@ export interface LoadedConfig {
   invalidNames: string[];
   /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
   broken: BrokenConfig | null;
+  /** Each valid server's version (`ServerView.version`): it changes whenever the server's stored config does. */
+  versions: Record<string, number>;
 }
 
 /** Told to an update mutator alongside the valid servers. */
 export interface UpdateInfo {
   /** Entries in the file that do not validate; kept verbatim unless the mutator returns that name. */
   invalidNames: readonly string[];
+  /** The version of each valid server as stored right now (inside the write's lock). */
+  versions: Readonly<Record<string, number>>;
 }
 
 /** Computes the next server set from the current one (its argument is a copy, free to change). */
@@ -59,9 +65,12 @@ export type ServerList =
   | ReadonlyArray<readonly [string, ServerConfigInput]>
   | Readonly<Record<string, ServerConfigInput>>;
 
-/** Reads and writes `<stateDir>/mcp_servers.json` (SPEC §2). */
+/**
+ * Where the servers are configured: `<stateDir>/mcp_servers.json` (SPEC §2,
+ * the default) or a database several workers share.
+ */
 export interface ConfigStore {
-  /** The config file's path right now. */
+  /** Where the config lives right now: the file's path, or the database's address (no password). */
   file(): string;
   /** Reads the file; a missing or unparseable file gives no servers and one warning, not a throw. */
   load(): Promise<LoadedConfig>;
@@ -74,6 +83,21 @@ export interface ConfigStore {
    * each land whole, the later one wins.)
    */
   update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>>;
+  /** Each server's version as of this store's last read or write. */
+  versions(): Readonly<Record<string, number>>;
+  /**
+   * Calls `onChange` whenever the config may have been changed by another
+   * hand (an edit of the file, another worker); returns the stop function.
+   */
+  watch(onChange: () => void): () => void;
+}
+
+/**
+ * A version for a store that keeps none (the file): a number from the
+ * entry's content, so it moves whenever the entry does, as an ETag would.
+ */
+export function contentVersion(config: ServerConfig): number {
+  return Number.parseInt(createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12), 16);
 }
 
 /** A write refused because the file on disk exists and does not parse. */
@@ -119,7 +143,14 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       invalidNames:
         snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
+      versions: remember(snapshot.state === 'ok' ? snapshot.doc.servers : []),
     };
+  }
+
+  let known: Record<string, number> = {};
+  function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Record<string, number> {
+    known = Object.fromEntries(servers.map(([name, config]) => [name, contentVersion(config)]));
+    return { ...known };
   }
 
   async function save(servers: ServerList): Promise<void> {
@@ -137,6 +168,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
       await writeDocument(target, stored, logger);
     });
+    remember(stored as Array<[string, ServerConfig]>);
   }
 
   async function update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>> {
@@ -149,7 +181,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
         entries.flatMap((e) => (e.config === null ? [] : [[e.name, structuredClone(e.config)] as const])),
       );
       const invalidNames = entries.filter((e) => e.config === null).map((e) => e.name);
-      const next = await mutator(current, { invalidNames });
+      const versions = Object.fromEntries(Object.entries(current).map(([name, config]) => [name, contentVersion(config)]));
+      const next = await mutator(current, { invalidNames, versions });
       const parsed = new Map(
         Object.entries(next).map(([name, config]) => [
           name,
@@ -158,14 +191,24 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       );
       const stored = mergeEntries(entries, parsed);
       await writeDocument(target, stored, logger);
-      return stored.flatMap(([name]): Array<[string, ServerConfig]> => {
+      const servers = stored.flatMap(([name]): Array<[string, ServerConfig]> => {
         const config = parsed.get(name);
         return config === undefined ? [] : [[name, config]];
       });
+      remember(servers);
+      return servers;
     });
   }
 
-  return { file, load, save, update };
+  return {
+    file,
+    load,
+    save,
+    update,
+    versions: () => known,
+    // Edits are debounced by the watcher; the folder is resolved now, as the file is at each call.
+    watch: (onChange) => watchFile(file(), onChange),
+  };
 }
 
 /**

@@ -426,6 +426,8 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
     since: server.since,
     last_run: server.last_run,
     shadowed_tools: shadowed,
+    // The config store knows it; the host adds it to the view.
+    version: null,
   };
 }
 

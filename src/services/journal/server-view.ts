@@ -34,5 +34,11 @@ export const ServerView = z.object({
   last_run: LastRun.nullable(),
   /** Tools of this server that another server's tool of the same name replaced. */
   shadowed_tools: z.array(z.string()),
+  /**
+   * The stored config's version: it moves whenever the server's stored config
+   * changes (a global counter on PostgreSQL, a content hash on the file).
+   * Send it back as `If-Match` to change only what you saw. `null` when not stored.
+   */
+  version: z.number().int().nullable(),
 });
 export type ServerView = z.infer<typeof ServerView>;

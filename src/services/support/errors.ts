@@ -70,6 +70,22 @@ export class StartFailedError extends Error {
   }
 }
 
+/** A change was asked for against a version of the server's config that is no longer the stored one. */
+export class PreconditionFailedError extends Error {
+  override readonly name = 'PreconditionFailedError';
+  constructor(
+    readonly server: string,
+    readonly expected: number,
+    readonly actual: number | null,
+  ) {
+    super(
+      actual === null
+        ? `server "${server}" is not stored any more (If-Match: ${expected})`
+        : `server "${server}" is at version ${actual}, not ${expected} (If-Match): read it again and re-apply your change`,
+    );
+  }
+}
+
 /** The host cannot take the request: it was never started, or it is shutting down. */
 export class HostNotRunningError extends Error {
   override readonly name = 'HostNotRunningError';
