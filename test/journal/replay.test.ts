@@ -39,7 +39,7 @@ async function rejectsWith(promise: Promise<unknown>, type: new (...args: never[
 
 /** Replay, model, registry and processes all agree. */
 async function checkInvariants(model: Model, { host, fleet }: Real): Promise<void> {
-  const live = host.status();
+  const live = projectedStatus(host);
   const replayed = createProjection(host.events());
   expect(serverViews(replayed.context), 'replay = live projection').toEqual(live);
 
@@ -166,15 +166,20 @@ test('replaying the journal rebuilds the live status, which is what the servers 
       }
       expect(fleet.spawns().filter((spawn) => isAlive(spawn.pid)), 'no child outlives shutdown').toEqual([]);
       // After shutdown too, the journal rebuilds the status exactly.
-      expect(serverViews(createProjection(host.events()).context)).toEqual(host.status());
+      expect(serverViews(createProjection(host.events()).context)).toEqual(projectedStatus(host));
       // And so does what it stored, as the next worker will load it.
       const store = createFileEventStore({ stateDir: fleet.dir });
       const { snapshot, events } = await store.load();
       expect(await store.read(0), 'the store = the in-memory journal').toEqual(host.events());
-      expect(serverViews(events.reduce(project, snapshot?.state ?? emptyProjection())), 'stored = live').toEqual(host.status());
+      expect(serverViews(events.reduce(project, snapshot?.state ?? emptyProjection())), 'stored = live').toEqual(projectedStatus(host));
       await store.close();
     }),
     // Every operation spawns real processes: few, short runs; no shrinking marathon on failure.
     { numRuns: 8, endOnFailure: true },
   );
 }, 90_000);
+
+/** The host's views as the journal knows them: the version comes from the config store, not from an event. */
+function projectedStatus(host: McpHost) {
+  return host.status().map((view) => ({ ...view, version: null }));
+}

@@ -44,6 +44,8 @@ export type ListedPrompt = z.infer<typeof ListedPrompt>;
 const stamped = {
   seq: z.number().int().positive(),
   at: z.string(),
+  /** The worker that wrote it, in a store the fleet shares (PostgreSQL); absent in a worker's own store. */
+  worker: z.string().optional(),
 };
 /** Almost every event is about one server; `worker.started` is the exception. */
 const base = { ...stamped, server: z.string() };
@@ -117,8 +119,8 @@ export type JournalEvent = z.infer<typeof JournalEvent>;
 export type ServerEvent = Exclude<JournalEvent, { type: 'worker.started' }>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
-/** An event before the journal stamps it with `seq` and `at`. */
-export type JournalEventInput = DistributiveOmit<JournalEvent, 'seq' | 'at'>;
+/** An event before the store stamps it with `seq`, `at` (and `worker`). */
+export type JournalEventInput = DistributiveOmit<JournalEvent, 'seq' | 'at' | 'worker'>;
 
 interface Described {
   name: string;

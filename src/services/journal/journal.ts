@@ -15,6 +15,14 @@ export interface JournalOptions {
    * always kept.
    */
   maxInMemoryEntries?: number;
+  /**
+   * In a store the fleet shares (PostgreSQL), this worker's id: only events
+   * it wrote (or without a `worker`) are folded into the projection, while
+   * subscribers, `since` and `read` get every worker's. The events `load()`
+   * gives (this worker's only) then do not start the in-memory window, which
+   * holds the fleet's events from `open` on. Unset: every event is folded.
+   */
+  ownWorker?: string;
 }
 
 export interface Journal {
@@ -74,7 +82,9 @@ export function createJournal(options: JournalOptions): Journal {
   }
 
   function receive(event: JournalEvent): void {
-    projection.apply(event);
+    if (options.ownWorker === undefined || event.worker === undefined || event.worker === options.ownWorker) {
+      projection.apply(event);
+    }
     keep(event);
     listeners.tell([event]);
   }
@@ -107,7 +117,8 @@ export function createJournal(options: JournalOptions): Journal {
     const { snapshot, events: tail } = await store.load();
     // One fold, one notification: a snapshot plus its tail, not one store update per event.
     projection.restore(tail.reduce(project, snapshot?.state ?? emptyProjection()));
-    for (const event of tail) keep(event);
+    // Another worker's events fall between a shared store's own ones: the window must not skip them.
+    if (options.ownWorker === undefined) for (const event of tail) keep(event);
     unsubscribe = store.subscribe(receive);
     phase = 'open';
     write({ type: 'worker.started', pid: process.pid });
