@@ -7,7 +7,9 @@
  * registrations are kept per authorization server (its issuer): a server that
  * moves to another one (SEP-2352) gets a registration of its own there, and
  * the old one is never presented to the new server. The SDK stamps client and
- * tokens with their issuer and refuses them elsewhere.
+ * tokens with their issuer and refuses them elsewhere. The provider reaches
+ * these files through the file store of credentials-store.ts; with a database
+ * the same record lives in PostgreSQL instead (pg-credentials-store.ts).
  */
 import { readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -104,10 +106,19 @@ export async function loadCredentials(
   } catch {
     throw new FleetError('auth', `${file} is not a valid credentials file: fix or delete it`);
   }
-  if (parsed.server_url !== serverUrl || parsed.configured_client_id !== configuredClientId) {
-    return { ...emptyRecord(serverUrl, configuredClientId), redirect_port: parsed.redirect_port };
+  return boundRecord(parsed, serverUrl, configuredClientId);
+}
+
+/**
+ * `record` if it belongs to `serverUrl` and the same configured client;
+ * otherwise an empty one keeping only the redirect port (ours, not the
+ * server's). Every store reads records through this.
+ */
+export function boundRecord(record: CredentialsRecord, serverUrl: string, configuredClientId: string | null): CredentialsRecord {
+  if (record.server_url !== serverUrl || record.configured_client_id !== configuredClientId) {
+    return { ...emptyRecord(serverUrl, configuredClientId), redirect_port: record.redirect_port };
   }
-  return parsed;
+  return record;
 }
 
 /**

@@ -1,8 +1,13 @@
 /**
- * The SDK's `OAuthClientProvider` for one remote server, persisted under the
- * state dir (see credentials-file.ts). It refreshes the access token before
- * it expires — on demand in `tokens()` and, while the server is ready, in the
- * background — one refresh at a time however many requests wait for it. It
+ * The SDK's `OAuthClientProvider` for one remote server, its credentials in a
+ * CredentialsStore (files under the state dir, or the fleet's database). It
+ * refreshes the access token before it expires — on demand in `tokens()` and,
+ * while the server is ready, in the background — one refresh at a time
+ * however many requests wait for it, and fleet-wide: the refresh holds the
+ * store's lock, re-reads the stored tokens inside it and uses those another
+ * worker just refreshed instead of refreshing again. Every change is written
+ * as a locked read-modify-write of the fields it changes, so an older copy
+ * held in memory never overwrites a rotated refresh token. It
  * only ever shows an authorization URL to a consent the user started
  * (`armConsent`); otherwise the need for consent is an error. Registrations
  * are kept per authorization server, and a token the server refuses sends
@@ -28,15 +33,9 @@ import {
 } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
-import {
-  credentialsPath,
-  loadCredentials,
-  saveCredentials,
-  type CredentialsRecord,
-  type StoredClient,
-  type StoredTokens,
-} from './credentials-file.js';
-import { createDpopKey, dpopKeyPairOf } from './dpop-key.js';
+import type { CredentialsRecord, StoredClient, StoredTokens } from './credentials-file.js';
+import { changeCredentials, createFileCredentialsStore, type CredentialsStore, type LockedChange } from './credentials-store.js';
+import { createDpopKey, dpopKeyPairOf, type StoredDpopKey } from './dpop-key.js';
 import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
 import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
@@ -50,6 +49,8 @@ export const CALLBACK_PATH = '/oauth/callback';
 const MAX_REFRESH_AHEAD_MS = 60_000;
 /** A background refresh that failed for a reason other than a rejected grant is tried again after this. */
 const REFRESH_RETRY_MS = 10_000;
+/** Bound on the refresh request: it runs holding the credentials lock, which other workers may be waiting for. */
+const REFRESH_TIMEOUT_MS = 30_000;
 
 /** A remote server config whose `auth.kind` is `oauth`. */
 export type OAuthServerConfig = RemoteServerConfig & { auth: Extract<RemoteServerConfig['auth'], { kind: 'oauth' }> };
@@ -58,9 +59,20 @@ export function isOAuthConfig(config: { type: string; auth?: { kind: string } })
   return config.type === 'remote' && config.auth?.kind === 'oauth';
 }
 
-export interface OAuthProviderOptions {
-  /** The state dir; credentials live in `<stateDir>/oauth/<name>.json`. */
-  stateDir: string;
+/** Where a provider's credentials live: a store, or the state dir (the file store, `<stateDir>/oauth/<name>.json`). */
+export type CredentialsOption =
+  | {
+      /** The store of the credentials (files, or the fleet's database). */
+      credentials: CredentialsStore;
+      stateDir?: never;
+    }
+  | {
+      /** The state dir: credentials in `<stateDir>/oauth/<name>.json`. */
+      stateDir: string;
+      credentials?: never;
+    };
+
+export type OAuthProviderOptions = CredentialsOption & {
   /** Server name. */
   name: string;
   config: OAuthServerConfig;
@@ -68,6 +80,11 @@ export interface OAuthProviderOptions {
   now?: () => number;
   /** A URL offered as the `client_id` where the authorization server takes client metadata documents (SEP-991). */
   clientMetadataUrl?: string;
+};
+
+/** The store `options` name: the given one, else the file store of its state dir. */
+export function credentialsStoreOf(options: CredentialsOption): CredentialsStore {
+  return options.credentials ?? createFileCredentialsStore(options.stateDir);
 }
 
 /** Where a consent under way is told the authorization URL. */
@@ -77,26 +94,41 @@ export interface ConsentHooks {
 
 /** Loads (or creates) the server's credentials and returns its provider. */
 export async function createOAuthProvider(options: OAuthProviderOptions): Promise<FleetOAuthProvider> {
-  const { config } = options;
-  const file = credentialsPath(options.stateDir, options.name);
-  const record = await loadCredentials(file, config.url, config.auth.client_id);
-  let port = config.auth.callback_port ?? record.redirect_port;
-  if (port === null) {
-    // Picked once and kept: a later consent must present the registered redirect_uri.
-    port = await freeLoopbackPort();
+  const { name, config } = options;
+  const credentials = credentialsStoreOf(options);
+  let record = await credentials.load(name, config.url, config.auth.client_id);
+  const configured = config.auth.callback_port;
+  let port = configured ?? record.redirect_port;
+  if (port === null || record.redirect_port !== port) {
+    // Picked once and kept: a later consent must present the registered redirect_uri. A port another worker stored first wins.
+    const picked = port ?? (await freeLoopbackPort());
+    record = await changeCredentials(credentials, name, config.url, config.auth.client_id, (current) => ({
+      ...current,
+      redirect_port: configured ?? current.redirect_port ?? picked,
+    }));
+    port = record.redirect_port ?? picked;
   }
-  if (record.redirect_port !== port) {
-    record.redirect_port = port;
-    await saveCredentials(file, record);
-  }
-  return new FleetOAuthProvider(options, file, record, port);
+  return new FleetOAuthProvider(options, credentials, record, port);
+}
+
+/** What a refresh under the lock came to: the record it committed (null: none), and why the grant is lost, if it is. */
+interface RefreshOutcome {
+  record: CredentialsRecord | null;
+  lost: string | null;
+}
+
+/** What a refresh readies before taking the lock: the discovery, and the DPoP session with the key it signs with. */
+interface Prepared {
+  discovery: OAuthDiscoveryState;
+  dpop: { key: StoredDpopKey; session: DpopSession } | undefined;
 }
 
 export class FleetOAuthProvider implements OAuthClientProvider {
   readonly #name: string;
   readonly #config: OAuthServerConfig;
-  readonly #file: string;
-  readonly #record: CredentialsRecord;
+  readonly #credentials: CredentialsStore;
+  /** The record as this provider last read or wrote it; the store has the word when they differ. */
+  #record: CredentialsRecord;
   readonly #now: () => number;
   /** The loopback port of `redirectUrl`. */
   readonly port: number;
@@ -117,11 +149,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /** Read by the SDK: offered as the client id where the server supports it. */
   readonly clientMetadataUrl: string | undefined;
 
-  constructor(options: OAuthProviderOptions, file: string, record: CredentialsRecord, port: number) {
+  constructor(options: OAuthProviderOptions, credentials: CredentialsStore, record: CredentialsRecord, port: number) {
     this.clientMetadataUrl = options.clientMetadataUrl;
     this.#name = options.name;
     this.#config = options.config;
-    this.#file = file;
+    this.#credentials = credentials;
     this.#record = record;
     this.#now = options.now ?? Date.now;
     this.port = port;
@@ -187,8 +219,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     if (this.#config.auth.client_id !== null) return;
     const issuer = ctx?.issuer ?? (info as StoredClient).issuer ?? this.#discoveredIssuer();
     if (issuer === undefined) throw new FleetError('auth', `no authorization server is known for the registration of server "${this.#name}"`);
-    this.#record.clients = withRegistration(this.#record.clients, issuer, info as StoredClient);
-    await this.#persist();
+    await this.#change((current) => ({ ...current, clients: withRegistration(current.clients, issuer, info as StoredClient) }));
   }
 
   /**
@@ -207,16 +238,14 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    const { expires_in: lifetime, ...rest } = tokens;
-    const now = this.#now();
-    const stored: StoredTokens = { ...rest, obtained_at: now };
-    if (lifetime !== undefined) stored.expires_at = now + lifetime * 1000;
-    this.#record.tokens = stored;
+    const stored = storedTokens(tokens, this.#now());
     // A step-up that ends in new tokens is over.
     this.#steppingUpTo = undefined;
+    // The SDK saving what a locked refresh answered it (sdk-refresh.ts): stored already, maybe replaced since.
+    const held = this.#record.tokens;
+    if (held !== null && sameTokens(held, stored) && held.issuer === stored.issuer) return;
     // Persisted before the SDK uses it: a rotated refresh token is never lost to a crash.
-    await this.#persist();
-    this.#schedule();
+    await this.#change((current) => ({ ...current, tokens: stored }));
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -239,8 +268,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
-    this.#record.code_verifier = codeVerifier;
-    await this.#persist();
+    await this.#change((current) => ({ ...current, code_verifier: codeVerifier }));
   }
 
   codeVerifier(): string {
@@ -249,8 +277,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   async saveDiscoveryState(state: OAuthDiscoveryState): Promise<void> {
-    this.#record.discovery = state as CredentialsRecord['discovery'];
-    await this.#persist();
+    await this.#change((current) => ({ ...current, discovery: state as CredentialsRecord['discovery'] }));
   }
 
   /**
@@ -279,32 +306,35 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return this.#dpop;
   }
 
-  /** The stored key, or a new one stored before any token can be bound to it. */
+  /** The stored key, or a new one stored before any token can be bound to it (unless another worker stored one first). */
   async #dpopSession(): Promise<DpopSession> {
     const stored = this.#record.dpop_key;
     if (stored !== null) return DpopSession.create({ keyPair: await dpopKeyPairOf(stored) });
     const fresh = await createDpopKey();
-    this.#record.dpop_key = fresh.stored;
-    await this.#persist();
-    return DpopSession.create({ keyPair: fresh.keyPair });
+    await this.#change((current) => ({ ...current, dpop_key: current.dpop_key ?? fresh.stored }));
+    const kept = this.#record.dpop_key;
+    const keyPair = kept === null || sameDpopKey(kept, fresh.stored) ? fresh.keyPair : await dpopKeyPairOf(kept);
+    return DpopSession.create({ keyPair });
   }
 
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const all = scope === 'all';
-    if (all) {
-      this.#record.clients = {};
-      this.#record.dpop_key = null;
-      this.#dpop = undefined;
-    }
-    if (scope === 'client') {
+    // The authorization server that refused our client: the one discovery named when it did.
+    const refused = this.#discoveredIssuer();
+    if (all) this.#dpop = undefined;
+    await this.#change((current) => {
+      const next = { ...current };
+      if (all) {
+        next.clients = {};
+        next.dpop_key = null;
+      }
       // The authorization server refused our client: its registration goes (every one, when none is known to be current).
-      const refused = this.#discoveredIssuer();
-      this.#record.clients = refused === undefined ? {} : withoutRegistration(this.#record.clients, refused);
-    }
-    if (all || scope === 'tokens') this.#record.tokens = null;
-    if (all || scope === 'verifier') this.#record.code_verifier = null;
-    if (all || scope === 'discovery') this.#record.discovery = null;
-    await this.#persist();
+      if (scope === 'client') next.clients = refused === undefined ? {} : withoutRegistration(current.clients, refused);
+      if (all || scope === 'tokens') next.tokens = null;
+      if (all || scope === 'verifier') next.code_verifier = null;
+      if (all || scope === 'discovery') next.discovery = null;
+      return next;
+    });
   }
 
   /**
@@ -340,8 +370,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     this.#challenged.add(wanted);
     this.#steppingUpTo = wanted;
     if (scope !== undefined && scope !== this.#record.step_up_scope) {
-      this.#record.step_up_scope = scope;
-      await this.#persist();
+      await this.#change((current) => ({ ...current, step_up_scope: scope }));
     }
   }
 
@@ -364,15 +393,34 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * Refreshes the access token now. Concurrent callers share one request. A
-   * rejected refresh token (`invalid_grant`), or one issued by another
-   * authorization server than the one the refresh would go to (never sent
-   * there), is dropped and reported to the `keepFresh` listeners as a
-   * ConsentRequiredError; it never opens a consent.
+   * Refreshes the access token now, holding the store's lock of these
+   * credentials (fleet-wide with the database): inside it the stored tokens
+   * are read again, and when another worker (or another provider of this
+   * process) replaced the ones this provider holds with tokens not yet due,
+   * those are taken and the token endpoint is not called. Otherwise the
+   * refresh is made and its tokens — a rotated refresh token among them — are
+   * committed before the lock is released, and only then used. Concurrent
+   * callers share one attempt. A rejected refresh token (`invalid_grant`), or
+   * one issued by another authorization server than the one the refresh
+   * would go to (never sent there), is dropped and reported to the
+   * `keepFresh` listeners as a ConsentRequiredError; it never opens a consent.
    */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#refreshOnce().finally(() => (this.#refreshing = null));
+    this.#refreshing ??= this.#refreshLocked().finally(() => (this.#refreshing = null));
     return this.#refreshing;
+  }
+
+  /**
+   * The SDK refreshing by itself (its `auth()` after a 401, or for a scope
+   * step-up) with `presented`: sdk-refresh.ts hands its token request here, so
+   * it goes through the same lock. Answers with the tokens to use: those of a
+   * refresh made now, or newer ones already held.
+   */
+  async refreshFor(presented: string): Promise<OAuthTokens> {
+    if (this.#record.tokens?.refresh_token === presented) await this.refresh();
+    const tokens = toSdkTokens(this.#record.tokens, this.#now());
+    if (tokens === undefined) throw new ConsentRequiredError(this.#name, 'no usable token');
+    return tokens;
   }
 
   /**
@@ -388,21 +436,66 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  async #refreshOnce(): Promise<void> {
-    const tokens = this.#record.tokens;
+  async #refreshLocked(): Promise<void> {
+    const held = this.#record.tokens;
+    // Made ready before the lock: each may store something (the discovery, a first DPoP key), which takes the lock itself.
+    let prepared: Prepared | undefined;
+    if (held?.refresh_token !== undefined) {
+      const discovery = await this.discoveryState();
+      const session = await this.dpop();
+      const key = this.#record.dpop_key;
+      prepared = { discovery, dpop: session === undefined || key === null ? undefined : { key, session } };
+    }
+    const { url, auth } = this.#config;
+    const outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, (current) =>
+      this.#refreshHolding(current, held, prepared),
+    );
+    if (outcome.record !== null) {
+      this.#adopt(outcome.record);
+      // A step-up that ends in new tokens is over.
+      if (outcome.record.tokens !== null) this.#steppingUpTo = undefined;
+    }
+    if (outcome.lost !== null) {
+      const error = new ConsentRequiredError(this.#name, outcome.lost);
+      this.#reportLost(error);
+      throw error;
+    }
+  }
+
+  /**
+   * The refresh itself, holding the lock, given the record as stored now.
+   * Writes nothing (the lock is not re-entrant): what is to be stored is the
+   * record it returns, committed by the store before the lock is released.
+   */
+  async #refreshHolding(
+    current: CredentialsRecord,
+    held: StoredTokens | null,
+    prepared: Prepared | undefined,
+  ): Promise<LockedChange<RefreshOutcome>> {
+    this.#adopt(current);
+    const tokens = current.tokens;
+    // Refreshed elsewhere since this provider read its tokens: those are the ones to use.
+    if (tokens !== null && !sameTokens(tokens, held) && !this.#refreshDue(tokens)) {
+      return { record: null, result: { record: null, lost: null } };
+    }
     if (tokens?.refresh_token === undefined) throw new ConsentRequiredError(this.#name, 'no refresh token');
-    const serverUrl = this.#config.url;
-    const discovery = await this.discoveryState();
+    const discovery = (current.discovery as unknown as OAuthDiscoveryState | null) ?? prepared?.discovery;
+    if (discovery === undefined) throw new ConsentRequiredError(this.#name, 'no authorization server is known for the refresh');
     const issuer = issuerOf(discovery);
+    const unusable = (reason: string): LockedChange<RefreshOutcome> => {
+      const record = { ...current, tokens: null };
+      return { record, result: { record, lost: reason } };
+    };
     // As the SDK's auth(): a refresh token issued by another authorization server is never sent to this one.
     if (tokens.issuer !== undefined && !sameIssuer(tokens.issuer, issuer)) {
-      throw await this.#refreshUnusable(`the stored tokens were issued by ${tokens.issuer}, not ${issuer}`);
+      return unusable(`the stored tokens were issued by ${tokens.issuer}, not ${issuer}`);
     }
     const client = this.clientInformation({ issuer });
     if (client === undefined) throw new ConsentRequiredError(this.#name, 'the client is not registered');
     // As the SDK's auth(): the resource indicator the metadata names, verbatim.
-    const selected = await selectResourceURL(serverUrl, this, discovery.resourceMetadata);
+    const selected = await selectResourceURL(this.#config.url, this, discovery.resourceMetadata);
     const resource = selected && discovery.resourceMetadata ? discovery.resourceMetadata.resource : selected;
+    const dpop = await dpopSessionFor(current.dpop_key, prepared?.dpop, this.#config.auth.dpop);
     let fresh: OAuthTokens;
     try {
       fresh = await refreshAuthorization(discovery.authorizationServerUrl, {
@@ -410,15 +503,21 @@ export class FleetOAuthProvider implements OAuthClientProvider {
         clientInformation: client,
         refreshToken: tokens.refresh_token,
         resource,
-        dpop: await this.dpop(),
+        dpop,
+        fetchFn: boundedFetch,
       });
     } catch (err) {
       if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
-        throw await this.#refreshUnusable(`the authorization server rejected the refresh (${err.code})`);
+        return unusable(`the authorization server rejected the refresh (${err.code})`);
       }
       throw err;
     }
-    await this.saveTokens({ ...fresh, issuer });
+    const record: CredentialsRecord = {
+      ...current,
+      discovery: current.discovery ?? (discovery as unknown as CredentialsRecord['discovery']),
+      tokens: storedTokens({ ...fresh, issuer }, this.#now()),
+    };
+    return { record, result: { record, lost: null } };
   }
 
   /** The issuer of the authorization server discovery last named; undefined before any discovery. */
@@ -427,13 +526,24 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return discovery === null ? undefined : issuerOf(discovery);
   }
 
-  /** The stored refresh token cannot be used: drops the tokens and reports (and returns) the need for consent. */
-  async #refreshUnusable(reason: string): Promise<ConsentRequiredError> {
-    this.#record.tokens = null;
-    await this.#persist();
-    const error = new ConsentRequiredError(this.#name, reason);
-    this.#reportLost(error);
-    return error;
+  /**
+   * Writes a change of the record: `change` is applied to the record as
+   * stored now, under the store's lock, so fields this provider did not
+   * change keep what other workers stored; the result is adopted here.
+   */
+  async #change(change: (current: CredentialsRecord) => CredentialsRecord): Promise<void> {
+    const { url, auth } = this.#config;
+    this.#adopt(await changeCredentials(this.#credentials, this.#name, url, auth.client_id, change));
+  }
+
+  /** Takes `record` (as stored) as this provider's: a replaced DPoP key drops its session, new tokens their schedule. */
+  #adopt(record: CredentialsRecord): void {
+    const before = this.#record;
+    this.#record = record;
+    if (before.dpop_key !== null && (record.dpop_key === null || !sameDpopKey(before.dpop_key, record.dpop_key))) {
+      this.#dpop = undefined;
+    }
+    if (!sameTokens(before.tokens, record.tokens) || before.tokens?.expires_at !== record.tokens?.expires_at) this.#schedule();
   }
 
   #refreshDue(tokens: StoredTokens): boolean {
@@ -446,7 +556,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     if (this.#lostListeners.size === 0 || tokens?.expires_at === undefined || tokens.refresh_token === undefined) return;
     const delay = Math.max(0, tokens.expires_at - refreshAhead(tokens) - this.#now());
     this.#timer = setTimeout(() => {
-      // A rejected grant was reported to the listeners; anything else (network, 5xx) is tried again.
+      // The same locked refresh as any other. A rejected grant was reported to the listeners;
+      // anything else (network, 5xx, the database away) is tried again.
       this.refresh().catch((err: unknown) => {
         if (err instanceof ConsentRequiredError || this.#lostListeners.size === 0) return;
         this.#timer = setTimeout(() => this.#schedule(), REFRESH_RETRY_MS);
@@ -459,10 +570,47 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #reportLost(error: FleetError): void {
     for (const listener of [...this.#lostListeners]) listener(error);
   }
+}
 
-  #persist(): Promise<void> {
-    return saveCredentials(this.#file, this.#record);
-  }
+/** Tokens as stored: `expires_in` made an absolute expiry, counted from `now`. */
+function storedTokens(tokens: OAuthTokens, now: number): StoredTokens {
+  const { expires_in: lifetime, ...rest } = tokens;
+  const stored: StoredTokens = { ...rest, obtained_at: now };
+  if (lifetime !== undefined) stored.expires_at = now + lifetime * 1000;
+  return stored;
+}
+
+/** Whether two token sets are the same grant state: same access and refresh token. */
+function sameTokens(a: StoredTokens | null, b: StoredTokens | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.access_token === b.access_token && a.refresh_token === b.refresh_token;
+}
+
+/** Whether two stored DPoP keys are one key (compared by value: a database may store the JWK's members in another order). */
+function sameDpopKey(a: StoredDpopKey, b: StoredDpopKey): boolean {
+  return a.private_jwk.x === b.private_jwk.x && a.private_jwk.y === b.private_jwk.y && a.private_jwk.d === b.private_jwk.d;
+}
+
+/**
+ * The DPoP session for a refresh of tokens bound to `stored` (the key as
+ * stored now): the one readied before the lock when it signs with that key,
+ * else one made for it here (another worker replaced the key meanwhile).
+ * Nothing is stored: a refresh holds the lock. None without `auth.dpop` or a key.
+ */
+async function dpopSessionFor(
+  stored: StoredDpopKey | null,
+  prepared: Prepared['dpop'],
+  enabled: boolean,
+): Promise<DpopSession | undefined> {
+  if (!enabled || stored === null) return undefined;
+  if (prepared !== undefined && sameDpopKey(prepared.key, stored)) return prepared.session;
+  return DpopSession.create({ keyPair: await dpopKeyPairOf(stored) });
+}
+
+/** fetch bounded by REFRESH_TIMEOUT_MS, for the refresh made holding the lock. */
+function boundedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
+  const timeout = AbortSignal.timeout(REFRESH_TIMEOUT_MS);
+  return fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
 }
 
 function refreshAhead(tokens: StoredTokens): number {

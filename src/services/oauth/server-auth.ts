@@ -3,12 +3,20 @@
  * for every connect of an OAuth server, whether a connect needs a refresh
  * first, the refresh itself, and a consent run as an invoked actor (started
  * when the user begins it, cancelled when the server leaves `authenticating`).
+ * Every provider it makes reads and writes one CredentialsStore: the state
+ * dir's files, or the database the fleet shares.
  */
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { beginConsent, type ConsentSession } from './consent.js';
-import { credentialsPath, deleteCredentials } from './credentials-file.js';
-import { createOAuthProvider, isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
+import {
+  createOAuthProvider,
+  credentialsStoreOf,
+  isOAuthConfig,
+  type CredentialsOption,
+  type FleetOAuthProvider,
+  type OAuthServerConfig,
+} from './provider.js';
 
 /** What `beginAuth` answers (SPEC §6 `POST /api/mcp/servers/:name/auth`). */
 export interface AuthBegun {
@@ -33,11 +41,11 @@ export type ConsentReport =
   | { type: 'auth.completed' }
   | { type: 'auth.failed'; error: FleetError };
 
-export interface ServerAuthOptions {
-  stateDir: string;
+/** Where the credentials live (`credentials`: a store; `stateDir`: the file store there), and the consent bound. */
+export type ServerAuthOptions = CredentialsOption & {
   /** Bound on a consent (default: beginConsent's 10 minutes). */
   consentTimeoutMs?: number;
-}
+};
 
 export interface ServerAuth {
   /** The provider for a connect of `config`; undefined when it does not use OAuth. */
@@ -53,9 +61,10 @@ export interface ServerAuth {
 }
 
 export function createServerAuth(options: ServerAuthOptions): ServerAuth {
+  const credentials = credentialsStoreOf(options);
   const create = (name: string, config: OAuthServerConfig) =>
     createOAuthProvider({
-      stateDir: options.stateDir,
+      credentials,
       name,
       config,
       ...(config.auth.client_metadata_url === null ? {} : { clientMetadataUrl: config.auth.client_metadata_url }),
@@ -100,6 +109,6 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       };
     },
 
-    forget: (name) => deleteCredentials(credentialsPath(options.stateDir, name)),
+    forget: (name) => credentials.delete(name),
   };
 }

@@ -15,15 +15,22 @@
  *
  * The transport also sends discovery, registration and token requests through
  * this fetch: only answers of the MCP endpoint itself count as its challenges.
+ * Its refresh-token requests (the SDK refreshing by itself, after a 401 or for
+ * a step-up) never leave: the provider's locked refresh answers them
+ * (sdk-refresh.ts), so no refresh bypasses the credentials lock.
  */
 import { extractWWWAuthenticateParams, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetOAuthProvider } from './provider.js';
+import { answeringSdkRefresh } from './sdk-refresh.js';
 
-/** A fetch reporting the MCP server's auth challenges to `provider`; undefined (the default fetch) for any other provider. */
+/**
+ * A fetch reporting the MCP server's auth challenges to `provider` and
+ * handing it the SDK's refreshes; undefined (the default fetch) for any other provider.
+ */
 export function scopeChallengeFetch(provider: OAuthClientProvider | undefined): FetchLike | undefined {
   if (!(provider instanceof FleetOAuthProvider)) return undefined;
   const endpoint = new URL(provider.serverUrl);
-  return async function fetchWatchingChallenges(url, init) {
+  return answeringSdkRefresh(provider, async function fetchWatchingChallenges(url, init) {
     const response = await fetch(url, init);
     if (!sameEndpoint(new URL(url), endpoint)) return response;
     if (response.status === 401) await provider.noteUnauthorized(response, new Headers(init?.headers).has('authorization'));
@@ -32,7 +39,7 @@ export function scopeChallengeFetch(provider: OAuthClientProvider | undefined): 
       if (challenge.error === 'insufficient_scope') await provider.noteScopeChallenge(challenge.scope);
     }
     return response;
-  };
+  });
 }
 
 /** Whether `url` is the MCP endpoint (its query aside). */
