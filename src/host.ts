@@ -12,6 +12,7 @@ import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js'
 import { secretValues } from './services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
+import type { CredentialsStore } from './services/oauth/credentials-store.js';
 import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
@@ -45,6 +46,14 @@ export interface McpHostOptions {
   eventStore?: EventStore;
   /** Where the servers are configured instead of `<stateDir>/mcp_servers.json`: any {@link ConfigStore}, e.g. PostgreSQL. */
   configStore?: ConfigStore;
+  /** Where OAuth credentials live instead of `<stateDir>/oauth/`: any {@link CredentialsStore}, e.g. PostgreSQL. */
+  credentialsStore?: CredentialsStore;
+  /**
+   * This worker's id in a fleet sharing one event store: the journal then
+   * folds only this worker's events into its views, while its feed carries
+   * every worker's.
+   */
+  workerId?: string;
   /**
    * Watch the config store and apply changes made by another hand (an edit of
    * `mcp_servers.json`, another worker's write) (default true): only the
@@ -148,11 +157,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       options.eventStore ??
       (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError })),
     onWriteError,
+    ...(options.workerId === undefined ? {} : { ownWorker: options.workerId }),
   });
   const append = journal.append.bind(journal);
   const mount = createToolMount({ append, projected: () => journal.projection.context });
   const prompts = createPromptRegistry();
-  const auth = createServerAuth({ stateDir, consentTimeoutMs: options.consentTimeoutMs });
+  const auth = createServerAuth({
+    ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
+    consentTimeoutMs: options.consentTimeoutMs,
+  });
   const leftovers = createDrain();
   const eras =
     options.persistJournal === false

@@ -3,7 +3,11 @@ import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { importServers } from '../services/config/import.js';
 import type { ServerConfigInput } from '../services/config/schema.js';
-import { createConfigStore } from '../services/config/store.js';
+import { createPgConfigStore } from '../services/config/pg-config-store.js';
+import { createConfigStore, type ConfigStore } from '../services/config/store.js';
+import { DATABASE_URL_ENV, DatabaseUnavailableError, isConnectionError, openDatabase } from '../services/database/database.js';
+import { migrate } from '../services/database/migrations.js';
+import { loadSecretKey } from '../services/secrets/secret-key.js';
 import { quoteName } from '../services/config/validate.js';
 import { ConfigError, oneLine } from '../services/support/errors.js';
 import { resolveStateDir } from '../services/config/paths.js';
@@ -12,6 +16,8 @@ import { resolveStateDir } from '../services/config/paths.js';
 export interface ImportCommandOptions {
   /** The state dir flag; see `resolveStateDir`. */
   stateDir?: string;
+  /** Import into the config of the workers sharing this PostgreSQL (default `$MCP_FLEET_DATABASE_URL`) instead of the state dir. */
+  databaseUrl?: string;
 }
 
 /** Registers `mcp-fleet import FILE [--state-dir D]` on the program. */
@@ -21,6 +27,7 @@ export function registerImportCommand(program: Command, io: CliIO): void {
     .description('add the servers of a Claude Desktop, Cursor or VS Code MCP config file')
     .argument('<file>', 'a JSON file with an "mcpServers" (or VS Code "servers") object')
     .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
+    .option('--database-url <url>', 'import into the PostgreSQL the workers share (default: $MCP_FLEET_DATABASE_URL); secrets are sealed with the secret key')
     .action(async (file: string, options: ImportCommandOptions) => {
       io.setExitCode(await runImport(file, options, io));
     });
@@ -47,35 +54,15 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
       throw err;
     }
     const stateDir = resolveStateDir(options.stateDir);
-    const store = createConfigStore({
-      stateDir: () => stateDir,
-      logger: { warn: (message) => io.stderr(`warning: ${message}\n`) },
-    });
-    const imported: string[] = [];
-    const skipped = [...result.skipped];
-    await store.update((current, { invalidNames }) => {
-      const taken = new Set([...Object.keys(current), ...invalidNames]);
-      const next: Record<string, ServerConfigInput> = { ...current };
-      for (const [name, config] of result.servers) {
-        if (taken.has(name)) {
-          skipped.push({ name, reason: 'already configured (not overwritten)' });
-        } else {
-          next[name] = config;
-          imported.push(name);
-        }
-      }
-      return next;
-    });
-    const count = `${imported.length} server${imported.length === 1 ? '' : 's'}`;
-    io.stdout(
-      imported.length > 0
-        ? `imported ${count} into ${store.file()}: ${imported.join(', ')}\n`
-        : `nothing imported into ${store.file()}\n`,
-    );
-    if (skipped.length > 0) {
-      io.stdout(`skipped ${skipped.length}:\n${skipped.map((s) => `  ${quoteName(s.name)}: ${s.reason}\n`).join('')}`);
+    const logger = { warn: (message: string) => io.stderr(`warning: ${message}\n`) };
+    const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
+    const database = databaseUrl ? await openConfigDatabase(databaseUrl, stateDir, logger) : undefined;
+    const store = database?.store ?? createConfigStore({ stateDir: () => stateDir, logger });
+    try {
+      await importInto(store, result, io);
+    } finally {
+      await database?.close();
     }
-    for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
     return 0;
   } catch (err) {
     // ConfigError messages are built to be shown; system errors (EACCES on the
@@ -83,6 +70,48 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
     io.stderr(`mcp-fleet import: ${err instanceof Error ? oneLine(err.message) : String(err)}\n`);
     return 1;
   }
+}
+
+/** The shared database's config store, its schema in place; the secret key comes from the environment or the state dir. */
+async function openConfigDatabase(url: string, stateDir: string, logger: { warn(message: string): void }) {
+  const key = loadSecretKey({ configDir: stateDir });
+  const db = openDatabase(url, { applicationName: 'mcp-fleet import' });
+  try {
+    await migrate(db.pool);
+  } catch (err) {
+    await db.close();
+    throw isConnectionError(err) ? new DatabaseUnavailableError(url, { cause: err }) : err;
+  }
+  return { store: createPgConfigStore({ db, key, workerId: `import-${process.pid}`, logger }), close: () => db.close() };
+}
+
+/** Adds the servers of `result` that are not configured yet, and prints what was done. */
+async function importInto(store: ConfigStore, result: ReturnType<typeof importServers>, io: CliIO): Promise<void> {
+  const imported: string[] = [];
+  const skipped = [...result.skipped];
+  await store.update((current, { invalidNames }) => {
+    const taken = new Set([...Object.keys(current), ...invalidNames]);
+    const next: Record<string, ServerConfigInput> = { ...current };
+    for (const [name, config] of result.servers) {
+      if (taken.has(name)) {
+        skipped.push({ name, reason: 'already configured (not overwritten)' });
+      } else {
+        next[name] = config;
+        imported.push(name);
+      }
+    }
+    return next;
+  });
+  const count = `${imported.length} server${imported.length === 1 ? '' : 's'}`;
+  io.stdout(
+    imported.length > 0
+      ? `imported ${count} into ${store.file()}: ${imported.join(', ')}\n`
+      : `nothing imported into ${store.file()}\n`,
+  );
+  if (skipped.length > 0) {
+    io.stdout(`skipped ${skipped.length}:\n${skipped.map((s) => `  ${quoteName(s.name)}: ${s.reason}\n`).join('')}`);
+  }
+  for (const warning of result.warnings) io.stderr(`warning: ${warning}\n`);
 }
 
 function errorCode(err: unknown): string {

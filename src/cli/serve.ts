@@ -10,7 +10,13 @@ import { listen, type Listening } from '../http/listen.js';
 import { createLogger, SecretSet, type Logger } from '../services/support/logger.js';
 import type { JournalEvent } from '../services/journal/events.js';
 import { configPath, resolveStateDir } from '../services/config/paths.js';
+import { DATABASE_URL_ENV, redactUrl } from '../services/database/database.js';
+import { defaultWorkerId, localPresence } from '../services/fleet/presence.js';
+import { openSharedStores, type SharedStores } from '../services/fleet/shared-stores.js';
+import { SecretKeyError } from '../services/secrets/secret-key.js';
+import { statesOf } from '../http/routes/fleet.js';
 import { CliError } from './client.js';
+
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -32,6 +38,10 @@ export interface ServeOptions {
   logLevel?: string;
   /** How many servers the startup queue connects at once; default 1 (one at a time, in file order). */
   startupConcurrency?: number | string;
+  /** PostgreSQL shared by several workers (config, credentials, journal); default `$MCP_FLEET_DATABASE_URL`, else the state dir. */
+  databaseUrl?: string;
+  /** This worker's name in the fleet; default `<host>-<pid>`. */
+  workerId?: string;
 }
 
 /** A running worker. */
@@ -55,6 +65,8 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
     .option('--log-level <level>', 'stderr log level: trace, debug, info, warn, error', 'info')
     .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', '1')
+    .option('--database-url <url>', 'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)')
+    .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
     .action(async (options: ServeOptions) => {
       let worker: Worker;
       try {
@@ -119,13 +131,39 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     // The host knows the secrets of every running server, including one just added.
     secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
   });
-  host = createMcpHost({ stateDir, logger, startupConcurrency });
+  const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
+  const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
+  const states = () => (host === undefined ? {} : statesOf(host));
+  let shared: SharedStores | undefined;
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    try {
+      shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
+    } catch (err) {
+      if (err instanceof SecretKeyError) throw new CliError(err.message);
+      throw new CliError(`--database-url: ${(err as Error).message}`);
+    }
+  }
+  host = createMcpHost({
+    stateDir,
+    logger,
+    startupConcurrency,
+    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
+  });
+  let published = false;
+  const presence = shared?.presence ?? localPresence({ workerId, states });
   const app = createManagementApp(host, {
     token: token.token,
     bindHost,
     allowedHosts: options.allowedHost ?? [],
     logger,
     onSecrets: (values) => secrets.add(values),
+    fleet: presence,
+    notReady: () =>
+      shared !== undefined && !shared.reached
+        ? `waiting for the database at ${redactUrl(shared.db.url)}`
+        : published
+          ? null
+          : 'starting: the servers are not published yet',
   });
 
   let listening: Listening;
@@ -142,7 +180,16 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
 
   const printer = statusPrinter(host, io, stateDir);
   const unsubscribe = host.subscribe(printer);
+  // /healthz answers meanwhile; /readyz says what is awaited.
+  const stopReaching = new AbortController();
+  await shared?.reach(stopReaching.signal);
   await host.start();
+  published = true;
+  presence.start(listening.url);
+  const unsubscribePresence = host.subscribe((event) => {
+    const own = event.worker === undefined || event.worker === workerId;
+    if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+  });
   printer.check();
 
   const started = host;
@@ -154,7 +201,11 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     stop() {
       stopped ??= (async () => {
         unsubscribe();
+        unsubscribePresence();
+        stopReaching.abort();
         await Promise.all([started.shutdown(), listening.close()]);
+        await presence.stop();
+        await shared?.close();
         await removeWorkerFile(stateDir, process.pid);
         logger.info('stopped');
       })();
@@ -171,6 +222,13 @@ function parsePort(value: number | string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(`--port: not a port number: ${value}`);
   return port;
+}
+
+function parseWorkerId(value: string): string {
+  if (!/^[\w.:@-]{1,128}$/.test(value)) {
+    throw new CliError(`--worker-id: use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
+  }
+  return value;
 }
 
 function parseConcurrency(value: number | string): number {

@@ -9,7 +9,9 @@ import { promptRoutes } from './routes/prompts.js';
 import { serverList, serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
+import { fleetRoute } from './routes/fleet.js';
 import { apiGuard, hostCheck } from './security.js';
+import type { Presence } from '../services/fleet/presence.js';
 
 /** `/healthz`'s answer, as `res.json({ ok: true })` would send it, made once. */
 const HEALTHY = Buffer.from(JSON.stringify({ ok: true }));
@@ -34,6 +36,10 @@ export interface ManagementAppOptions {
   logger?: Logger;
   /** Told the secret values of every accepted POST/PATCH body before the host sees them. */
   onSecrets?: (values: string[]) => void;
+  /** Why the worker cannot serve yet (`/readyz` answers 503 with it), or null once it can. Default: always ready. */
+  notReady?: () => string | null;
+  /** The workers sharing this one's database (`GET /api/mcp/fleet`); default: this worker alone. */
+  fleet?: Presence;
 }
 
 /**
@@ -54,6 +60,12 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get('/healthz', function healthz(_req, res) {
     res.set('Content-Type', 'application/json; charset=utf-8').send(HEALTHY);
   });
+  // Alive is not ready: until the database is reached and the servers are published, a load balancer should send nothing here.
+  app.get('/readyz', function readyz(_req, res) {
+    const reason = options.notReady?.() ?? null;
+    if (reason === null) res.json({ ready: true });
+    else res.status(503).json({ ready: false, reason });
+  });
 
   // The guard and each resource's router sit on the app itself: a nested `/api`
   // router would cost every request one more dispatch.
@@ -69,6 +81,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/tools', toolRoutes(host));
   app.use('/api/mcp/prompts', promptRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  app.get('/api/mcp/fleet', fleetRoute(host, options.fleet));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());

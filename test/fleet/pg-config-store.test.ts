@@ -98,10 +98,35 @@ describe('PostgreSQL config store', () => {
         return told;
       })
       .toBeGreaterThan(0);
+    await new Promise((settle) => setTimeout(settle, 300));
     const before = told;
     await a!.update((servers) => servers);
     await a!.update((servers) => ({ ...servers, other: local('x') }));
     await expect.poll(() => told).toBe(before + 1);
+  });
+
+  it('a worker whose notification connection was cut catches up by reading once it is back, missed notification or not', async () => {
+    const { url, stores: [a, b] } = await stores(2);
+    let told = 0;
+    cleanups.push(b!.watch(() => (told += 1)));
+    await expect
+      .poll(async () => {
+        await a!.update((servers) => ({ ...servers, probe: local(String(Date.now())) }));
+        return told;
+      })
+      .toBeGreaterThan(0);
+    const admin = openDatabase(url);
+    cleanups.push(() => admin.close());
+    // The probes' notifications still on the way land first.
+    await new Promise((settle) => setTimeout(settle, 300));
+    const before = told;
+    const listeners = `from pg_stat_activity where application_name = 'mcp-fleet listen mcp_fleet_config'`;
+    await admin.pool.query(`select pg_terminate_backend(pid) ${listeners}`);
+    // Gone (termination is asynchronous), and not back yet: the listener retries after 250 ms.
+    await expect.poll(async () => (await admin.pool.query(`select count(*)::int as n ${listeners}`)).rows[0].n, { interval: 5 }).toBe(0);
+    // Written while nobody listens: its notification is lost; the reconnect reports itself instead.
+    await a!.update((servers) => ({ ...servers, during: local('d') }));
+    await expect.poll(() => told, { timeout: 5_000 }).toBeGreaterThan(before);
   });
 
   it('a row that does not open or validate is skipped with a warning, not treated as deleted', async () => {

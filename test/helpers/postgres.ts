@@ -266,3 +266,9 @@ export async function newDatabase(cluster: PgCluster): Promise<string> {
   }
   return cluster.url.replace(/\/[^/]*$/, `/${name}`);
 }
+
+/** The path of a PostgreSQL client program (`pg_dump`, `psql`) of the version the clusters run. */
+export function pgBinary(name: string): string {
+  if (binDir === undefined) throw new Error(`${name} not found: install Debian's postgresql package`);
+  return join(binDir, name);
+}

@@ -51,6 +51,7 @@ export const signIn = (token) => api('/ui/session', { method: 'POST', body: { to
 export const signOut = () => api('/ui/session', { method: 'DELETE' });
 export const catalog = () => api('/api/mcp/catalog');
 export const events = (since = 0) => api(`/api/mcp/events?since=${since}`);
+export const fleet = () => api('/api/mcp/fleet');
 export const addServer = (body) => api('/api/mcp/servers', { method: 'POST', body });
 export const patchServer = (name, body) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'PATCH', body });
 export const deleteServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'DELETE' });

@@ -4,6 +4,7 @@
 import * as api from './api.js';
 import { detailNodes, emptyDetail, sinceText } from './details.js';
 import { $, $$, h, badge, replaceKeeping } from './dom.js';
+import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
 import { openServerForm } from './server-form.js';
 import { selectTab, tablist } from './tabs.js';
@@ -29,7 +30,12 @@ const state = {
   diagram: undefined,
   stream: undefined,
   filterKey: '',
+  /** `GET /api/mcp/fleet`; the Fleet view shows once it lists more than one worker. */
+  fleet: null,
 };
+
+/** How often the fleet view is read again (the workers' heartbeats are 2 s apart). */
+const FLEET_EVERY_MS = 5_000;
 
 // ---------------------------------------------------------------- sign-in
 
@@ -41,6 +47,7 @@ async function boot() {
   $('#add-server').addEventListener('click', addServer);
   $('#journal-filter').addEventListener('change', renderJournal);
   setInterval(tickTimes, 15_000);
+  setInterval(() => loadFleet(), FLEET_EVERY_MS);
 
   // `?token=` is read once and removed at once, so it stays in neither the address bar nor history.
   const url = new URL(location.href);
@@ -68,7 +75,7 @@ function showSignIn(message) {
   state.servers.clear();
   state.events = [];
   state.lastSeq = 0;
-  for (const id of ['#servers-view', '#journal-view', '#view-nav', '#session-bar']) $(id).hidden = true;
+  for (const id of ['#servers-view', '#journal-view', '#fleet-view', '#view-nav', '#session-bar']) $(id).hidden = true;
   $('#sign-in-view').hidden = false;
   $('#token-error').textContent = message ?? '';
   const input = $('#token-input');
@@ -125,6 +132,7 @@ async function start() {
  * events are dropped by their seq.
  */
 async function load() {
+  await loadFleet({ signedIn: true });
   const { events } = await api.events(0);
   const { servers } = await api.catalog();
   state.events = events.slice(-KEEP_EVENTS);
@@ -195,6 +203,11 @@ function onEvent(event) {
   state.lastSeq = event.seq;
   state.events.push(event);
   if (state.events.length > KEEP_EVENTS) state.events.splice(0, state.events.length - KEEP_EVENTS);
+  // Another worker's event (a shared database): its journal line shows, the states here are this worker's.
+  if (event.worker !== undefined && state.fleet !== null && event.worker !== state.fleet.self) {
+    renderJournal();
+    return;
+  }
 
   const entry = event.server === undefined ? undefined : state.servers.get(event.server);
   if (event.type === 'worker.started') {
@@ -236,6 +249,21 @@ function placeholder(event) {
     prompts: [],
     stateSeq: event.seq,
   };
+}
+
+/** Reads the fleet; the Fleet tab shows when more than one worker shares the database. */
+async function loadFleet({ signedIn = !$('#session-bar').hidden } = {}) {
+  // Signed out, a request would only be refused (and ask to sign in again).
+  if (!signedIn) return;
+  try {
+    state.fleet = await api.fleet();
+  } catch {
+    return;
+  }
+  const several = state.fleet.workers.length > 1;
+  $('#tab-fleet').hidden = !several;
+  if (!several && state.view === 'fleet') showView('servers');
+  else if (state.view === 'fleet') renderFleet(state.fleet);
 }
 
 let refreshTimer;
@@ -289,8 +317,10 @@ function showView(view) {
   selectTab($('#view-nav [role=tablist]'), view);
   $('#servers-view').hidden = view !== 'servers';
   $('#journal-view').hidden = view !== 'journal';
+  $('#fleet-view').hidden = view !== 'fleet';
   renderServers();
   renderJournal();
+  if (view === 'fleet') renderFleet(state.fleet);
 }
 
 function renderServers() {

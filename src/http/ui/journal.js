@@ -13,10 +13,16 @@ export function journalRows(events, server) {
     rows.push(
       h(
         'tr',
-        { 'data-seq': event.seq, 'data-server': event.server },
+        { 'data-seq': event.seq, 'data-server': event.server, 'data-worker': event.worker },
         h('td', { class: 'num muted' }, String(event.seq)),
         h('td', { class: 'nowrap' }, h('time', { datetime: event.at, title: event.at }, clock(event.at))),
-        h('td', {}, event.server === undefined ? '' : h('code', {}, event.server)),
+        h(
+          'td',
+          {},
+          event.server === undefined ? '' : h('code', {}, event.server),
+          // In a fleet sharing one journal: which worker's run it is.
+          event.worker === undefined ? null : h('span', { class: 'muted worker' }, ` on ${event.worker}`),
+        ),
         h('td', { class: 'nowrap' }, event.type),
         h('td', {}, h('div', { class: 'event-detail' }, detail(event))),
       ),

@@ -5,6 +5,9 @@
  */
 import pg from 'pg';
 
+/** Where `serve` and `import` read the database URL when `--database-url` is not given. */
+export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
+
 export interface Database {
   pool: pg.Pool;
   /** The URL as given, password included: log `redactUrl(url)`, never this. */

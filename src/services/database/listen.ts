@@ -30,7 +30,7 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
 
   async function connect(): Promise<void> {
     if (stopped) return;
-    const next = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 10_000 });
+    const next = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 10_000, application_name: `mcp-fleet listen ${channel}` });
     client = next;
     next.on('notification', (message) => {
       if (message.channel === channel) onNotify(message.payload ?? '');

@@ -1,0 +1,186 @@
+// Faults of the shared database, with real workers and a real PostgreSQL:
+// away at start, stopped while serving, a lost notification connection, a
+// worker killed mid-write, a worker without the secret key.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+
+const run = promisify(execFile);
+const BIN = resolve('bin/mcp-fleet.js');
+
+let cluster: PgCluster;
+const workers: FleetWorkerProcess[] = [];
+beforeAll(async () => {
+  cluster = await startPostgres();
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+const secretKey = generateSecretKeyText();
+const healthy = () => ({ type: 'local', command: fixtureCommand('healthy.mjs'), env: {} });
+
+async function worker(id: string, databaseUrl: string, until?: RegExp): Promise<FleetWorkerProcess> {
+  const started = await startFleetWorker({ id, databaseUrl, secretKey, ...(until && { until }) });
+  workers.push(started);
+  return started;
+}
+
+async function untilReadyOn(on: FleetWorkerProcess, name: string) {
+  await expect.poll(async () => (await on.request(`/api/mcp/servers/${name}`)).json?.state, { timeout: 15_000, interval: 50 }).toBe('ready');
+}
+
+describe('faults of the shared database', { timeout: 120_000 }, () => {
+  it('unreachable at start: /healthz 200, /readyz 503, one log line per attempt; ready once it is reached', async () => {
+    const url = await newDatabase(cluster);
+    await cluster.stop();
+    let a: FleetWorkerProcess;
+    try {
+      a = await worker('w1', url, /attempt 2 failed/);
+      expect((await a.request('/healthz')).status).toBe(200);
+      const notReady = await a.request('/readyz');
+      expect(notReady.status).toBe(503);
+      expect(notReady.json.reason).toContain('waiting for the database');
+      expect(a.output().match(/attempt \d+ failed/g)?.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      await cluster.start();
+    }
+    await expect.poll(async () => (await a.request('/readyz')).status, { timeout: 20_000, interval: 100 }).toBe(200);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'late', ...healthy() } })).status).toBe(201);
+  });
+
+  it('stopped while serving: calls go on, writes answer 503 database_unavailable and change nothing; back, every worker catches up', async () => {
+    const url = await newDatabase(cluster);
+    const a = await worker('w1', url);
+    const b = await worker('w2', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
+    await untilReadyOn(b, 'echo');
+    const before = (await b.request('/api/mcp/servers/echo')).json.version;
+
+    await cluster.stop();
+    try {
+      const call = await b.request('/api/mcp/tools/echo__echo/call', { method: 'POST', json: { arguments: { text: 'still here' } } });
+      expect(call.status, call.text).toBe(200);
+      expect(JSON.stringify(call.json)).toContain('still here');
+      const write = await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 44 } });
+      expect(write.status, write.text).toBe(503);
+      expect(write.json.error.code).toBe('database_unavailable');
+      expect(write.text).not.toMatch(/password/i);
+      // Rolled back on the worker that took it: it runs what is stored.
+      expect((await a.request('/api/mcp/servers/echo')).json.config.timeout_seconds).not.toBe(44);
+    } finally {
+      await cluster.start();
+    }
+    // Back: a change made on one worker reaches the other, whose listener reconnected.
+    await expect
+      .poll(async () => (await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 45 } })).status, {
+        timeout: 20_000,
+        interval: 250,
+      })
+      .toBe(200);
+    await expect
+      .poll(async () => (await b.request('/api/mcp/servers/echo')).json.config.timeout_seconds, { timeout: 10_000, interval: 50 })
+      .toBe(45);
+    expect((await b.request('/api/mcp/servers/echo')).json.version).toBeGreaterThan(before);
+  });
+
+  it('a notification connection lost while another worker writes: the change is caught up by reading, not by the missed notification', async () => {
+    const url = await newDatabase(cluster);
+    const a = await worker('w1', url);
+    const b = await worker('w2', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
+    await untilReadyOn(b, 'echo');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      // Every connection of w2 (its LISTEN included) is cut; it reconnects with backoff.
+      await admin.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'mcp-fleet w2' or (backend_type = 'client backend' and query ilike 'listen%')");
+    } finally {
+      await admin.end();
+    }
+    expect((await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 31 } })).status).toBe(200);
+    await expect
+      .poll(async () => (await b.request('/api/mcp/servers/echo')).json.config.timeout_seconds, { timeout: 15_000, interval: 50 })
+      .toBe(31);
+    expect(b.output()).toContain('config notifications:');
+  });
+
+  it('a worker killed with SIGKILL amid writes leaves no partial row, and the others see it not alive after three missed heartbeats', async () => {
+    const url = await newDatabase(cluster);
+    const a = await worker('w1', url);
+    const b = await worker('w2', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
+    await untilReadyOn(b, 'echo');
+    const writes = Array.from({ length: 10 }, (_, index) =>
+      b.request('/api/mcp/servers/echo', { method: 'PATCH', json: { env: { [`K${index}`]: 'v' } } }).catch(() => undefined),
+    );
+    await new Promise((resolveSoon) => setTimeout(resolveSoon, 300));
+    b.child.kill('SIGKILL');
+    await Promise.all(writes);
+    await b.exited;
+    // Every stored row opens and validates on the survivor.
+    const view = (await a.request('/api/mcp/servers/echo')).json;
+    expect(view.state).toBe('ready');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const rows = await admin.query('select name, config is null as gone from servers');
+      expect(rows.rows).toEqual([{ name: 'echo', gone: false }]);
+    } finally {
+      await admin.end();
+    }
+    await expect
+      .poll(async () => (await a.request('/api/mcp/fleet')).json.workers.map((w: { id: string; alive: boolean }) => [w.id, w.alive]), {
+        timeout: 15_000,
+        interval: 250,
+      })
+      .toEqual([
+        ['w1', true],
+        ['w2', false],
+      ]);
+  });
+
+  it('a worker without the secret key refuses to start, saying how to make one', async () => {
+    const url = await newDatabase(cluster);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-nokey-'));
+    const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
+      env: { ...process.env, MCP_FLEET_SECRET_KEY: '', MCP_FLEET_STATE_DIR: '' },
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toMatch(/MCP_FLEET_SECRET_KEY.*secret_key/s);
+  });
+
+  it('`mcp-fleet import FILE --database-url` loads a Claude Desktop file into the shared config, its secrets sealed', async () => {
+    const url = await newDatabase(cluster);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-import-'));
+    const file = join(dir, 'claude_desktop_config.json');
+    const [command, ...args] = fixtureCommand('healthy.mjs');
+    writeFileSync(file, JSON.stringify({ mcpServers: { imported: { command, args, env: { TOKEN: 'canary-import-77aa' } } } }));
+    const { stdout } = await run(process.execPath, [BIN, 'import', file, '--database-url', url], {
+      env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: dir },
+    });
+    expect(stdout).toContain('imported 1 server');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const dump = JSON.stringify((await admin.query('select * from servers')).rows);
+      expect(dump).toContain('imported');
+      expect(dump).not.toContain('canary-import-77aa');
+    } finally {
+      await admin.end();
+    }
+    const a = await worker('w1', url);
+    await untilReadyOn(a, 'imported');
+  });
+});

@@ -1,0 +1,129 @@
+// Several real workers (`mcp-fleet serve --database-url`) on one real
+// PostgreSQL: a change made on one is applied by every other, an If-Match on
+// a moved version is refused, the fleet's events and workers are visible
+// from any of them, and no secret is in the database in plain text.
+import { execFileSync } from 'node:child_process';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { newDatabase, pgBinary, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+
+let cluster: PgCluster;
+const workers: FleetWorkerProcess[] = [];
+beforeAll(async () => {
+  cluster = await startPostgres();
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+const secretKey = generateSecretKeyText();
+
+async function fleetOf(count: number): Promise<{ url: string; workers: FleetWorkerProcess[] }> {
+  const url = await newDatabase(cluster);
+  const started: FleetWorkerProcess[] = [];
+  // One after another: the first migrates the schema, the others find it current.
+  for (let index = 0; index < count; index += 1) {
+    const worker = await startFleetWorker({ id: `w${index + 1}`, databaseUrl: url, secretKey });
+    workers.push(worker);
+    started.push(worker);
+  }
+  return { url, workers: started };
+}
+
+const healthy = (canary: string) => ({ type: 'local', command: fixtureCommand('healthy.mjs'), env: { API_KEY: canary } });
+
+async function untilReadyOn(worker: FleetWorkerProcess, name: string, timeout = 15_000) {
+  await expect
+    .poll(async () => (await worker.request(`/api/mcp/servers/${name}`)).json?.state, { timeout, interval: 50 })
+    .toBe('ready');
+}
+
+// Real worker processes restarting real servers: generous bounds for a loaded machine.
+describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
+  it('a server added on one worker runs on every worker; a PATCH with a stale If-Match is 412, a current one applies everywhere', async () => {
+    const { url, workers: [a, b, c] } = await fleetOf(3);
+    const added = await a!.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy('canary-env-5d1e') } });
+    expect(added.status, added.text).toBe(201);
+    expect(added.json.version).toEqual(expect.any(Number));
+    expect(added.text).not.toContain('canary-env-5d1e');
+    await untilReadyOn(b!, 'echo');
+    await untilReadyOn(c!, 'echo');
+    const seen = await b!.request('/api/mcp/servers/echo');
+    expect(seen.json.version).toBe(added.json.version);
+    expect(seen.headers.get('etag')).toBe(`"${added.json.version}"`);
+
+    const call = await c!.request('/api/mcp/tools/echo__echo/call', { method: 'POST', json: { arguments: { text: 'from c' } } });
+    expect(call.status, call.text).toBe(200);
+    expect(JSON.stringify(call.json)).toContain('from c');
+
+    const patched = await b!.request('/api/mcp/servers/echo', {
+      method: 'PATCH',
+      headers: { 'if-match': `"${added.json.version}"` },
+      json: { timeout_seconds: 21 },
+    });
+    expect(patched.status, patched.text).toBe(200);
+    expect(patched.json.version).toBeGreaterThan(added.json.version);
+    const stale = await c!.request('/api/mcp/servers/echo', {
+      method: 'PATCH',
+      headers: { 'if-match': `"${added.json.version}"` },
+      json: { timeout_seconds: 33 },
+    });
+    expect(stale.status, stale.text).toBe(412);
+    expect(stale.json.error).toMatchObject({ code: 'version_mismatch', version: patched.json.version });
+    for (const worker of [a!, c!]) {
+      await expect
+        .poll(async () => (await worker.request('/api/mcp/servers/echo')).json?.config?.timeout_seconds, { timeout: 5_000, interval: 25 })
+        .toBe(21);
+    }
+
+    // One history: any worker serves every worker's events.
+    const events = await a!.request('/api/mcp/events?since=0&limit=10000');
+    const writers = new Set((events.json.events as Array<{ worker?: string }>).map((event) => event.worker));
+    expect([...writers].sort()).toEqual(['w1', 'w2', 'w3']);
+
+    const fleet = await c!.request('/api/mcp/fleet');
+    expect(fleet.status).toBe(200);
+    expect(fleet.json.workers.map((worker: { id: string; alive: boolean }) => [worker.id, worker.alive])).toEqual([
+      ['w1', true],
+      ['w2', true],
+      ['w3', true],
+    ]);
+    // Each worker's states come with its heartbeat: the restarts of the PATCH show up within one.
+    await expect
+      .poll(async () => (await c!.request('/api/mcp/fleet')).json.servers, { timeout: 10_000, interval: 100 })
+      .toEqual([{ name: 'echo', states: { w1: 'ready', w2: 'ready', w3: 'ready' } }]);
+    expect((await a!.request('/readyz')).json).toEqual({ ready: true });
+
+    // A dump of the database holds no secret in plain text.
+    const dump = execFileSync(pgBinary('pg_dump'), ['--dbname', url], { encoding: 'utf8' });
+    expect(dump).toContain('echo');
+    expect(dump).not.toContain('canary-env-5d1e');
+  });
+
+  it('20 concurrent PATCHes spread over 3 workers: none lost, every worker ends on the same version', async () => {
+    const { workers: all } = await fleetOf(3);
+    const base = { type: 'local', command: fixtureCommand('healthy.mjs'), env: {} };
+    expect((await all[0]!.request('/api/mcp/servers', { method: 'POST', json: { name: 'shared', ...base } })).status).toBe(201);
+    for (const worker of all) await untilReadyOn(worker, 'shared');
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        all[index % 3]!.request('/api/mcp/servers/shared', { method: 'PATCH', json: { env: { [`K${index}`]: `v${index}` } } }),
+      ),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
+    const finalVersion = Math.max(...answers.map((answer) => answer.json.version as number));
+    for (const worker of all) {
+      await expect
+        .poll(async () => {
+          const view = (await worker.request('/api/mcp/servers/shared')).json;
+          return [view.version, Object.keys(view.config.env).length];
+        }, { timeout: 60_000, interval: 50 })
+        .toEqual([finalVersion, 20]);
+    }
+  });
+});

@@ -1,0 +1,101 @@
+// Real `mcp-fleet serve --database-url` processes for the fleet tests: each
+// with a state dir of its own (API token, worker.json), all on one database.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { TOKEN } from '../http/helpers.js';
+
+const BIN = resolve('bin/mcp-fleet.js');
+
+export interface FleetWorkerProcess {
+  id: string;
+  url: string;
+  child: ChildProcess;
+  /** Everything it printed (stdout and stderr). */
+  output(): string;
+  request(path: string, init?: RequestInit & { json?: unknown }): Promise<{ status: number; json: any; text: string; headers: Headers }>;
+  exited: Promise<unknown>;
+  stop(): Promise<void>;
+}
+
+export interface StartWorkerOptions {
+  id: string;
+  databaseUrl: string;
+  secretKey: string;
+  /** Wait for this text on its output instead of the startup summary. */
+  until?: RegExp;
+  env?: Record<string, string>;
+}
+
+/** Starts a worker; resolves once it printed `until` (default: the startup summary). */
+export function startFleetWorker(options: StartWorkerOptions): Promise<FleetWorkerProcess> {
+  const dir = mkdtempSync(join(tmpdir(), `mcp-fleet-worker-${options.id}-`));
+  const child = spawn(
+    process.execPath,
+    [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', options.databaseUrl, '--worker-id', options.id],
+    {
+      env: {
+        ...process.env,
+        MCP_FLEET_API_TOKEN: TOKEN,
+        MCP_FLEET_STATE_DIR: '',
+        MCP_FLEET_DATABASE_URL: '',
+        MCP_FLEET_SECRET_KEY: options.secretKey,
+        ...options.env,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let out = '';
+  const exited = new Promise((done) => child.once('exit', done));
+  exited.then(() => rmSync(dir, { recursive: true, force: true }));
+  const until = options.until ?? /enabled servers ready/;
+  return new Promise((resolveWorker, reject) => {
+    const check = () => {
+      const match = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(out);
+      if (match && until.test(out)) {
+        child.stdout!.off('data', onData);
+        child.stderr!.off('data', onData);
+        child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+        resolveWorker(workerOf(options.id, match[1]!, child, () => out, exited));
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      out += chunk.toString();
+      check();
+    };
+    child.stdout!.on('data', onData);
+    child.stderr!.on('data', onData);
+    child.once('exit', (code) => reject(new Error(`worker ${options.id} exited (${code}) before it was up:\n${out}`)));
+  });
+}
+
+function workerOf(id: string, url: string, child: ChildProcess, output: () => string, exited: Promise<unknown>): FleetWorkerProcess {
+  return {
+    id,
+    url,
+    child,
+    output,
+    exited,
+    async request(path, init = {}) {
+      const { json, ...rest } = init;
+      const headers = new Headers(rest.headers);
+      headers.set('authorization', `Bearer ${TOKEN}`);
+      if (json !== undefined) headers.set('content-type', 'application/json');
+      const response = await fetch(`${url}${path}`, { ...rest, headers, ...(json === undefined ? {} : { body: JSON.stringify(json) }) });
+      const text = await response.text();
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = undefined;
+      }
+      return { status: response.status, json: parsed, text, headers: response.headers };
+    },
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
