@@ -13,6 +13,7 @@ import { secretValues } from './services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import type { CredentialsStore } from './services/oauth/credentials-store.js';
+import type { PendingConsents } from './services/oauth/pending-consents.js';
 import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
@@ -67,6 +68,14 @@ export interface McpHostOptions {
   startupConcurrency?: number;
   /** How long an OAuth consent waits for the browser before it fails (default 10 minutes). */
   consentTimeoutMs?: number;
+  /**
+   * Where this worker is reached from a browser (`serve --public-url`): OAuth
+   * consents come back to `<publicUrl>/oauth/callback` (the management app's
+   * route, {@link McpHost.answerConsentCallback}) instead of a loopback port.
+   */
+  publicUrl?: string;
+  /** Consents under way, shared by the workers behind one public URL (default: this process only). */
+  pendingConsents?: PendingConsents;
   /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one). */
   hostModel?: HostModel;
   /** Answers servers' `elicitation/create` (form and URL mode); without it every request is declined. */
@@ -129,6 +138,14 @@ export interface McpHost {
    */
   renderPrompt(command: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<RenderedPrompt>;
   catalogDiff(): Promise<ConfigDiff>;
+  /**
+   * Answers the browser's return from a consent at `<publicUrl>/oauth/callback`
+   * (the query it came with): exchanges the code of the pending consent its
+   * `state` names, stores the tokens, and moves the server on here (every
+   * other worker learns from the shared credentials). Resolves with the
+   * server's name; rejects with `CallbackRefusedError`.
+   */
+  answerConsentCallback(query: URLSearchParams): Promise<string>;
   /** Every secret value of every running server, for redacting logs. */
   secrets(): string[];
   /** The roots served on `roots/list` (empty when the host declared none). */
@@ -165,6 +182,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const auth = createServerAuth({
     ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
     consentTimeoutMs: options.consentTimeoutMs,
+    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
+    ...(options.pendingConsents === undefined ? {} : { pendingConsents: options.pendingConsents }),
+    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
   });
   const leftovers = createDrain();
   const eras =
@@ -183,6 +203,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   let starting: Promise<void> | null = null;
   let stopping: Promise<void> | null = null;
   let stopWatching = () => {};
+  let stopWatchingTokens = () => {};
+
+  /** Tokens were stored for `name` (here or by another worker): a server waiting for them goes on. */
+  function tokensArrived(name: string): void {
+    const ref = current(name);
+    if (!ref || stopping) return;
+    const snapshot = ref.getSnapshot();
+    if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
+    else if (snapshot.matches('needs_reauth')) ref.send({ type: 'server.restart' });
+  }
 
   async function reread(name: string): Promise<Reread> {
     let loaded: Awaited<ReturnType<ConfigStore['load']>>;
@@ -289,6 +319,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         actor.subscribe(bridgeNewActors);
         actor.start();
         bridgeNewActors();
+        stopWatchingTokens = options.credentialsStore?.watchTokens?.(tokensArrived) ?? (() => {});
         if (options.watchConfig !== false) {
           // Edits are applied one after another; a burst of saves is debounced by the watcher.
           let applying = Promise.resolve();
@@ -376,6 +407,13 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return computeDiff(loaded.servers, runningConfigs);
     },
 
+    async answerConsentCallback(query) {
+      running();
+      const name = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config);
+      tokensArrived(name);
+      return name;
+    },
+
     secrets() {
       return Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config));
     },
@@ -392,6 +430,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     shutdown() {
       stopping ??= (async () => {
         stopWatching();
+        stopWatchingTokens();
         await starting?.catch(() => undefined);
         if (actor) {
           const refs = Object.values(servers());

@@ -14,6 +14,7 @@ import { DATABASE_URL_ENV, redactUrl } from '../services/database/database.js';
 import { defaultWorkerId, localPresence } from '../services/fleet/presence.js';
 import { openSharedStores, type SharedStores } from '../services/fleet/shared-stores.js';
 import { SecretKeyError } from '../services/secrets/secret-key.js';
+import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pending-consents.js';
 import { statesOf } from '../http/routes/fleet.js';
 import { CliError } from './client.js';
 
@@ -42,6 +43,8 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** This worker's name in the fleet; default `<host>-<pid>`. */
   workerId?: string;
+  /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`. */
+  publicUrl?: string;
 }
 
 /** A running worker. */
@@ -67,6 +70,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', '1')
     .option('--database-url <url>', 'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)')
     .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
+    .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback')
     .action(async (options: ServeOptions) => {
       let worker: Worker;
       try {
@@ -132,6 +136,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
   });
   const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
+  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
   const states = () => (host === undefined ? {} : statesOf(host));
   let shared: SharedStores | undefined;
@@ -148,13 +153,15 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     logger,
     startupConcurrency,
     ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
+    ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
   });
   let published = false;
   const presence = shared?.presence ?? localPresence({ workerId, states });
   const app = createManagementApp(host, {
     token: token.token,
     bindHost,
-    allowedHosts: options.allowedHost ?? [],
+    // The public URL's host reaches this worker too (through a proxy, or as its own name).
+    allowedHosts: [...(options.allowedHost ?? []), ...(publicUrl ? [publicUrl.host] : [])],
     logger,
     onSecrets: (values) => secrets.add(values),
     fleet: presence,
@@ -222,6 +229,19 @@ function parsePort(value: number | string): number {
   const port = Number(value);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(`--port: not a port number: ${value}`);
   return port;
+}
+
+function parsePublicUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new CliError(`--public-url: not a URL: ${value}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new CliError('--public-url: expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com');
+  }
+  return url;
 }
 
 function parseWorkerId(value: string): string {

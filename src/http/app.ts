@@ -9,6 +9,7 @@ import { promptRoutes } from './routes/prompts.js';
 import { serverList, serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
+import { consentCallback } from './routes/oauth-callback.js';
 import { fleetRoute } from './routes/fleet.js';
 import { apiGuard, hostCheck } from './security.js';
 import type { Presence } from '../services/fleet/presence.js';
@@ -82,6 +83,9 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/prompts', promptRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', fleetRoute(host, options.fleet));
+
+  // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
+  app.get('/oauth/callback', consentCallback(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());

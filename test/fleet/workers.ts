@@ -25,6 +25,10 @@ export interface StartWorkerOptions {
   secretKey: string;
   /** Wait for this text on its output instead of the startup summary. */
   until?: RegExp;
+  /** The port (default 0: any free one). */
+  port?: number;
+  /** More `serve` arguments (e.g. `--public-url U`). */
+  args?: string[];
   env?: Record<string, string>;
 }
 
@@ -33,7 +37,19 @@ export function startFleetWorker(options: StartWorkerOptions): Promise<FleetWork
   const dir = mkdtempSync(join(tmpdir(), `mcp-fleet-worker-${options.id}-`));
   const child = spawn(
     process.execPath,
-    [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', options.databaseUrl, '--worker-id', options.id],
+    [
+      BIN,
+      'serve',
+      '--state-dir',
+      dir,
+      '--port',
+      String(options.port ?? 0),
+      '--database-url',
+      options.databaseUrl,
+      '--worker-id',
+      options.id,
+      ...(options.args ?? []),
+    ],
     {
       env: {
         ...process.env,

@@ -12,6 +12,7 @@ import { auth } from '@modelcontextprotocol/client';
 import { redact, secretValues } from '../config/credentials.js';
 import { FleetError } from '../support/errors.js';
 import { describeAuthFailure } from './errors.js';
+import type { PendingConsents } from './pending-consents.js';
 import { exchangeCode } from './exchange.js';
 import { CALLBACK_PATH, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
 
@@ -21,6 +22,13 @@ export const DEFAULT_CONSENT_TIMEOUT_MS = 10 * 60_000;
 export interface ConsentOptions {
   /** The consent fails (`auth`) if not completed within this (default 10 minutes). */
   timeoutMs?: number;
+  /**
+   * Where a provider with a public callback (`publicUrl`) records its state,
+   * for whichever worker the browser comes back to. That worker exchanges
+   * the code and stores the tokens; this consent then only waits to be
+   * ended (the host moves the server on once the tokens are there).
+   */
+  pending?: { consents: PendingConsents; server: string; worker: string };
 }
 
 /** A consent under way. */
@@ -54,10 +62,15 @@ export async function beginConsent(
   let timer: NodeJS.Timeout | undefined;
   let disarm = (): void => {};
 
+  const pending = provider.publicCallback ? options.pending : undefined;
+  if (provider.publicCallback && pending === undefined) {
+    throw new FleetError('auth', 'a consent with a public callback needs a store of pending consents');
+  }
   const callback = createServer(function handleCallback(req, res) {
     void answerCallback(req, res);
   });
   callback.keepAliveTimeout = 1000;
+  let recordedState: string | null = null;
 
   /** `answering`: ended by a callback request, whose answer must still get out before its socket closes. */
   function end(error: FleetError | null, answering = false): void {
@@ -65,9 +78,12 @@ export async function beginConsent(
     done = true;
     clearTimeout(timer);
     disarm();
-    callback.close();
-    if (answering) callback.closeIdleConnections();
-    else callback.closeAllConnections();
+    if (recordedState !== null) void pending?.consents.drop(recordedState).catch(() => undefined);
+    if (callback.listening) {
+      callback.close();
+      if (answering) callback.closeIdleConnections();
+      else callback.closeAllConnections();
+    }
     if (error === null) settle.resolve();
     else settle.reject(error);
   }
@@ -102,7 +118,7 @@ export async function beginConsent(
     reply(res, 200, 'Authorized. You can close this window.');
   }
 
-  await listen(callback, provider.port);
+  if (pending === undefined) await listen(callback, provider.port);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONSENT_TIMEOUT_MS;
   timer = setTimeout(
     () => end(new FleetError('auth', `consent was not completed within ${Math.round(timeoutMs / 1000)}s`)),
@@ -117,6 +133,11 @@ export async function beginConsent(
     const result = await auth(provider, { serverUrl: config.url, scope: provider.clientMetadata.scope });
     if (result !== 'REDIRECT' || authorizationUrl === undefined) {
       throw new FleetError('auth', `${origin} did not ask for a consent`);
+    }
+    const state = provider.expectedState;
+    if (pending !== undefined && state !== null) {
+      await pending.consents.add(state, pending.server, pending.worker);
+      recordedState = state;
     }
   } catch (err) {
     const [, why] = describeAuthFailure(err, origin) ?? ['auth', err instanceof Error ? err.message : String(err)];

@@ -46,6 +46,12 @@ export interface CredentialsStore {
     configuredClientId: string | null,
     fn: (current: CredentialsRecord) => Promise<LockedChange<T>>,
   ): Promise<T>;
+  /**
+   * Calls `onTokens(server)` whenever another hand (another worker) stored
+   * tokens for a server; returns the stop function. Absent for a store only
+   * this process writes.
+   */
+  watchTokens?(onTokens: (server: string) => void): () => void;
 }
 
 /**

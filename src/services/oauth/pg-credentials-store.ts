@@ -17,6 +17,7 @@ import {
   withTransaction,
   type Database,
 } from '../database/database.js';
+import { listen } from '../database/listen.js';
 import { openCredentialsRecord, sealCredentialsRecord } from '../secrets/seal-credentials.js';
 import { SecretOpenError } from '../secrets/sealed.js';
 import type { SecretKey } from '../secrets/secret-key.js';
@@ -44,6 +45,8 @@ const LOCK_SQL = "select pg_advisory_xact_lock(hashtext('mcp-fleet:credentials')
  * (provider.ts bounds it at 30 s), so only a stuck holder makes it give up.
  */
 const LOCK_TIMEOUT = '60s';
+/** Notified on every commit that stores tokens: `{server, by}`. */
+export const TOKENS_CHANNEL = 'mcp_fleet_tokens';
 
 export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsStoreOptions): CredentialsStore {
   /** The record of `stored` (a row's jsonb, or undefined for no row), opened, checked and bound as `load` promises. */
@@ -80,6 +83,8 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
        on conflict (server) do update set record = excluded.record, updated_at = now(), updated_by = excluded.updated_by`,
       [server, JSON.stringify(sealCredentialsRecord(key, server, record)), workerId],
     );
+    // Workers waiting on a consent (or in needs_reauth) learn on commit that tokens are there.
+    if (record.tokens !== null) await client.query('select pg_notify($1, $2)', [TOKENS_CHANNEL, JSON.stringify({ server, by: workerId })]);
   }
 
   /**
@@ -108,6 +113,13 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
   }
 
   return {
+    watchTokens(onTokens) {
+      return listen(db, TOKENS_CHANNEL, (payload) => {
+        const { server, by } = JSON.parse(payload) as { server: string; by: string };
+        if (by !== workerId) onTokens(server);
+      });
+    },
+
     async load(server, serverUrl, configuredClientId) {
       let stored: unknown;
       try {

@@ -80,6 +80,12 @@ export type OAuthProviderOptions = CredentialsOption & {
   now?: () => number;
   /** A URL offered as the `client_id` where the authorization server takes client metadata documents (SEP-991). */
   clientMetadataUrl?: string;
+  /**
+   * Where the worker is reached (`serve --public-url`): the redirect URI is
+   * then `<publicUrl>/oauth/callback`, served by the management app, instead
+   * of a loopback port of this machine.
+   */
+  publicUrl?: string;
 };
 
 /** The store `options` name: the given one, else the file store of its state dir. */
@@ -97,6 +103,8 @@ export async function createOAuthProvider(options: OAuthProviderOptions): Promis
   const { name, config } = options;
   const credentials = credentialsStoreOf(options);
   let record = await credentials.load(name, config.url, config.auth.client_id);
+  // Behind a public URL no loopback port is registered.
+  if (options.publicUrl !== undefined) return new FleetOAuthProvider(options, credentials, record, 0);
   const configured = config.auth.callback_port;
   let port = configured ?? record.redirect_port;
   if (port === null || record.redirect_port !== port) {
@@ -130,8 +138,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /** The record as this provider last read or wrote it; the store has the word when they differ. */
   #record: CredentialsRecord;
   readonly #now: () => number;
-  /** The loopback port of `redirectUrl`. */
+  /** The loopback port of `redirectUrl` (0 behind a public URL). */
   readonly port: number;
+  /** `<publicUrl>/oauth/callback`, when the worker has one. */
+  readonly #publicCallback: string | undefined;
   #consent: ConsentHooks | null = null;
   #state: string | null = null;
   #refreshing: Promise<void> | null = null;
@@ -157,6 +167,12 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     this.#record = record;
     this.#now = options.now ?? Date.now;
     this.port = port;
+    this.#publicCallback = options.publicUrl === undefined ? undefined : `${options.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}`;
+  }
+
+  /** Whether the callback comes to the management app at a public URL (any worker of the fleet), not to a loopback port. */
+  get publicCallback(): boolean {
+    return this.#publicCallback !== undefined;
   }
 
   /** The MCP server these credentials are for. */
@@ -165,7 +181,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   get redirectUrl(): string {
-    return `http://127.0.0.1:${this.port}${CALLBACK_PATH}`;
+    return this.#publicCallback ?? `http://127.0.0.1:${this.port}${CALLBACK_PATH}`;
   }
 
   get clientMetadata(): OAuthClientMetadata {
@@ -202,13 +218,15 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const issuer = ctx?.issuer ?? this.#discoveredIssuer();
     const client = issuer === undefined ? undefined : registrationFor(this.#record.clients, issuer);
     if (client === undefined) return undefined;
-    // Registered for another port (callback_port changed): register again rather than present a stale redirect_uri.
-    if (Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
+    // Registered for another redirect URI (callback_port or public URL changed): a consent registers again rather
+    // than present a stale one; outside a consent the registration stays, so its refresh token keeps working.
+    const consenting = this.#consent !== null;
+    if (consenting && Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
     // A consent asking for more scope than the registration allows (a step-up) registers again too;
     // outside a consent the registration stays, so the stored refresh token keeps working.
     const registered = typeof client.scope === 'string' ? client.scope.split(' ') : null;
     const wanted = this.clientMetadata.scope?.split(' ') ?? [];
-    if (this.#consent !== null && registered !== null && !wanted.every((scope) => registered.includes(scope))) {
+    if (consenting && registered !== null && !wanted.every((scope) => registered.includes(scope))) {
       return undefined;
     }
     return client as OAuthClientInformationMixed;

@@ -9,6 +9,9 @@
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { beginConsent, type ConsentSession } from './consent.js';
+import { describeAuthFailure } from './errors.js';
+import { exchangeCode } from './exchange.js';
+import { memoryPendingConsents, type PendingConsents } from './pending-consents.js';
 import {
   createOAuthProvider,
   credentialsStoreOf,
@@ -45,7 +48,24 @@ export type ConsentReport =
 export type ServerAuthOptions = CredentialsOption & {
   /** Bound on a consent (default: beginConsent's 10 minutes). */
   consentTimeoutMs?: number;
+  /** The worker's public URL: consents come back to `<publicUrl>/oauth/callback` (see `answerCallback`). */
+  publicUrl?: string;
+  /** Where consents with a public callback are recorded (default: this process only). */
+  pendingConsents?: PendingConsents;
+  /** Recorded with each pending consent. */
+  workerId?: string;
 };
+
+/** A callback at `/oauth/callback` that is not an answer to a pending consent, or whose answer failed. */
+export class CallbackRefusedError extends Error {
+  override readonly name = 'CallbackRefusedError';
+  constructor(
+    readonly status: 400 | 502,
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 export interface ServerAuth {
   /** The provider for a connect of `config`; undefined when it does not use OAuth. */
@@ -58,16 +78,24 @@ export interface ServerAuth {
   consent(name: string, config: ServerConfig, report: (event: ConsentReport) => void): () => void;
   /** Deletes the stored credentials of a removed server. */
   forget(name: string): Promise<void>;
+  /**
+   * Answers the browser's return to `<publicUrl>/oauth/callback`, on whichever
+   * worker it lands: the pending consent its `state` names is taken (once),
+   * the code exchanged and the tokens stored. Resolves with the server's name.
+   */
+  answerCallback(query: URLSearchParams, configOf: (name: string) => ServerConfig | undefined): Promise<string>;
 }
 
 export function createServerAuth(options: ServerAuthOptions): ServerAuth {
   const credentials = credentialsStoreOf(options);
+  const pendingConsents = options.pendingConsents ?? memoryPendingConsents();
   const create = (name: string, config: OAuthServerConfig) =>
     createOAuthProvider({
       credentials,
       name,
       config,
       ...(config.auth.client_metadata_url === null ? {} : { clientMetadataUrl: config.auth.client_metadata_url }),
+      ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     });
   const provider = (name: string, config: ServerConfig) => (isOAuthConfig(config) ? create(name, config) : Promise.resolve(undefined));
 
@@ -89,7 +117,10 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
         try {
           if (!isOAuthConfig(config)) throw new FleetError('config', `server "${name}" does not use OAuth`);
           const oauth = await create(name, config);
-          const begun = await beginConsent(oauth, config, { timeoutMs: options.consentTimeoutMs });
+          const begun = await beginConsent(oauth, config, {
+            timeoutMs: options.consentTimeoutMs,
+            pending: { consents: pendingConsents, server: name, worker: options.workerId ?? `pid-${process.pid}` },
+          });
           // Left `authenticating` while the consent was being prepared: nobody waits for it.
           if (cancelled) return begun.cancel();
           session = begun;
@@ -110,5 +141,28 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
     },
 
     forget: (name) => credentials.delete(name),
+
+    async answerCallback(query, configOf) {
+      const state = query.get('state');
+      const name = state === null || state === '' ? null : await pendingConsents.take(state);
+      // Not an answer to a request of ours (no state, a wrong one, one already used): it changes nothing.
+      if (name === null) throw new CallbackRefusedError(400, 'Refused: the state does not match a pending authorization request.');
+      const config = configOf(name);
+      if (config === undefined || !isOAuthConfig(config)) {
+        throw new CallbackRefusedError(400, `Refused: server "${name}" no longer uses OAuth here.`);
+      }
+      const origin = new URL(config.url).origin;
+      const refused = query.get('error');
+      if (refused !== null) {
+        throw new CallbackRefusedError(400, `The authorization server refused the authorization (${refused.replace(/[^\w.-]/g, '').slice(0, 64)}).`);
+      }
+      try {
+        await exchangeCode(await create(name, config), config.url, query);
+      } catch (error) {
+        const [, why] = describeAuthFailure(error, origin) ?? ['auth', 'the code exchange failed'];
+        throw new CallbackRefusedError(502, `The authorization of ${origin} could not be completed: ${why}`);
+      }
+      return name;
+    },
   };
 }

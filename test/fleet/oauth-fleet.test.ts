@@ -1,0 +1,117 @@
+// OAuth across a fleet, with real workers, a real PostgreSQL and a real
+// authorization server (oidc-provider, rotating refresh tokens): a consent
+// begun on one worker is finished on another (`--public-url`), every worker
+// then uses the same tokens, and three workers starting on an expired token
+// with twenty calls each make exactly one refresh request.
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { openCredentialsRecord, sealCredentialsRecord } from '../../src/services/secrets/seal-credentials.js';
+import { generateSecretKeyText, secretKeyFrom } from '../../src/services/secrets/secret-key.js';
+import { CredentialsRecord } from '../../src/services/oauth/credentials-file.js';
+import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
+import { deadPort } from '../security/processes.js';
+import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+
+let cluster: PgCluster;
+let as: AuthorizationServer;
+let mcp: McpResourceServer;
+const workers: FleetWorkerProcess[] = [];
+beforeAll(async () => {
+  cluster = await startPostgres();
+  as = await startAuthorizationServer({ accessTokenTtl: 600 });
+  mcp = await startMcpResourceServer(as.issuer);
+});
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
+});
+afterAll(async () => {
+  await mcp?.close();
+  await as?.close();
+  await cluster?.destroy();
+});
+
+const secretKey = generateSecretKeyText();
+
+async function worker(id: string, databaseUrl: string, extra: { port?: number; args?: string[] } = {}) {
+  const started = await startFleetWorker({ id, databaseUrl, secretKey, ...extra });
+  workers.push(started);
+  return started;
+}
+
+async function stateOn(on: FleetWorkerProcess, name: string): Promise<string | undefined> {
+  return (await on.request(`/api/mcp/servers/${name}`)).json?.state;
+}
+
+const oauthServer = () => ({ type: 'remote', url: mcp.url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } });
+
+/** Three workers, the second one the public URL of all; a consent begun on the first, finished on the second. */
+async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
+  const port = await deadPort();
+  const publicUrl = `http://127.0.0.1:${port}`;
+  const b = await worker('w2', url, { port, args: ['--public-url', publicUrl] });
+  const a = await worker('w1', url, { args: ['--public-url', publicUrl] });
+  const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
+  expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'remote', ...oauthServer() } })).status).toBe(201);
+  for (const on of [a, b, c]) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('needs_reauth');
+
+  const begun = await a.request('/api/mcp/servers/remote/auth', { method: 'POST' });
+  expect(begun.status, begun.text).toBe(200);
+  const authorizationUrl = new URL(begun.json.authorization_url);
+  expect(authorizationUrl.searchParams.get('redirect_uri')).toBe(`${publicUrl}/oauth/callback`);
+  const callback = await consentAsUser(begun.json.authorization_url);
+  expect(callback.status, callback.text).toBe(200);
+  expect(callback.text).toContain('Authorized remote');
+  for (const on of [a, b, c]) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('ready');
+  return [a, b, c];
+}
+
+describe('OAuth across several workers', { timeout: 180_000 }, () => {
+  it('a consent begun on one worker finishes on another (--public-url); every worker becomes ready on the one grant', async () => {
+    const grantsBefore = as.grants.length;
+    const url = await newDatabase(cluster);
+    const all = await consentedFleet(url);
+    for (const on of all) {
+      const call = await on.request('/api/mcp/tools/remote__echo/call', { method: 'POST', json: { arguments: { text: on.id } } });
+      expect(call.status, call.text).toBe(200);
+      expect(call.json.details.is_error, call.text).toBe(false);
+    }
+    expect(as.grants.slice(grantsBefore)).toEqual(['authorization_code']);
+    // The state was taken: the same answer again changes nothing.
+    const replay = await fetch(`${all[1]!.url}/oauth/callback?state=made-up&code=x`);
+    expect(replay.status).toBe(400);
+  });
+
+  it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {
+    const url = await newDatabase(cluster);
+    const all = await consentedFleet(url);
+    await Promise.all(all.map((on) => on.stop()));
+    workers.splice(0);
+
+    // The stored access token is made to look expired, as after a weekend off.
+    const key = secretKeyFrom(secretKey, 'test');
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query("select record from credentials where server = 'remote'");
+      const record = CredentialsRecord.parse(openCredentialsRecord(key, 'remote', rows[0].record));
+      record.tokens!.expires_at = Date.now() - 1000;
+      record.tokens!.obtained_at = Date.now() - 601_000;
+      await admin.query("update credentials set record = $1 where server = 'remote'", [sealCredentialsRecord(key, 'remote', record)]);
+    } finally {
+      await admin.end();
+    }
+    const requestsBefore = as.tokenRequests.length;
+    const again = await Promise.all(['w1', 'w2', 'w3'].map((id) => worker(id, url)));
+    for (const on of again) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('ready');
+    const calls = await Promise.all(
+      again.flatMap((on) =>
+        Array.from({ length: 20 }, (_, index) =>
+          on.request('/api/mcp/tools/remote__echo/call', { method: 'POST', json: { arguments: { text: `${on.id}-${index}` } } }),
+        ),
+      ),
+    );
+    expect(calls.map((call) => [call.status, call.json?.details?.is_error])).toEqual(Array(60).fill([200, false]));
+    expect(as.tokenRequests.slice(requestsBefore)).toEqual(['refresh_token']);
+  });
+});
