@@ -9,7 +9,8 @@ import { hostServerMachine } from './host/server-actors.js';
 import { createToolMount } from './host/tool-mount.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
-import { secretValues } from './services/config/credentials.js';
+import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
+import { jsonEqual } from './services/support/json-equal.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import type { CredentialsStore } from './services/oauth/credentials-store.js';
@@ -279,13 +280,32 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const projected = () => journal.projection.context;
 
   /**
-   * The view with its stored config's version. The projection's views are
-   * shared until their server changes (see `serverViews`); so are these,
-   * until the version moves, so an unchanged list stays the same objects.
+   * The version of the config a view shows: the stored config's version once
+   * the view shows that config (a change another worker stored is announced
+   * before this worker has applied and journaled it; until then the view
+   * keeps the version it had). Compared masked, as the view holds it.
+   */
+  const shows = new WeakMap<object, { stored: ServerConfig; version: number | null }>();
+  const masked = new WeakMap<ServerConfig, ServerConfigResponse>();
+  function versionOf(view: ServerView): number | null {
+    const stored = store.stored(view.name);
+    const known = shows.get(view.config);
+    if (stored === undefined || (known !== undefined && known.stored === stored.config)) return known?.version ?? null;
+    let storedView = masked.get(stored.config);
+    if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
+    if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
+    shows.set(view.config, { stored: stored.config, version: stored.version });
+    return stored.version;
+  }
+
+  /**
+   * The view with its version. The projection's views are shared until their
+   * server changes (see `serverViews`); so are these, until the version
+   * moves, so an unchanged list stays the same objects.
    */
   const versioned = new WeakMap<ServerView, ServerView>();
   function withVersion(view: ServerView): ServerView {
-    const version = store.versions()[view.name] ?? null;
+    const version = versionOf(view);
     const known = versioned.get(view);
     if (known !== undefined && known.version === version) return known;
     const next = { ...view, version };
@@ -320,22 +340,21 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         actor.start();
         bridgeNewActors();
         stopWatchingTokens = options.credentialsStore?.watchTokens?.(tokensArrived) ?? (() => {});
+        // The views show every server once start resolves, also with a store that tells its events only once stored.
+        await journal.flushed();
         if (options.watchConfig !== false) {
           // Edits are applied one after another; a burst of saves is debounced by the watcher.
           let applying = Promise.resolve();
-          stopWatching = store.watch(() => {
+          const apply = (): void => {
             applying = applying
-              .then(() =>
-                reconcile({
-                  store,
-                  registry: () => (stopping ? null : actor),
-                  servers,
-                  busy: management.busy,
-                  warn: logger.warn,
-                }),
-              )
+              .then(() => reconcile({ store, registry: () => (stopping ? null : actor), servers, busy: management.busy, warn: logger.warn }))
+              .then((busy) => {
+                // Left alone while a transaction ran on them: read again once it is over (a write after its own may be missed).
+                if (busy.length > 0) void Promise.all(busy.map((name) => management.idle(name))).then(apply);
+              })
               .catch((failure: Error) => logger.warn(`config: could not apply an edit: ${failure.message}`));
-          });
+          };
+          stopWatching = store.watch(apply);
         }
       })();
       return starting;

@@ -45,6 +45,8 @@ export interface Management {
   beginAuth(name: string): Promise<AuthBegun>;
   /** Whether a transaction on `name` is under way (a hand edit of it then waits for the next read). */
   busy(name: string): boolean;
+  /** Resolves once no transaction on `name` is under way. */
+  idle(name: string): Promise<void>;
 }
 
 export function createManagement(deps: ManagementDeps): Management {
@@ -87,6 +89,7 @@ export function createManagement(deps: ManagementDeps): Management {
 
   return {
     busy: (name) => queue.busy(name),
+    idle: (name) => queue.idle(name),
 
     add(name, input) {
       return queue.run(name, async () => {

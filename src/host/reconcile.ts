@@ -21,23 +21,33 @@ export interface ReconcileDeps {
   warn(message: string): void;
 }
 
-/** Reads the file and applies what changed in it; a file that does not parse changes nothing. */
-export async function reconcile(deps: ReconcileDeps): Promise<void> {
+/**
+ * Reads the file and applies what changed in it; a file that does not parse
+ * changes nothing. Returns the servers it left alone because a management
+ * transaction on them was under way: the caller reads again once it is over.
+ */
+export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
   const loaded = await deps.store.load();
   const registry = deps.registry();
-  if (!registry) return;
+  if (!registry) return [];
   if (loaded.broken) {
     deps.warn(
       `config: ignored an edit of ${loaded.broken.file} that does not parse (${loaded.broken.problem}); ` +
         'the running servers are unchanged and the file will not be overwritten',
     );
-    return;
+    return [];
   }
   const persisted = new Map(loaded.servers);
   const servers = deps.servers();
+  const busy: string[] = [];
   for (const name of new Set([...persisted.keys(), ...Object.keys(servers)])) {
     // An entry that does not validate was skipped with a warning; it is not a deletion.
-    if (loaded.invalidNames.includes(name) || deps.busy(name)) continue;
+    if (loaded.invalidNames.includes(name)) continue;
+    // The transaction stores what it runs, but another hand (another worker) may write after it: read again then.
+    if (deps.busy(name)) {
+      busy.push(name);
+      continue;
+    }
     const config = persisted.get(name);
     const ref = servers[name];
     if (!config) {
@@ -50,4 +60,5 @@ export async function reconcile(deps: ReconcileDeps): Promise<void> {
       if (event) registry.send({ type: 'server.edit', name, event });
     }
   }
+  return busy;
 }

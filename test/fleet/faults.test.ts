@@ -7,44 +7,27 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
-import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
 const run = promisify(execFile);
 const BIN = resolve('bin/mcp-fleet.js');
 
-let cluster: PgCluster;
-const workers: FleetWorkerProcess[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-});
-afterAll(async () => {
-  await cluster?.destroy();
-});
-
-const secretKey = generateSecretKeyText();
+const bed = fleetTestBed();
+const { secretKey } = bed;
 const healthy = () => ({ type: 'local', command: fixtureCommand('healthy.mjs'), env: {} });
 
-async function worker(id: string, databaseUrl: string, until?: RegExp): Promise<FleetWorkerProcess> {
-  const started = await startFleetWorker({ id, databaseUrl, secretKey, ...(until && { until }) });
-  workers.push(started);
-  return started;
+function worker(id: string, databaseUrl: string, until?: RegExp): Promise<FleetWorkerProcess> {
+  return bed.worker(id, databaseUrl, until ? { until } : {});
 }
 
-async function untilReadyOn(on: FleetWorkerProcess, name: string) {
-  await expect.poll(async () => (await on.request(`/api/mcp/servers/${name}`)).json?.state, { timeout: 15_000, interval: 50 }).toBe('ready');
-}
+const untilReadyOn = (on: FleetWorkerProcess, name: string) => untilStateOn(on, name, 'ready');
 
 describe('faults of the shared database', { timeout: 120_000 }, () => {
   it('unreachable at start: /healthz 200, /readyz 503, one log line per attempt; ready once it is reached', async () => {
-    const url = await newDatabase(cluster);
-    await cluster.stop();
+    const url = await bed.database();
+    await bed.cluster().stop();
     let a: FleetWorkerProcess;
     try {
       a = await worker('w1', url, /attempt 2 failed/);
@@ -54,21 +37,21 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       expect(notReady.json.reason).toContain('waiting for the database');
       expect(a.output().match(/attempt \d+ failed/g)?.length).toBeGreaterThanOrEqual(2);
     } finally {
-      await cluster.start();
+      await bed.cluster().start();
     }
     await expect.poll(async () => (await a.request('/readyz')).status, { timeout: 20_000, interval: 100 }).toBe(200);
     expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'late', ...healthy() } })).status).toBe(201);
   });
 
   it('stopped while serving: calls go on, writes answer 503 database_unavailable and change nothing; back, every worker catches up', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const a = await worker('w1', url);
     const b = await worker('w2', url);
     expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
     await untilReadyOn(b, 'echo');
     const before = (await b.request('/api/mcp/servers/echo')).json.version;
 
-    await cluster.stop();
+    await bed.cluster().stop();
     try {
       const call = await b.request('/api/mcp/tools/echo__echo/call', { method: 'POST', json: { arguments: { text: 'still here' } } });
       expect(call.status, call.text).toBe(200);
@@ -80,7 +63,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       // Rolled back on the worker that took it: it runs what is stored.
       expect((await a.request('/api/mcp/servers/echo')).json.config.timeout_seconds).not.toBe(44);
     } finally {
-      await cluster.start();
+      await bed.cluster().start();
     }
     // Back: a change made on one worker reaches the other, whose listener reconnected.
     await expect
@@ -96,7 +79,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
   });
 
   it('a notification connection lost while another worker writes: the change is caught up by reading, not by the missed notification', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const a = await worker('w1', url);
     const b = await worker('w2', url);
     expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
@@ -117,7 +100,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
   });
 
   it('a worker killed with SIGKILL amid writes leaves no partial row, and the others see it not alive after three missed heartbeats', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const a = await worker('w1', url);
     const b = await worker('w2', url);
     expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
@@ -129,9 +112,8 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     b.child.kill('SIGKILL');
     await Promise.all(writes);
     await b.exited;
-    // Every stored row opens and validates on the survivor.
-    const view = (await a.request('/api/mcp/servers/echo')).json;
-    expect(view.state).toBe('ready');
+    // Every stored row opens and validates on the survivor, which applies what the killed worker stored.
+    await untilReadyOn(a, 'echo');
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
@@ -152,7 +134,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
   });
 
   it('a worker without the secret key refuses to start, saying how to make one', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-nokey-'));
     const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
       env: { ...process.env, MCP_FLEET_SECRET_KEY: '', MCP_FLEET_STATE_DIR: '' },
@@ -162,7 +144,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
   });
 
   it('`mcp-fleet import FILE --database-url` loads a Claude Desktop file into the shared config, its secrets sealed', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-import-'));
     const file = join(dir, 'claude_desktop_config.json');
     const [command, ...args] = fixtureCommand('healthy.mjs');

@@ -3,45 +3,24 @@
 // a moved version is refused, the fleet's events and workers are visible
 // from any of them, and no secret is in the database in plain text.
 import { execFileSync } from 'node:child_process';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
-import { newDatabase, pgBinary, startPostgres, type PgCluster } from '../helpers/postgres.js';
-import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+import { pgBinary } from '../helpers/postgres.js';
+import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
-let cluster: PgCluster;
-const workers: FleetWorkerProcess[] = [];
-beforeAll(async () => {
-  cluster = await startPostgres();
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
-});
-afterAll(async () => {
-  await cluster?.destroy();
-});
-
-const secretKey = generateSecretKeyText();
+const bed = fleetTestBed();
 
 async function fleetOf(count: number): Promise<{ url: string; workers: FleetWorkerProcess[] }> {
-  const url = await newDatabase(cluster);
+  const url = await bed.database();
   const started: FleetWorkerProcess[] = [];
   // One after another: the first migrates the schema, the others find it current.
-  for (let index = 0; index < count; index += 1) {
-    const worker = await startFleetWorker({ id: `w${index + 1}`, databaseUrl: url, secretKey });
-    workers.push(worker);
-    started.push(worker);
-  }
+  for (let index = 0; index < count; index += 1) started.push(await bed.worker(`w${index + 1}`, url));
   return { url, workers: started };
 }
 
 const healthy = (canary: string) => ({ type: 'local', command: fixtureCommand('healthy.mjs'), env: { API_KEY: canary } });
 
-async function untilReadyOn(worker: FleetWorkerProcess, name: string, timeout = 15_000) {
-  await expect
-    .poll(async () => (await worker.request(`/api/mcp/servers/${name}`)).json?.state, { timeout, interval: 50 })
-    .toBe('ready');
-}
+const untilReadyOn = (worker: FleetWorkerProcess, name: string) => untilStateOn(worker, name, 'ready');
 
 // Real worker processes restarting real servers: generous bounds for a loaded machine.
 describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
@@ -76,9 +55,16 @@ describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
     expect(stale.status, stale.text).toBe(412);
     expect(stale.json.error).toMatchObject({ code: 'version_mismatch', version: patched.json.version });
     for (const worker of [a!, c!]) {
+      // A view never names the new version with the old config: the version is the one of the config it runs.
+      const seen: Array<[number, number]> = [];
       await expect
-        .poll(async () => (await worker.request('/api/mcp/servers/echo')).json?.config?.timeout_seconds, { timeout: 5_000, interval: 25 })
+        .poll(async () => {
+          const view = (await worker.request('/api/mcp/servers/echo')).json;
+          seen.push([view.version, view.config.timeout_seconds]);
+          return view.config.timeout_seconds;
+        }, { timeout: 5_000, interval: 5 })
         .toBe(21);
+      expect(seen.filter(([version, timeout]) => (version === patched.json.version) !== (timeout === 21))).toEqual([]);
     }
 
     // One history: any worker serves every worker's events.
@@ -107,9 +93,10 @@ describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
 
   it('20 concurrent PATCHes spread over 3 workers: none lost, every worker ends on the same version', async () => {
     const { workers: all } = await fleetOf(3);
-    const base = { type: 'local', command: fixtureCommand('healthy.mjs'), env: {} };
+    // Disabled: the race is in the config store, not in twenty restarts of a child on each worker.
+    const base = { type: 'local', command: fixtureCommand('healthy.mjs'), env: {}, enabled: false };
     expect((await all[0]!.request('/api/mcp/servers', { method: 'POST', json: { name: 'shared', ...base } })).status).toBe(201);
-    for (const worker of all) await untilReadyOn(worker, 'shared');
+    for (const worker of all) await untilStateOn(worker, 'shared', 'disabled');
     const answers = await Promise.all(
       Array.from({ length: 20 }, (_, index) =>
         all[index % 3]!.request('/api/mcp/servers/shared', { method: 'PATCH', json: { env: { [`K${index}`]: `v${index}` } } }),

@@ -4,44 +4,27 @@
 // then uses the same tokens, and three workers starting on an expired token
 // with twenty calls each make exactly one refresh request.
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openCredentialsRecord, sealCredentialsRecord } from '../../src/services/secrets/seal-credentials.js';
-import { generateSecretKeyText, secretKeyFrom } from '../../src/services/secrets/secret-key.js';
+import { secretKeyFrom } from '../../src/services/secrets/secret-key.js';
 import { CredentialsRecord } from '../../src/services/oauth/credentials-file.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
 import { deadPort } from '../security/processes.js';
-import { startFleetWorker, type FleetWorkerProcess } from './workers.js';
+import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
-let cluster: PgCluster;
+const bed = fleetTestBed();
+const { secretKey } = bed;
+const worker = bed.worker;
 let as: AuthorizationServer;
 let mcp: McpResourceServer;
-const workers: FleetWorkerProcess[] = [];
 beforeAll(async () => {
-  cluster = await startPostgres();
   as = await startAuthorizationServer({ accessTokenTtl: 600 });
   mcp = await startMcpResourceServer(as.issuer);
-});
-afterEach(async () => {
-  await Promise.all(workers.splice(0).map((worker) => worker.stop()));
 });
 afterAll(async () => {
   await mcp?.close();
   await as?.close();
-  await cluster?.destroy();
 });
-
-const secretKey = generateSecretKeyText();
-
-async function worker(id: string, databaseUrl: string, extra: { port?: number; args?: string[] } = {}) {
-  const started = await startFleetWorker({ id, databaseUrl, secretKey, ...extra });
-  workers.push(started);
-  return started;
-}
-
-async function stateOn(on: FleetWorkerProcess, name: string): Promise<string | undefined> {
-  return (await on.request(`/api/mcp/servers/${name}`)).json?.state;
-}
 
 const oauthServer = () => ({ type: 'remote', url: mcp.url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } });
 
@@ -53,7 +36,7 @@ async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
   const a = await worker('w1', url, { args: ['--public-url', publicUrl] });
   const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
   expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'remote', ...oauthServer() } })).status).toBe(201);
-  for (const on of [a, b, c]) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('needs_reauth');
+  for (const on of [a, b, c]) await untilStateOn(on, 'remote', 'needs_reauth');
 
   const begun = await a.request('/api/mcp/servers/remote/auth', { method: 'POST' });
   expect(begun.status, begun.text).toBe(200);
@@ -62,14 +45,14 @@ async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
   const callback = await consentAsUser(begun.json.authorization_url);
   expect(callback.status, callback.text).toBe(200);
   expect(callback.text).toContain('Authorized remote');
-  for (const on of [a, b, c]) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('ready');
+  for (const on of [a, b, c]) await untilStateOn(on, 'remote', 'ready');
   return [a, b, c];
 }
 
 describe('OAuth across several workers', { timeout: 180_000 }, () => {
   it('a consent begun on one worker finishes on another (--public-url); every worker becomes ready on the one grant', async () => {
     const grantsBefore = as.grants.length;
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const all = await consentedFleet(url);
     for (const on of all) {
       const call = await on.request('/api/mcp/tools/remote__echo/call', { method: 'POST', json: { arguments: { text: on.id } } });
@@ -83,10 +66,9 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
   });
 
   it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {
-    const url = await newDatabase(cluster);
+    const url = await bed.database();
     const all = await consentedFleet(url);
-    await Promise.all(all.map((on) => on.stop()));
-    workers.splice(0);
+    await bed.stopAll();
 
     // The stored access token is made to look expired, as after a weekend off.
     const key = secretKeyFrom(secretKey, 'test');
@@ -103,7 +85,7 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     }
     const requestsBefore = as.tokenRequests.length;
     const again = await Promise.all(['w1', 'w2', 'w3'].map((id) => worker(id, url)));
-    for (const on of again) await expect.poll(() => stateOn(on, 'remote'), { timeout: 20_000 }).toBe('ready');
+    for (const on of again) await untilStateOn(on, 'remote', 'ready');
     const calls = await Promise.all(
       again.flatMap((on) =>
         Array.from({ length: 20 }, (_, index) =>

@@ -4,6 +4,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
 import { TOKEN } from '../http/helpers.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
@@ -114,4 +117,45 @@ function workerOf(id: string, url: string, child: ChildProcess, output: () => st
       await exited;
     },
   };
+}
+
+/**
+ * What a fleet test file shares: one real cluster for the file, one secret
+ * key, and the workers each test starts, stopped after it.
+ */
+export function fleetTestBed() {
+  let cluster: PgCluster | undefined;
+  const started: FleetWorkerProcess[] = [];
+  const secretKey = generateSecretKeyText();
+  beforeAll(async () => {
+    cluster = await startPostgres();
+  });
+  afterEach(async () => {
+    await Promise.all(started.splice(0).map((worker) => worker.stop()));
+  });
+  afterAll(async () => {
+    await cluster?.destroy();
+  });
+  return {
+    secretKey,
+    cluster: (): PgCluster => cluster!,
+    /** A fresh database in the cluster: its URL. */
+    database: () => newDatabase(cluster!),
+    async worker(id: string, databaseUrl: string, extra: Omit<StartWorkerOptions, 'id' | 'databaseUrl' | 'secretKey'> = {}) {
+      const worker = await startFleetWorker({ id, databaseUrl, secretKey, ...extra });
+      started.push(worker);
+      return worker;
+    },
+    /** Stops every worker started so far (a test that restarts its fleet). */
+    async stopAll(): Promise<void> {
+      await Promise.all(started.splice(0).map((worker) => worker.stop()));
+    },
+  };
+}
+
+/** Waits until `worker` shows `name` in `state`. */
+export async function untilStateOn(worker: FleetWorkerProcess, name: string, state: string, timeout = 20_000): Promise<void> {
+  await expect
+    .poll(async () => (await worker.request(`/api/mcp/servers/${name}`)).json?.state, { timeout, interval: 50 })
+    .toBe(state);
 }

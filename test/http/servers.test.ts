@@ -1,4 +1,5 @@
 // The server routes against a real host with real stdio fixture servers.
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ErrorKind } from '../../src/services/support/errors.js';
@@ -255,6 +256,45 @@ describe('PATCH /api/mcp/servers/:name', () => {
     fleet = await startFleet(() => ({}));
     const reply = await fleet.request('/api/mcp/servers/ghost', { method: 'PATCH', body: { enabled: false } });
     expect(reply.status).toBe(404);
+  });
+});
+
+describe('versions: ETag and If-Match on the file store', () => {
+  it('each view carries the version of the config it runs; a PATCH with a stale If-Match is 412 and changes nothing', async () => {
+    fleet = await startFleet(() => ({ off: disabledLocal, other: { ...disabledLocal, command: ['node', 'other.js'] } }));
+    const first = await fleet.request('/api/mcp/servers/off');
+    expect(first.json.version).toEqual(expect.any(Number));
+    expect(first.headers.etag).toBe(`"${first.json.version}"`);
+    // A version is the server's own: another server's config does not share it.
+    expect((await fleet.request('/api/mcp/servers/other')).json.version).not.toBe(first.json.version);
+
+    const changed = await fleet.request('/api/mcp/servers/off', {
+      method: 'PATCH',
+      body: { timeout_seconds: 17 },
+      headers: { 'if-match': first.headers.etag as string },
+    });
+    expect(changed.status, changed.text).toBe(200);
+    expect(changed.json.version).not.toBe(first.json.version);
+    expect((await fleet.request('/api/mcp/servers/off')).json.version).toBe(changed.json.version);
+
+    const before = fleet.configText();
+    const stale = await fleet.request('/api/mcp/servers/off', {
+      method: 'PATCH',
+      body: { timeout_seconds: 99 },
+      headers: { 'if-match': `"${first.json.version}"` },
+    });
+    expect(stale.status).toBe(412);
+    expect(stale.json.error).toMatchObject({ code: 'version_mismatch', version: changed.json.version });
+    expect(fleet.configText()).toBe(before);
+    const bad = await fleet.request('/api/mcp/servers/off', { method: 'PATCH', body: { timeout_seconds: 9 }, headers: { 'if-match': 'yesterday' } });
+    expect(bad.status).toBe(400);
+    // A hand edit moves the version too.
+    writeFileSync(
+      join(fleet.dir, 'mcp_servers.json'),
+      JSON.stringify({ servers: { off: { ...disabledLocal, timeout_seconds: 33 }, other: { ...disabledLocal, command: ['node', 'other.js'] } } }),
+    );
+    await expect.poll(async () => (await fleet!.request('/api/mcp/servers/off')).json.config.timeout_seconds).toBe(33);
+    expect((await fleet.request('/api/mcp/servers/off')).json.version).not.toBe(changed.json.version);
   });
 });
 

@@ -1,5 +1,6 @@
 /** Keys and canary checks shared by the secrets tests. */
 import { randomBytes } from 'node:crypto';
+import { SecretOpenError } from '../../src/services/secrets/sealed.js';
 import { secretKeyFrom, type SecretKey } from '../../src/services/secrets/secret-key.js';
 
 /** A fresh random key, as a worker would load it. */
@@ -31,4 +32,15 @@ export function leakedForms(canary: string): string[] {
 /** The forms of any of `canaries` found in `text`. */
 export function leaks(text: string, canaries: readonly string[]): string[] {
   return canaries.flatMap((canary) => leakedForms(canary).filter((form) => text.includes(form)));
+}
+
+/** The SecretOpenError `run` throws (the test fails when it throws none or another). */
+export function openFailure(run: () => unknown): SecretOpenError {
+  try {
+    run();
+  } catch (err) {
+    if (err instanceof SecretOpenError) return err;
+    throw err;
+  }
+  throw new Error('expected a SecretOpenError');
 }

@@ -5,7 +5,7 @@ import { parseServerConfig } from '../../src/services/config/validate.js';
 import { isSealed, SecretOpenError } from '../../src/services/secrets/sealed.js';
 import { openServerConfig, sealServerConfig } from '../../src/services/secrets/seal-config.js';
 import { EACH, SERVER_SECRET_PATHS } from '../../src/services/secrets/secret-paths.js';
-import { leaks, newKey } from './keys.js';
+import { leaks, newKey, openFailure } from './keys.js';
 
 const cfg = (input: ServerConfigInput): ServerConfig => ServerConfig.parse(input);
 const PEM = '-----BEGIN PRIVATE KEY-----\ncanary-pem-4d2e\n-----END PRIVATE KEY-----';
@@ -129,7 +129,7 @@ describe('sealServerConfig and openServerConfig', () => {
   it('does not open a value moved to another field', () => {
     const stored = sealServerConfig(key, 'local', configs.local!) as Record<string, any>;
     const moved = { ...stored, env: { ...stored.env, OTHER: stored.env.API_KEY } };
-    const err = catchOpen(() => openServerConfig(key, 'local', moved));
+    const err = openFailure(() => openServerConfig(key, 'local', moved));
     expect(err.reason).toBe('authentication');
     expect(err.context).toBe('server:local:env:OTHER');
   });
@@ -137,12 +137,12 @@ describe('sealServerConfig and openServerConfig', () => {
   it('keeps map keys apart even when they hold colons', () => {
     const stored = sealServerConfig(key, 'local', configs.local!) as Record<string, any>;
     const moved = { ...stored, env: { KEY: stored.env['KEY:WITH:COLONS'] } };
-    expect(catchOpen(() => openServerConfig(key, 'local', moved)).context).toBe('server:local:env:KEY');
+    expect(openFailure(() => openServerConfig(key, 'local', moved)).context).toBe('server:local:env:KEY');
   });
 
   it('names the key ids when the worker holds another key', () => {
     const other = newKey();
-    const err = catchOpen(() => openServerConfig(other, 'bearer', sealServerConfig(key, 'bearer', configs.bearer!)));
+    const err = openFailure(() => openServerConfig(other, 'bearer', sealServerConfig(key, 'bearer', configs.bearer!)));
     expect(err.reason).toBe('unknown_key');
     expect(err.message).toContain(key.id);
     expect(err.message).toContain(other.id);
@@ -151,7 +151,7 @@ describe('sealServerConfig and openServerConfig', () => {
   it('refuses a secret stored in plain text, without repeating it', () => {
     const stored = sealServerConfig(key, 'bearer', configs.bearer!) as Record<string, any>;
     const tampered = { ...stored, auth: { ...stored.auth, token: 'plain-token-value' } };
-    const err = catchOpen(() => openServerConfig(key, 'bearer', tampered));
+    const err = openFailure(() => openServerConfig(key, 'bearer', tampered));
     expect(err.reason).toBe('plaintext');
     expect(err.message).toBe('the secret at server:bearer:auth:token is stored in plain text, not sealed');
   });
@@ -159,16 +159,7 @@ describe('sealServerConfig and openServerConfig', () => {
   it('refuses a broken sealed value as malformed', () => {
     const stored = sealServerConfig(key, 'bearer', configs.bearer!) as Record<string, any>;
     const broken = { ...stored, auth: { ...stored.auth, token: { $sealed: 'aes-256-gcm', kid: key.id } } };
-    expect(catchOpen(() => openServerConfig(key, 'bearer', broken)).reason).toBe('malformed');
+    expect(openFailure(() => openServerConfig(key, 'bearer', broken)).reason).toBe('malformed');
   });
 });
 
-function catchOpen(run: () => unknown): SecretOpenError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof SecretOpenError) return err;
-    throw err;
-  }
-  throw new Error('expected a SecretOpenError');
-}

@@ -1,19 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isSealed, open, openJson, seal, sealJson, SecretOpenError, type SealedValue } from '../../src/services/secrets/sealed.js';
-import { newKey } from './keys.js';
+import { newKey, openFailure } from './keys.js';
 
 const context = 'server:files:env:API_KEY';
 
-/** The SecretOpenError `run` throws. */
-function failure(run: () => unknown): SecretOpenError {
-  try {
-    run();
-  } catch (err) {
-    if (err instanceof SecretOpenError) return err;
-    throw err;
-  }
-  throw new Error('expected a SecretOpenError');
-}
 
 /** `base64` with one bit of its byte `at` flipped. */
 function flipped(base64: string, at = 0): string {
@@ -49,7 +39,7 @@ describe('seal and open', () => {
 
   it('names both key ids when the worker lacks the key that sealed it', () => {
     const other = newKey();
-    const err = failure(() => open(other, seal(key, 'secret-value', context), context));
+    const err = openFailure(() => open(other, seal(key, 'secret-value', context), context));
     expect(err.reason).toBe('unknown_key');
     expect(err.context).toBe(context);
     expect(err.message).toContain(`sealed with key ${key.id}, but the worker's key is ${other.id}`);
@@ -57,7 +47,7 @@ describe('seal and open', () => {
 
   it('fails authentication under a different key that claims the same id', () => {
     const impostor = { id: key.id, bytes: newKey().bytes };
-    const err = failure(() => open(impostor, seal(key, 'secret-value', context), context));
+    const err = openFailure(() => open(impostor, seal(key, 'secret-value', context), context));
     expect(err.reason).toBe('authentication');
     expect(err.message).toBe(`a sealed value at ${context} failed authentication: wrong key or altered data`);
   });
@@ -65,7 +55,7 @@ describe('seal and open', () => {
   it.each(['data', 'tag', 'iv'] as const)('fails authentication when one bit of %s is flipped', (field) => {
     const sealed = seal(key, 'secret-value-to-alter', context);
     const altered: SealedValue = { ...sealed, [field]: flipped(sealed[field], 3) };
-    const err = failure(() => open(key, altered, context));
+    const err = openFailure(() => open(key, altered, context));
     expect(err.reason).toBe('authentication');
     expect(err.message).not.toContain('secret-value-to-alter');
   });
@@ -74,14 +64,14 @@ describe('seal and open', () => {
     const sealed = seal(key, 'secret-value', context);
     const data = Buffer.from(sealed.data, 'base64');
     for (const changed of [data.subarray(1), Buffer.concat([data, Buffer.of(0)])]) {
-      expect(failure(() => open(key, { ...sealed, data: changed.toString('base64') }, context)).reason).toBe('authentication');
+      expect(openFailure(() => open(key, { ...sealed, data: changed.toString('base64') }, context)).reason).toBe('authentication');
     }
   });
 
   it('does not open at another context: a value moved to another field or server fails', () => {
     const sealed = seal(key, 'secret-value', context);
     for (const elsewhere of ['server:files:env:OTHER', 'server:other:env:API_KEY', 'server:files:headers:API_KEY', '']) {
-      const err = failure(() => open(key, sealed, elsewhere));
+      const err = openFailure(() => open(key, sealed, elsewhere));
       expect(err.reason).toBe('authentication');
       expect(err.context).toBe(elsewhere);
     }
@@ -96,7 +86,7 @@ describe('seal and open', () => {
   ])('refuses a value with %s as malformed', (_name, change) => {
     const bad = { ...seal(key, 'secret-value', context), ...change } as SealedValue;
     expect(isSealed(bad)).toBe(false);
-    expect(failure(() => open(key, bad, context)).reason).toBe('malformed');
+    expect(openFailure(() => open(key, bad, context)).reason).toBe('malformed');
   });
 
   it('recognises only sealed values', () => {
@@ -116,6 +106,6 @@ describe('sealJson and openJson', () => {
 
   it('does not open for another server', () => {
     const sealed = sealJson(key, consent, 'consent:remote');
-    expect(failure(() => openJson(key, sealed, 'consent:other')).reason).toBe('authentication');
+    expect(openFailure(() => openJson(key, sealed, 'consent:other')).reason).toBe('authentication');
   });
 });

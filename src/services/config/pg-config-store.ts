@@ -16,7 +16,7 @@ import { openServerConfig, sealServerConfig } from '../secrets/seal-config.js';
 import type { SecretKey } from '../secrets/secret-key.js';
 import { ConfigError } from '../support/errors.js';
 import type { ServerConfig } from './schema.js';
-import type { ConfigStore, ConfigStoreLogger, LoadedConfig, ServerList, ServersMutator } from './store.js';
+import { entriesOf, type ConfigStore, type ConfigStoreLogger, type LoadedConfig, type ServerList, type ServersMutator, type StoredEntry } from './store.js';
 import { parseServerConfig } from './validate.js';
 
 /** The channel every config write notifies; the payload is the new global version. */
@@ -43,7 +43,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
   const { db, key, workerId } = options;
   const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
   const where = `the database at ${redactUrl(db.url)}`;
-  let known: Record<string, number> = {};
+  let known = new Map<string, StoredEntry>();
 
   /** Runs a query; a database that cannot be reached is one clear error, not a driver's. */
   async function guarded<T>(work: () => Promise<T>): Promise<T> {
@@ -121,7 +121,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
         const rows = await readRows(client, true);
         await change(client, rows, interpret(rows));
         const after = interpret(await readRows(client));
-        known = after.versions;
+        known = entriesOf(after.servers, after.versions);
         return after.servers;
       }),
     );
@@ -143,7 +143,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
     async load() {
       const loaded = interpret(await guarded(() => readRows(db.pool)));
       for (const warning of loaded.warnings) logger.warn(warning);
-      known = loaded.versions;
+      known = entriesOf(loaded.servers, loaded.versions);
       return { ...loaded, versions: { ...loaded.versions } };
     },
 
@@ -166,7 +166,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
       });
     },
 
-    versions: () => known,
+    stored: (name) => known.get(name),
 
     watch(onChange) {
       // A reconnect after an outage also calls onChange: the worker catches up by reading the rows, not the missed notifications.

@@ -83,13 +83,24 @@ export interface ConfigStore {
    * each land whole, the later one wins.)
    */
   update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>>;
-  /** Each server's version as of this store's last read or write. */
-  versions(): Readonly<Record<string, number>>;
+  /** The server as of this store's last read or write: its stored config and that config's version. */
+  stored(name: string): StoredEntry | undefined;
   /**
    * Calls `onChange` whenever the config may have been changed by another
    * hand (an edit of the file, another worker); returns the stop function.
    */
   watch(onChange: () => void): () => void;
+}
+
+/** A server's config as stored, with its version. */
+export interface StoredEntry {
+  version: number;
+  config: ServerConfig;
+}
+
+/** What `stored()` answers from: the servers of a load, by name. */
+export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]>, versions: Readonly<Record<string, number>>) {
+  return new Map(servers.flatMap(([name, config]) => (versions[name] === undefined ? [] : [[name, { version: versions[name], config }] as const])));
 }
 
 /**
@@ -147,10 +158,11 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     };
   }
 
-  let known: Record<string, number> = {};
+  let known = new Map<string, StoredEntry>();
   function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Record<string, number> {
-    known = Object.fromEntries(servers.map(([name, config]) => [name, contentVersion(config)]));
-    return { ...known };
+    const versions = Object.fromEntries(servers.map(([name, config]) => [name, contentVersion(config)]));
+    known = entriesOf(servers, versions);
+    return versions;
   }
 
   async function save(servers: ServerList): Promise<void> {
@@ -205,7 +217,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     load,
     save,
     update,
-    versions: () => known,
+    stored: (name) => known.get(name),
     // Edits are debounced by the watcher; the folder is resolved now, as the file is at each call.
     watch: (onChange) => watchFile(file(), onChange),
   };

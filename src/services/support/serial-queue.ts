@@ -10,6 +10,8 @@ export interface SerialQueue {
   run<T>(key: string, task: () => Promise<T>): Promise<T>;
   /** A task of `key` is running or waiting. False again by the time the caller of the last one resumes. */
   busy(key: string): boolean;
+  /** Resolves once no task of `key` is running or waiting. */
+  idle(key: string): Promise<void>;
 }
 
 export function createSerialQueue(): SerialQueue {
@@ -28,5 +30,10 @@ export function createSerialQueue(): SerialQueue {
     return result;
   }
 
-  return { run, busy: (key) => tails.has(key) };
+  async function idle(key: string): Promise<void> {
+    // A task queued while we waited extends the tail: wait for that one too.
+    for (let tail = tails.get(key); tail !== undefined; tail = tails.get(key)) await tail;
+  }
+
+  return { run, busy: (key) => tails.has(key), idle };
 }
