@@ -5,8 +5,8 @@
 // of the main install), then runs each suite in its own fresh process, one
 // after the other, and prints one report: the machine, every table, and
 // every target with whether it holds. --write also puts that report into
-// bench/RESULTS.md (between its "results" markers). Full run: ~14 minutes
-// on 2 cores; --quick: ~6.
+// bench/RESULTS.md (between its "results" markers). Full run: ~22 minutes
+// on 2 cores; --quick: ~8.5.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -18,7 +18,7 @@ const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
 // Lines the peers print that say nothing about the benchmark.
 const NOISE = [/SYNCHRONOUS TERMINATION NOTICE/, /MaxListenersExceededWarning/, /Use `node --trace-warnings/];
-const SUITES = ['percall', 'concurrency', 'catalog', 'memory', 'startup', 'http'];
+const SUITES = ['percall', 'concurrency', 'catalog', 'memory', 'startup', 'http', 'fleet'];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
