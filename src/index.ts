@@ -27,15 +27,29 @@ export { ServerConfig, LocalServerConfig, RemoteServerConfig, AuthConfig } from 
 export type { ServerConfigInput } from './services/config/schema.js';
 export { mergePatch, toResponse, toStorage } from './services/config/credentials.js';
 export { createConfigStore } from './services/config/store.js';
-export type { ConfigStore } from './services/config/store.js';
+export type { ConfigStore, StoredEntry } from './services/config/store.js';
 export { importServers } from './services/config/import.js';
 export { resolveStateDir } from './services/config/paths.js';
 export { beginConsent, ConsentRequiredError, createOAuthProvider, FleetOAuthProvider } from './services/oauth/index.js';
 export type { ConsentSession, OAuthProviderOptions, OAuthServerConfig } from './services/oauth/index.js';
-export { AuthNotApplicableError } from './services/oauth/server-auth.js';
+export { AuthNotApplicableError, CallbackRefusedError } from './services/oauth/server-auth.js';
+export { createFileCredentialsStore } from './services/oauth/credentials-store.js';
+export type { CredentialsStore } from './services/oauth/credentials-store.js';
+export { memoryPendingConsents } from './services/oauth/pending-consents.js';
+export type { PendingConsents } from './services/oauth/pending-consents.js';
+export { DatabaseUnavailableError } from './services/database/errors.js';
 export type { AuthBegun } from './services/oauth/server-auth.js';
 
-export { ConfigError, ConflictError, ErrorKind, FleetError, HostNotRunningError, NotFoundError, StartFailedError } from './services/support/errors.js';
+export {
+  ConfigError,
+  ConflictError,
+  ErrorKind,
+  FleetError,
+  HostNotRunningError,
+  NotFoundError,
+  PreconditionFailedError,
+  StartFailedError,
+} from './services/support/errors.js';
 export { JournalEvent, ServerState } from './services/journal/events.js';
 export { LastRun, ServerView } from './services/journal/server-view.js';
 export { createMemoryEventStore } from './services/journal/event-store.js';

@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
 import { ConfigFileBrokenError } from '../services/config/store.js';
-import { DatabaseUnavailableError } from '../services/database/database.js';
+import { DatabaseUnavailableError } from '../services/database/errors.js';
 import {
   ConfigError,
   ConflictError,

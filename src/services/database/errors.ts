@@ -1,0 +1,105 @@
+/**
+ * What "the database is away" looks like, apart from the driver: the error
+ * the stores throw, how a driver's error is told apart from a wrong query,
+ * and URLs without their password. No import of `pg`, so the HTTP layer can
+ * map the error without loading the driver.
+ */
+
+/** The database cannot be reached; the message names host:port, never the password. */
+export class DatabaseUnavailableError extends Error {
+  override readonly name = 'DatabaseUnavailableError';
+  readonly code = 'database_unavailable';
+  constructor(url: string, options?: { cause?: unknown }) {
+    super(`the database at ${databaseAddress(url)} is unavailable${causeText(url, options?.cause)}`, options);
+  }
+}
+
+/** Node's socket errors that mean no connection could be made or kept. */
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EPIPE',
+  'ENOENT', // a Unix socket that is not there: the server is not running
+]);
+
+/** SQLSTATEs outside class 08 (connection_exception) that mean the server is going or not there yet. */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01', // admin_shutdown
+  '57P02', // crash_shutdown
+  '57P03', // cannot_connect_now: starting up or in recovery
+  '53300', // too_many_connections: reachable, but no connection for us now
+]);
+
+/**
+ * pg raises these without a code, so their text is all there is to go by
+ * (pg/lib/client.js, pg-pool/index.js); prefixes, so "…unexpectedly" and
+ * "…due to connection timeout" match too.
+ */
+const CODELESS_CONNECTION_MESSAGES = [
+  'Connection terminated',
+  'timeout exceeded when trying to connect',
+  'Client has encountered a connection error and is not queryable',
+];
+
+/**
+ * Whether `error` says the database is away (refused, reset, shutting down,
+ * a broken connection) rather than that a query was wrong: the first is worth
+ * a retry once it is back, the second is not.
+ */
+export function isConnectionError(error: unknown): boolean {
+  if (error instanceof DatabaseUnavailableError) return true;
+  if (typeof error !== 'object' || error === null) return false;
+  const { code, message, errors, cause } = error as { code?: unknown; message?: unknown; errors?: unknown; cause?: unknown };
+  if (typeof code === 'string') {
+    if (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || /^08[0-9A-Z]{3}$/.test(code)) return true;
+  }
+  if (typeof message === 'string' && CODELESS_CONNECTION_MESSAGES.some((prefix) => message.startsWith(prefix))) return true;
+  // Node reports a connect tried on several addresses (localhost: ::1 and
+  // 127.0.0.1) as an AggregateError; pg-pool wraps a connect timeout's cause.
+  if (Array.isArray(errors) && errors.some(isConnectionError)) return true;
+  return cause !== undefined && cause !== error && isConnectionError(cause);
+}
+
+/** `url` without its password (in the userinfo or a `password=` parameter), for log lines and messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.password = '';
+    parsed.searchParams.delete('password');
+    return parsed.toString();
+  } catch {
+    // Not a URL the WHATWG parser takes (several hosts, say): cut the userinfo's password by hand.
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, '$1@').replace(/([?&]password=)[^&]*/gi, '$1');
+  }
+}
+
+/** `host:port` of a database URL, for messages. */
+export function databaseAddress(url: string): string {
+  try {
+    const parsed = new URL(url);
+    const host = parsed.hostname || parsed.searchParams.get('host') || 'localhost';
+    return `${host}:${parsed.port || '5432'}`;
+  } catch {
+    return redactUrl(url);
+  }
+}
+
+function causeText(url: string, cause: unknown): string {
+  if (cause === undefined) return '';
+  const code = typeof cause === 'object' && cause !== null ? (cause as { code?: unknown }).code : undefined;
+  const message = cause instanceof Error ? cause.message : String(cause);
+  // Driver messages name hosts and users, not passwords; strip it anyway should one echo the URL.
+  let password = '';
+  try {
+    password = decodeURIComponent(new URL(url).password);
+  } catch {
+    // no parsable password, nothing to strip
+  }
+  const safe = password ? message.replaceAll(password, '***') : message;
+  return `: ${typeof code === 'string' && !safe.includes(code) ? `${code} ` : ''}${safe}`;
+}
