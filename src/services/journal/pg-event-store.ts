@@ -6,7 +6,8 @@
  *   and the `worker` that wrote it. `seq` is assigned inside the append's
  *   transaction under an advisory lock, so seq order is commit order and has
  *   no gaps: a reader that has seen seq N never later finds a new one ≤ N.
- *   One transaction per `append` call (all or none); a store's appends run
+ *   Each `append` call is all or none; appends made while a transaction
+ *   commits share the next one (a burst costs a few round trips); they run
  *   one after another, so its seq order is its call order.
  * - Subscribers are told every event of the fleet, own and others', in seq
  *   order, each once: an append commits with `NOTIFY mcp_fleet_events`, and
@@ -272,6 +273,36 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     }
   }
 
+  /** Appends waiting for the next transaction: every append made while one commits goes into the next one. */
+  let queued: Array<{ inputs: readonly JournalEventInput[]; resolve: (events: JournalEvent[]) => void; reject: (error: unknown) => void }> = [];
+
+  /**
+   * Stores `inputs` in the next transaction, with whatever else was appended
+   * meanwhile: a burst (a startup of 200 servers) is a few transactions, not
+   * one per event. Call order is kept; each append is still all or none.
+   */
+  function enqueue(inputs: readonly JournalEventInput[]): Promise<JournalEvent[]> {
+    return new Promise((resolve, reject) => {
+      queued.push({ inputs, resolve, reject });
+      if (queued.length === 1) appending = appending.then(storeQueued);
+    });
+  }
+
+  async function storeQueued(): Promise<void> {
+    const taken = queued;
+    queued = [];
+    try {
+      const events = await store(taken.flatMap((entry) => entry.inputs));
+      let from = 0;
+      for (const entry of taken) {
+        entry.resolve(events.slice(from, from + entry.inputs.length));
+        from += entry.inputs.length;
+      }
+    } catch (error) {
+      for (const entry of taken) entry.reject(error);
+    }
+  }
+
   /** Waits for pending appends, stops telling, UNLISTENs and ends the listening connection; the database stays open. */
   async function closeStore(): Promise<void> {
     closing = true;
@@ -296,8 +327,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     append(inputs) {
       if (!loaded || closing) return Promise.reject(new Error(`the event store is ${closing ? 'closed' : 'not loaded'}`));
       if (inputs.length === 0) return Promise.resolve([]);
-      const stored = appending.then(() => store(inputs));
-      appending = stored.catch(() => {});
+      const stored = enqueue(inputs);
       const appended = (async function appendEvents() {
         const events = await stored;
         // Stored: if the read that tells them fails, they are told once the store catches up.
