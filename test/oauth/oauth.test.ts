@@ -244,6 +244,27 @@ describe('OAuth with a real authorization server', () => {
     expect(credentials(fleet.dir, 'remote').dpop_key).toEqual(stored.dpop_key);
   });
 
+  it('publicUrl without a database: the browser comes back to the management app (here through a proxy), once', async () => {
+    const proxy = await forwardingProxy();
+    cleanups.push(() => proxy.close());
+    const as = await authorizationServer();
+    const mcp = await resourceServer(as.issuer);
+    const fleet = await fleetWith({ remote: oauthServer(mcp.url) }, { publicUrl: proxy.url });
+    proxy.forwardTo(fleet.served.port);
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const begun = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
+    expect(new URL(begun.json.authorization_url).searchParams.get('redirect_uri')).toBe(`${proxy.url}/oauth/callback`);
+    const callback = await consentAsUser(begun.json.authorization_url);
+    expect(callback.status, callback.text).toBe(200);
+    expect(callback.text).toContain('Authorized remote');
+    await untilState(fleet.host, 'remote', 'ready');
+    expect(await callEcho(fleet.host, 'remote', 'via proxy')).toEqual({ type: 'text', text: 'via proxy' });
+    // No loopback port was registered, and the state was used up.
+    expect(credentials(fleet.dir, 'remote').clients[as.issuer].redirect_uris).toEqual([`${proxy.url}/oauth/callback`]);
+    const again = await fetch(`${proxy.url}/oauth/callback?state=made-up&code=x`);
+    expect(again.status).toBe(400);
+  });
+
   it('a DPoP-only resource server refuses Bearer tokens: without auth.dpop the server needs consent again', async () => {
     const as = await authorizationServer();
     const mcp = await resourceServer(as.issuer, 'a', { dpop: true });
@@ -549,4 +570,28 @@ function portFree(port: number): Promise<boolean> {
     probe.once('error', () => resolve(false));
     probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
   });
+}
+
+/** A reverse proxy on a port known before the worker's: what a public URL points at. */
+async function forwardingProxy(): Promise<{ url: string; forwardTo(port: number): void; close(): Promise<void> }> {
+  const { createServer: createHttpServer, request: forward } = await import('node:http');
+  let target = 0;
+  const server = createHttpServer((req, res) => {
+    const upstream = forward(
+      { host: '127.0.0.1', port: target, path: req.url, method: req.method, headers: { ...req.headers, host: `127.0.0.1:${target}` } },
+      (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      },
+    );
+    upstream.on('error', () => res.writeHead(502).end());
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    forwardTo: (port) => (target = port),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
 }
