@@ -5,7 +5,8 @@ import { importServers } from '../services/config/import.js';
 import type { ServerConfigInput } from '../services/config/schema.js';
 import { createPgConfigStore } from '../services/config/pg-config-store.js';
 import { createConfigStore, type ConfigStore } from '../services/config/store.js';
-import { DATABASE_URL_ENV, DatabaseUnavailableError, isConnectionError, openDatabase } from '../services/database/database.js';
+import { DATABASE_URL_ENV, DatabaseUnavailableError, isConnectionError, openDatabase, redactUrl } from '../services/database/database.js';
+import { databaseUrlProblem } from '../services/database/errors.js';
 import { migrate } from '../services/database/migrations.js';
 import { loadSecretKey } from '../services/secrets/secret-key.js';
 import { quoteName } from '../services/config/validate.js';
@@ -74,6 +75,10 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
 
 /** The shared database's config store, its schema in place; the secret key comes from the environment or the state dir. */
 async function openConfigDatabase(url: string, stateDir: string, logger: { warn(message: string): void }) {
+  const problem = databaseUrlProblem(url);
+  if (problem !== null) {
+    throw new ConfigError(`--database-url: ${problem} (${redactUrl(url)}); expected postgres://user[:password]@host[:port]/database`);
+  }
   const key = loadSecretKey({ configDir: stateDir });
   const db = openDatabase(url, { applicationName: 'mcp-fleet import' });
   try {

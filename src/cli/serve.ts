@@ -11,6 +11,7 @@ import { createLogger, SecretSet, type Logger } from '../services/support/logger
 import type { JournalEvent } from '../services/journal/events.js';
 import { configPath, resolveStateDir } from '../services/config/paths.js';
 import { DATABASE_URL_ENV, redactUrl } from '../services/database/database.js';
+import { databaseUrlProblem } from '../services/database/errors.js';
 import { defaultWorkerId, localPresence } from '../services/fleet/presence.js';
 import { openSharedStores, type SharedStores } from '../services/fleet/shared-stores.js';
 import { SecretKeyError } from '../services/secrets/secret-key.js';
@@ -141,6 +142,10 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   const states = () => (host === undefined ? {} : statesOf(host));
   let shared: SharedStores | undefined;
   if (databaseUrl !== undefined && databaseUrl !== '') {
+    const problem = databaseUrlProblem(databaseUrl);
+    if (problem !== null) {
+      throw new CliError(`--database-url: ${problem} (${redactUrl(databaseUrl)}); expected postgres://user[:password]@host[:port]/database`);
+    }
     try {
       shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
     } catch (err) {

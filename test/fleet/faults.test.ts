@@ -143,6 +143,21 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     expect((failed as { stderr: string }).stderr).toMatch(/MCP_FLEET_SECRET_KEY.*secret_key/s);
   });
 
+  it('a database URL that is not one is refused at once, naming no password', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-badurl-'));
+    for (const [url, problem] of [
+      ['notaurl', 'not a URL'],
+      ['mysql://root:hunter2-pw@127.0.0.1/db', 'the scheme is mysql, not postgres'],
+    ] as const) {
+      const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
+        env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: '' },
+      }).catch((error: { code: number; stderr: string }) => error);
+      expect(failed).toMatchObject({ code: 1 });
+      expect((failed as { stderr: string }).stderr).toContain(`--database-url: ${problem}`);
+      expect((failed as { stderr: string }).stderr).not.toContain('hunter2');
+    }
+  });
+
   it('`mcp-fleet import FILE --database-url` loads a Claude Desktop file into the shared config, its secrets sealed', async () => {
     const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-import-'));

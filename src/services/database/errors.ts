@@ -103,3 +103,16 @@ function causeText(url: string, cause: unknown): string {
   const safe = password ? message.replaceAll(password, '***') : message;
   return `: ${typeof code === 'string' && !safe.includes(code) ? `${code} ` : ''}${safe}`;
 }
+
+/** What is wrong with `url` as a PostgreSQL URL (`postgres://user[:password]@host[:port]/database`), or null. */
+export function databaseUrlProblem(url: string): string | null {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return 'not a URL';
+  }
+  if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return `the scheme is ${parsed.protocol.replace(/:$/, '')}, not postgres`;
+  if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'no host';
+  return null;
+}
