@@ -38,7 +38,7 @@ const replacement: Array<[string, ServerConfigInput]> = [['new', { type: 'local'
 describe('save under faults', () => {
   it('creates the temp file 0600 in one exclusive open, never chmod-ing afterwards', async () => {
     await store().save(original);
-    const tempOpens = vi.mocked(fs.open).mock.calls.filter(([p]) => String(p).endsWith('.tmp'));
+    const tempOpens = vi.mocked(fs.open).mock.calls.filter(([p]) => String(p).endsWith('.tmp') && String(p).includes('mcp_servers.json'));
     expect(tempOpens).toHaveLength(1);
     expect(tempOpens[0]?.slice(1)).toEqual(['wx', 0o600]);
     expect(path.dirname(String(tempOpens[0]?.[0]))).toBe(dir);

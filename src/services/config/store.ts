@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -6,6 +5,7 @@ import { ConfigError } from '../support/errors.js';
 import { writeOwnerOnly } from '../support/owner-only-file.js';
 import { createSerialQueue } from '../support/serial-queue.js';
 import { configPath } from './paths.js';
+import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
 import { toStorage } from './credentials.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
@@ -103,13 +103,6 @@ export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]
   return new Map(servers.flatMap(([name, config]) => (versions[name] === undefined ? [] : [[name, { version: versions[name], config }] as const])));
 }
 
-/**
- * A version for a store that keeps none (the file): a number from the
- * entry's content, so it moves whenever the entry does, as an ETag would.
- */
-export function contentVersion(config: ServerConfig): number {
-  return Number.parseInt(createHash('sha256').update(JSON.stringify(config)).digest('hex').slice(0, 12), 16);
-}
 
 /** A write refused because the file on disk exists and does not parse. */
 export class ConfigFileBrokenError extends ConfigError {
@@ -154,13 +147,14 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       invalidNames:
         snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
-      versions: remember(snapshot.state === 'ok' ? snapshot.doc.servers : []),
+      versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : []),
     };
   }
 
   let known = new Map<string, StoredEntry>();
-  function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Record<string, number> {
-    const versions = Object.fromEntries(servers.map(([name, config]) => [name, contentVersion(config)]));
+  const ledger = fileVersions(options.stateDir);
+  async function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
+    const versions = await ledger.of(servers);
     known = entriesOf(servers, versions);
     return versions;
   }
@@ -180,7 +174,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
       await writeDocument(target, stored, logger);
     });
-    remember(stored as Array<[string, ServerConfig]>);
+    await remember(stored as Array<[string, ServerConfig]>);
   }
 
   async function update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>> {
@@ -193,7 +187,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
         entries.flatMap((e) => (e.config === null ? [] : [[e.name, structuredClone(e.config)] as const])),
       );
       const invalidNames = entries.filter((e) => e.config === null).map((e) => e.name);
-      const versions = Object.fromEntries(Object.entries(current).map(([name, config]) => [name, contentVersion(config)]));
+      const versions = await ledger.of(Object.entries(current));
       const next = await mutator(current, { invalidNames, versions });
       const parsed = new Map(
         Object.entries(next).map(([name, config]) => [
@@ -207,7 +201,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
         const config = parsed.get(name);
         return config === undefined ? [] : [[name, config]];
       });
-      remember(servers);
+      await remember(servers);
       return servers;
     });
   }

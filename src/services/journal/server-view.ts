@@ -36,7 +36,8 @@ export const ServerView = z.object({
   shadowed_tools: z.array(z.string()),
   /**
    * The stored config's version: it moves whenever the server's stored config
-   * changes (a global counter on PostgreSQL, a content hash on the file).
+   * changes, and only grows (a global counter in PostgreSQL; on the file, one kept in
+   * `<state_dir>/config_versions.json`).
    * Send it back as `If-Match` to change only what you saw. `null` when not stored.
    */
   version: z.number().int().nullable(),
