@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { pgBinary } from '../helpers/postgres.js';
+import { TOKEN } from '../http/helpers.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
 const bed = fleetTestBed();
@@ -89,6 +90,43 @@ describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
     const dump = execFileSync(pgBinary('pg_dump'), ['--dbname', url], { encoding: 'utf8' });
     expect(dump).toContain('echo');
     expect(dump).not.toContain('canary-env-5d1e');
+  });
+
+  it("one worker's event stream replays from another worker's Last-Event-ID and carries the other workers' events live", async () => {
+    const { workers: [a, b] } = await fleetOf(2);
+    expect((await a!.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy('canary-env-aa11') } })).status).toBe(201);
+    await untilReadyOn(b!, 'echo');
+    const { events } = (await a!.request('/api/mcp/events?since=0&limit=10000')).json as { events: Array<{ seq: number }> };
+    const resumeAfter = events.at(-3)!.seq;
+    const controller = new AbortController();
+    const response = await fetch(`${b!.url}/api/mcp/events/stream`, {
+      headers: { authorization: `Bearer ${TOKEN}`, 'last-event-id': String(resumeAfter) },
+      signal: controller.signal,
+    });
+    const seen: Array<{ seq: number; worker?: string; type: string }> = [];
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      let buffer = '';
+      for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+          const data = buffer.slice(0, end).split('\n').find((line) => line.startsWith('data: '));
+          buffer = buffer.slice(end + 2);
+          if (data !== undefined) seen.push(JSON.parse(data.slice(6)));
+        }
+      }
+    })().catch(() => undefined);
+    // Replayed from the shared store: the events after Last-Event-ID, whoever wrote them.
+    await expect.poll(() => seen.filter((event) => event.seq <= events.at(-1)!.seq).map((event) => event.seq)).toEqual(
+      events.slice(-2).map((event) => event.seq),
+    );
+    // Live: a change on worker 1 reaches the stream of worker 2.
+    expect((await a!.request('/api/mcp/servers/echo/restart', { method: 'POST' })).status).toBe(200);
+    await expect.poll(() => seen.some((event) => event.worker === 'w1' && event.type === 'server.transitioned' && event.seq > events.at(-1)!.seq)).toBe(true);
+    const seqs = seen.map((event) => event.seq);
+    expect(seqs).toEqual([...new Set(seqs)].sort((x, y) => x - y));
+    controller.abort();
+    await reading;
   });
 
   it('20 concurrent PATCHes spread over 3 workers: none lost, every worker ends on the same version', async () => {
