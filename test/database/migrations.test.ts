@@ -12,13 +12,12 @@ import {
   type Database,
 } from '../../src/services/database/database.js';
 import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/services/database/migrations.js';
-import { postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
 
 const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'workers'];
 
 let cluster: PgCluster;
 const opened: Database[] = [];
-let databases = 0;
 
 beforeAll(async () => {
   if (!postgresAvailable) console.error("initdb/pg_ctl not found: install Debian's postgresql package");
@@ -31,13 +30,9 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
-/** A fresh, empty database in the shared cluster, with a pool on it. */
+/** A fresh, empty database in the shared cluster, with `poolCount` pools on it (as many workers). */
 async function freshDatabase(poolCount = 1): Promise<Database[]> {
-  const name = `fresh_${++databases}`;
-  const admin = new pg.Client({ connectionString: cluster.url });
-  await admin.connect();
-  await admin.query(`create database ${name}`).finally(() => admin.end());
-  const url = cluster.url.replace(/\/[^/]*$/, `/${name}`);
+  const url = await newDatabase(cluster);
   const pools = Array.from({ length: poolCount }, (_, index) => openDatabase(url, { applicationName: `worker-${index}` }));
   opened.push(...pools);
   return pools;

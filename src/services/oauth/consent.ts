@@ -98,24 +98,15 @@ export async function beginConsent(
     if (expected === null || state === null || !sameText(state, expected)) {
       return reply(res, 400, 'Refused: the state does not match the authorization request.');
     }
-    const refused = at.searchParams.get('error');
-    if (refused !== null) {
-      end(new FleetError('auth', `consent for ${origin} was refused (${oneWord(refused)})`), true);
-      return reply(res, 400, `The authorization server refused the authorization (${oneWord(refused)}).`);
-    }
     const code = at.searchParams.get('code');
-    if (code === null || code === '') return reply(res, 400, 'Refused: the answer carries no code.');
-    finishing = true;
-    try {
-      // The whole answer goes on: its `iss` says which authorization server sent it.
-      await exchangeCode(provider, config.url, at.searchParams);
-    } catch (err) {
-      const [, why] = describeAuthFailure(err, origin) ?? ['auth', 'the code exchange failed'];
-      end(new FleetError('auth', `consent for ${origin} failed: ${why}`), true);
-      return reply(res, 502, 'The authorization could not be completed; see the worker status.');
+    if (at.searchParams.get('error') === null && (code === null || code === '')) {
+      return reply(res, 400, 'Refused: the answer carries no code.');
     }
-    end(null, true);
-    reply(res, 200, 'Authorized. You can close this window.');
+    finishing = true;
+    const refusal = await redeemAnswer(provider, config, at.searchParams);
+    end(refusal?.error ?? null, true);
+    if (refusal === null) reply(res, 200, 'Authorized. You can close this window.');
+    else reply(res, refusal.status, refusal.page);
   }
 
   if (pending === undefined) await listen(callback, provider.port);
@@ -150,6 +141,42 @@ export async function beginConsent(
     completed,
     cancel: (reason = 'consent cancelled') => end(new FleetError('auth', reason)),
   };
+}
+
+/** Why an answer to our authorization request did not authorize: for the server's status, and for the user's page. */
+export interface Refusal {
+  status: 400 | 502;
+  error: FleetError;
+  page: string;
+}
+
+/**
+ * The one way the browser's answer (the callback's query, its state already
+ * checked) becomes tokens, at the loopback port or at a public URL: a refusal
+ * (`error=`) is reported as such; a code is exchanged, with the answer's `iss`
+ * (RFC 9207), and the provider stores the tokens. Null when authorized.
+ */
+export async function redeemAnswer(provider: FleetOAuthProvider, config: OAuthServerConfig, query: URLSearchParams): Promise<Refusal | null> {
+  const origin = new URL(config.url).origin;
+  const refused = query.get('error');
+  if (refused !== null) {
+    return {
+      status: 400,
+      error: new FleetError('auth', `consent for ${origin} was refused (${oneWord(refused)})`),
+      page: `The authorization server refused the authorization (${oneWord(refused)}).`,
+    };
+  }
+  try {
+    await exchangeCode(provider, config.url, query);
+    return null;
+  } catch (err) {
+    const [, why] = describeAuthFailure(err, origin) ?? ['auth', 'the code exchange failed'];
+    return {
+      status: 502,
+      error: new FleetError('auth', `consent for ${origin} failed: ${why}`),
+      page: 'The authorization could not be completed; see the worker status.',
+    };
+  }
 }
 
 function listen(server: Server, port: number): Promise<void> {

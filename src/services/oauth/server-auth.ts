@@ -8,9 +8,7 @@
  */
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
-import { beginConsent, type ConsentSession } from './consent.js';
-import { describeAuthFailure } from './errors.js';
-import { exchangeCode } from './exchange.js';
+import { beginConsent, redeemAnswer, type ConsentSession } from './consent.js';
 import { memoryPendingConsents, type PendingConsents } from './pending-consents.js';
 import {
   createOAuthProvider,
@@ -151,17 +149,8 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       if (config === undefined || !isOAuthConfig(config)) {
         throw new CallbackRefusedError(400, `Refused: server "${name}" no longer uses OAuth here.`);
       }
-      const origin = new URL(config.url).origin;
-      const refused = query.get('error');
-      if (refused !== null) {
-        throw new CallbackRefusedError(400, `The authorization server refused the authorization (${refused.replace(/[^\w.-]/g, '').slice(0, 64)}).`);
-      }
-      try {
-        await exchangeCode(await create(name, config), config.url, query);
-      } catch (error) {
-        const [, why] = describeAuthFailure(error, origin) ?? ['auth', 'the code exchange failed'];
-        throw new CallbackRefusedError(502, `The authorization of ${origin} could not be completed: ${why}`);
-      }
+      const refusal = await redeemAnswer(await create(name, config), config, query);
+      if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page);
       return name;
     },
   };
