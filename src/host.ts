@@ -340,9 +340,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         actor.start();
         bridgeNewActors();
         stopWatchingTokens = options.credentialsStore?.watchTokens?.(tokensArrived) ?? (() => {});
-        // The views show every server once start resolves, also with a store that tells its events only once
-        // stored (a local store has told them already: no wait on its writes).
-        if (Object.keys(servers()).some((name) => projected().servers[name] === undefined)) await journal.flushed();
+        // The views show this run's states once start resolves, also with a store that tells its events only
+        // once stored (a local store has told them already: no wait on its writes).
+        if (journal.behind) await journal.flushed();
         if (options.watchConfig !== false) {
           // Edits are applied one after another; a burst of saves is debounced by the watcher.
           let applying = Promise.resolve();

@@ -40,10 +40,13 @@ it('a host on openSharedStores keeps its config, journal and versions in the dat
   await first.embedded.shutdown();
   await first.stores.close();
 
-  // Another process on the same database finds the server, and the first one's history.
-  const second = open('lib-2');
+  // The same worker again: it finds the server and its own history, and once start resolves its views
+  // show this run (pending or ready), not the previous run's `stopped`.
+  const second = open('lib-1');
   await second.stores.reach();
   await second.embedded.start();
+  expect(['pending', 'ready']).toContain(second.embedded.server('echo')?.state);
+  expect(second.embedded.server('echo')?.last_run).toMatchObject({ state: 'ready' });
   await second.embedded.settled();
   await expect.poll(() => second.embedded.server('echo')?.state).toBe('ready');
   expect(second.embedded.server('echo')).toMatchObject({ state: 'ready', version: view.version });

@@ -36,6 +36,8 @@ export interface Journal {
   append(event: JournalEventInput): void;
   /** Resolves when everything appended so far is stored and projected (at once before `open`). */
   flushed(): Promise<void>;
+  /** Whether some of this worker's appends are not in the projection yet (a shared store tells them once stored; a local one at once). */
+  readonly behind: boolean;
   /** Events kept in memory with seq > since (a bounded window: maxInMemory / maxInMemoryEntries). Synchronous. */
   since(since?: number): JournalEvent[];
   /** Events with seq > since, at most `limit`: from memory when the window reaches back that far, else from the store (which says `gone` when compacted). */
@@ -81,22 +83,31 @@ export function createJournal(options: JournalOptions): Journal {
     }
   }
 
+  /** This worker's appends not received back yet. */
+  let unseen = 0;
+
   function receive(event: JournalEvent): void {
     if (options.ownWorker === undefined || event.worker === undefined || event.worker === options.ownWorker) {
       projection.apply(event);
+      unseen = Math.max(0, unseen - 1);
     }
     keep(event);
     listeners.tell([event]);
   }
 
   function write(input: JournalEventInput): void {
+    unseen += 1;
     let appended: Promise<unknown>;
     try {
       appended = store.append([input]);
     } catch (error) {
       appended = Promise.reject(error);
     }
-    const settled = appended.catch(report);
+    // A refused append never comes back: it is not awaited as unseen.
+    const settled = appended.catch((error: unknown) => {
+      unseen = Math.max(0, unseen - 1);
+      report(error);
+    });
     stored = stored.then(() => settled);
     if (store.wantsSnapshot) takeSnapshot();
   }
@@ -138,6 +149,9 @@ export function createJournal(options: JournalOptions): Journal {
     },
     async flushed() {
       await stored;
+    },
+    get behind() {
+      return unseen > 0;
     },
     since(since = 0) {
       return events.slice(firstAfter(events, since));
