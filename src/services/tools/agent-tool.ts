@@ -47,6 +47,8 @@ export interface AgentTool {
   /** The server the tool belongs to, and its name there. */
   server: string;
   originalName: string;
+  /** Loaded on every request even when loading is deferred (`tools.always_load`). */
+  alwaysLoad?: boolean;
   execute(args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
 }
 
