@@ -28,4 +28,10 @@ console.log(host.tools().map((tool) => tool.name));
 const result = await host.callTool('everything__echo', { message: 'hello' });
 console.log(result.content); // [ { type: 'text', text: 'Echo: hello' } ]
 
+// A big catalog: give the model search_tools (and tools.always_load) instead of every definition;
+// runAgentTurn(model, messages, host, { loading: 'deferred' }) adds what it finds to its next request.
+console.log(host.tools({ loading: 'deferred' }).map((tool) => tool.name)); // [ 'search_tools' ]
+const [best] = host.searchTools('add two numbers', { limit: 3 });
+console.log(`best match: ${best?.name} (${best?.matched.join(', ')})`); // best match: everything__get-sum (…)
+
 await host.shutdown(); // resolves when every child process is gone

@@ -9,6 +9,7 @@ import { registerConnectCommand } from './cli/connect.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerListCommand } from './cli/list.js';
 import { registerRemoveCommand } from './cli/remove.js';
+import { registerSearchCommand } from './cli/search.js';
 import { registerServeCommand } from './cli/serve.js';
 
 /** Where a command writes, and how it reports its exit code; swapped in tests. */
@@ -44,6 +45,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerAddCommand(program, io);
   registerRemoveCommand(program, io);
   registerCallCommand(program, io);
+  registerSearchCommand(program, io);
   registerAuthCommand(program, io);
   registerImportCommand(program, io);
   registerDiagramsCommand(program, io);

@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
 import type { Reread } from './machines/registry.events.js';
@@ -7,6 +8,10 @@ import { reconcile } from './host/reconcile.js';
 import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
 import { hostServerMachine } from './host/server-actors.js';
 import { createToolMount } from './host/tool-mount.js';
+import { createResultSpill } from './services/results/result-spill.js';
+import { createReadResultTool, READ_RESULT_TOOL } from './services/results/read-result-tool.js';
+import { createFleetSearch, waitsOnDemand, type SearchOptions, type ToolSearchResult } from './host/tool-search.js';
+import { SEARCH_TOOLS_NAME, searchToolsTool } from './services/tools/search-tools-tool.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
@@ -104,7 +109,22 @@ export interface McpHost {
    * server has left `pending` (or hit its timeout). Call after `start()`.
    */
   settled(): Promise<void>;
-  tools(): AgentTool[];
+  /**
+   * The agent tools. `loading: 'deferred'` gives the `search_tools` meta tool
+   * and the always-loaded tools (`tools.always_load`) instead of all: the
+   * model finds the rest through search (`runAgentTurn` with `loading:
+   * 'deferred'` adds what it found to its next request). Eager tools carry
+   * `alwaysLoad` for the provider exports' own deferred formats.
+   */
+  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
+  /**
+   * Whether `callTool(name)` would reach a tool: a registered one, a meta tool
+   * (`search_tools`, `read_result`), or a published tool of an `on_demand`
+   * server (calling it starts the server).
+   */
+  hasTool(name: string): boolean;
+  /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */
+  searchTools(query: string, options?: SearchOptions): ToolSearchResult[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
   status(): ServerView[];
   server(name: string): ServerView | undefined;
@@ -178,7 +198,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...(options.workerId === undefined ? {} : { ownWorker: options.workerId }),
   });
   const append = journal.append.bind(journal);
-  const mount = createToolMount({ append, projected: () => journal.projection.context });
+  // Kept results are files by design, also when the journal lives in memory only.
+  const spill = createResultSpill({
+    dir: join(stateDir, 'results'),
+    onError: (error) => logger.warn(`results: ${error instanceof Error ? error.message : String(error)}`),
+  });
+  const readResult = createReadResultTool(spill);
+  /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
+  const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
+  const mount = createToolMount({ append, projected: () => journal.projection.context, spill });
   const prompts = createPromptRegistry();
   const auth = createServerAuth({
     ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
@@ -198,7 +226,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
     onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
   });
-  const server = hostServerMachine({ auth, clientHandlers, prompts, append, logger, leftovers, eras });
+  const server = hostServerMachine({
+    auth,
+    clientHandlers,
+    prompts,
+    append,
+    logger,
+    leftovers,
+    eras,
+    knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
+  });
 
   let actor: ReturnType<typeof createRegistryActor> | null = null;
   let starting: Promise<void> | null = null;
@@ -322,6 +359,77 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     return owner;
   }
 
+  const fleetSearch = createFleetSearch(projected);
+  const searchMeta = searchToolsTool({
+    search: (query, limit) =>
+      fleetSearch
+        .search(query, { limit })
+        .filter((found) => found.available)
+        .map(({ name, server, description, parameters }) => ({ name, server, description, parameters })),
+    // Loading a tool of an on-demand server starts it, so that it is ready by the time the model calls.
+    loaded: (found) => {
+      for (const server of new Set(found.map((tool) => tool.server))) current(server)?.send({ type: 'server.demand' });
+    },
+  });
+
+  /** The tools of servers with `tools.always_load`, marked so (copies: the mounted tools are shared). */
+  function markAlwaysLoaded(tools: AgentTool[]): AgentTool[] {
+    const always = new Map<string, true | ReadonlySet<string>>();
+    for (const [name, ref] of Object.entries(servers())) {
+      const setting = ref.getSnapshot().context.config.tools.always_load;
+      if (setting === true) always.set(name, true);
+      else if (setting.length > 0) always.set(name, new Set(setting));
+    }
+    if (always.size === 0) return tools;
+    return tools.map((tool) => {
+      const setting = always.get(tool.server);
+      const marked = setting === true || (setting !== undefined && setting.has(tool.originalName));
+      return marked ? { ...tool, alwaysLoad: true } : tool;
+    });
+  }
+
+  /** A server that will not become ready without a human or a reconnect: a call stops waiting for it. */
+  function cannotStart(snapshot: ReturnType<ServerActorRef['getSnapshot']>): boolean {
+    if (snapshot.status !== 'active') return true;
+    return ['error', 'needs_reauth', 'disabled'].some((state) => snapshot.matches(state as 'error')) ||
+      snapshot.matches({ authenticating: 'consenting' });
+  }
+
+  /** Whether `tool` is one of the tools `server` registered (now or in its last run). */
+  function knownTool(server: string, tool: string): boolean {
+    return projected().servers[server]?.known_tools?.some((entry) => entry.name === tool) ?? false;
+  }
+
+  /**
+   * Starts an `on_demand` server that waits (a no-op for one already on its
+   * way) and waits up to its `timeout_seconds` for `ready`. Resolves with a
+   * way to call its tools then, or null when it is not an on-demand server
+   * or did not become ready (the caller's error result says its state).
+   */
+  async function startOnDemand(
+    name: string,
+    signal?: AbortSignal,
+  ): Promise<{ execute: (tool: string, args: Record<string, unknown>, options?: ExecuteOptions) => Promise<AgentToolResult> } | null> {
+    const ref = current(name);
+    if (!ref || stopping || ref.getSnapshot().context.config.start !== 'on_demand') return null;
+    ref.send({ type: 'server.demand' });
+    try {
+      await waitFor(ref, (snapshot) => snapshot.matches('ready') || cannotStart(snapshot), {
+        timeout: ref.getSnapshot().context.config.timeout_seconds * 1000,
+        ...(signal === undefined ? {} : { signal }),
+      });
+    } catch {
+      return null;
+    }
+    if (!ref.getSnapshot().matches('ready')) return null;
+    return {
+      execute(tool, args, options) {
+        const found = mount.get(tool);
+        return found ? found.execute(args, options) : host.callTool(tool, args, options);
+      },
+    };
+  }
+
   const host: McpHost = {
     stateDir,
 
@@ -366,12 +474,31 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await waitFor(registry, (snapshot) => !snapshot.matches('starting'), { timeout: Infinity });
     },
 
-    tools: () => mount.list(),
+    tools(toolOptions) {
+      const tools = markAlwaysLoaded(mount.list());
+      if (toolOptions?.loading !== 'deferred') return withReadResult(tools);
+      return withReadResult([searchMeta, ...tools.filter((tool) => tool.alwaysLoad === true)]);
+    },
+
+    searchTools: (query, searchOptions) => fleetSearch.search(query, searchOptions),
+
+    hasTool(name) {
+      if (mount.get(name) !== undefined || name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
+      const owner = ownerByName(name);
+      return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && knownTool(owner, name);
+    },
 
     async callTool(name, args, callOptions) {
+      // Never a server's tool: those are all `{server}__{tool}`.
+      if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
       const tool = mount.get(name);
       if (tool) return tool.execute(args, callOptions);
+      if (name === SEARCH_TOOLS_NAME) return searchMeta.execute(args, callOptions);
       const owner = ownerByName(name);
+      if (owner && knownTool(owner, name)) {
+        const started = await startOnDemand(owner, callOptions?.signal);
+        if (started) return started.execute(name, args, callOptions);
+      }
       if (owner) {
         const state = projected().servers[owner]!;
         // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
@@ -406,12 +533,22 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       const context = projected();
       return host.status().map((status) => {
         const server = context.servers[status.name];
-        const tools = mount.forServer(status.name).map((tool) => ({
-          name: tool.name,
-          original: tool.originalName,
-          description: tool.description,
-          parameters: tool.parameters,
-        }));
+        const mounted = mount.forServer(status.name);
+        // An on-demand server waiting for a call publishes its last run's catalog.
+        const tools =
+          mounted.length === 0 && server !== undefined && waitsOnDemand(server)
+            ? (server.known_tools ?? []).map(({ name, original, description, parameters }) => ({
+                name,
+                original,
+                description,
+                parameters: parameters ?? {},
+              }))
+            : mounted.map((tool) => ({
+                name: tool.name,
+                original: tool.originalName,
+                description: tool.description,
+                parameters: tool.parameters,
+              }));
         return { ...status, tools, resources: server?.resources ?? [], prompts: server?.prompts ?? [] };
       });
     },
@@ -461,6 +598,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           await leftovers.empty();
           actor.stop();
         }
+        spill.close();
         await eras.flushed();
         await journal.close();
       })();

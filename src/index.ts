@@ -9,10 +9,22 @@ export type { ManagementAppOptions } from './http/app.js';
 export { errorResult } from './services/tools/agent-tool.js';
 export type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from './services/tools/agent-tool.js';
 export { convertCallResult, namespaceToolName, resultToText } from './services/tools/adapter.js';
-export { toAnthropicTools, toOpenAITools } from './services/tools/provider-formats.js';
+export { toAnthropicTools, toOpenAIResponsesTools, toOpenAITools } from './services/tools/provider-formats.js';
 export { PromptNotFoundError } from './services/capabilities/prompts.js';
 export type { PromptEntry, RenderedPrompt } from './services/capabilities/prompts.js';
 export type { AnthropicTool, OpenAITool } from './services/tools/provider-formats.js';
+export type {
+  AnthropicToolSearchTool,
+  AnthropicToolsOptions,
+  DeferLoading,
+  OpenAIResponsesFunctionTool,
+  OpenAIResponsesToolsOptions,
+  OpenAIToolSearchTool,
+} from './services/tools/provider-formats.js';
+
+export type { SearchOptions, ToolSearchResult } from './host/tool-search.js';
+export { SEARCH_TOOLS_NAME, foundTools } from './services/tools/search-tools-tool.js';
+export type { FoundTool } from './services/tools/search-tools-tool.js';
 
 export { runAgentTurn } from './services/agent/agent-loop.js';
 export type { AgentTurnOptions, AgentTurnResult, ToolCallEvent, ToolHost } from './services/agent/agent-loop.js';

@@ -27,12 +27,17 @@ export interface ServerActorDeps {
   leftovers: Drain;
   /** What is known of each server's protocol era. */
   eras: EraVerdicts;
+  /** Whether a server's catalog from an earlier run is known (an `on_demand` server waits with it published). */
+  knowsCatalog(name: string): boolean;
 }
 
 /** The server machine with this host's actors. */
 export function hostServerMachine(deps: ServerActorDeps) {
   const { auth, clientHandlers, prompts, append, logger, leftovers, eras } = deps;
   return serverMachine.provide({
+    guards: {
+      knowsCatalog: ({ context }) => deps.knowsCatalog(context.name),
+    },
     actors: {
       connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) =>
         leftovers.add(

@@ -19,7 +19,7 @@ import type { ServerActorRef } from '../machines/registry.machine.js';
 import { reconnected, retriesAfterReconnect, topState } from '../machines/server.queries.js';
 import { resourceAgentTools } from '../services/capabilities/resources.js';
 import { secretValues } from '../services/config/credentials.js';
-import type { ToolFilter } from '../services/config/schema.js';
+import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
 import type { JournalEventInput, ToolEntry } from '../services/journal/events.js';
@@ -30,17 +30,19 @@ import {
   type ProjectionContext,
   type VisibleTool,
 } from '../services/journal/projection.js';
-import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../services/tools/adapter.js';
+import type { ResultSpill } from '../services/results/result-spill.js';
+import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool, type AgentToolOptions } from '../services/tools/adapter.js';
 import type { AgentTool } from '../services/tools/agent-tool.js';
 
 /**
- * One registration of a server's tools on one connection with one result
- * bound. Per listing item, by its place in the listing: the item, its journal
+ * One registration of a server's tools on one connection with one way of
+ * treating results. Per listing item, by its place in the listing: the item, its journal
  * entry, its agent tool once built. mcp-fleet's resource tools follow the
  * items (their entries after the items' entries), built at once.
  */
 interface Registration {
-  maxResultBytes: number;
+  /** The config fields its agent tools treat results by (see `resultOptions`), as one comparable key. */
+  resultPolicy: string;
   /** Builds the agent tool of a listing item. */
   build(tool: Tool): AgentTool;
   items: readonly Tool[];
@@ -78,9 +80,11 @@ export interface ToolMountOptions {
   append(event: JournalEventInput): void;
   /** The projection now: it already holds every event appended. */
   projected(): ProjectionContext;
+  /** Where results above `max_result_bytes` are kept for servers with `large_results: "spill"`; absent: they are truncated. */
+  spill?: ResultSpill;
 }
 
-export function createToolMount({ append, projected }: ToolMountOptions): ToolMount {
+export function createToolMount({ append, projected, spill }: ToolMountOptions): ToolMount {
   /** Per server, its mounted registration. */
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
@@ -134,7 +138,16 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
     return snapshot;
   }
 
-  function agentTool(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool, maxResultBytes: number): AgentTool {
+  /** How a server's agent tools treat results: bounded by `max_result_bytes`, a bigger one spilled when `large_results` says so. */
+  function resultOptions(config: ServerConfig): AgentToolOptions {
+    const options: AgentToolOptions = { maxResultBytes: config.max_result_bytes };
+    if (spill !== undefined && config.large_results === 'spill') {
+      options.spill = { store: spill, limits: { ttlSeconds: config.results_ttl_seconds, maxBytes: config.results_max_bytes } };
+    }
+    return options;
+  }
+
+  function agentTool(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool, results: AgentToolOptions): AgentTool {
     // An arrow, not a named function: under tsx, esbuild's keepNames gives every named
     // function created per tool a defineProperty of its name.
     return toAgentTool(
@@ -142,16 +155,23 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
       tool,
       async (original, args, callOptions) => {
         const snapshot = ensureReady(ref, name);
+        // An on-demand server stops once idle: it counts its calls (an eager one is spared the events).
+        const counted = snapshot.context.config.start === 'on_demand';
+        if (counted) ref.send({ type: 'call.started' });
         try {
           return await live.connection.callTool(original, args, callOptions);
         } catch (failure) {
           if (!retriesAfterReconnect(tool, failure, callOptions.signal)) throw failure;
           const again = await reconnected(ref, live, snapshot.context.config.call_timeout_seconds * 1000);
           if (!again) throw failure;
+          // The new connection's idle watch has not seen this call: it runs on there.
+          if (counted) ref.send({ type: 'call.started' });
           return again.connection.callTool(original, args, callOptions);
+        } finally {
+          if (counted) ref.send({ type: 'call.finished' });
         }
       },
-      { maxResultBytes },
+      results,
     );
   }
 
@@ -173,7 +193,7 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
 
   /**
    * Fills `next`'s entries and agent tools: an item that `previous` (the same
-   * connection and bound) mounted keeps its entry and agent tool, looked up
+   * connection and result policy) mounted keeps its entry and agent tool, looked up
    * in its place first and, if the listing moved, wherever it was; any other
    * item gets a new entry. Says whether every place has the name it had in
    * `previous` (then an index by name of `previous` serves `next` as well).
@@ -212,12 +232,14 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
       if (typeof description === 'string' && description.length * 3 <= MAX_DESCRIPTION_BYTES) {
         // A changed tool in the place of one of the same name: the same agent-facing name.
         const same = previous?.items[place]?.name === tool.name ? previous.entries[place] : undefined;
-        entry = { name: same?.name ?? namespaceToolName(server, tool.name), original: tool.name, description };
+        entry = { name: same?.name ?? namespaceToolName(server, tool.name), original: tool.name, description, parameters: tool.inputSchema };
       } else {
         const agent = next.build(tool);
         agents[place] = agent;
-        entry = { name: agent.name, original: agent.originalName, description: agent.description };
+        entry = { name: agent.name, original: agent.originalName, description: agent.description, parameters: agent.parameters };
       }
+      const title = tool.title ?? tool.annotations?.title;
+      if (title !== undefined) entry.title = title;
       entries[place] = entry;
       samePlaces &&= entry.name === (previous as Registration).entries[place]?.name;
     }
@@ -228,9 +250,11 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
     register(ref, live, filter) {
       const { name, config } = ref.getSnapshot().context;
       const maxResultBytes = config.max_result_bytes;
+      const results = resultOptions(config);
+      const resultPolicy = [maxResultBytes, config.large_results, config.results_ttl_seconds, config.results_max_bytes].join(' ');
       const items = live.connection.allTools;
       const kept = latest.get(live);
-      const previous = kept?.maxResultBytes === maxResultBytes ? kept : undefined;
+      const previous = kept?.resultPolicy === resultPolicy ? kept : undefined;
       const resourceAgents = resourceAgentTools(name, live.connection.client, {
         filter,
         ownTools: items,
@@ -240,8 +264,8 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
         ensureReady: () => void ensureReady(ref, name),
       });
       const registration: Registration = {
-        maxResultBytes,
-        build: previous?.build ?? ((tool) => agentTool(ref, name, live, tool, maxResultBytes)),
+        resultPolicy,
+        build: previous?.build ?? ((tool) => agentTool(ref, name, live, tool, results)),
         items,
         entries: new Array<ToolEntry>(items.length + resourceAgents.length),
         agents: new Array<AgentTool | undefined>(items.length),
@@ -254,7 +278,7 @@ export function createToolMount({ append, projected }: ToolMountOptions): ToolMo
       // Every listed item, filtered or not: a tool the filter shows again keeps its agent tool.
       let samePlaces = fill(registration, name, previous);
       resourceAgents.forEach((agent, index) => {
-        const entry = { name: agent.name, original: agent.originalName, description: agent.description };
+        const entry = { name: agent.name, original: agent.originalName, description: agent.description, parameters: agent.parameters };
         registration.entries[items.length + index] = entry;
         samePlaces &&= entry.name === previous?.entries[items.length + index]?.name;
       });

@@ -65,6 +65,12 @@ function guardName(guard: unknown): string | null {
     const fixed = params ? Object.values(params).filter((value) => typeof value === 'string') : [];
     return fixed.length > 0 ? `${String(guard.type)} ${fixed.join(' ')}` : String(guard.type);
   }
+  // xstate's `and([...])` / `or([...])` / `not(...)` are functions that keep their guards.
+  if (typeof guard === 'function' && 'guards' in guard && Array.isArray(guard.guards)) {
+    const names = guard.guards.map((inner: unknown) => guardName(inner) ?? 'guard');
+    if (guard.name === 'not') return `!${names[0]}`;
+    return names.join(guard.name === 'or' ? ' || ' : ' && ');
+  }
   return 'guard';
 }
 

@@ -19,6 +19,13 @@ export type ServerEvent =
   /** Only the tool filter or the result bound changed: applied without reconnecting. */
   | { type: 'server.retool'; config: ServerConfig }
   | { type: 'server.stop' }
+  /** One of an `on_demand` server's tools was called or loaded through search: start it if it waits. */
+  | { type: 'server.demand' }
+  /** A call to the ready server began or ended (sent only for `on_demand` servers: they stop when idle). */
+  | { type: 'call.started' }
+  | { type: 'call.finished' }
+  /** An `on_demand` server had no call for `idle_timeout_seconds`: back to waiting. */
+  | { type: 'server.idle' }
   /** The live connection ended without being asked to (crash, exit, network, token lost). */
   | { type: 'connection.closed'; error: FleetError }
   /** The catalog session swapped in a new tool listing: register the tools again. */

@@ -1,4 +1,4 @@
-import { assign, emit, fromCallback, fromPromise, setup } from 'xstate';
+import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import { FleetError, type ErrorKind } from '../services/support/errors.js';
 import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
@@ -27,6 +27,8 @@ export interface ServerContext {
   next: AfterClosing;
   /** The consent's page, once the invoked consent knows it. */
   authorizationUrl: string | null;
+  /** An `on_demand` server was asked for and connects (until it goes idle). */
+  demanded: boolean;
 }
 
 /** What a connect of an OAuth server needs first: nothing, or a refresh of its stored token. */
@@ -126,12 +128,47 @@ export const serverMachine = setup({
     ),
     /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
     catalogSession: fromCallback<ServerEvent, ServerWork & { live: LiveConnection }>(() => undefined),
+    /**
+     * Counts the calls of a ready `on_demand` server (`call.started` /
+     * `call.finished`) and sends `server.idle` once none ran for `idleMs`;
+     * does nothing for an eager server.
+     */
+    idleWatch: fromCallback<ServerEvent, { onDemand: boolean; idleMs: number }>(({ input, sendBack, receive }) => {
+      if (!input.onDemand) return undefined;
+      let inFlight = 0;
+      let timer: NodeJS.Timeout | undefined;
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(() => sendBack({ type: 'server.idle' }), input.idleMs);
+        // A waiting idle timer alone does not keep the process alive.
+        timer.unref();
+      };
+      arm();
+      receive((event) => {
+        if (event.type === 'call.started') {
+          inFlight += 1;
+          clearTimeout(timer);
+        } else if (event.type === 'call.finished') {
+          inFlight = Math.max(0, inFlight - 1);
+          if (inFlight === 0) arm();
+        }
+      });
+      return () => clearTimeout(timer);
+    }),
     /** Ends the connection; resolves once the process is gone. */
     closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
   },
   guards: {
     isEnabled: ({ context }) => context.config.enabled,
     isQueued: ({ context }) => context.queued,
+    /** An `on_demand` server nobody has asked for (since it last went idle). */
+    isUnasked: ({ context }) => context.config.start === 'on_demand' && !context.demanded,
+    /**
+     * Whether this server's catalog from an earlier run is known, to publish
+     * while it waits; the host answers from the journal. An `on_demand`
+     * server without one connects once to learn it.
+     */
+    knowsCatalog: () => true,
     usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
@@ -173,6 +210,8 @@ export const serverMachine = setup({
     /** Takes the config an event carries, if it carries one (a re-read that found the entry). */
     takeConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
     closeFor: assign({ next: (_, params: { next: AfterClosing }) => params.next }),
+    markDemanded: assign({ demanded: true }),
+    forgetDemand: assign({ demanded: false }),
     keepAuthorizationUrl: assign({ authorizationUrl: (_, url: string) => url }),
     forgetAuthorizationUrl: assign({ authorizationUrl: null }),
   },
@@ -188,6 +227,7 @@ export const serverMachine = setup({
     failures: 0,
     next: 'stopped',
     authorizationUrl: null,
+    demanded: false,
   }),
   initial: 'boot',
   on: {
@@ -201,7 +241,7 @@ export const serverMachine = setup({
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
       // Re-enabled, it starts afresh: earlier losses do not count toward giving up.
-      entry: ['clearError', 'resetFailures', 'leaveQueue'],
+      entry: ['clearError', 'resetFailures', 'leaveQueue', 'forgetDemand'],
       on: {
         'server.enable': {
           target: 'pending',
@@ -224,6 +264,8 @@ export const serverMachine = setup({
         'server.disable': { target: 'disabled', actions: takeEventConfig },
         // Management acts at once, even on a server still waiting in the startup queue.
         'server.restart': { target: 'pending', reenter: true, actions: ['leaveQueue', 'resetFailures'] },
+        // Asked for while queued or connecting: it connects when its turn comes.
+        'server.demand': { actions: 'markDemanded' },
         'server.configure': [
           {
             guard: disablesIt,
@@ -241,6 +283,7 @@ export const serverMachine = setup({
         choose: {
           always: [
             { guard: 'isQueued', target: 'queued' },
+            { guard: and(['isUnasked', 'knowsCatalog']), target: 'on_demand' },
             { guard: 'usesOAuth', target: 'checking_auth' },
             { target: 'connecting' },
           ],
@@ -252,6 +295,12 @@ export const serverMachine = setup({
               target: 'choose',
               actions: ['leaveQueue', takeEventConfig],
             },
+          },
+        },
+        on_demand: {
+          description: 'start: on_demand — no process; its last catalog is published until a tool is called or loaded through search',
+          on: {
+            'server.demand': { target: 'choose', actions: 'markDemanded' },
           },
         },
         checking_auth: {
@@ -321,6 +370,14 @@ export const serverMachine = setup({
           src: 'catalogSession',
           input: ({ context }) => ({ name: context.name, config: context.config, live: context.live! }),
         },
+        {
+          id: 'idleWatch',
+          src: 'idleWatch',
+          input: ({ context }) => ({
+            onDemand: context.config.start === 'on_demand',
+            idleMs: context.config.idle_timeout_seconds * 1000,
+          }),
+        },
       ],
       after: { stable: { actions: 'resetFailures' } },
       initial: 'serving',
@@ -362,6 +419,9 @@ export const serverMachine = setup({
           },
         ],
         'server.stop': { target: 'closing', actions: closeFor('stopped') },
+        'call.started': { actions: sendTo('idleWatch', ({ event }) => event) },
+        'call.finished': { actions: sendTo('idleWatch', ({ event }) => event) },
+        'server.idle': { target: 'closing', actions: ['forgetDemand', closeFor('pending')] },
       },
     },
     closing: {
@@ -375,6 +435,8 @@ export const serverMachine = setup({
       },
       on: {
         'server.stop': { actions: closeFor('stopped') },
+        // The view already shows pending: a call arriving now (an idle on-demand server closing) is remembered.
+        'server.demand': { guard: { type: 'goesTo', params: { next: 'pending' } }, actions: 'markDemanded' },
         // Asked again while closing: only where it goes changes — unless it is being stopped, which is final.
         'server.restart': { guard: 'mayRestart', actions: ['leaveQueue', 'resetFailures', closeFor('pending')] },
         'server.disable': { guard: 'isNotStopping', actions: [takeEventConfig, closeFor('disabled')] },

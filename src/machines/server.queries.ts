@@ -23,13 +23,14 @@ export function topState(snapshot: SnapshotFrom<typeof serverMachine>): ServerSt
 
 /**
  * Whether a server is still on its way to an outcome: closing its previous
- * connection, in `pending`, or authenticating without waiting for a human.
- * A consent does not hold the startup queue or a management request.
+ * connection, in `pending` (not waiting for its turn or, `on_demand`, for a
+ * call), or authenticating without waiting for a human. A consent does not
+ * hold the startup queue or a management request.
  */
 export function isSettling(snapshot: SnapshotFrom<typeof serverMachine>): boolean {
   if (snapshot.status !== 'active') return false;
   if (snapshot.matches('closing')) return snapshot.context.next !== 'stopped';
-  if (snapshot.matches('pending')) return !snapshot.matches({ pending: 'queued' });
+  if (snapshot.matches('pending')) return !snapshot.matches({ pending: 'queued' }) && !snapshot.matches({ pending: 'on_demand' });
   return snapshot.matches('authenticating') && !snapshot.matches({ authenticating: 'consenting' });
 }
 

@@ -76,12 +76,17 @@ describe('toResponse', () => {
       timeout_seconds: 60,
       call_timeout_seconds: 120,
       max_concurrent_calls: 16,
-      tools: { include: null, exclude: [] },
+      tools: { include: null, exclude: [], always_load: [] },
       inherit_env: [],
       max_result_bytes: 1024 * 1024,
+      large_results: 'spill',
+      results_ttl_seconds: 3600,
+      results_max_bytes: 256 * 1024 * 1024,
       reconnect: { max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 },
       ping_interval_seconds: 30,
       protocol: 'auto',
+      start: 'eager',
+      idle_timeout_seconds: 300,
     });
   });
 

@@ -37,11 +37,11 @@ describe('connect: stdio', () => {
   it('applies tools.include, then tools.exclude', async () => {
     const included = await connectTracked(
       'healthy',
-      fixtureConfig('healthy', { tools: { include: ['echo', 'add', 'fail', 'no_such_tool'], exclude: ['fail'] } }),
+      fixtureConfig('healthy', { tools: { include: ['echo', 'add', 'fail', 'no_such_tool'], exclude: ['fail'], always_load: [] } }),
     );
     expect(included.tools.map((tool) => tool.name)).toEqual(['echo', 'add']);
 
-    const excluded = await connectTracked('healthy', fixtureConfig('healthy', { tools: { include: null, exclude: ['slow', 'env'] } }));
+    const excluded = await connectTracked('healthy', fixtureConfig('healthy', { tools: { include: null, exclude: ['slow', 'env'], always_load: [] } }));
     expect(excluded.tools.map((tool) => tool.name)).toEqual([
       'echo', 'add', 'wait_for_cancel', 'fail', 'stderr', 'readonly_tool',
     ]);

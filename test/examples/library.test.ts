@@ -14,5 +14,7 @@ test('the README library example runs as written and leaves no child behind', { 
   expect(stdout).toContain("'everything: ready,");
   expect(stdout).toContain("'everything__echo'");
   expect(stdout).toContain("text: 'Echo: hello'");
+  expect(stdout).toContain("[ 'search_tools' ]");
+  expect(stdout).toContain('best match: everything__get-sum');
   // The process exited on its own: shutdown() ended every child and left no handle open.
 });

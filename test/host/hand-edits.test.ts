@@ -78,7 +78,7 @@ test('a changed tool filter applies without a restart', async () => {
 });
 
 test('a changed max_result_bytes applies without a restart', async () => {
-  const dir = await startWith((d) => ({ f: healthy(d, 'f') }));
+  const dir = await startWith((d) => ({ f: healthy(d, 'f', { large_results: 'truncate' }) }));
   const pid = readPid(join(dir, 'f.pid'));
   const before = transitions('f');
   const message = 'x'.repeat(3000);

@@ -85,7 +85,7 @@ test('journaled entries, lookups and kept agent tools match a mount that builds 
         if (items.length > 0) items = [...items.slice(s.rotate % items.length), ...items.slice(0, s.rotate % items.length)];
         live.connection.allTools = items;
         bound = s.maxResultBytes;
-        const filter: ToolFilter = { include: null, exclude: s.exclude };
+        const filter: ToolFilter = { include: null, exclude: s.exclude, always_load: [] };
         const seq = journal.lastSeq;
         mount.register(ref, live, filter);
 
@@ -93,7 +93,7 @@ test('journaled entries, lookups and kept agent tools match a mount that builds 
         const shown = items.filter((tool) => !s.exclude.includes(tool.name));
         const expected = shown.map((tool) => {
           const agent = toAgentTool('s', tool, call, { maxResultBytes: bound });
-          return { name: agent.name, original: agent.originalName, description: agent.description };
+          return { name: agent.name, original: agent.originalName, description: agent.description, parameters: agent.parameters };
         });
         const registered = journal.since(seq).find((event): event is Extract<JournalEvent, { type: 'tools.registered' }> => event.type === 'tools.registered');
         expect(registered?.tools).toEqual(expected);

@@ -31,7 +31,7 @@ function contentBytes(result: AgentToolResult): number {
 let fleet: Fleet;
 let pids: number[] = [];
 beforeAll(async () => {
-  fleet = await startWithHealthy((dir) => ({ big: hostile(dir, 'big', 'big-result') }));
+  fleet = await startWithHealthy((dir) => ({ big: hostile(dir, 'big', 'big-result', { large_results: 'truncate' }) }));
   pids.push(readPid(pidFile(fleet.dir, 'big')));
 });
 afterAll(async () => {

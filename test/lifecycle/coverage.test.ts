@@ -37,6 +37,7 @@ const ENABLE = 'disabled --> pending : server.enable';
 const ENABLING_CHANGE = 'disabled --> pending : server.configure';
 const BACKOFF = 'error_backing_off --> pending : after backoff';
 const STOP_READY = 'ready --> closing : server.stop';
+const IDLE = 'ready --> closing : server.idle';
 const STOP_ANY = 'any_state --> stopped : server.stop';
 
 /** Why the re-aiming edges of closing other than server.stop are not driven. */
@@ -96,6 +97,21 @@ const INTERNAL: Record<string, InternalNote> = {
   'authenticating_consenting --> authenticating_connecting : auth.completed': {
     observed: 'the loopback callback answers 200, then authenticating → ready',
   },
+  'pending --> pending : server.demand': {
+    observed: 'two calls at once to a waiting on-demand server: the second demand finds it connecting; both answered, one process',
+  },
+  'pending_choose --> pending_on_demand : always [isUnasked && knowsCatalog]': {
+    observed: 'an on-demand server whose catalog is known back in pending with no process after idling',
+  },
+  'pending_on_demand --> pending_choose : server.demand': {
+    observed: 'a call to a tool of a waiting on-demand server starts it: pending → ready, then the answer',
+  },
+  'ready --> ready : call.started': {
+    observed: 'a call longer than idle_timeout_seconds keeps an on-demand server ready until it ends',
+  },
+  'ready --> ready : call.finished': {
+    observed: 'the on-demand server idles only after its last call ended',
+  },
   'ready --> ready : after stable': {
     unobservable:
       'only resets the failure count in the context: no journal event marks it; its effect shows only as a later ' +
@@ -122,6 +138,11 @@ const INTERNAL: Record<string, InternalNote> = {
       'the startup queue reaching a server a hand edit sent back to it while it was closing: it only leaves the queue, ' +
       'where closing goes stays, so nothing reaches the journal',
   },
+  'closing --> closing : server.demand [goesTo pending]': {
+    unobservable:
+      'a call arriving in the milliseconds an idle on-demand server takes to close its connection: it only marks the ' +
+      'server asked for, so nothing reaches the journal but the reconnect that follows; the model-based walks drive it',
+  },
   'closing --> leaving : closeConnection done': {
     impliedBy: [
       'ready --> closing : connection.closed [isAuthFailure]',
@@ -131,6 +152,7 @@ const INTERNAL: Record<string, InternalNote> = {
       'ready --> closing : server.configure [disablesIt]',
       'ready --> closing : server.configure',
       STOP_READY,
+      IDLE,
     ],
     because: 'a server that entered closing went on (its next transition, or its process gone)',
   },
@@ -142,7 +164,7 @@ const INTERNAL: Record<string, InternalNote> = {
     because: 'closing for stopped was taken and the process is gone',
   },
   'leaving --> pending : always [goesTo pending]': {
-    impliedBy: ['ready --> closing : server.restart', 'ready --> closing : server.configure'],
+    impliedBy: ['ready --> closing : server.restart', 'ready --> closing : server.configure', IDLE],
     because: 'closing for pending was taken and the next transition left pending',
   },
   'leaving --> disabled : always [goesTo disabled]': {
@@ -185,7 +207,7 @@ const NOT_DRIVEN: Record<string, string> = {
 };
 
 const derived = deriveRows(readServerDiagram());
-const STDIO_SERVERS = ['alpha', 'beta', 'gamma', 'crashy', 'once', 'stubborn', 'hung1', 'hung2', 'hung3', 'hung4'];
+const STDIO_SERVERS = ['alpha', 'beta', 'gamma', 'crashy', 'once', 'stubborn', 'od', 'hung1', 'hung2', 'hung3', 'hung4'];
 
 let dir: string;
 let host: McpHost;
@@ -323,6 +345,8 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       crashy: local('crashy', 'crash-on-start'),
       once: local('once', 'first-run-only', { env: { FIXTURE_MARKER: join(dir, 'once.marker') }, reconnect: { ...reconnect, max_attempts: 2 } }),
       stubborn: local('stubborn', 'stubborn'),
+      // Started on demand; a first run (no catalog in the journal yet) connects it once to learn its tools.
+      od: local('od', 'healthy', { start: 'on_demand', idle_timeout_seconds: 1 }),
       hung1: local('hung1', 'hang-on-init', { timeout_seconds: 600 }),
       hung2: local('hung2', 'hang-on-init', { timeout_seconds: 600 }),
       hung3: local('hung3', 'hang-on-init', { timeout_seconds: 600 }),
@@ -362,17 +386,55 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     expect(crashy.error).toContain('exited with code 3');
     const once = await watch.took('once', 'pending', 'ready', CONNECTED);
     const stubborn = await watch.took('stubborn', 'pending', 'ready', CONNECTED);
-    expect([alpha, gamma, crashy, once, stubborn].map((event) => event.seq)).toEqual(
-      [alpha, gamma, crashy, once, stubborn].map((event) => event.seq).sort((a, b) => a - b),
+    const od = await watch.took('od', 'pending', 'ready', CONNECTED);
+    expect([alpha, gamma, crashy, once, stubborn, od].map((event) => event.seq)).toEqual(
+      [alpha, gamma, crashy, once, stubborn, od].map((event) => event.seq).sort((a, b) => a - b),
     );
-    for (const name of ['alpha', 'gamma', 'once', 'stubborn']) pidOf(name);
-    watch.observe('pending_queued --> pending_choose : server.connect', 'alpha, gamma, crashy, once, stubborn connected in file order');
+    for (const name of ['alpha', 'gamma', 'once', 'stubborn', 'od']) pidOf(name);
+    watch.observe('pending_queued --> pending_choose : server.connect', 'alpha, gamma, crashy, once, stubborn, od connected in file order');
     // hung1 takes the slot and never answers: the servers after it wait in the queue, with no process.
     await poll(() => pidIfAny('hung1'), 'hung1 to be spawned');
     pidOf('hung1');
     expect(['hung2', 'hung3', 'hung4'].filter((name) => existsSync(pidFile(name)))).toEqual([]);
     expect(['hung2', 'hung3', 'hung4'].map((name) => host.server(name)?.state)).toEqual(['pending', 'pending', 'pending']);
     watch.observe('pending_choose --> pending_queued : always [isQueued]', 'hung2–hung4 pending with no process while hung1 holds the slot');
+  });
+
+  scenario('od idle', 'on demand: no call for idle_timeout_seconds, ready → pending, the process ends and nothing respawns', async () => {
+    const pid = pidOf('od');
+    await watch.took('od', 'ready', 'pending', IDLE);
+    expect(await allGone([pid])).toBe(true);
+    // Its catalog is known now: it waits with no process (the pid file keeps the old pid) and publishes its tools.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pidOf('od')).toBe(pid);
+    const catalog = (await api('GET', '/api/mcp/catalog')).json as { servers: Array<{ name: string; tools: Array<{ name: string }> }> };
+    expect(catalog.servers.find((server) => server.name === 'od')?.tools.map((tool) => tool.name)).toContain('od__echo');
+    watch.observe('pending_choose --> pending_on_demand : always [isUnasked && knowsCatalog]', `od: pending, process ${pid} gone, none spawned`);
+  });
+
+  scenario('od demand', 'on demand: calls start it, a long call holds it ready, idling stops it again', async () => {
+    const before = pidOf('od');
+    // Two calls at once: the first demand starts it, the second finds it connecting; one process serves both.
+    const [first, second] = await Promise.all([
+      api('POST', '/api/mcp/tools/od__echo/call', { arguments: { text: 'one' } }),
+      api('POST', '/api/mcp/tools/od__add/call', { arguments: { a: 1, b: 2 } }),
+    ]);
+    expect([first.status, first.json.details.is_error, second.status, second.json.details.is_error]).toEqual([200, false, 200, false]);
+    await watch.took('od', 'pending', 'ready', CONNECTED);
+    const pid = pidOf('od');
+    expect(pid).not.toBe(before);
+    watch.observe('pending_on_demand --> pending_choose : server.demand', `od: a call started it (process ${pid}) and was answered`);
+    watch.observe('pending --> pending : server.demand', 'od: two calls at once, both answered by one process');
+    // A call of 1.5 s against an idle timeout of 1 s: still ready when it ends.
+    const mark = watch.mark();
+    const slow = await api('POST', '/api/mcp/tools/od__slow/call', { arguments: { ms: 1500 } });
+    expect(slow.json.details.is_error).toBe(false);
+    noTransitionsSince(mark, 'od');
+    expect(isAlive(pid)).toBe(true);
+    watch.observe('ready --> ready : call.started', 'od: ready throughout a call longer than its idle timeout');
+    await watch.took('od', 'ready', 'pending', IDLE);
+    expect(await allGone([pid])).toBe(true);
+    watch.observe('ready --> ready : call.finished', 'od: idled once the long call had ended');
   });
 
   scenario('alpha restart', 'POST restart: ready → pending → ready on a new process', async () => {

@@ -63,6 +63,8 @@ export const CLOSING_DESTINATIONS: Record<string, State[]> = {
   'server.configure [disablesIt]': ['disabled'],
   'server.configure': ['pending'],
   'server.stop': ['stopped'],
+  // An on-demand server with no call for idle_timeout_seconds goes back to waiting.
+  'server.idle': ['pending'],
   // While closing, a server being stopped stays stopped: the other events re-aim it only otherwise.
   'server.restart [mayRestart]': ['pending'],
   'server.disable [isNotStopping]': ['disabled'],
@@ -71,6 +73,8 @@ export const CLOSING_DESTINATIONS: Record<string, State[]> = {
   // The startup queue reaching a server that is still closing: it only leaves the queue; where it goes stays.
   'server.connect': [],
   'server.connect [goesTo disabled]': [],
+  // A call to an on-demand server closing on its way back to pending: remembered; where it goes stays.
+  'server.demand [goesTo pending]': [],
 };
 
 export interface Diagram {

@@ -10,8 +10,11 @@
 // - tools are mounted iff the server is `ready` (the filter of the config it
 //   holds), and no `tools.register` is ever emitted outside `ready`;
 // - each piece of work runs only in its state: a consent only while
-//   consenting (stopped when it is left), the catalog session only in ready,
-//   connect, token check and refresh only in theirs;
+//   consenting (stopped when it is left), the catalog session and the idle
+//   watch only in ready, connect, token check and refresh only in theirs; an
+//   `on_demand` server waiting to be asked for runs nothing and holds no
+//   process; the only timers are the delays of the state the server is in
+//   and, for a ready `on_demand` server with no call in flight, its idle timer;
 // - every connection is closed exactly once after it leaves ready, never
 //   while ready; `error_kind` is `needs_reauth` in needs_reauth; the config
 //   the actor holds (and the view shows) is the one the last event brought.
@@ -21,7 +24,7 @@ import type { ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
 import { ServerState } from '../../src/services/journal/events.js';
 import { getTransitionPaths, stepsOf } from './helpers/paths.js';
-import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused } from './helpers/server-graph.js';
+import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
 import { NAME, phaseOf, runPath, runPaths } from './helpers/server-run.js';
 import { initialFacts, specState, type ModelEvent } from './helpers/server-spec.js';
 
@@ -62,6 +65,8 @@ const families = {
       'connect.succeeds',
       'connect.fails',
       'close.done',
+      // Management acting on an `on_demand` server waiting for, or asked for by, a call.
+      'server.demand',
     ],
   },
   oauth: {
@@ -80,6 +85,26 @@ const families = {
       'server.restart',
       'server.stop',
       'close.done',
+      // An `on_demand` server asked for (through its token check), and idle again.
+      'server.demand',
+      'idle.elapses',
+    ],
+  },
+  onDemand: {
+    attempts: 2,
+    events: [
+      'server.connect',
+      'server.demand',
+      'connect.succeeds',
+      'connect.fails',
+      'call.started',
+      'call.finished',
+      'idle.elapses',
+      'close.done',
+      'connection.lost',
+      'backoff.elapses',
+      'server.restart',
+      'server.configure(switched)',
     ],
   },
 } as const;
@@ -88,6 +113,9 @@ type Family = keyof typeof families;
 interface Scenario {
   label: string;
   kind: 'local' | 'oauth';
+  start: StartMode;
+  /** The host knows the server's catalog from an earlier run (an `on_demand` server without one connects to learn it). */
+  knowsCatalog: boolean;
   enabled: boolean;
   queued: boolean;
   /** `reconnect.max_attempts`: 1 and 0 let the paths reach the open circuit. */
@@ -100,6 +128,8 @@ interface Scenario {
 const scenarios: Scenario[] = [
   {
     label: 'local, queued at startup',
+    start: 'eager',
+    knowsCatalog: true,
     kind: 'local',
     enabled: true,
     queued: true,
@@ -109,6 +139,8 @@ const scenarios: Scenario[] = [
   },
   {
     label: 'local, added by management, gives up after 1 reconnect',
+    start: 'eager',
+    knowsCatalog: true,
     kind: 'local',
     enabled: true,
     queued: false,
@@ -118,6 +150,8 @@ const scenarios: Scenario[] = [
   },
   {
     label: 'local, disabled in the file',
+    start: 'eager',
+    knowsCatalog: true,
     kind: 'local',
     enabled: false,
     queued: true,
@@ -127,6 +161,8 @@ const scenarios: Scenario[] = [
   },
   {
     label: 'OAuth, added by management, gives up after 1 reconnect',
+    start: 'eager',
+    knowsCatalog: true,
     kind: 'oauth',
     enabled: true,
     queued: false,
@@ -136,6 +172,8 @@ const scenarios: Scenario[] = [
   },
   {
     label: 'OAuth, queued at startup, never reconnects',
+    start: 'eager',
+    knowsCatalog: true,
     kind: 'oauth',
     enabled: true,
     queued: true,
@@ -143,14 +181,48 @@ const scenarios: Scenario[] = [
     transitions: true,
     families: ['management', 'oauth'],
   },
+  {
+    label: 'on demand, queued at startup, its catalog known, gives up after 1 reconnect',
+    start: 'on_demand',
+    knowsCatalog: true,
+    kind: 'local',
+    enabled: true,
+    queued: true,
+    maxAttempts: 1,
+    transitions: true,
+    families: ['onDemand', 'management'],
+  },
+  {
+    label: 'on demand, added by management, its catalog not known yet',
+    start: 'on_demand',
+    knowsCatalog: false,
+    kind: 'local',
+    enabled: true,
+    queued: false,
+    maxAttempts: 5,
+    transitions: true,
+    families: ['onDemand', 'recovery'],
+  },
+  {
+    label: 'OAuth on demand, added by management, its catalog known',
+    start: 'on_demand',
+    knowsCatalog: true,
+    kind: 'oauth',
+    enabled: true,
+    queued: false,
+    maxAttempts: 1,
+    transitions: false,
+    families: ['management', 'oauth'],
+  },
 ];
 
 /** Graph bounds: connect attempts per path, and catalog changes while ready (a self-loop otherwise). */
-const bounds = (attempts: number) => serverGraph({ attempts, catalogChanges: 1 });
+const bounds = (attempts: number, knowsCatalog = true) => serverGraph({ attempts, catalogChanges: 1 }, knowsCatalog);
 
 function walk(scenario: Scenario) {
-  const configs = configSet(scenario.kind, scenario.maxAttempts);
+  const configs = configSet(scenario.kind, scenario.maxAttempts, scenario.start);
   const input: ServerInput = { name: NAME, config: scenario.enabled ? configs.base : configs.disabled, queued: scenario.queued };
+  const bounds = (attempts: number) => serverGraph({ attempts, catalogChanges: 1 }, scenario.knowsCatalog);
   // Every state, telling configs apart (each config an event brings is a state of its own).
   const shortest = getShortestPaths(bounds(3), traversal(input, configs, { fine: true }));
   // Every transition, states told apart by `enabled` only.
@@ -165,21 +237,23 @@ function walk(scenario: Scenario) {
 const walks = scenarios.map(walk);
 
 describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, input, shortest, transitions, simple }) => {
+  const run = { input, configs, knowsCatalog: scenario.knowsCatalog };
+
   test('starts where SPEC §4 says', () => {
     const state = scenario.enabled ? 'pending' : 'disabled';
     expect(topState(shortest.find((path) => path.steps.length === 1)!.state)).toBe(state);
-    expect(specState(initialFacts(input.config, input.queued))).toBe(state);
+    expect(specState(initialFacts(input.config, input.queued, scenario.knowsCatalog))).toBe(state);
   });
 
   test(`every state (${shortest.length} shortest paths, all events) holds the model at every step`, async () => {
     expect(shortest.length).toBeGreaterThan(60);
-    (await runPaths(shortest, { input, configs })).assertNone();
+    (await runPaths(shortest, run)).assertNone();
   }, PATHS_TIMEOUT_MS);
 
   if (scenario.transitions) {
     test(`every transition (${transitions.length} paths, ${stepsOf(transitions)} steps) holds the model at every step`, async () => {
       expect(transitions.length).toBeGreaterThan(1000);
-      (await runPaths(transitions, { input, configs })).assertNone();
+      (await runPaths(transitions, run)).assertNone();
     }, PATHS_TIMEOUT_MS);
   }
 
@@ -187,7 +261,7 @@ describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, in
     'every simple path of the %s events (%i paths, %i steps) holds the model at every step',
     async (_family, count, _steps, paths) => {
       expect(count).toBeGreaterThan(50);
-      (await runPaths(paths, { input, configs })).assertNone();
+      (await runPaths(paths, run)).assertNone();
     },
     PATHS_TIMEOUT_MS,
   );
@@ -202,7 +276,7 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
   const states = new Set(paths.map((path) => topState(path.state)));
   expect([...states].sort()).toEqual([...ServerState.options].sort());
   const phases = new Set(paths.map((path) => phaseOf(path.state)));
-  expect(phases.size).toBe(13);
+  expect(phases.size).toBe(14);
   const taken = new Set(paths.flatMap((path) => path.steps.slice(1).map((step) => step.event.type)));
   const initial = walks[0]!.shortest[0]!.steps[0]!.state;
   const all = new Set(modelEvents(walks[0]!.configs, initial).map((event) => event.type));
@@ -212,15 +286,62 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
   // Past reconnect.max_attempts the circuit opens.
   expect(paths.some((path) => /gave up after 1 reconnect/.test(path.state.context.error ?? ''))).toBe(true);
   expect(paths.some((path) => /gave up after 0 reconnect/.test(path.state.context.error ?? ''))).toBe(true);
+
+  // `start: on_demand`: waiting with no process, asked for, connected, idle, closed, and waiting again.
+  const stepsAfter = (path: (typeof paths)[number], event: string) =>
+    path.steps.filter((step, index) => index > 0 && step.event.type === event);
+  expect(
+    paths.some((path) => {
+      const idle = path.steps.findIndex((step) => step.event.type === 'idle.elapses' && step.state.matches('closing'));
+      return idle > 0 && path.steps.slice(idle).some((step) => step.event.type === 'close.done' && phaseOf(step.state) === 'on_demand');
+    }),
+  ).toBe(true);
+  // A demand while queued is remembered: its turn comes, and it connects rather than waits.
+  expect(
+    paths.some((path) => {
+      const demanded = path.steps.findIndex((step) => step.event.type === 'server.demand' && phaseOf(step.state) === 'queued');
+      return demanded > 0 && path.steps.slice(demanded).some((step) => step.event.type === 'server.connect' && phaseOf(step.state) === 'connecting');
+    }),
+  ).toBe(true);
+  // A call in flight holds the server: time passes, and it stays ready; with none, it goes idle.
+  expect(
+    paths.some((path) => stepsAfter(path, 'idle.elapses').some((step) => step.state.matches('ready') && step.state.context.config.start === 'on_demand')),
+  ).toBe(true);
+  // Without a known catalog it connects at once, and once it learned it, it waits.
+  const learning = walks.find(({ scenario }) => scenario.start === 'on_demand' && !scenario.knowsCatalog)!;
+  expect(phaseOf(learning.shortest[0]!.steps[0]!.state)).toBe('connecting');
+  expect(learning.shortest.some((path) => phaseOf(path.state) === 'on_demand')).toBe(true);
 });
 
 describe('discrepancies found by the walks, as the shortest paths that show them', () => {
   /** Replays one sequence of events on a real actor (local, added by management); the first step where it differs from the model. */
-  function replay(maxAttempts: number, events: (configs: ReturnType<typeof configSet>) => ModelEvent[]) {
-    const configs = configSet('local', maxAttempts);
+  function replay(
+    maxAttempts: number,
+    events: (configs: ReturnType<typeof configSet>) => ModelEvent[],
+    { start = 'eager', knowsCatalog = true }: { start?: StartMode; knowsCatalog?: boolean } = {},
+  ) {
+    const configs = configSet('local', maxAttempts, start);
     const input: ServerInput = { name: NAME, config: configs.base, queued: false };
-    return runPath(pathOf(bounds(10), input, events(configs)), { input, configs });
+    return runPath(pathOf(bounds(10, knowsCatalog), input, events(configs)), { input, configs, knowsCatalog });
   }
+
+  // The host sends `server.demand` for every call to a tool of an `on_demand` server that is not ready and
+  // waits (up to timeout_seconds) for ready; a call that comes while the server closes after going idle
+  // was once lost there (`closing` did not take the demand) and waited out timeout_seconds.
+  test('a demand while an idle server closes its connection is remembered: it connects again rather than waits', async () => {
+    const mismatch = await replay(
+      5,
+      () => [
+        { type: 'server.demand' },
+        { type: 'connect.succeeds' },
+        { type: 'idle.elapses' },
+        { type: 'server.demand' },
+        { type: 'close.done' },
+      ],
+      { start: 'on_demand' },
+    );
+    expect(mismatch).toBeNull();
+  });
 
   test('a restart while closing towards disabled leaves the server disabled (its config says enabled: false)', async () => {
     const mismatch = await replay(5, ({ disabled }) => [

@@ -8,7 +8,12 @@ import { openEventStream } from '../event-stream.js';
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
 
-/** The agent tools, and a call to one of them. */
+/** The most results one search returns. */
+export const MAX_SEARCH_LIMIT = 100;
+/** `?limit=`: digits only, so `1e1`, `0x10` and `5.0` are refused rather than read as numbers. */
+const SearchLimit = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(MAX_SEARCH_LIMIT));
+
+/** The agent tools, a search over them, and a call to one of them. */
 export function toolRoutes(host: McpHost): Router {
   const router = Router();
 
@@ -24,10 +29,17 @@ export function toolRoutes(host: McpHost): Router {
     res.json({ tools });
   });
 
+  // Before any `/:name` route, so that a tool can never shadow it.
+  router.get('/search', function searchTools(req, res) {
+    const query = searchQuery(req.query.q);
+    const limit = searchLimit(req.query.limit);
+    res.json({ tools: host.searchTools(query, limit === undefined ? {} : { limit }) });
+  });
+
   router.post('/:name/call', async function callTool(req, res) {
     const name = req.params.name;
     const body = CallBody.parse(req.body ?? {});
-    if (!host.tools().some((tool) => tool.name === name)) {
+    if (!host.hasTool(name)) {
       throw new HttpError(404, 'not_found', `no tool named "${name}"`);
     }
     // A client that hangs up no longer wants the answer: cancel the MCP call
@@ -48,6 +60,29 @@ export function toolRoutes(host: McpHost): Router {
   });
 
   return router;
+}
+
+/** `?q=`: required, not blank; a repeated parameter counts by its first value. */
+function searchQuery(value: unknown): string {
+  const query = firstOf(value);
+  if (typeof query !== 'string' || query.trim() === '') {
+    throw new HttpError(400, 'invalid_request', 'q: a search query is required', 'q');
+  }
+  return query.trim();
+}
+
+/** `?limit=`: optional (the host's default), else an integer from 1 to 100. */
+function searchLimit(value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  const parsed = SearchLimit.safeParse(firstOf(value));
+  if (!parsed.success) {
+    throw new HttpError(400, 'invalid_request', `limit: must be an integer from 1 to ${MAX_SEARCH_LIMIT}`, 'limit');
+  }
+  return parsed.data;
+}
+
+function firstOf(value: unknown): unknown {
+  return Array.isArray(value) ? value[0] : value;
 }
 
 /**

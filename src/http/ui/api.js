@@ -52,6 +52,7 @@ export const signOut = () => api('/ui/session', { method: 'DELETE' });
 export const catalog = () => api('/api/mcp/catalog');
 export const events = (since = 0) => api(`/api/mcp/events?since=${since}`);
 export const fleet = () => api('/api/mcp/fleet');
+export const searchTools = (q, limit) => api(`/api/mcp/tools/search?${new URLSearchParams({ q, limit: String(limit) })}`);
 export const addServer = (body) => api('/api/mcp/servers', { method: 'POST', body });
 export const patchServer = (name, body) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'PATCH', body });
 export const deleteServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'DELETE' });

@@ -8,6 +8,7 @@ import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
 import { openServerForm } from './server-form.js';
 import { selectTab, tablist } from './tabs.js';
+import { toolSearch } from './tool-search.js';
 
 /** Events kept in memory for the journal view. */
 const KEEP_EVENTS = 2000;
@@ -36,6 +37,11 @@ const state = {
 
 /** How often the fleet view is read again (the workers' heartbeats are 2 s apart). */
 const FLEET_EVERY_MS = 5_000;
+/** Journal events after which the tools view asks its search again: what is callable may have changed. */
+const SEARCH_AGAIN_ON = new Set(['server.transitioned', 'server.removed', 'tools.registered', 'tools.unregistered']);
+
+/** The tools view's search box; made in `boot`. */
+let search;
 
 // ---------------------------------------------------------------- sign-in
 
@@ -46,6 +52,7 @@ async function boot() {
   $('#sign-out').addEventListener('click', signOut);
   $('#add-server').addEventListener('click', addServer);
   $('#journal-filter').addEventListener('change', renderJournal);
+  search = toolSearch({ input: $('#tool-search'), list: $('#tool-results'), status: $('#tool-search-status'), onOpen: openTool });
   setInterval(tickTimes, 15_000);
   setInterval(() => loadFleet(), FLEET_EVERY_MS);
 
@@ -75,7 +82,8 @@ function showSignIn(message) {
   state.servers.clear();
   state.events = [];
   state.lastSeq = 0;
-  for (const id of ['#servers-view', '#journal-view', '#fleet-view', '#view-nav', '#session-bar']) $(id).hidden = true;
+  for (const id of ['#servers-view', '#tools-view', '#journal-view', '#fleet-view', '#view-nav', '#session-bar']) $(id).hidden = true;
+  search?.clear();
   $('#sign-in-view').hidden = false;
   $('#token-error').textContent = message ?? '';
   const input = $('#token-input');
@@ -229,6 +237,7 @@ function onEvent(event) {
   }
   renderServers();
   renderJournal();
+  if (state.view === 'tools' && SEARCH_AGAIN_ON.has(event.type)) search.refresh();
   scheduleRefresh();
 }
 
@@ -316,11 +325,13 @@ function showView(view) {
   state.view = view;
   selectTab($('#view-nav [role=tablist]'), view);
   $('#servers-view').hidden = view !== 'servers';
+  $('#tools-view').hidden = view !== 'tools';
   $('#journal-view').hidden = view !== 'journal';
   $('#fleet-view').hidden = view !== 'fleet';
   renderServers();
   renderJournal();
   if (view === 'fleet') renderFleet(state.fleet);
+  if (view === 'tools') search.refresh();
 }
 
 function renderServers() {
@@ -403,15 +414,40 @@ function renderJournal() {
   $('#journal-empty').hidden = rows.length > 0;
 }
 
-function select(name) {
+function select(name, { scroll = true } = {}) {
   state.selected = name;
   history.replaceState(null, '', `#server=${encodeURIComponent(name)}`);
   renderServers();
   // On a narrow screen the panel is below the list: bring it into view.
-  if (matchMedia('(max-width: 860px)').matches) {
+  if (scroll && matchMedia('(max-width: 860px)').matches) {
     const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
     $('#detail').scrollIntoView({ block: 'start', behavior: still ? 'auto' : 'smooth' });
   }
+}
+
+/**
+ * A search result chosen: its server's panel on its Tools tab, scrolled to
+ * the tool with its input schema open and the focus on it.
+ */
+function openTool(result) {
+  if (!state.servers.has(result.server)) {
+    toast(`${result.server} is no longer configured.`);
+    return;
+  }
+  state.tab = 'tools';
+  showView('servers');
+  select(result.server, { scroll: false });
+  const item = $(`#detail [data-tool="${CSS.escape(result.name)}"]`);
+  if (!item) {
+    // Not in the panel: its server does not offer it now (the panel says why).
+    $('#detail').scrollIntoView({ block: 'start' });
+    return;
+  }
+  const schema = $('details.schema', item);
+  if (schema) schema.open = true;
+  const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
+  item.scrollIntoView({ block: 'center', behavior: still ? 'auto' : 'smooth' });
+  item.focus({ preventScroll: true });
 }
 
 /** Keeps "since 12 s ago" true without re-rendering the panel. */

@@ -169,7 +169,8 @@ function tools(entry) {
     entry.tools.map((tool) =>
       h(
         'li',
-        { class: 'item' },
+        // Focusable by script only: the tools view's search opens a tool here.
+        { class: 'item', 'data-tool': tool.name, 'data-key': `tool:${tool.name}`, tabindex: '-1' },
         h(
           'div',
           { class: 'item-head' },

@@ -5,11 +5,12 @@
  */
 import { resultToText } from '../tools/adapter.js';
 import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from '../tools/agent-tool.js';
-import type { ChatMessage, HostModel, ToolCall } from './host-model.js';
+import { foundTools } from '../tools/search-tools-tool.js';
+import type { ChatMessage, HostModel, ModelTool, ToolCall } from './host-model.js';
 
 /** Where the tools come from: an `McpHost` fits. */
 export interface ToolHost {
-  tools(): AgentTool[];
+  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
 }
 
@@ -20,6 +21,12 @@ export interface AgentTurnOptions {
   signal?: AbortSignal;
   /** Sees every tool call as it starts and every result as it comes back. */
   onToolCall?: (event: ToolCallEvent) => void;
+  /**
+   * `deferred`: the model starts with `search_tools` and the always-loaded
+   * tools; the tools a search finds go with every later request of the turn
+   * (default `eager`: every tool, every request).
+   */
+  loading?: 'eager' | 'deferred';
 }
 
 export type ToolCallEvent =
@@ -52,23 +59,39 @@ export async function runAgentTurn(
     throw new RangeError(`maxRounds must be an integer >= 1, got ${maxRounds}`);
   }
   const conversation = [...messages];
+  const loading = options.loading ?? 'eager';
+  /** Tools `search_tools` found in this turn, by name: loaded for the rest of it. */
+  const found = new Map<string, ModelTool>();
   for (let round = 1; round <= maxRounds; round++) {
     options.signal?.throwIfAborted();
     // Read each round: a server that became ready (or went away) changes what the model may call.
-    const tools = host.tools().map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const tools: ModelTool[] = host.tools({ loading }).map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const listed = new Set(tools.map((tool) => tool.name));
+    for (const tool of found.values()) if (!listed.has(tool.name)) tools.push(tool);
     const answer = await model.complete({ messages: conversation, tools }, { signal: options.signal });
     conversation.push(answer);
     if (answer.tool_calls.length === 0) {
       return { messages: conversation, text: answer.content, rounds: round, stop: 'answered' };
     }
-    const results = await Promise.all(answer.tool_calls.map((call) => runToolCall(call, host, options)));
+    const results = await Promise.all(
+      answer.tool_calls.map((call) =>
+        runToolCall(call, host, options, (result) => {
+          for (const { name, description, parameters } of foundTools(result) ?? []) found.set(name, { name, description, parameters });
+        }),
+      ),
+    );
     conversation.push(...results);
   }
   return { messages: conversation, text: '', rounds: maxRounds, stop: 'max_rounds' };
 }
 
 /** One tool call, as the tool message that answers it. Never throws: the model reads what went wrong. */
-async function runToolCall(call: ToolCall, host: ToolHost, options: AgentTurnOptions): Promise<ChatMessage> {
+async function runToolCall(
+  call: ToolCall,
+  host: ToolHost,
+  options: AgentTurnOptions,
+  onResult: (result: AgentToolResult) => void,
+): Promise<ChatMessage> {
   const args = parseArguments(call.arguments);
   if (typeof args === 'string') return { role: 'tool', tool_call_id: call.id, content: args };
   options.onToolCall?.({ type: 'call', call });
@@ -77,6 +100,7 @@ async function runToolCall(call: ToolCall, host: ToolHost, options: AgentTurnOpt
     onProgress: options.onToolCall && ((progress) => options.onToolCall?.({ type: 'progress', call, progress })),
   });
   options.onToolCall?.({ type: 'result', call, result });
+  onResult(result);
   options.signal?.throwIfAborted();
   const text = resultToText(result);
   return { role: 'tool', tool_call_id: call.id, content: result.details.is_error ? `error: ${text}` : text };

@@ -30,6 +30,12 @@ export const ToolFilter = z.strictObject({
   include: z.array(z.string()).nullable().default(null),
   /** These original tool names are never exposed (applied after `include`). */
   exclude: z.array(z.string()).default([]),
+  /**
+   * With deferred loading (`host.tools({ loading: 'deferred' })`), these
+   * original tool names (`true`: all of the server's) are still given to the
+   * model on every request; the rest are found through `search_tools`.
+   */
+  always_load: z.union([z.literal(true), z.array(z.string())]).default([]),
 });
 export type ToolFilter = z.infer<typeof ToolFilter>;
 
@@ -52,6 +58,18 @@ export type LoggingLevel = z.infer<typeof LoggingLevel>;
 export const DEFAULT_MAX_RESULT_BYTES = 1024 * 1024;
 
 /**
+ * What becomes of a tool result above `max_result_bytes`: `spill` keeps it
+ * whole under `<state_dir>/results/` and shows the head, with a note naming
+ * the `read_result` tool that pages through the rest; `truncate` cuts it.
+ */
+export const LargeResults = z.enum(['truncate', 'spill']);
+export type LargeResults = z.infer<typeof LargeResults>;
+
+/** Defaults of `results_ttl_seconds` (1 hour) and `results_max_bytes` (256 MiB). */
+export const DEFAULT_RESULTS_TTL_SECONDS = 3600;
+export const DEFAULT_RESULTS_MAX_BYTES = 256 * 1024 * 1024;
+
+/**
  * The MCP revision a server is spoken to in: `auto` negotiates (a
  * `server/discover` probe, its verdict remembered), `2025` is the
  * `initialize` handshake only, `2026` is 2026-07-28 or nothing.
@@ -64,15 +82,28 @@ const common = {
   protocol: ProtocolSetting.default('auto'),
   /** `false` keeps the server configured but never started. */
   enabled: z.boolean().default(true),
+  /**
+   * `on_demand`: no process until one of its tools is called or loaded
+   * through search (its tools are published from its last run's catalog);
+   * back to waiting `idle_timeout_seconds` after its last call.
+   */
+  start: z.enum(['eager', 'on_demand']).default('eager'),
+  /** How long an `on_demand` server stays connected after its last call ended. */
+  idle_timeout_seconds: z.number().positive().max(86_400).default(300),
   /** Bound on connect + initialize + the first complete tools/list. */
   timeout_seconds: z.number().positive().max(3600).default(60),
   /** Default per-call bound; every progress notification resets it. */
   call_timeout_seconds: z.number().positive().max(86_400).default(120),
   /** Calls in flight at once on this server; the rest wait in FIFO order. */
   max_concurrent_calls: z.number().int().min(1).max(1024).default(16),
-  /** Bytes of a tool result the agent sees; above it text is truncated and image/audio data dropped, with a note. */
+  /** Bytes of a tool result the agent sees; above it the result is spilled or truncated, as `large_results` says, with a note. */
   max_result_bytes: z.number().int().min(1024).max(16 * 1024 * 1024).default(DEFAULT_MAX_RESULT_BYTES),
-  tools: ToolFilter.default({ include: null, exclude: [] }),
+  large_results: LargeResults.default('spill'),
+  /** Seconds a spilled result stays readable (fixed when it is kept). */
+  results_ttl_seconds: z.number().int().min(1).default(DEFAULT_RESULTS_TTL_SECONDS),
+  /** Bytes this server's spilled results may take together; above it the oldest are removed first. */
+  results_max_bytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESULTS_MAX_BYTES),
+  tools: ToolFilter.default({ include: null, exclude: [], always_load: [] }),
   reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
   /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
   ping_interval_seconds: z.number().min(0).max(86_400).default(30),

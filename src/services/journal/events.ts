@@ -6,11 +6,17 @@ import { ErrorKind } from '../support/errors.js';
 export const ServerState = z.enum(['disabled', 'pending', 'authenticating', 'ready', 'needs_reauth', 'error', 'stopped']);
 export type ServerState = z.infer<typeof ServerState>;
 
-/** A registered tool as the journal records it: names and description, never a handler. */
+/**
+ * A registered tool as the journal records it: names, description and input
+ * schema (what search and a server started on demand publish from the last
+ * run), never a handler. Journals written before the schema was kept lack it.
+ */
 export const ToolEntry = z.object({
   name: z.string(),
   original: z.string(),
+  title: z.string().optional(),
   description: z.string(),
+  parameters: z.record(z.string(), z.unknown()).optional(),
 });
 export type ToolEntry = z.infer<typeof ToolEntry>;
 

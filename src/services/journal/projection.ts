@@ -26,6 +26,12 @@ export interface ProjectedServer {
   error_kind: ErrorKind | null;
   since: string;
   tools: ToolEntry[];
+  /**
+   * The tools of its latest registration, kept when they are unregistered
+   * and into later runs (null: never registered; absent in snapshots made
+   * before it was kept): what an `on_demand` server publishes while it waits.
+   */
+  known_tools?: ToolEntry[] | null;
   /** `seq` of this server's latest registration: a later one wins a shared name. */
   registered_at: number;
   /**
@@ -122,6 +128,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
       return upsert(context, event, (server) => ({
         ...server,
         tools: event.tools,
+        known_tools: event.tools,
         registered_at: event.seq,
         registered_since: server.registered_since || event.seq,
         outcome: server.outcome && { ...server.outcome, tool_count: event.tools.length },

@@ -3,6 +3,9 @@ import { errorResult } from './agent-tool.js';
 import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../config/schema.js';
 import { oneLine } from '../support/errors.js';
+import { jsonEqual } from '../support/json-equal.js';
+import { READ_RESULT_TOOL, readResultArguments } from '../results/read-result-tool.js';
+import type { KeepLimits, KeptResult, ResultSpill } from '../results/result-spill.js';
 
 /** Longest name providers accept for a function tool (OpenAI, Anthropic). */
 export const MAX_TOOL_NAME_LENGTH = 64;
@@ -29,6 +32,16 @@ export interface ConvertOptions {
    * server's `max_result_bytes`).
    */
   maxResultBytes?: number;
+}
+
+/** How an agent tool treats its results. */
+export interface AgentToolOptions extends ConvertOptions {
+  /**
+   * Where a result above `maxResultBytes` is kept whole, and for how long
+   * (`large_results: "spill"`): the agent then sees its head and a note naming
+   * `read_result`. Absent: such a result is truncated.
+   */
+  spill?: { store: Pick<ResultSpill, 'keep'>; limits: KeepLimits };
 }
 
 /** The call an agent tool delegates to: the original MCP tool name, its arguments, the caller's options. */
@@ -264,6 +277,70 @@ function boundResult(result: AgentToolResult, max: number): AgentToolResult {
   return cut ? { content, details: { ...details, truncated: true } } : result;
 }
 
+/** Whether `text` is JSON equal to `value` (a server that mirrors its `structuredContent` in a text block). */
+function carriesJson(text: string, value: unknown): boolean {
+  if (!/^\s*[[{]/.test(text)) return false;
+  try {
+    return jsonEqual(JSON.parse(text), value);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The whole result as one text, as it is kept for `read_result`: text blocks
+ * as they are (embedded resources are text blocks by now), image and audio as
+ * a one-line note, `structuredContent` as JSON unless a text block carries it
+ * already; the parts joined by newlines.
+ */
+function renderWhole(result: AgentToolResult): string {
+  const parts = result.content.map((block) =>
+    block.type === 'text' ? block.text : `[${block.type} ${block.mimeType.slice(0, 100)}, ${base64Bytes(block.data)} bytes]`,
+  );
+  const { structured } = result.details;
+  if (structured !== undefined && !result.content.some((block) => block.type === 'text' && carriesJson(block.text, structured))) {
+    parts.push(safeJson(structured));
+  }
+  return parts.join('\n');
+}
+
+/** The note under the head of a spilled result: how to read on. */
+function spilledNote(id: string, shown: number, total: number): string {
+  return `[result cut at ${shown} of ${total} bytes; the whole result is kept: call ${READ_RESULT_TOOL} with ${readResultArguments(id, shown)} to read on]`;
+}
+
+/**
+ * A result above `max` kept whole in the spill: the agent sees its head and
+ * one note, together within `max`. A result whose text fits (only image or
+ * audio data was cut: nothing more to read) is bounded as when truncating,
+ * and so is one the spill refuses (too large, a disk error), with a note why.
+ */
+async function spillResult(
+  result: AgentToolResult,
+  max: number,
+  spill: NonNullable<AgentToolOptions['spill']>,
+  ctx: CallContext,
+): Promise<AgentToolResult> {
+  const bounded = boundResult(result, max);
+  if (bounded === result) return result;
+  const whole = renderWhole(result);
+  if (Buffer.byteLength(whole, 'utf8') <= max) return bounded;
+  let kept: KeptResult;
+  try {
+    kept = await spill.store.keep(ctx.server, whole, spill.limits);
+  } catch (err) {
+    const note = text(`[the whole result could not be kept (${describeError(err)}); it was truncated]`);
+    return { content: [...bounded.content, note], details: bounded.details };
+  }
+  // The numbers in the note are at most as long as with `max`: the head leaves it room.
+  const head = utf8Prefix(whole, max - Buffer.byteLength(spilledNote(kept.id, max, kept.bytes), 'utf8'));
+  const shown = Buffer.byteLength(head, 'utf8');
+  return {
+    content: [text(head), text(spilledNote(kept.id, shown, kept.bytes))],
+    details: { ...bounded.details, spilled: { id: kept.id, total_bytes: kept.bytes } },
+  };
+}
+
 /** MCP `CallToolResult` (or anything) → `AgentToolResult` (SPEC §5), bounded to `maxResultBytes` when given; never throws. */
 export function convertCallResult(result: unknown, ctx: CallContext, options: ConvertOptions = {}): AgentToolResult {
   try {
@@ -318,9 +395,10 @@ function cancelledResult({ server, tool }: CallContext): AgentToolResult {
 /**
  * Wraps one MCP tool of `server` as an agent tool named `{server}__{tool}`.
  * `execute` never throws: failures become `is_error` results the model reads.
- * Results, and error texts, are bounded by `options.maxResultBytes`.
+ * Results, and error texts, are bounded by `options.maxResultBytes`; with
+ * `options.spill` a result above it is kept whole instead of cut.
  */
-export function toAgentTool(server: string, tool: Tool, call: CallFunction, options: ConvertOptions = {}): AgentTool {
+export function toAgentTool(server: string, tool: Tool, call: CallFunction, options: AgentToolOptions = {}): AgentTool {
   const original = tool.name;
   const ctx: CallContext = { server, tool: original };
   const max = options.maxResultBytes ?? DEFAULT_MAX_RESULT_BYTES;
@@ -337,7 +415,9 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
     async execute(args: Record<string, unknown>, callOptions: ExecuteOptions = {}): Promise<AgentToolResult> {
       if (callOptions.signal?.aborted) return cancelledResult(ctx);
       try {
-        return convertCallResult(await call(original, args ?? {}, callOptions), ctx, { maxResultBytes: max });
+        const raw = await call(original, args ?? {}, callOptions);
+        if (options.spill === undefined) return convertCallResult(raw, ctx, { maxResultBytes: max });
+        return await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx);
       } catch (err) {
         // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
         if (callOptions.signal?.aborted) return cancelledResult(ctx);

@@ -18,6 +18,8 @@ export const AgentToolResult = z.object({
     tool: z.string(),
     /** Set when content was cut to the server's `max_result_bytes`; the content says what. */
     truncated: z.boolean().optional(),
+    /** Set when the whole result was kept for `read_result` (`large_results: "spill"`): its id, and its size in UTF-8 bytes. */
+    spilled: z.object({ id: z.string(), total_bytes: z.number() }).optional(),
   }),
 });
 export type AgentToolResult = z.infer<typeof AgentToolResult>;

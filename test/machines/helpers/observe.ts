@@ -23,6 +23,8 @@ export interface Observer {
   views(): ServerView[];
   /** The agent tools mounted for a server. */
   tools(name: string): string[];
+  /** Whether the journal knows a server's catalog (it registered tools once): what the host's `knowsCatalog` answers. */
+  knowsCatalog(name: string): boolean;
   /** Every tool the agent sees. */
   allTools(): string[];
   stop(): void;
@@ -58,6 +60,7 @@ export async function createObserver(current: (name: string) => ServerActorRef |
     view: (name) => serverViews(journal.projection.context).find((view) => view.name === name),
     views: () => serverViews(journal.projection.context),
     tools: (name) => mount.forServer(name).map((tool) => tool.name),
+    knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
     allTools: () => mount.list().map((tool) => tool.name),
     stop() {
       for (const stop of stops.splice(0)) stop();

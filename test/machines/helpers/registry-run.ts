@@ -166,6 +166,8 @@ export async function runWorldPath(path: WorldPath, run: RegistryRun): Promise<M
       case 'mgmt.add':
         file.set(event.name, configs[event.name]!.base);
         return registry.send({ type: 'server.install', name: event.name, config: configs[event.name]!.base });
+      case 'demand':
+        return ref!.send({ type: 'server.demand' });
       case 'shutdown':
         return registry.send({ type: 'registry.shutdown' });
     }

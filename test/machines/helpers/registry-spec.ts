@@ -3,7 +3,8 @@
 // models: the persisted file, every server actor published (each one modelled
 // by the server reference model, helpers/server-spec.ts), the queue in file
 // order, the re-read in flight, the servers the queue is connecting, and
-// what management, hand edits and the servers' connects do meanwhile.
+// what management, hand edits, the servers' connects and calls that ask for
+// an `on_demand` server do meanwhile.
 //
 // As an `ActorLogic` it is also the graph the registry test walks: the
 // registry's behaviour lives in its context and its children, which a pure
@@ -41,6 +42,8 @@ export type WorldEvent =
   | { type: 'mgmt.disable'; name: string }
   | { type: 'mgmt.delete'; name: string }
   | { type: 'mgmt.add'; name: string }
+  /** One of an `on_demand` server's tools is called or loaded through search: the host's `server.demand`. */
+  | { type: 'demand'; name: string }
   | { type: 'shutdown' };
 
 /** The configs of one server name: as first written, edited by hand, disabled. */
@@ -92,7 +95,11 @@ export interface WorldInput {
 export const currentId = (world: World, name: string): string | undefined => world.current.find(([n]) => n === name)?.[1];
 export const stateOf = (world: World, id: string): ServerState => specState(world.actors[id]!.facts);
 
-/** Still on its way: connecting, authenticating without a human, closing towards a new start (SPEC §4's "pending"). */
+/**
+ * Still on its way: connecting, authenticating without a human, closing
+ * towards a new start (SPEC §4's "pending"). Waiting for its turn, or
+ * (`on_demand`) to be asked for, is not: it holds no startup slot.
+ */
 export function onItsWay(facts: ServerFacts): boolean {
   if (facts.phase === 'closing') return facts.closingTo !== 'stopped';
   return ['checking', 'connecting', 'refreshing', 'auth_connecting'].includes(facts.phase);
@@ -268,6 +275,9 @@ export function nextWorld(world: World, event: WorldEvent, configs: Record<strin
       return pump(publish({ ...next, installed: next.installed + 1 }, event.name, config, false, id));
     }
 
+    case 'demand':
+      return pump(toActor(world, currentId(world, event.name)!, { type: 'server.demand' }));
+
     case 'shutdown': {
       // Cancels and drains startup, then stops every published actor, connecting or not.
       let next: World = { ...world, registry: 'stopped', queue: [], rereading: null, slots: [] };
@@ -303,6 +313,7 @@ export function serializeWorld(world: World, configs: Record<string, NameConfigs
       facts.phase,
       facts.closingTo,
       facts.queued,
+      facts.demanded,
       labelOf(configs, name, facts.config),
     ]),
     current: world.current,
@@ -326,6 +337,8 @@ export interface WorldChoice {
   failing: string[];
   /** Management actions, hand edits and file edits per path. */
   interferences: number;
+  /** Names whose tools may be called (their `on_demand` servers asked for), once per actor; not counted as interferences. */
+  demands?: string[];
 }
 
 /** The events that can happen in a world (only those: the paths need not try the rest). */
@@ -340,6 +353,9 @@ export function worldEvents(world: World, choice: WorldChoice, configs: Record<s
       if (choice.failing.includes(name)) events.push({ type: 'connect.fails', name }, { type: 'connect.fails_auth', name });
     }
     if (world.slots.includes(id)) events.push({ type: 'bound.elapses', name });
+    // The host asks for an `on_demand` server whose tool is called (asked once, it stays asked for in this world).
+    const asks = choice.demands?.includes(name) && facts.config.start === 'on_demand' && !facts.demanded;
+    if (asks && facts.phase !== 'stopped') events.push({ type: 'demand', name });
   }
   const spare = world.interferences < choice.interferences;
   const actorOf = (name: string) => {

@@ -1,9 +1,10 @@
 // The real server machine as a graph for `xstate/graph`, driven by the
 // model's events: an invoked actor's outcome becomes the synthetic
 // `xstate.done.actor.<id>` / `xstate.error.actor.<id>` event the machine
-// would receive, a delay becomes its `xstate.after.<delay>.<state>` event
-// (`createTestModel` refuses machines that invoke or delay; the path
-// functions only need a transition function).
+// would receive, a delay becomes its `xstate.after.<delay>.<state>` event,
+// and `idle_timeout_seconds` passing becomes the idle watch's `server.idle`
+// when it would send one (`createTestModel` refuses machines that invoke or
+// delay; the path functions only need a transition function).
 import { createEmptyActor, type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
@@ -14,7 +15,7 @@ import { failures, type FakeConnection } from './server-world.js';
 
 export type ServerSnapshot = SnapshotFrom<typeof serverMachine>;
 
-/** The configs one path may hand a server: the same server as first configured, edited, disabled, retooled. */
+/** The configs one path may hand a server: the same server as first configured, edited, disabled, retooled, switched. */
 export interface ConfigSet {
   base: ServerConfig;
   edited: ServerConfig;
@@ -22,21 +23,26 @@ export interface ConfigSet {
   /** Only the tool filter differs (`server.retool`). */
   retooled: ServerConfig;
   retooledDisabled: ServerConfig;
+  /** Of an `on_demand` server: the same, but eager (management switches it; its `edited` switches it back). */
+  switched?: ServerConfig;
 }
 
-export function configSet(kind: 'local' | 'oauth', maxAttempts: number): ConfigSet {
+export type StartMode = ServerConfig['start'];
+
+export function configSet(kind: 'local' | 'oauth', maxAttempts: number, start: StartMode = 'eager'): ConfigSet {
   const base: ServerConfigInput =
     kind === 'local'
       ? { type: 'local', command: ['node', 'server.js'] }
       : { type: 'remote', url: 'https://mcp.example.com/mcp', auth: { kind: 'oauth' } };
   const make = (extra: Partial<ServerConfigInput>) =>
-    ServerConfig.parse({ ...base, ping_interval_seconds: 0, reconnect: { max_attempts: maxAttempts }, ...extra });
+    ServerConfig.parse({ ...base, ping_interval_seconds: 0, reconnect: { max_attempts: maxAttempts }, start, ...extra });
   return {
     base: make({}),
     edited: make({ timeout_seconds: 7 }),
     disabled: make({ enabled: false }),
     retooled: make({ tools: { include: null, exclude: ['add'] } }),
     retooledDisabled: make({ enabled: false, tools: { include: null, exclude: ['add'] } }),
+    ...(start === 'on_demand' ? { switched: make({ start: 'eager' }) } : {}),
   };
 }
 
@@ -46,9 +52,15 @@ export function configLabel(configs: ConfigSet, config: ServerConfig): string {
   return found ? found[0] : 'other';
 }
 
-/** The events a path may take in a state; `server.retool` keeps `enabled` as it is (only the filter changes). */
+/**
+ * The events a path may take in a state; `server.retool` keeps `enabled` as
+ * it is (only the filter changes), and is not sent to a server whose `start`
+ * was switched (that edit is a configure).
+ */
 export function modelEvents(configs: ConfigSet, snapshot: ServerSnapshot): ModelEvent[] {
-  const retool = snapshot.context.config.enabled ? configs.retooled : configs.retooledDisabled;
+  const { enabled, start } = snapshot.context.config;
+  const retool: ModelEvent[] =
+    start === configs.base.start ? [{ type: 'server.retool', config: enabled ? configs.retooled : configs.retooledDisabled }] : [];
   return [
     { type: 'server.connect' },
     { type: 'server.connect', config: configs.edited },
@@ -60,7 +72,9 @@ export function modelEvents(configs: ConfigSet, snapshot: ServerSnapshot): Model
     { type: 'server.configure', config: configs.edited },
     { type: 'server.configure', config: configs.edited, queued: true },
     { type: 'server.configure', config: configs.disabled },
-    { type: 'server.retool', config: retool },
+    // Management makes an `on_demand` server eager (and its `edited` config on demand again).
+    ...(configs.switched ? [{ type: 'server.configure' as const, config: configs.switched }] : []),
+    ...retool,
     { type: 'server.stop' },
     { type: 'auth.begin' },
     { type: 'check.connect' },
@@ -82,6 +96,10 @@ export function modelEvents(configs: ConfigSet, snapshot: ServerSnapshot): Model
     { type: 'close.fails' },
     { type: 'backoff.elapses' },
     { type: 'stable.elapses' },
+    { type: 'server.demand' },
+    { type: 'call.started' },
+    { type: 'call.finished' },
+    { type: 'idle.elapses' },
   ];
 }
 
@@ -101,6 +119,16 @@ const graphLive = { connection: {} as FakeConnection, lost: new Promise<never>((
 function connectInvoke(snapshot: ServerSnapshot): string {
   return snapshot.matches('authenticating') ? invokeOf('server.authenticating.connecting') : invokeOf('server.pending.connecting');
 }
+
+/**
+ * Whether the ready server's idle watch sends `server.idle` once
+ * `idle_timeout_seconds` pass: only an `on_demand` server's, with no call in flight.
+ */
+const goesIdle = (snapshot: ServerSnapshot): boolean =>
+  snapshot.matches('ready') && snapshot.context.config.start === 'on_demand' && countersOf(snapshot).calls === 0;
+
+/** Time passes and nothing happens: an event no state of the machine takes. */
+const nothing: AnyEventObject = { type: 'model.nothing' };
 
 /** The event the machine receives for a model event in this state. */
 function toMachineEvent(snapshot: ServerSnapshot, event: ModelEvent): AnyEventObject {
@@ -143,6 +171,8 @@ function toMachineEvent(snapshot: ServerSnapshot, event: ModelEvent): AnyEventOb
       return { type: afterEvents.backoff };
     case 'stable.elapses':
       return { type: afterEvents.stable };
+    case 'idle.elapses':
+      return goesIdle(snapshot) ? { type: 'server.idle' } : nothing;
     default:
       return event;
   }
@@ -150,44 +180,81 @@ function toMachineEvent(snapshot: ServerSnapshot, event: ModelEvent): AnyEventOb
 
 /** Bounds that keep the simple paths few enough to run: connect attempts, and re-registrations in ready. */
 export interface Bounds {
-  /** Entries into a state that starts connecting (pending or authenticating, not queued). */
+  /** Entries into a state that starts connecting (pending or authenticating, not queued or waiting to be asked for). */
   attempts: number;
   /** Catalog changes taken while ready (the state is the same before and after one). */
   catalogChanges: number;
+  /** Calls in flight at once on a ready `on_demand` server (default 2). */
+  calls?: number;
 }
 
-const counters = new WeakMap<object, { attempts: number; catalogChanges: number }>();
+/** What the graph keeps of a path besides the machine's snapshot (a transition function sees only the snapshot). */
+interface Counters {
+  attempts: number;
+  catalogChanges: number;
+  /** Calls in flight, as the ready server's idle watch counts them (0 outside ready: they ended with the connection). */
+  calls: number;
+  /** The host knows the server's catalog (what the machine's `knowsCatalog` guard asks): from an earlier run, or once it registered tools. */
+  catalog: boolean;
+}
+
+const counters = new WeakMap<object, Counters>();
 const connectingNow = (snapshot: ServerSnapshot): boolean =>
   snapshot.status === 'active' &&
-  ((snapshot.matches('pending') && !snapshot.matches({ pending: 'queued' })) ||
+  ((snapshot.matches('pending') && !snapshot.matches({ pending: 'queued' }) && !snapshot.matches({ pending: 'on_demand' })) ||
     (snapshot.matches('authenticating') && !snapshot.matches({ authenticating: 'consenting' })));
-// Only the initial snapshot is not in the map: it may already be connecting.
-const countersOf = (snapshot: ServerSnapshot) =>
-  counters.get(snapshot) ?? { attempts: connectingNow(snapshot) ? 1 : 0, catalogChanges: 0 };
+// Every snapshot of a `serverGraph` is in the map (its initial one too); a bare one counts as just started.
+const countersOf = (snapshot: ServerSnapshot): Counters =>
+  counters.get(snapshot) ?? { attempts: connectingNow(snapshot) ? 1 : 0, catalogChanges: 0, calls: 0, catalog: true };
 
 /** Events a bound refused (the same event objects are used throughout a traversal). */
 const refused = new WeakSet<ModelEvent>();
 
-/** The real machine's transition function, driven by model events, within `bounds`. */
-export function serverGraph(bounds: Bounds): ActorLogic<ServerSnapshot, ModelEvent, ServerInput> {
-  return Object.assign(Object.create(serverMachine) as ActorLogic<ServerSnapshot, ModelEvent, ServerInput>, {
+/**
+ * The real machine's transition function, driven by model events, within
+ * `bounds`. `knowsCatalog`: whether the host knows the server's catalog from
+ * an earlier run; the machine's guard is provided as the host provides it
+ * (known from the start, or once the server registered its tools).
+ */
+export function serverGraph(bounds: Bounds, knowsCatalog = true): ActorLogic<ServerSnapshot, ModelEvent, ServerInput> {
+  const maxCalls = bounds.calls ?? 2;
+  /** What the guard answers during the transition being computed (transitions are synchronous). */
+  let catalogNow = knowsCatalog;
+  const machine = serverMachine.provide({ guards: { knowsCatalog: () => catalogNow } });
+  const logic = Object.create(machine) as ActorLogic<ServerSnapshot, ModelEvent, ServerInput>;
+  return Object.assign(logic, {
+    getInitialSnapshot(scope: ActorScope<ServerSnapshot, ModelEvent>, input: ServerInput) {
+      catalogNow = knowsCatalog;
+      const initial = machine.getInitialSnapshot.call(logic, scope as never, input) as ServerSnapshot;
+      counters.set(initial, { attempts: connectingNow(initial) ? 1 : 0, catalogChanges: 0, calls: 0, catalog: knowsCatalog });
+      return initial;
+    },
     transition(snapshot: ServerSnapshot, event: ModelEvent, scope: ActorScope<ServerSnapshot, ModelEvent>) {
-      const next = serverMachine.transition(snapshot, toMachineEvent(snapshot, event) as ServerEvent, scope as never);
       const before = countersOf(snapshot);
+      catalogNow = before.catalog;
+      const next = machine.transition(snapshot, toMachineEvent(snapshot, event) as ServerEvent, scope as never);
       // A macrostep from a non-connecting state into a connecting one is a new attempt (so is re-entering pending).
       const reentered = event.type === 'server.restart' || event.type === 'server.configure';
       const attempt = connectingNow(next) && (!connectingNow(snapshot) || reentered);
-      const after = {
+      const stillReady = snapshot.matches('ready') && next.matches('ready');
+      const callChange = event.type === 'call.started' ? 1 : event.type === 'call.finished' ? -1 : 0;
+      const after: Counters = {
         attempts: before.attempts + (attempt ? 1 : 0),
         catalogChanges: before.catalogChanges + (event.type === 'catalog.changed' && next.matches('ready') ? 1 : 0),
+        calls: stillReady ? Math.max(0, before.calls + callChange) : 0,
+        catalog: before.catalog || next.matches('ready'),
       };
       // Past a bound the event is refused: the graph sees a self-loop, which no path takes.
-      if (after.attempts > bounds.attempts || after.catalogChanges > bounds.catalogChanges) {
+      if (after.attempts > bounds.attempts || after.catalogChanges > bounds.catalogChanges || after.calls > maxCalls) {
         refused.add(event);
         return snapshot;
       }
-      counters.set(next, after);
-      return next;
+      // A step the machine takes without a change (a call forwarded to the idle watch) still changes the counts:
+      // the counts belong to a snapshot object, so that step gets one of its own.
+      const changed = after.calls !== before.calls || after.catalog !== before.catalog;
+      const own = next === snapshot && changed ? ({ ...next } as ServerSnapshot) : next;
+      counters.set(own, after);
+      return own;
     },
   });
 }
@@ -214,6 +281,13 @@ export function canHappen(snapshot: ServerSnapshot, event: ModelEvent): boolean 
       return snapshot.matches({ error: 'backing_off' });
     case 'stable':
       return snapshot.matches('ready') && snapshot.context.failures > 0;
+    case 'idle':
+      // Time passes while ready; only an `on_demand` server's idle watch acts on it.
+      return snapshot.matches('ready');
+    case 'call':
+      // The host counts calls only for `on_demand` servers, and ends only a call it started.
+      if (!snapshot.matches('ready') || snapshot.context.config.start !== 'on_demand') return false;
+      return event.type === 'call.started' || countersOf(snapshot).calls > 0;
     case 'server':
       // Only the startup queue sends it, and only to a server waiting in it.
       // A stopping actor has left the registry already.
@@ -221,6 +295,8 @@ export function canHappen(snapshot: ServerSnapshot, event: ModelEvent): boolean 
       // Sent when only `enabled` flips (src/host/config-change.ts): enable to a disabled config, disable to an enabled one.
       if (event.type === 'server.enable') return !snapshot.context.config.enabled;
       if (event.type === 'server.disable') return snapshot.context.config.enabled;
+      // The host asks for `on_demand` servers: a call to one of their tools, or a search that loaded one.
+      if (event.type === 'server.demand') return snapshot.context.config.start === 'on_demand';
       return true;
     default:
       return true;
@@ -252,7 +328,9 @@ export function traversal(input: ServerInput, configs: ConfigSet, { only, fine =
         live: snapshot.context.live !== null,
         next: snapshot.matches('closing') ? snapshot.context.next : null,
         config: fine ? configLabel(configs, snapshot.context.config) : snapshot.context.config.enabled,
+        start: snapshot.context.config.start,
         url: snapshot.context.authorizationUrl !== null,
+        demanded: snapshot.context.demanded,
         ...countersOf(snapshot),
       }),
   };

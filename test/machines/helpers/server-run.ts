@@ -2,6 +2,12 @@
 // to happen (through the scripted world, or sent as the event itself), the
 // actor is observed the way the host observes it, and the observation is
 // compared with what the reference model promises, at every step.
+//
+// The machine's own idle watch runs (it is what counts the calls of an
+// `on_demand` server): its clock is faked, and `idle.elapses` moves it on by
+// `idle_timeout_seconds`. The machine's delays are faked with it and never
+// come due; paths fire them by name.
+import { vi } from 'vitest';
 import { createActor, type ActorRefFrom } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
@@ -76,6 +82,9 @@ export function perform(event: ModelEvent, actor: ServerRef, world: ServerWorld)
       return actor.send({ type: afterEvents.backoff } as never);
     case 'stable.elapses':
       return actor.send({ type: afterEvents.stable } as never);
+    // The ready server's idle watch sees `idle_timeout_seconds` go by (on the faked clock).
+    case 'idle.elapses':
+      return void vi.advanceTimersByTime(actor.getSnapshot().context.config.idle_timeout_seconds * 1000);
     default:
       return actor.send(event);
   }
@@ -87,6 +96,7 @@ export function phaseOf(snapshot: ServerSnapshot): Phase {
   const pairs: Array<[Parameters<ServerSnapshot['matches']>[0], Phase]> = [
     ['disabled', 'disabled'],
     [{ pending: 'queued' }, 'queued'],
+    [{ pending: 'on_demand' }, 'on_demand'],
     [{ pending: 'checking_auth' }, 'checking'],
     [{ pending: 'connecting' }, 'connecting'],
     [{ authenticating: 'refreshing' }, 'refreshing'],
@@ -113,9 +123,12 @@ function observe(actor: ServerRef, step: ServerSnapshot, observer: Observer, wor
     state,
     /** The graph's own step (the pure transition) agrees with the actor and the model. */
     graphState: topState(step),
+    graphPhase: phaseOf(step),
     phase: phaseOf(snapshot),
     /** A pending server waits for its turn in the startup queue (or will, once closed) rather than connect at once. */
     queued: state === 'pending' && snapshot.context.queued,
+    /** An `on_demand` server was asked for: it connects rather than waits (until it goes idle). */
+    demanded: snapshot.context.demanded,
     config: configLabel(configs, snapshot.context.config),
     errorKind: failedState(state) ? snapshot.context.errorKind : null,
     gaveUp: state === 'error' && /gave up/.test(snapshot.context.error ?? ''),
@@ -129,8 +142,11 @@ function observe(actor: ServerRef, step: ServerSnapshot, observer: Observer, wor
       refresh: world.refreshes.running().length,
       consent: world.consents.running().length,
       catalog: world.catalogs.running().length,
+      idleWatch: snapshot.status === 'active' && snapshot.children['idleWatch'] !== undefined ? 1 : 0,
       close: world.connections.filter((connection) => connection.closeInFlight).length,
     },
+    /** Timers waiting on the faked clock: the machine's delays of the state it is in, and an armed idle watch. */
+    timers: vi.getTimerCount(),
     consentsBegun: world.consents.all.length,
     /** close() calls per connection ever established. */
     closeCalls: world.connections.map((connection) => connection.closeCalls),
@@ -158,8 +174,10 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
   return {
     state,
     graphState: state,
+    graphPhase: facts.phase,
     phase: facts.phase,
     queued: state === 'pending' && facts.queued,
+    demanded: facts.demanded,
     config: configLabel(configs, facts.config),
     errorKind,
     gaveUp: state === 'error' && facts.gaveUp,
@@ -173,8 +191,14 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
       refresh: runs.refresh(facts) ? 1 : 0,
       consent: runs.consent(facts) ? 1 : 0,
       catalog: runs.catalog(facts) ? 1 : 0,
+      idleWatch: runs.idleWatch(facts) ? 1 : 0,
       close: runs.close(facts) && facts.connections > 0 ? 1 : 0,
     },
+    // `stable` while ready, `backoff` while backing off; the idle timer of an `on_demand` server with no call in flight.
+    timers:
+      (facts.phase === 'ready' ? 1 : 0) +
+      (facts.phase === 'backing_off' ? 1 : 0) +
+      (facts.phase === 'ready' && facts.config.start === 'on_demand' && facts.calls === 0 ? 1 : 0),
     consentsBegun: facts.consents,
     closeCalls,
     holdsItsConnection: true,
@@ -192,23 +216,44 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
 export interface PathRun {
   input: ServerInput;
   configs: ConfigSet;
+  /** The host knows the server's catalog from an earlier run (default true); else once it registered tools. */
+  knowsCatalog?: boolean;
   /** The machine to run (a deliberately broken one, to see the test fail). */
   machine?: typeof serverMachine;
 }
 
+/** Fakes the clock of setTimeout (only), unless it is already: whether this call did. */
+function fakeClock(): boolean {
+  if (vi.isFakeTimers()) return false;
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+  return true;
+}
+
 /** Runs one path on a real actor, checking it against the model at every step; the first mismatch, if any. */
-export async function runPath(path: ServerPath, { input, configs, machine = serverMachine }: PathRun): Promise<Mismatch | null> {
+export async function runPath(path: ServerPath, run: PathRun): Promise<Mismatch | null> {
+  const { input, configs, machine = serverMachine, knowsCatalog = true } = run;
   const world = createServerWorld();
-  const actor = createActor(machine.provide({ actors: world.actors, ...noTimers }), { input });
-  const observer = await createObserver((name) => (name === NAME ? actor : undefined));
-  observer.bridge(actor);
-  actor.start();
-  let facts = initialFacts(input.config, input.queued);
-  const taken: string[] = [];
+  let observer: Observer | undefined;
+  // As the host provides it: known from an earlier run, or from the journal once the server registered tools.
+  const guards = { knowsCatalog: () => knowsCatalog || (observer?.knowsCatalog(NAME) ?? false) };
+  const ownClock = fakeClock();
+  const actor = createActor(machine.provide({ actors: world.actors, guards, ...noTimers }), { input });
   try {
+    observer = await createObserver((name) => (name === NAME ? actor : undefined));
+    observer.bridge(actor);
+    actor.start();
+    let facts = initialFacts(input.config, input.queued, knowsCatalog);
+    const taken: string[] = [];
     for (const [index, step] of path.steps.entries()) {
       if (index > 0) {
-        perform(step.event, actor, world);
+        try {
+          perform(step.event, actor, world);
+        } catch (error) {
+          // The world could not make it happen (nothing of the kind runs): the graph and the actor disagree.
+          const event = describeEvent(configs, step.event);
+          const walked = ['start', ...taken, event].join(' → ');
+          return { path: walked, signature: `${event}: cannot happen`, differences: { happens: { seen: String(error), promised: 'it happens' } } };
+        }
         facts = expected(facts, step.event);
         taken.push(describeEvent(configs, step.event));
       }
@@ -218,14 +263,21 @@ export async function runPath(path: ServerPath, { input, configs, machine = serv
     }
     return null;
   } finally {
-    observer.stop();
+    observer?.stop();
     actor.stop();
+    if (ownClock) vi.useRealTimers();
   }
 }
 
 /** Runs every path; the distinct discrepancies found. */
 export async function runPaths(paths: readonly ServerPath[], run: PathRun) {
   const mismatches = createMismatches();
-  for (const path of paths) mismatches.add(await runPath(path, run));
+  // One faked clock for them all: each actor clears its timers when it stops.
+  const ownClock = fakeClock();
+  try {
+    for (const path of paths) mismatches.add(await runPath(path, run));
+  } finally {
+    if (ownClock) vi.useRealTimers();
+  }
   return mismatches;
 }

@@ -51,13 +51,22 @@ export type ModelEvent =
   /** The reconnect backoff is over. */
   | { type: 'backoff.elapses' }
   /** The server stayed ready long enough for its earlier losses not to count. */
-  | { type: 'stable.elapses' };
+  | { type: 'stable.elapses' }
+  /** One of an `on_demand` server's tools is called or loaded through search. */
+  | { type: 'server.demand' }
+  /** A call to the ready server begins, or ends (the host counts the calls of an `on_demand` server). */
+  | { type: 'call.started' }
+  | { type: 'call.finished' }
+  /** `idle_timeout_seconds` pass (with no call in flight, an `on_demand` server goes back to waiting). */
+  | { type: 'idle.elapses' };
 
 /** Where the server is, finer than its SPEC state: says which piece of work runs. */
 export type Phase =
   | 'disabled'
   /** pending, waiting for its turn in the startup queue: no process. */
   | 'queued'
+  /** pending, `start: on_demand`: waits with no process until one of its tools is called or loaded. */
+  | 'on_demand'
   /** pending, OAuth: is the stored token fresh enough? */
   | 'checking'
   /** pending, spawning / opening, initialize, list tools. */
@@ -101,11 +110,18 @@ export interface ServerFacts {
   consents: number;
   /** The running consent has told where the user must go. */
   authorizationUrl: boolean;
+  /** One of its tools was called or loaded through search since it last went idle (or was disabled). */
+  demanded: boolean;
+  /** Its catalog is known (from an earlier run, or once it was ready): an `on_demand` server can wait with it. */
+  catalogKnown: boolean;
+  /** Calls in flight on the ready connection. */
+  calls: number;
 }
 
 const PHASE_STATE: Record<Exclude<Phase, 'closing'>, ServerState> = {
   disabled: 'disabled',
   queued: 'pending',
+  on_demand: 'pending',
   checking: 'pending',
   connecting: 'pending',
   refreshing: 'authenticating',
@@ -133,7 +149,8 @@ export function expectedTools(name: string, config: ServerConfig): string[] {
     .map((tool) => `${name}__${tool}`);
 }
 
-export function initialFacts(config: ServerConfig, queued: boolean): ServerFacts {
+/** `catalogKnown`: the host knows the server's catalog from an earlier run. */
+export function initialFacts(config: ServerConfig, queued: boolean, catalogKnown = true): ServerFacts {
   const facts: ServerFacts = {
     phase: 'disabled',
     closingTo: null,
@@ -146,19 +163,39 @@ export function initialFacts(config: ServerConfig, queued: boolean): ServerFacts
     connections: 0,
     consents: 0,
     authorizationUrl: false,
+    demanded: false,
+    catalogKnown,
+    calls: 0,
   };
   // A disabled server is out of the startup queue: enabling it later connects it (or re-queues a hand edit).
   if (!config.enabled) return { ...facts, queued: false };
   return queued ? { ...facts, phase: 'queued' } : start(facts);
 }
 
-/** Connect now (OAuth servers check their token first), or wait in the startup queue. Errors of a previous run are gone. */
+/**
+ * An `on_demand` server nobody asked for waits (SPEC §4), with the catalog
+ * it publishes meanwhile; without one it connects once to learn it.
+ */
+const waitsForDemand = (facts: ServerFacts, config: ServerConfig): boolean =>
+  config.start === 'on_demand' && !facts.demanded && facts.catalogKnown;
+
+/**
+ * Connect now (OAuth servers check their token first), wait in the startup
+ * queue, or (`on_demand`) wait to be asked for. Errors of a previous run are gone.
+ */
 function start(facts: ServerFacts, config = facts.config, queued = false): ServerFacts {
+  const phase: Phase = queued
+    ? 'queued'
+    : waitsForDemand(facts, config)
+      ? 'on_demand'
+      : usesOAuth(config)
+        ? 'checking'
+        : 'connecting';
   return {
     ...facts,
     config,
     queued,
-    phase: queued ? 'queued' : usesOAuth(config) ? 'checking' : 'connecting',
+    phase,
     closingTo: null,
     errorKind: null,
     gaveUp: false,
@@ -178,6 +215,8 @@ function disable(facts: ServerFacts, config: ServerConfig): ServerFacts {
     phase: 'disabled',
     closingTo: null,
     queued: false,
+    // Enabled again, an `on_demand` server waits to be asked for afresh.
+    demanded: false,
     failures: 0,
     errorKind: null,
     gaveUp: false,
@@ -204,8 +243,9 @@ function connectFailed(facts: ServerFacts, kind: ErrorKind): ServerFacts {
   return settleError({ ...facts, errorKind: kind, failures: reconnecting ? facts.failures + 1 : 0, authorizationUrl: false });
 }
 
+/** Leaving ready: tools gone, the connection closing (its calls end with it). */
 function closeTo(facts: ServerFacts, closingTo: ClosingTo, changes: Partial<ServerFacts> = {}): ServerFacts {
-  return { ...facts, ...changes, phase: 'closing', closingTo };
+  return { ...facts, ...changes, phase: 'closing', closingTo, calls: 0 };
 }
 
 /** The closing server's connection is gone: on to where it was going. */
@@ -225,7 +265,7 @@ function arrive(facts: ServerFacts): ServerFacts {
 }
 
 const connectingPhases: readonly Phase[] = ['connecting', 'auth_connecting'];
-const pendingPhases: readonly Phase[] = ['queued', 'checking', 'connecting'];
+const pendingPhases: readonly Phase[] = ['queued', 'on_demand', 'checking', 'connecting'];
 
 /** The model: the facts after `event`. An event the server cannot take leaves them as they are. */
 export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
@@ -316,6 +356,8 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
         authorizationUrl: false,
         registrations: facts.registrations + 1,
         connections: facts.connections + 1,
+        // Its tools were registered: the host knows its catalog from now on.
+        catalogKnown: true,
       };
     case 'connect.fails':
       return connectingPhases.includes(phase) ? connectFailed(facts, 'spawn_failed') : facts;
@@ -339,6 +381,26 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
 
     case 'backoff.elapses':
       return phase === 'backing_off' ? start(facts) : facts;
+
+    case 'server.demand':
+      // Waiting for it: it starts now (an OAuth server checks its token first).
+      if (phase === 'on_demand') return start({ ...facts, demanded: true });
+      // Still in pending (SPEC §4 state; a server closing on its way back there shows pending too):
+      // remembered, so it connects rather than waits once its turn comes or its connection is closed.
+      if (pendingPhases.includes(phase) || (phase === 'closing' && facts.closingTo === 'pending')) {
+        return { ...facts, demanded: true };
+      }
+      // Connected or on its way with a token, failed, or disabled: nothing to start.
+      return facts;
+
+    case 'call.started':
+      return phase === 'ready' ? { ...facts, calls: facts.calls + 1 } : facts;
+    case 'call.finished':
+      return phase === 'ready' ? { ...facts, calls: Math.max(0, facts.calls - 1) } : facts;
+    case 'idle.elapses':
+      // No call for idle_timeout_seconds: back to waiting, once its connection is closed. An eager server stays.
+      if (phase !== 'ready' || facts.config.start !== 'on_demand' || facts.calls > 0) return facts;
+      return closeTo(facts, 'pending', { demanded: false });
   }
 }
 
@@ -349,5 +411,7 @@ export const runs = {
   refresh: (facts: ServerFacts) => facts.phase === 'refreshing',
   consent: (facts: ServerFacts) => facts.phase === 'consenting',
   catalog: (facts: ServerFacts) => facts.phase === 'ready',
+  /** The idle watch lives with the ready connection (it does nothing for an eager server). */
+  idleWatch: (facts: ServerFacts) => facts.phase === 'ready',
   close: (facts: ServerFacts) => facts.phase === 'closing',
 };

@@ -1,0 +1,120 @@
+/**
+ * Tool search over the whole fleet, kept in step with the journal's
+ * projection: the index holds each ready server's registered tools, and the
+ * last catalog of each `on_demand` server that waits for a call (calling or
+ * loading one of those starts it). Before each search the index takes the
+ * servers whose tool list changed since the last one — the projection's
+ * lists are immutable and shared, so a changed server is one identity check
+ * away and nothing else is re-indexed.
+ */
+import type { ToolEntry } from '../services/journal/events.js';
+import { ownerOf, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
+import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
+
+/** One search hit as the library, the API and the CLI give it (SPEC §6). */
+export interface ToolSearchResult {
+  name: string;
+  server: string;
+  original: string;
+  description: string;
+  parameters: Record<string, unknown>;
+  score: number;
+  /** Callable now: registered, or its `on_demand` server waits and starts when it is called. */
+  available: boolean;
+  /** The fields the query matched (`name`, `title`, `description`, `parameters`): why it ranks. */
+  matched: string[];
+}
+
+export interface SearchOptions {
+  /** At most this many results (default 8). */
+  limit?: number;
+}
+
+export const DEFAULT_SEARCH_LIMIT = 8;
+
+export interface FleetSearch {
+  search(query: string, options?: SearchOptions): ToolSearchResult[];
+}
+
+/** Whether a projected server is an `on_demand` one waiting for a call (its view: pending, nothing registered). */
+export function waitsOnDemand(server: ProjectedServer): boolean {
+  return server.config['start'] === 'on_demand' && server.state === 'pending' && server.registered_since === 0;
+}
+
+/** What the index should hold for a server: its registered tools, its last catalog while it waits on demand, or nothing. */
+function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null {
+  if (server.registered_since > 0) return server.tools;
+  if (waitsOnDemand(server)) return server.known_tools ?? null;
+  return null;
+}
+
+export function createFleetSearch(projected: () => ProjectionContext): FleetSearch {
+  const index = createToolIndex();
+  /** Per server, the entry list the index holds. */
+  const indexed = new Map<string, readonly ToolEntry[]>();
+  /** One searchable object per journal entry: an unchanged tool is the same object to the index. */
+  const searchable = new WeakMap<ToolEntry, SearchableTool>();
+
+  function toSearchable(server: string, entry: ToolEntry): SearchableTool {
+    let tool = searchable.get(entry);
+    if (tool === undefined || tool.server !== server) {
+      tool = {
+        name: entry.name,
+        server,
+        original: entry.original,
+        ...(entry.title === undefined ? {} : { title: entry.title }),
+        description: entry.description,
+        parameters: entry.parameters ?? {},
+      };
+      searchable.set(entry, tool);
+    }
+    return tool;
+  }
+
+  function catchUp(context: ProjectionContext): void {
+    for (const [name, server] of Object.entries(context.servers)) {
+      const entries = searchableEntries(server);
+      if (entries === indexed.get(name)) continue;
+      if (entries === null) {
+        index.removeServer(name);
+        indexed.delete(name);
+      } else {
+        index.setServerTools(name, entries.map((entry) => toSearchable(name, entry)));
+        indexed.set(name, entries);
+      }
+    }
+    for (const name of indexed.keys()) {
+      if (context.servers[name] === undefined) {
+        index.removeServer(name);
+        indexed.delete(name);
+      }
+    }
+  }
+
+  return {
+    search(query, options = {}) {
+      const context = projected();
+      catchUp(context);
+      const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+      // A registered tool another server's later registration shadows is not what its name calls.
+      const reachable = (tool: SearchableTool): boolean => {
+        const server = context.servers[tool.server];
+        if (server === undefined) return false;
+        return server.registered_since === 0 || ownerOf(context, tool.name) === tool.server;
+      };
+      return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
+        const server = context.servers[tool.server]!;
+        return {
+          name: tool.name,
+          server: tool.server,
+          original: tool.original,
+          description: tool.description,
+          parameters: tool.parameters,
+          score,
+          available: server.state === 'ready' || waitsOnDemand(server),
+          matched,
+        };
+      });
+    },
+  };
+}

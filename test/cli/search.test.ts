@@ -1,0 +1,161 @@
+// `mcp-fleet search` as a real child process, talking to a real `serve`
+// (itself a child process) with a real stdio fixture server.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatSearchTable } from '../../src/cli/search.js';
+import { fixtureCommand } from '../fixtures/index.js';
+
+const BIN = resolve('bin/mcp-fleet.js');
+
+/** The test's environment without anything that would redirect the CLI. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
+  return env;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[]): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(), timeout: 30_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let worker: ChildProcess | undefined;
+let exited: Promise<number | null>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-search-'));
+  writeFileSync(
+    join(dir, 'mcp_servers.json'),
+    JSON.stringify({ servers: { alpha: { type: 'local', command: fixtureCommand('healthy'), timeout_seconds: 15 } } }),
+  );
+  worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  exited = new Promise((done) => worker!.on('exit', (code) => done(code)));
+  let stdout = '';
+  worker.stdout!.on('data', (chunk) => (stdout += chunk));
+  worker.stderr!.resume();
+  const deadline = Date.now() + 20_000;
+  while (!/servers ready/.test(stdout)) {
+    if (Date.now() > deadline) throw new Error(`the worker did not start: ${stdout}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}, 30_000);
+
+afterAll(async () => {
+  if (worker && worker.exitCode === null && worker.signalCode === null) {
+    worker.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('mcp-fleet search', () => {
+  it('prints a table, best match first: score, tool, available, first line of the description', async () => {
+    const run = await cli(['search', 'add two numbers', '--state-dir', dir]);
+    expect(run.stderr).toBe('');
+    expect(run.code).toBe(0);
+    const lines = run.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^SCORE\s+TOOL\s+AVAILABLE\s+DESCRIPTION$/);
+    expect(lines[1]).toMatch(/^\d+\.\d\d\s+alpha__add\s+yes\s+Adds two numbers$/);
+  });
+
+  it('takes the query as several words too, and --limit', async () => {
+    const all = await cli(['search', 'text', 'numbers', 'fails', 'slow', '--state-dir', dir]);
+    expect(all.code).toBe(0);
+    expect(all.stdout.trimEnd().split('\n').length).toBeGreaterThan(3);
+    const one = await cli(['search', 'text', 'numbers', 'fails', 'slow', '--limit', '1', '--state-dir', dir]);
+    expect(one.code).toBe(0);
+    const rows = one.stdout.trimEnd().split('\n');
+    expect(rows).toHaveLength(2);
+    // The same best match (the columns are as wide as their widest cell, so compare cells).
+    const cells = (line: string | undefined) => line?.split(/\s{2,}/);
+    expect(cells(rows[1])).toEqual(cells(all.stdout.split('\n')[1]));
+  });
+
+  it('--json prints the API answer', async () => {
+    const run = await cli(['search', 'echo', '--json', '--limit', '3', '--state-dir', dir]);
+    expect(run.code).toBe(0);
+    const body = JSON.parse(run.stdout);
+    expect(Object.keys(body)).toEqual(['tools']);
+    expect(body.tools.length).toBeLessThanOrEqual(3);
+    expect(body.tools[0]).toMatchObject({ name: 'alpha__echo', server: 'alpha', original: 'echo', available: true });
+    expect(body.tools[0].score).toEqual(expect.any(Number));
+  });
+
+  it('says so when nothing matches', async () => {
+    const run = await cli(['search', 'zyxwvutsrq', '--state-dir', dir]);
+    expect(run).toEqual({ code: 0, stdout: 'no tool matches "zyxwvutsrq"\n', stderr: '' });
+  });
+
+  it('a bad --limit or a blank query is one line on stderr, exit 1', async () => {
+    expect(await cli(['search', 'echo', '--limit', 'many', '--state-dir', dir])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: --limit must be an integer from 1 to 100\n',
+    });
+    // In range for the CLI's own check, out of range for the API: its message.
+    expect(await cli(['search', 'echo', '--limit', '500', '--state-dir', dir])).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: limit: must be an integer from 1 to 100\n',
+    });
+    expect(await cli(['search', '  ', '--state-dir', dir])).toMatchObject({ code: 1, stdout: '' });
+  });
+
+  it('with no running worker, says how to start one', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-search-none-'));
+    try {
+      const run = await cli(['search', 'echo', '--state-dir', empty]);
+      expect(run).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `error: no running worker for ${empty}: start one with \`mcp-fleet serve --state-dir ${empty}\`, or pass --url\n`,
+      });
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('formatSearchTable', () => {
+  const hit = (name: string, score: number, available: boolean, description: string) => ({
+    name,
+    server: 'files',
+    original: name.replace(/^files__/, ''),
+    description,
+    parameters: {},
+    score,
+    available,
+    matched: ['name'],
+  });
+
+  it('marks a tool that cannot be called now, and keeps the first line of a long description', () => {
+    const table = formatSearchTable(
+      [
+        hit('files__read_file', 12.3456, true, 'Read a file\nfrom the sandbox'),
+        hit('files__write_file', 3, false, 'x'.repeat(100)),
+      ],
+      'file',
+    );
+    expect(table.split('\n')).toEqual([
+      'SCORE  TOOL               AVAILABLE  DESCRIPTION',
+      '12.35  files__read_file   yes        Read a file',
+      `3.00   files__write_file  no         ${'x'.repeat(69)}…`,
+    ]);
+  });
+});
