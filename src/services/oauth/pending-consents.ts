@@ -6,7 +6,9 @@
  * a callback. A state is taken once.
  */
 import { createHash } from 'node:crypto';
-import { DatabaseUnavailableError, isConnectionError, type Database } from '../database/database.js';
+// errors.js, not database.js: the file-store host must not load the database driver (src/fleet.ts).
+import type { Database } from '../database/database.js';
+import { DatabaseUnavailableError, isConnectionError } from '../database/errors.js';
 
 export interface PendingConsents {
   /** Records that `state` belongs to a consent of `server`, begun by `worker`. */
