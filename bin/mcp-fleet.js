@@ -1,7 +1,13 @@
 #!/usr/bin/env node
-// Runs the TypeScript CLI directly through tsx, so the command is always the
-// source it ships with: no build step between a clean clone and `--help`.
-import { register } from 'tsx/esm/api';
+// The `mcp-fleet` command runs the compiled CLI in dist/: plain JavaScript, no
+// TypeScript loader at start. A clone builds dist/ with `npm run build`, which
+// `npm ci`, `npm start` and `npm test` run for it.
+import { existsSync } from 'node:fs';
 
-register();
-await import('../src/cli.ts');
+const cli = new URL('../dist/cli.js', import.meta.url);
+if (existsSync(cli)) {
+  await import(cli.href);
+} else {
+  process.stderr.write('mcp-fleet: dist/cli.js is missing; run `npm run build` in the mcp-fleet checkout\n');
+  process.exitCode = 1;
+}

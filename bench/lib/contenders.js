@@ -4,16 +4,14 @@
 // (mcp-fleet: every server `ready`), so timing `open` is timing startup.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { register } from 'tsx/esm/api';
 // The raw SDK is the very copy mcp-fleet runs on (the root install of the v2
 // client), not the bench's own; in its default mode (2025 handshake, no era
 // probe), which is what mcp-fleet does once it knows a server's era.
 import { Client } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StdioClientTransport } from '../../node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
 
-register();
-/** mcp-fleet's public API, straight from its TypeScript source (as `bin/mcp-fleet.js` runs it). */
-export const fleet = await import('../../src/index.ts');
+/** mcp-fleet's public API as it ships: the build in dist/ (`npm run bench` builds it first), as `bin/mcp-fleet.js` runs it. */
+export const fleet = await import('../../dist/index.js');
 const { stateDirFor } = await import('./env.js');
 
 const silent = { info() {}, warn() {} };

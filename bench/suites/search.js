@@ -250,8 +250,8 @@ function speed({ catalog, reps, quick }) {
   };
 }
 
-/** Context bytes and on-demand startup (bench/lib/deferred.js) run a real host: mcp-fleet's public API from source. */
-const fleet = await import('../../src/index.ts');
+/** Context bytes and on-demand startup (bench/lib/deferred.js) run a real host: mcp-fleet as it ships (dist/). */
+const fleet = await import('../../dist/index.js');
 const context = ({ catalog }) => contextBytes(fleet, catalog);
 const startup = ({ reps, quick }) => onDemandStartup(fleet, { reps: quick ? 2 : Math.min(reps, 5) });
 

@@ -1,0 +1,228 @@
+// The package as users get it: `npm pack` the project, install the tarball into
+// an empty project, and there import it from plain Node, type-check a strict
+// consumer against its declarations, run the `mcp-fleet` binary and a worker
+// on a real server. Nothing in that project can reach tsx or src/.
+//
+// Offline: the empty project gets a lockfile made of the root lockfile's
+// runtime entries, so `npm ci --offline` takes every dependency, at the very
+// version the tests ran with, from the npm cache the root `npm ci` filled (a
+// plain `npm install --offline <tarball>` needs registry metadata that the
+// cache may not hold). Only a cache missing some tarball goes to the registry.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fixtureCommand } from '../fixtures/index.js';
+
+const run = promisify(execFile);
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  license: string;
+  dependencies: Record<string, string>;
+  bin: Record<string, string>;
+  engines: Record<string, string>;
+};
+
+interface LockEntry {
+  name?: string;
+  version?: string;
+  resolved?: string;
+  link?: boolean;
+  dev?: boolean;
+  devOptional?: boolean;
+}
+
+/**
+ * The entry with its tarball URL, which the root lockfile leaves out
+ * (omit-lockfile-registry-resolved): with it and the integrity, npm takes the
+ * tarball from the cache by its hash and needs no registry metadata.
+ */
+function withResolved(path: string, entry: LockEntry, registry: string): LockEntry {
+  if (entry.resolved || entry.link || !entry.version) return entry;
+  const name = entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
+  return { ...entry, resolved: `${registry}${name}/-/${name.split('/').at(-1)}-${entry.version}.tgz` };
+}
+
+/** The environment without anything that would redirect the worker or the CLI. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE', 'MCP_FLEET_DATABASE_URL']) delete env[key];
+  return env;
+}
+
+function exec(command: string, args: string[], cwd: string, timeout = 120_000) {
+  return run(command, args, { cwd, env: cleanEnv(), timeout, maxBuffer: 64 << 20 });
+}
+
+let temp: string;
+let app: string;
+let packed: string[];
+const workers: ChildProcess[] = [];
+
+beforeAll(async () => {
+  temp = mkdtempSync(join(tmpdir(), 'mcp-fleet-package-'));
+  // --ignore-scripts: no `prepare` rebuild of the dist/ that other test files are running right now.
+  const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', temp], ROOT);
+  const [report] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
+  packed = report.files.map((file) => file.path);
+  const tarball = join(temp, report.filename);
+
+  app = join(temp, 'app');
+  mkdirSync(app);
+  const spec = `file:${relative(app, tarball)}`;
+  const rootLock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
+  const registry = (await exec('npm', ['config', 'get', 'registry'], ROOT)).stdout.trim().replace(/\/?$/, '/');
+  const runtime = Object.entries(rootLock.packages)
+    .filter(([path, entry]) => path.startsWith('node_modules/') && !entry.dev && !entry.devOptional)
+    .map(([path, entry]) => [path, withResolved(path, entry, registry)]);
+  const packages = {
+    '': { name: 'app', dependencies: { [pkg.name]: spec } },
+    [`node_modules/${pkg.name}`]: {
+      version: pkg.version,
+      resolved: spec,
+      integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
+      license: pkg.license,
+      dependencies: pkg.dependencies,
+      bin: pkg.bin,
+      engines: pkg.engines,
+    },
+    ...Object.fromEntries(runtime),
+  };
+  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { [pkg.name]: spec } }));
+  writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
+  await exec('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app).catch(async (error: { stderr?: string }) => {
+    // A cache that never held some tarball (cleaned, or another cache filled node_modules): fetch only those.
+    if (!error.stderr?.includes('ENOTCACHED')) throw error;
+    console.warn('npm ci --offline: a dependency is not in the npm cache; installing with --prefer-offline');
+    await exec('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], app);
+  });
+}, 300_000);
+
+afterAll(() => {
+  for (const child of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  if (temp) rmSync(temp, { recursive: true, force: true });
+});
+
+/** A state dir whose only server is the healthy fixture, started with this Node by absolute path. */
+function stateDir(): string {
+  const dir = mkdtempSync(join(temp, 'state-'));
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { healthy: { type: 'local', command: fixtureCommand('healthy') } } }));
+  return dir;
+}
+
+/** Every file under `dir`, relative to it, with `/` separators. */
+function filesUnder(dir: string, prefix = ''): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
+    entry.isDirectory() ? filesUnder(join(dir, entry.name), `${prefix}${entry.name}/`) : [`${prefix}${entry.name}`],
+  );
+}
+
+describe('the packed package', { timeout: 180_000 }, () => {
+  it('holds the compiled code with its declarations, every non-TypeScript file of src/, the diagrams; no source', () => {
+    // Copied as they are: the management page's assets (dist/http/ui/) and data files read through import.meta.url.
+    const assets = filesUnder(join(ROOT, 'src')).filter((file) => !file.endsWith('.ts'));
+    expect(assets).toEqual(expect.arrayContaining(['http/ui/index.html', 'http/ui/app.js', 'http/ui/style.css']));
+    for (const file of assets) expect(packed).toContain(`dist/${file}`);
+    const compiled = packed.filter((path) => path.startsWith('dist/') && path.endsWith('.js') && !assets.includes(path.slice('dist/'.length)));
+    for (const file of compiled) expect(packed).toContain(file.replace(/\.js$/, '.d.ts'));
+    expect(packed).toEqual(
+      expect.arrayContaining(['package.json', 'README.md', 'bin/mcp-fleet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/fleet.js', 'dist/fleet.d.ts', 'dist/cli.js']),
+    );
+    expect(packed).toEqual(expect.arrayContaining(['diagrams/server.svg', 'diagrams/registry.svg']));
+    expect(packed.filter((path) => /^(src|test|bench|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts')))).toEqual([]);
+    // Installed from it: no TypeScript loader anywhere in the tree (tsx is a devDependency).
+    expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
+  });
+
+  it('imports from plain Node ESM and runs a host on a real server', async () => {
+    const script = `
+      import { createMcpHost } from 'mcp-fleet';
+      import { openSharedStores } from 'mcp-fleet/fleet';
+      const host = createMcpHost({ stateDir: ${JSON.stringify(stateDir())} });
+      await host.start();
+      await host.settled();
+      const result = await host.callTool('healthy__echo', { text: 'from the package' });
+      console.log(JSON.stringify({ state: host.status()[0].state, text: result.content[0].text, fleet: typeof openSharedStores }));
+      await host.shutdown();`;
+    const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], app, 60_000);
+    expect(JSON.parse(stdout.trim())).toEqual({ state: 'ready', text: 'from the package', fleet: 'function' });
+  });
+
+  it('type-checks a strict NodeNext consumer against its declarations', async () => {
+    // The declarations name Node's, Express's (createManagementApp) and pg's (mcp-fleet/fleet)
+    // types: a consumer that checks libraries (no skipLibCheck) installs their @types, as here.
+    mkdirSync(join(app, 'node_modules', '@types'), { recursive: true });
+    for (const types of ['node', 'express', 'pg']) {
+      symlinkSync(join(ROOT, 'node_modules', '@types', types), join(app, 'node_modules', '@types', types), 'dir');
+    }
+    writeFileSync(
+      join(app, 'tsconfig.json'),
+      JSON.stringify({
+        compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, noEmit: true, types: ['node'] },
+        files: ['consumer.ts'],
+      }),
+    );
+    writeFileSync(
+      join(app, 'consumer.ts'),
+      `import { createMcpHost, toOpenAITools, type AgentTool, type AgentToolResult, type McpHost } from 'mcp-fleet';
+import { openSharedStores, type SharedStoresOptions } from 'mcp-fleet/fleet';
+// @ts-expect-error: only the exported entry points resolve
+import { createMcpHost as internal } from 'mcp-fleet/dist/host.js';
+
+const host: McpHost = createMcpHost({ stateDir: 'state' });
+const tools: AgentTool[] = host.tools();
+const result: Promise<AgentToolResult> = host.callTool('files__read', { path: 'a' });
+// @ts-expect-error: the declarations are real types, not any
+host.callTool(42);
+export const forModel = toOpenAITools(tools);
+export type Options = SharedStoresOptions;
+export { internal, openSharedStores, result };
+`,
+    );
+    const checked = await exec(process.execPath, [TSC, '-p', 'tsconfig.json'], app).catch((error: { stdout: string }) => error);
+    expect(checked.stdout).toBe('');
+  });
+
+  it('runs `npx mcp-fleet --help` with the version it was packed with', async () => {
+    const help = await exec('npx', ['--offline', 'mcp-fleet', '--help'], app, 60_000);
+    expect(help.stdout).toMatch(/^Usage: mcp-fleet \[options\] \[command\]/);
+    expect(help.stdout).toContain('serve');
+    const version = await exec('npx', ['--offline', 'mcp-fleet', '--version'], app, 60_000);
+    expect(version.stdout.trim()).toBe(pkg.version);
+  });
+
+  it('starts a worker on a real server, serves /healthz and the management page, and stops on SIGTERM', async () => {
+    const dir = stateDir();
+    const child = spawn(process.execPath, [join(app, 'node_modules', '.bin', 'mcp-fleet'), 'serve', '--state-dir', dir, '--port', '0'], {
+      cwd: app,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    workers.push(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr!.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+
+    await expect.poll(() => stdout, { timeout: 60_000, interval: 100 }).toMatch(/servers ready/);
+    expect(stdout, stderr).toContain('1 of 1 enabled servers ready');
+    const { url } = JSON.parse(readFileSync(join(dir, 'worker.json'), 'utf8')) as { url: string };
+    const health = await fetch(new URL('healthz', url));
+    expect([health.status, await health.json()]).toEqual([200, { ok: true }]);
+    for (const path of ['', 'ui/app.js', 'ui/style.css', 'ui/diagrams/server.svg']) {
+      const page = await fetch(new URL(path, url));
+      expect([path, page.status]).toEqual([path, 200]);
+    }
+
+    child.kill('SIGTERM');
+    expect(await exit).toBe(0);
+  });
+});
