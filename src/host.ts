@@ -7,11 +7,13 @@ import { bridgeServer } from './host/journal-bridge.js';
 import { reconcile } from './host/reconcile.js';
 import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
 import { hostServerMachine } from './host/server-actors.js';
+import { createOnDemand } from './host/on-demand.js';
 import { createToolMount } from './host/tool-mount.js';
 import { createResultSpill } from './services/results/result-spill.js';
 import { createReadResultTool, READ_RESULT_TOOL } from './services/results/read-result-tool.js';
 import { createFleetSearch, waitsOnDemand, type SearchOptions, type ToolSearchResult } from './host/tool-search.js';
-import { SEARCH_TOOLS_NAME, searchToolsTool } from './services/tools/search-tools-tool.js';
+import { SEARCH_TOOLS_NAME } from './services/tools/search-tools-tool.js';
+import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
@@ -359,76 +361,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     return owner;
   }
 
+  const onDemand = createOnDemand({ current, projected, stopping: () => stopping !== null });
   const fleetSearch = createFleetSearch(projected);
-  const searchMeta = searchToolsTool({
-    search: (query, limit) =>
-      fleetSearch
-        .search(query, { limit })
-        .filter((found) => found.available)
-        .map(({ name, server, description, parameters }) => ({ name, server, description, parameters })),
-    // Loading a tool of an on-demand server starts it, so that it is ready by the time the model calls.
-    loaded: (found) => {
-      for (const server of new Set(found.map((tool) => tool.server))) current(server)?.send({ type: 'server.demand' });
-    },
-  });
-
-  /** The tools of servers with `tools.always_load`, marked so (copies: the mounted tools are shared). */
-  function markAlwaysLoaded(tools: AgentTool[]): AgentTool[] {
-    const always = new Map<string, true | ReadonlySet<string>>();
-    for (const [name, ref] of Object.entries(servers())) {
-      const setting = ref.getSnapshot().context.config.tools.always_load;
-      if (setting === true) always.set(name, true);
-      else if (setting.length > 0) always.set(name, new Set(setting));
-    }
-    if (always.size === 0) return tools;
-    return tools.map((tool) => {
-      const setting = always.get(tool.server);
-      const marked = setting === true || (setting !== undefined && setting.has(tool.originalName));
-      return marked ? { ...tool, alwaysLoad: true } : tool;
-    });
-  }
-
-  /** A server that will not become ready without a human or a reconnect: a call stops waiting for it. */
-  function cannotStart(snapshot: ReturnType<ServerActorRef['getSnapshot']>): boolean {
-    if (snapshot.status !== 'active') return true;
-    return ['error', 'needs_reauth', 'disabled'].some((state) => snapshot.matches(state as 'error')) ||
-      snapshot.matches({ authenticating: 'consenting' });
-  }
-
-  /** Whether `tool` is one of the tools `server` registered (now or in its last run). */
-  function knownTool(server: string, tool: string): boolean {
-    return projected().servers[server]?.known_tools?.some((entry) => entry.name === tool) ?? false;
-  }
-
-  /**
-   * Starts an `on_demand` server that waits (a no-op for one already on its
-   * way) and waits up to its `timeout_seconds` for `ready`. Resolves with a
-   * way to call its tools then, or null when it is not an on-demand server
-   * or did not become ready (the caller's error result says its state).
-   */
-  async function startOnDemand(
-    name: string,
-    signal?: AbortSignal,
-  ): Promise<{ execute: (tool: string, args: Record<string, unknown>, options?: ExecuteOptions) => Promise<AgentToolResult> } | null> {
-    const ref = current(name);
-    if (!ref || stopping || ref.getSnapshot().context.config.start !== 'on_demand') return null;
-    ref.send({ type: 'server.demand' });
-    try {
-      await waitFor(ref, (snapshot) => snapshot.matches('ready') || cannotStart(snapshot), {
-        timeout: ref.getSnapshot().context.config.timeout_seconds * 1000,
-        ...(signal === undefined ? {} : { signal }),
-      });
-    } catch {
-      return null;
-    }
-    if (!ref.getSnapshot().matches('ready')) return null;
-    return {
-      execute(tool, args, options) {
-        const found = mount.get(tool);
-        return found ? found.execute(args, options) : host.callTool(tool, args, options);
-      },
-    };
-  }
+  const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
 
   const host: McpHost = {
     stateDir,
@@ -475,9 +410,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     tools(toolOptions) {
-      const tools = markAlwaysLoaded(mount.list());
-      if (toolOptions?.loading !== 'deferred') return withReadResult(tools);
-      return withReadResult([searchMeta, ...tools.filter((tool) => tool.alwaysLoad === true)]);
+      const tools = deferredTools.marked(mount.list());
+      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools) : tools);
     },
 
     searchTools: (query, searchOptions) => fleetSearch.search(query, searchOptions),
@@ -485,7 +419,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     hasTool(name) {
       if (mount.get(name) !== undefined || name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
       const owner = ownerByName(name);
-      return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && knownTool(owner, name);
+      return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
     },
 
     async callTool(name, args, callOptions) {
@@ -493,11 +427,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
       const tool = mount.get(name);
       if (tool) return tool.execute(args, callOptions);
-      if (name === SEARCH_TOOLS_NAME) return searchMeta.execute(args, callOptions);
+      if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool.execute(args, callOptions);
       const owner = ownerByName(name);
-      if (owner && knownTool(owner, name)) {
-        const started = await startOnDemand(owner, callOptions?.signal);
-        if (started) return started.execute(name, args, callOptions);
+      if (owner && onDemand.knows(owner, name) && (await onDemand.start(owner, callOptions?.signal))) {
+        const started = mount.get(name);
+        if (started) return started.execute(args, callOptions);
       }
       if (owner) {
         const state = projected().servers[owner]!;

@@ -1,0 +1,72 @@
+/**
+ * Servers started on demand (`start: "on_demand"`), seen from the host: a
+ * call to one of a waiting server's tools starts it and waits for `ready`;
+ * a search that loads its tools starts it without waiting. The machine
+ * decides what a demand does in each state (server.machine.ts).
+ */
+import { waitFor } from 'xstate';
+import type { ServerActorRef } from '../machines/registry.machine.js';
+import type { ProjectionContext } from '../services/journal/projection.js';
+
+type ServerSnapshot = ReturnType<ServerActorRef['getSnapshot']>;
+
+export interface OnDemandOptions {
+  current(name: string): ServerActorRef | undefined;
+  projected(): ProjectionContext;
+  /** The host is shutting down: nothing starts any more. */
+  stopping(): boolean;
+}
+
+export interface OnDemand {
+  /** Whether `tool` is one of the tools `server` registered, now or in its last run (the journal keeps them). */
+  knows(server: string, tool: string): boolean;
+  /**
+   * Starts `name` if it is an `on_demand` server (a no-op for one already on
+   * its way) and resolves true once it is ready, false when it is not such a
+   * server or did not become ready within its `timeout_seconds`.
+   */
+  start(name: string, signal?: AbortSignal): Promise<boolean>;
+  /** Tools of these servers were loaded through search: each starts now, so it is ready when called. */
+  load(servers: Iterable<string>): void;
+}
+
+/** A server that will not become ready without a human or a reconnect: a call stops waiting for it. */
+function cannotStart(snapshot: ServerSnapshot): boolean {
+  if (snapshot.status !== 'active') return true;
+  return (
+    snapshot.matches('error') ||
+    snapshot.matches('needs_reauth') ||
+    snapshot.matches('disabled') ||
+    snapshot.matches({ authenticating: 'consenting' })
+  );
+}
+
+export function createOnDemand({ current, projected, stopping }: OnDemandOptions): OnDemand {
+  const onDemand = (name: string): ServerActorRef | undefined => {
+    const ref = current(name);
+    return ref !== undefined && !stopping() && ref.getSnapshot().context.config.start === 'on_demand' ? ref : undefined;
+  };
+
+  return {
+    knows: (server, tool) => projected().servers[server]?.known_tools?.some((entry) => entry.name === tool) ?? false,
+
+    async start(name, signal) {
+      const ref = onDemand(name);
+      if (ref === undefined) return false;
+      ref.send({ type: 'server.demand' });
+      try {
+        const reached = await waitFor(ref, (snapshot) => snapshot.matches('ready') || cannotStart(snapshot), {
+          timeout: ref.getSnapshot().context.config.timeout_seconds * 1000,
+          ...(signal === undefined ? {} : { signal }),
+        });
+        return reached.matches('ready');
+      } catch {
+        return false;
+      }
+    },
+
+    load(servers) {
+      for (const name of new Set(servers)) onDemand(name)?.send({ type: 'server.demand' });
+    },
+  };
+}
