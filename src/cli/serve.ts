@@ -19,6 +19,7 @@ import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pend
 import { statesOf } from '../http/routes/fleet.js';
 import { CliError } from './client.js';
 
+import { startTelemetryExport, type TelemetryExport } from './telemetry.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -73,17 +74,32 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
     .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback')
     .action(async (options: ServeOptions) => {
+      // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
+      const telemetry = await startTelemetryExport(process.env, (text) => io.stderr(`warning: ${text}\n`));
+      if (telemetry !== null) io.stdout(`telemetry  exporting ${telemetry.summary}\n`);
       let worker: Worker;
       try {
         worker = await startWorker(options, io);
       } catch (err) {
+        await telemetry?.shutdown();
         if (!(err instanceof CliError)) throw err;
         io.stderr(`error: ${err.message}\n`);
         io.setExitCode(1);
         return;
       }
-      stopOnSignals(worker, io);
+      stopOnSignals(telemetry === null ? worker : flushingTelemetry(worker, telemetry), io);
     });
+}
+
+/** `worker`, whose stop also flushes and stops the telemetry export. */
+function flushingTelemetry(worker: Worker, telemetry: TelemetryExport): Worker {
+  return {
+    ...worker,
+    async stop() {
+      await worker.stop();
+      await telemetry.shutdown();
+    },
+  };
 }
 
 /** First signal: graceful stop, exit 0. A second one while stopping: exit 130 at once. */

@@ -12,6 +12,9 @@ import { toResponse } from '../services/config/credentials.js';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { JournalEventInput, ServerState } from '../services/journal/events.js';
 import type { ToolMount } from './tool-mount.js';
+import { forgetServer, noteServerState } from '../services/telemetry/instruments.js';
+import { endLifecycle, noteTransition, type LifecycleOwner } from '../services/telemetry/lifecycle.js';
+import { noteSession } from '../services/telemetry/sessions.js';
 
 export interface JournalBridgeOptions {
   append(event: JournalEventInput): void;
@@ -29,6 +32,9 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
   let configured: ServerConfig | null = null;
   let last: ServerState | null = null;
   let subscriptions: Subscription[] = [];
+  // Telemetry: the server's lifecycle span, and when it last became ready (for the session duration).
+  const lifecycle: LifecycleOwner = { span: undefined };
+  let readySince: number | null = null;
 
   function observe(): void {
     const snapshot = ref.getSnapshot();
@@ -56,7 +62,14 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
       error_kind: failed ? errorKind : null,
     });
     if (failed) options.onFailure?.(name, state, errorKind, error);
+    noteServerState(ref, state);
+    noteTransition(lifecycle, name, last, state, failed ? errorKind : null);
+    readySince = noteSession(name, currentConfig(), readySince, state, failed ? errorKind : null);
     last = state;
+  }
+
+  function currentConfig(): ServerConfig {
+    return ref.getSnapshot().context.config;
   }
 
   let stopped = false;
@@ -65,6 +78,8 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
     stopped = true;
     for (const subscription of subscriptions) subscription.unsubscribe();
     subscriptions = [];
+    forgetServer(ref);
+    endLifecycle(lifecycle, name);
     // A replaced actor leaves the name to its successor, and shutdown leaves every
     // server visible as `stopped`; only a real removal ends the view.
     if (!options.current(name)) append({ type: 'server.removed', server: name });

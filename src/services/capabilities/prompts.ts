@@ -8,6 +8,8 @@ import type { Client, Prompt, PromptMessage } from '@modelcontextprotocol/client
 import { z } from 'zod';
 import { redact } from '../config/credentials.js';
 import { FleetError } from '../support/errors.js';
+import { ATTR } from '../telemetry/attributes.js';
+import { observeRequest } from '../telemetry/requests.js';
 
 /** One prompt as the agent host offers it. */
 export interface PromptEntry {
@@ -95,10 +97,14 @@ export function createPromptRegistry(): PromptRegistry {
       const { arguments: values } = argumentsSchema(entry).parse({ arguments: args });
       let result;
       try {
-        result = await source.client.getPrompt(
-          // zod leaves absent optional arguments out: every value present is a string.
-          { name: entry.name, arguments: values as Record<string, string> },
-          { signal: options.signal, timeout: source.timeoutMs },
+        // Its arguments are not recorded: only the prompt's name goes into telemetry.
+        const telemetry = { target: entry.name, attributes: { [ATTR.promptName]: entry.name } };
+        result = await observeRequest(source.client, 'prompts/get', telemetry, () =>
+          source.client.getPrompt(
+            // zod leaves absent optional arguments out: every value present is a string.
+            { name: entry.name, arguments: values as Record<string, string> },
+            { signal: options.signal, timeout: source.timeoutMs },
+          ),
         );
       } catch (error) {
         const why = redact((error as Error).message, source.secrets);

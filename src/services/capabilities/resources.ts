@@ -11,6 +11,8 @@ import type { AgentTool, ExecuteOptions } from '../tools/agent-tool.js';
 import { redact } from '../config/credentials.js';
 import type { ToolFilter } from '../config/schema.js';
 import { filterTools } from '../connection/connection.js';
+import { ATTR } from '../telemetry/attributes.js';
+import { observeRequest } from '../telemetry/requests.js';
 
 /** The original (un-namespaced) names of the meta tools. */
 export const RESOURCE_TOOL_NAMES = ['list_resources', 'read_resource', 'list_resource_templates'] as const;
@@ -34,7 +36,7 @@ interface MetaTool {
   run(client: Client, args: Record<string, unknown>, request: RequestOptions): Promise<CallToolResult>;
 }
 
-type RequestOptions = { signal?: AbortSignal; timeout: number };
+type RequestOptions = { signal?: AbortSignal; timeout: number; secrets: readonly string[] };
 
 const cursorSchema = {
   type: 'object',
@@ -50,7 +52,7 @@ const META_TOOLS: readonly MetaTool[] = [
       inputSchema: cursorSchema,
     },
     async run(client, args, request) {
-      const page = await client.listResources(cursorParams(args), request);
+      const page = await observeRequest(client, 'resources/list', {}, () => client.listResources(cursorParams(args), request));
       return json({ resources: page.resources, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
     },
   },
@@ -67,7 +69,10 @@ const META_TOOLS: readonly MetaTool[] = [
     },
     async run(client, args, request) {
       if (typeof args['uri'] !== 'string' || args['uri'] === '') throw new Error('argument "uri" must be a non-empty string');
-      const read = await client.readResource({ uri: args['uri'] }, request);
+      const uri = args['uri'];
+      // The URI is the conventions' `mcp.resource.uri`, with the server's secrets redacted (a token in a query).
+      const detail = { [ATTR.resourceUri]: redact(uri, request.secrets) };
+      const read = await observeRequest(client, 'resources/read', { detail }, () => client.readResource({ uri }, request));
       // Embedded resources: the adapter keeps text and summarizes blobs (SPEC §5).
       return { content: read.contents.map((resource) => ({ type: 'resource' as const, resource })) };
     },
@@ -79,7 +84,9 @@ const META_TOOLS: readonly MetaTool[] = [
       inputSchema: cursorSchema,
     },
     async run(client, args, request) {
-      const page = await client.listResourceTemplates(cursorParams(args), request);
+      const page = await observeRequest(client, 'resources/templates/list', {}, () =>
+        client.listResourceTemplates(cursorParams(args), request),
+      );
       return json({
         resourceTemplates: page.resourceTemplates,
         ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}),
@@ -103,7 +110,7 @@ export function resourceAgentTools(server: string, client: Client, options: Reso
       async (_original, args, callOptions: ExecuteOptions) => {
         options.ensureReady();
         try {
-          return await meta.run(client, args, { signal: callOptions.signal, timeout: options.timeoutMs });
+          return await meta.run(client, args, { signal: callOptions.signal, timeout: options.timeoutMs, secrets: options.secrets });
         } catch (error) {
           // A server's error text can quote what it was given, a secret included.
           throw new Error(redact(`${meta.tool.name} failed: ${(error as Error).message}`, options.secrets));

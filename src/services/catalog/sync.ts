@@ -15,6 +15,8 @@ import type { ServerConnection } from '../connection/connection.js';
 import { jsonEqual } from '../support/json-equal.js';
 import { notificationsOf } from '../connection/notifications.js';
 import { listEveryPage } from '../connection/tool-listing.js';
+import { observeSync, type SyncTrigger } from '../telemetry/catalog.js';
+import { observeRequest } from '../telemetry/requests.js';
 
 export type CatalogKind = 'tools' | 'resources' | 'prompts';
 
@@ -74,6 +76,12 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const listed = { resources: false, prompts: false };
   /** The last tool listing diffed, by name: the next diff's `before` when it became `allTools`. */
   let toolIndex: KeyedListing<Tool> | null = null;
+  /** How many changes were reported: the telemetry of a listing tells whether it changed anything. */
+  let changeCount = 0;
+  const reportChange = (change: CatalogChange): void => {
+    changeCount += 1;
+    options.onChange(change);
+  };
 
   function schedule(kind: CatalogKind): void {
     if (stopping.signal.aborted) return;
@@ -82,7 +90,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       open.again = true;
       return;
     }
-    relist(kind);
+    relist(kind, 'list_changed');
     openWindow(kind);
   }
 
@@ -92,7 +100,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       timer: setTimeout(() => {
         windows.delete(kind);
         if (!window.again) return;
-        relist(kind);
+        relist(kind, 'list_changed');
         openWindow(kind);
       }, debounceMs),
     };
@@ -101,10 +109,16 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   const listingDue = () => [...windows.values()].some((window) => window.again);
 
-  function relist(kind: CatalogKind): void {
+  function relist(kind: CatalogKind, trigger: SyncTrigger): void {
     const mine = ++generation[kind];
     const current = () => !stopping.signal.aborted && generation[kind] === mine;
-    const run = listAndApply(kind, current).catch((error: unknown) => {
+    // Telemetry: whether this listing changed the catalog (onChange was told).
+    const changesBefore = changeCount;
+    const changed = () => changeCount !== changesBefore;
+    // A kind the server does not offer lists nothing: no span for it.
+    const offered = kind === 'tools' || capabilities[kind] !== undefined;
+    const listing = offered ? observeSync(connection, kind, trigger, changed, () => listAndApply(kind, current)) : listAndApply(kind, current);
+    const run = listing.catch((error: unknown) => {
       if (current()) options.onError(kind, error instanceof Error ? error : new Error(String(error)));
     });
     running.add(run);
@@ -113,7 +127,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function listAndApply(kind: CatalogKind, current: () => boolean): Promise<void> {
     if (kind === 'tools') {
-      const listing = await connection.listTools(stopping.signal);
+      const listing = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopping.signal));
       if (!current()) return;
       const { change, stable, keyed, before } = diff('tools', connection.allTools, listing, toolName, toolIndex, true);
       // Whichever listing stays `allTools`, its index serves the next diff.
@@ -121,7 +135,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       if (change === null) return;
       connection.replaceTools(stable);
       options.onTools();
-      options.onChange(change);
+      reportChange(change);
       return;
     }
     if (kind === 'resources') {
@@ -139,7 +153,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
         diff('resources', before.resources, resources, (resource: Resource) => resource.uri).change,
         diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplateType) => t.uriTemplate).change,
       ].filter((change): change is CatalogChange => change !== null);
-      if (changes.length > 0) options.onChange(merge('resources', changes));
+      if (changes.length > 0) reportChange(merge('resources', changes));
       return;
     }
     if (!capabilities.prompts) return;
@@ -153,20 +167,28 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       return;
     }
     const { change } = diff('prompts', before, prompts, (prompt: Prompt) => prompt.name);
-    if (change !== null) options.onChange(change);
+    if (change !== null) reportChange(change);
   }
 
   const bound = { signal: stopping.signal, timeout: options.timeoutMs };
-  const listResources = async () => (await listEveryPage(bound, (request) => client.listResources(undefined, request))).resources;
+  const listResources = async () =>
+    (await observeRequest(client, 'resources/list', {}, () => listEveryPage(bound, (request) => client.listResources(undefined, request))))
+      .resources;
   const listResourceTemplates = async () =>
-    (await listEveryPage(bound, (request) => client.listResourceTemplates(undefined, request))).resourceTemplates;
-  const listPrompts = async () => (await listEveryPage(bound, (request) => client.listPrompts(undefined, request))).prompts;
+    (
+      await observeRequest(client, 'resources/templates/list', {}, () =>
+        listEveryPage(bound, (request) => client.listResourceTemplates(undefined, request)),
+      )
+    ).resourceTemplates;
+  const listPrompts = async () =>
+    (await observeRequest(client, 'prompts/list', {}, () => listEveryPage(bound, (request) => client.listPrompts(undefined, request))))
+      .prompts;
 
   // Resources and prompts are listed for the catalog. The tools were listed at
   // connect; a change announced since then was held by the dispatcher and is
   // replayed here, to listeners subscribed only now that everything they call exists.
-  relist('resources');
-  relist('prompts');
+  relist('resources', 'connect');
+  relist('prompts', 'connect');
   const dispatcher = notificationsOf(client);
   const unsubscribe = [
     dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),

@@ -7,6 +7,7 @@
  * the wait (rate-limits.ts).
  */
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
+import type { Span } from '@opentelemetry/api';
 import { redact } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
@@ -16,6 +17,7 @@ import { linkedSignal, pause } from './deadlines.js';
 import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
 import { requestMeta } from './request-meta.js';
 import { awaitTask, taskOf, type TaskWait } from './tasks.js';
+import { startToolCall, toolCallTelemetry, type ToolCallTarget } from '../telemetry/tool-calls.js';
 
 /** Turns a failed call into the error its caller gets (see failures.ts). */
 export type CallFailure = (err: unknown, tool: string, signal: AbortSignal | undefined) => Promise<Error>;
@@ -37,7 +39,9 @@ export function createCaller(
   definition: (tool: string) => Tool | undefined,
   retryAfter?: RetryAfterLog,
   answerInput?: TaskWait['answer'],
+  server = '',
 ): CallTool {
+  const target: ToolCallTarget = { server, config, client };
   const limiter = createCallLimiter(config.max_concurrent_calls);
   const callTimeoutMs = config.call_timeout_seconds * 1000;
   const maxTotalSeconds = config.max_total_timeout_seconds ?? null;
@@ -48,11 +52,13 @@ export function createCaller(
     args: Record<string, unknown>,
     signal: AbortSignal | undefined,
     onProgress: ExecuteOptions['onProgress'],
+    span: Span | undefined,
   ): Promise<CallToolResult> {
     const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
     const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
     const started = Date.now();
-    const meta = requestMeta(client, config.log_level);
+    // The call's own span, when traced, is what the server's spans hang under.
+    const meta = requestMeta(client, config.log_level, span);
     const params = meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta };
     const options = {
       signal: link?.signal,
@@ -121,9 +127,17 @@ export function createCaller(
   }
 
   return function callTool(tool, args, signal, onProgress) {
-    // An inline arrow, not a named function expression: under tsx (how mcp-fleet runs)
-    // esbuild's keepNames makes every named function created per call pay a defineProperty.
-    return limiter.run(() => runCall(tool, args, signal, onProgress), signal);
+    // Inline arrows, not named function expressions: under a loader that keeps names (tsx, vitest's
+    // esbuild) every named function created per call pays a defineProperty.
+    if (!toolCallTelemetry()) return limiter.run(() => runCall(tool, args, signal, onProgress, undefined), signal);
+    // Started here, where the caller's span is the active one: the call's span is its child.
+    const observed = startToolCall(target, tool);
+    return limiter.run(() => runCall(tool, args, signal, onProgress, observed.span), signal).then(
+      (result) => observed.done(result),
+      (error: unknown) => {
+        throw observed.failed(error);
+      },
+    );
   };
 }
 

@@ -17,6 +17,7 @@ import { ProbeEndedError, probeEndedConnection } from '../era/negotiation.js';
 import { createStderrTail } from './stderr-tail.js';
 import { watchTaskHandles } from './tasks.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
+import { observeHandshake, observeToolListing } from '../telemetry/connects.js';
 
 /** Spawns and initializes a stdio server and lists its tools, within `bound`. */
 export async function connectLocal(
@@ -35,8 +36,10 @@ export async function connectLocal(
   const client = handshake.newClient();
   const progress: HandshakeProgress = { phase: 'initialize' };
   try {
-    await client.connect(watchTaskHandles(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
-    const tools = await listAllTools(client, bound, progress);
+    await observeHandshake(name, config, () => client, () =>
+      client.connect(watchTaskHandles(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior }),
+    );
+    const tools = await observeToolListing(name, config, client, () => listAllTools(client, bound, progress));
     return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
   } catch (err) {
     const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;

@@ -14,6 +14,7 @@ import { openConnection } from './open-connection.js';
 import { createRetryAfterLog } from './rate-limits.js';
 import { describeRemoteFailure, openRemote } from './remote-transport.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
+import { observeHandshake, observeToolListing } from '../telemetry/connects.js';
 
 /** Opens and initializes a remote server and lists its tools, within `bound`. */
 export async function connectRemote(
@@ -27,9 +28,12 @@ export async function connectRemote(
   let client: Client | undefined;
   try {
     const retryAfter = createRetryAfterLog();
-    const session = await openRemote(config, handshake, bound, options.authProvider, retryAfter);
+    const session = await observeHandshake(name, config, (opened) => opened.client, () =>
+      openRemote(config, handshake, bound, options.authProvider, retryAfter),
+    );
     client = session.client;
-    const tools = await listAllTools(client, bound, progress);
+    const opened = client;
+    const tools = await observeToolListing(name, config, opened, () => listAllTools(opened, bound, progress));
     return openConnection(name, config, client, tools, options, null, retryAfter);
   } catch (err) {
     await client?.close();

@@ -32,6 +32,7 @@ import { connectBound } from './deadlines.js';
 import { notificationsOf } from './notifications.js';
 import { TASKS_EXTENSION } from './tasks.js';
 import { LazyValidator } from './tool-listing.js';
+import { traceConnect } from '../telemetry/connects.js';
 
 export { filterTools } from './tool-listing.js';
 
@@ -114,7 +115,9 @@ export async function connect(
       ? connectLocal(name, config, bound, { newClient, prior }, options)
       : connectRemote(name, config, bound, { newClient, prior }, options);
   try {
-    return await openInKnownEra(open, { config, key: eraKey(name, config), eras: options.eras, signal: bound.signal });
+    return await traceConnect(name, config, () =>
+      openInKnownEra(open, { config, key: eraKey(name, config), eras: options.eras, signal: bound.signal }),
+    );
   } finally {
     bound.dispose();
   }

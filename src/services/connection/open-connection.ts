@@ -15,6 +15,7 @@ import { settle } from './deadlines.js';
 import { callFailure, describeChildExit, type CallFailureContext } from './failures.js';
 import type { RetryAfterLog } from './rate-limits.js';
 import { filterTools, listAllTools } from './tool-listing.js';
+import { nameConnection } from '../telemetry/lifecycle.js';
 
 // How long close() waits for a remote server to acknowledge the end of its session.
 const SESSION_END_MS = 1000;
@@ -64,7 +65,7 @@ export function openConnection(
     closedAlone: () => closedAlone,
   };
   const fail: CallFailure = (err, tool, signal) => callFailure(err, tool, signal, failure);
-  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter, options.answerInput);
+  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter, options.answerInput, name);
 
   async function shutdown(): Promise<void> {
     const transport = client.transport;
@@ -77,7 +78,7 @@ export function openConnection(
     await child?.close();
   }
 
-  return {
+  const connection: ServerConnection = {
     client,
     pid: child?.pid ?? null,
     get tools() {
@@ -107,4 +108,7 @@ export function openConnection(
       return closing;
     },
   };
+  // The catalog's re-sync spans name the server by its connection.
+  nameConnection(connection, name, config);
+  return connection;
 }

@@ -39,6 +39,7 @@ import { createDpopKey, dpopKeyPairOf, type StoredDpopKey } from './dpop-key.js'
 import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
 import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
+import { countRefresh } from '../telemetry/oauth.js';
 
 /** Refresh answers that mean the grant is gone: only a new consent helps. */
 const REFRESH_REFUSALS = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
@@ -526,10 +527,13 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       });
     } catch (err) {
       if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
+        countRefresh(this.#name, 'refused');
         return unusable(`the authorization server rejected the refresh (${err.code})`);
       }
+      countRefresh(this.#name, 'failed');
       throw err;
     }
+    countRefresh(this.#name, 'refreshed');
     const record: CredentialsRecord = {
       ...current,
       discovery: current.discovery ?? (discovery as unknown as CredentialsRecord['discovery']),
