@@ -37,6 +37,13 @@ import { createClientHandlers } from './services/capabilities/client-handlers.js
 import type { ElicitationHandler } from './services/capabilities/elicitation.js';
 import { parseRoots, type Root } from './services/capabilities/roots.js';
 import type { HostModel } from './services/agent/host-model.js';
+import {
+  createApprovals,
+  type ApprovalDecision,
+  type ApproveCallback,
+  type PendingApproval,
+} from './services/approvals/approvals.js';
+import { isDenied } from './services/approvals/policy.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -90,6 +97,13 @@ export interface McpHostOptions {
   elicitation?: ElicitationHandler;
   /** `file://` roots served on `roots/list`; roots are declared only when given (`[]` declares an empty list). */
   roots?: Root[];
+  /**
+   * Decides calls of `ask` tools (`tools.approval`): `'allow'` runs the call,
+   * `'deny'` gives the model an `is_error` result. Without it each such call
+   * waits (up to `approval_timeout_seconds`) for a decision through
+   * {@link McpHost.decideApproval} — the API, the page, `mcp-fleet approve`.
+   */
+  approve?: ApproveCallback;
 }
 
 /** One server in the catalog: its view plus what it offers. */
@@ -178,6 +192,13 @@ export interface McpHost {
    * server; resolves once sent. Needs the `roots` option (the capability is declared at connect).
    */
   setRoots(roots: Root[]): Promise<void>;
+  /** Calls of `ask` tools waiting for a person's decision (none when an `approve` callback decides). */
+  approvals(): PendingApproval[];
+  /**
+   * Decides a waiting call: `allow` makes it, `deny` gives the model an
+   * `is_error` result. `by` is journaled. False when no call waits under `id`.
+   */
+  decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api'): boolean;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }
@@ -208,7 +229,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const readResult = createReadResultTool(spill);
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
-  const mount = createToolMount({ append, projected: () => journal.projection.context, spill });
+  const approvals = createApprovals({ append, approve: options.approve });
+  const mount = createToolMount({ append, projected: () => journal.projection.context, spill, approvals });
   const prompts = createPromptRegistry();
   const auth = createServerAuth({
     ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
@@ -429,9 +451,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       if (tool) return tool.execute(args, callOptions);
       if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool.execute(args, callOptions);
       const owner = ownerByName(name);
-      if (owner && onDemand.knows(owner, name) && (await onDemand.start(owner, callOptions?.signal))) {
-        const started = mount.get(name);
-        if (started) return started.execute(args, callOptions);
+      if (owner && onDemand.knows(owner, name)) {
+        // A tool its policy denies is refused here, without starting its server for nothing.
+        const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
+        if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
+          return errorResult(owner, original, `tool "${name}" is denied by policy (tools.approval of server "${owner}"): the call was not made`);
+        }
+        if (await onDemand.start(owner, callOptions?.signal)) {
+          const started = mount.get(name);
+          if (started) return started.execute(args, callOptions);
+        }
       }
       if (owner) {
         const state = projected().servers[owner]!;
@@ -511,6 +540,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     roots: () => clientHandlers.roots?.list() ?? [],
 
+    approvals: () => approvals.pending(),
+    decideApproval: (id, decision, by) => approvals.decide(id, decision, by),
+
     async setRoots(roots) {
       if (clientHandlers.roots === null) {
         throw new Error('setRoots: this host declared no roots; create it with a `roots` option (e.g. `roots: []`)');
@@ -522,6 +554,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       stopping ??= (async () => {
         stopWatching();
         stopWatchingTokens();
+        // Calls waiting for a decision are not made: their callers are answered now, not at their timeout.
+        approvals.close();
         await starting?.catch(() => undefined);
         if (actor) {
           const refs = Object.values(servers());

@@ -26,6 +26,8 @@ export type { SearchOptions, ToolSearchResult } from './host/tool-search.js';
 export { SEARCH_TOOLS_NAME, foundTools } from './services/tools/search-tools-tool.js';
 export type { FoundTool } from './services/tools/search-tools-tool.js';
 
+export type { ApprovalDecider, ApprovalDecision, ApprovalRequest, ApproveCallback, PendingApproval } from './services/approvals/approvals.js';
+
 export { runAgentTurn } from './services/agent/agent-loop.js';
 export type { AgentTurnOptions, AgentTurnResult, ToolCallEvent, ToolHost } from './services/agent/agent-loop.js';
 export { AssistantMessage, ChatMessage, HostModelError, ModelRequest, ModelTool, ToolCall } from './services/agent/host-model.js';

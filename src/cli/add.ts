@@ -3,6 +3,7 @@ import type { CliIO } from '../cli.js';
 import type { ServerView } from '../services/journal/server-view.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { formatServerTable } from './list.js';
+import { configFromRegistry } from './registry.js';
 
 interface AddFlags extends ClientFlags {
   /** A remote server at this URL (otherwise the operands are a local command). */
@@ -19,6 +20,16 @@ interface AddFlags extends ClientFlags {
   disabled?: boolean;
   /** A whole config as JSON; the other flags override its fields. */
   config?: string;
+  /** `SERVER[@version]` of the MCP Registry: the config is made from its entry. */
+  fromRegistry?: string;
+  /** Base URL of the MCP Registry (default: $MCP_FLEET_REGISTRY_URL or the official one). */
+  registryUrl?: string;
+  /** Which of the entry's packages or remotes: `remote`, `npm`, `pypi`, `oci`. */
+  package?: string;
+  /** Values of the entry's arguments (`NAME=VALUE`, or the next one's value). */
+  arg?: string[];
+  /** Values of the entry's `{variables}` (`NAME=VALUE`). */
+  var?: string[];
 }
 
 /**
@@ -40,15 +51,36 @@ export function registerAddCommand(program: Command, io: CliIO): void {
     .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list')
     .option('--disabled', 'save it without starting it')
     .option('--config <json>', 'a whole server config as JSON (flags override its fields)')
+    .option('--from-registry <server[@version]>', 'make the config from this MCP Registry entry (latest version unless @version)')
+    .option('--registry-url <url>', 'with --from-registry: base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)')
+    .option('--package <type>', 'with --from-registry: remote | npm | pypi | oci (default: the first of these the entry offers)')
+    .option('--arg <[NAME=]VALUE>', "with --from-registry: a value of the entry's arguments", collect, [])
+    .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", collect, [])
     .action(
       action(io, async (name: string, command: string[], flags: AddFlags) => {
-        const config = buildConfig(command, flags);
+        const config = flags.fromRegistry === undefined ? buildConfig(command, flags) : await registryConfig(command, flags, io);
         const client = await ApiClient.connect({ ...flags, url: flags.workerUrl });
         const view = await client.request<ServerView>('POST', '/api/mcp/servers', { name, ...config });
         if (flags.json) printJson(io, view);
         else io.stdout(`${formatServerTable([view])}\n`);
       }),
     );
+}
+
+/** `--from-registry`: the entry's config, with the flags that still apply (`--timeout`, `--disabled`, `--token-env`). */
+async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Promise<Record<string, unknown>> {
+  if (command.length > 0 || flags.url !== undefined || flags.config !== undefined) {
+    throw new CliError('--from-registry makes the whole config: give no command, --url or --config with it');
+  }
+  const config: Record<string, unknown> = { ...(await configFromRegistry(flags.fromRegistry!, flags, io)) };
+  if (flags.tokenEnv !== undefined) {
+    if (config.type !== 'remote') throw new CliError('--token-env is for a remote server; this entry runs locally');
+    config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
+  }
+  if (flags.cwd !== undefined && config.type === 'local') config.cwd = flags.cwd;
+  if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
+  if (flags.disabled) config.enabled = false;
+  return config;
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -47,6 +47,8 @@ export interface ServeOptions {
   workerId?: string;
   /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`. */
   publicUrl?: string;
+  /** Base URL of the MCP Registry the page's "Add from registry" searches; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
+  registryUrl?: string;
 }
 
 /** A running worker. */
@@ -73,6 +75,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--database-url <url>', 'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)')
     .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
     .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback')
+    .option('--registry-url <url>', 'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)')
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const telemetry = await startTelemetryExport(process.env, (text) => io.stderr(`warning: ${text}\n`));
@@ -186,6 +189,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     logger,
     onSecrets: (values) => secrets.add(values),
     fleet: presence,
+    ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
     notReady: () =>
       shared !== undefined && !shared.reached
         ? `waiting for the database at ${redactUrl(shared.db.url)}`

@@ -31,7 +31,15 @@ import {
   type VisibleTool,
 } from '../services/journal/projection.js';
 import type { ResultSpill } from '../services/results/result-spill.js';
-import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool, type AgentToolOptions } from '../services/tools/adapter.js';
+import type { Approvals } from '../services/approvals/approvals.js';
+import { approvalPolicy } from '../services/approvals/policy.js';
+import {
+  MAX_DESCRIPTION_BYTES,
+  namespaceToolName,
+  toAgentTool,
+  type AgentToolOptions,
+  type CallFunction,
+} from '../services/tools/adapter.js';
 import type { AgentTool } from '../services/tools/agent-tool.js';
 
 /**
@@ -82,9 +90,13 @@ export interface ToolMountOptions {
   projected(): ProjectionContext;
   /** Where results above `max_result_bytes` are kept for servers with `large_results: "spill"`; absent: they are truncated. */
   spill?: ResultSpill;
+  /** The gate of `ask` tools (`tools.approval`); absent: every `ask` call is denied. */
+  approvals?: Approvals;
 }
 
-export function createToolMount({ append, projected, spill }: ToolMountOptions): ToolMount {
+export function createToolMount({ append, projected, spill, approvals }: ToolMountOptions): ToolMount {
+  /** Agent tools whose approval is `deny`: never offered (`list`), and a call is refused. */
+  const denied = new WeakSet<AgentTool>();
   /** Per server, its mounted registration. */
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
@@ -125,7 +137,9 @@ export function createToolMount({ append, projected, spill }: ToolMountOptions):
       for (const tool of tools) {
         const registration = mounted.get(tool.server);
         const place = registration === undefined ? undefined : byNameOf(registration).get(tool.name);
-        if (registration !== undefined && place !== undefined) found.push(agentAt(registration, place));
+        if (registration === undefined || place === undefined) continue;
+        const agent = agentAt(registration, place);
+        if (!denied.has(agent)) found.push(agent);
       }
       resolved.set(tools, found);
     }
@@ -147,29 +161,81 @@ export function createToolMount({ append, projected, spill }: ToolMountOptions):
     return options;
   }
 
-  function agentTool(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool, results: AgentToolOptions): AgentTool {
-    // An arrow, not a named function: under tsx, esbuild's keepNames gives every named
+  /** The call of a listing item on `live`, as it was before approvals: what an `auto` tool runs, and an allowed `ask` one. */
+  function directCall(ref: ServerActorRef, name: string, live: LiveConnection, tool: Tool): CallFunction {
+    // Returned, not bound to a name: under tsx, esbuild's keepNames gives every named
     // function created per tool a defineProperty of its name.
+    return async (original, args, callOptions) => {
+      const snapshot = ensureReady(ref, name);
+      // An on-demand server stops once idle: it counts its calls (an eager one is spared the events).
+      const counted = snapshot.context.config.start === 'on_demand';
+      if (counted) ref.send({ type: 'call.started' });
+      try {
+        return await live.connection.callTool(original, args, callOptions);
+      } catch (failure) {
+        if (!retriesAfterReconnect(tool, failure, callOptions.signal)) throw failure;
+        const again = await reconnected(ref, live, snapshot.context.config.call_timeout_seconds * 1000);
+        if (!again) throw failure;
+        // The new connection's idle watch has not seen this call: it runs on there.
+        if (counted) ref.send({ type: 'call.started' });
+        return again.connection.callTool(original, args, callOptions);
+      } finally {
+        if (counted) ref.send({ type: 'call.finished' });
+      }
+    };
+  }
+
+  /**
+   * The agent tool of a listing item. Its approval (`tools.approval`) is
+   * decided once, here: an `auto` tool calls straight through, as if there
+   * were no approvals; an `ask` tool waits at the gate first; a `deny` tool is
+   * never called. Every call passes here — `callTool`, the API, an agent loop
+   * holding the tool — so this is the one place the gate needs to be.
+   */
+  function agentTool(
+    ref: ServerActorRef,
+    name: string,
+    live: LiveConnection,
+    tool: Tool,
+    results: AgentToolOptions,
+    config: ServerConfig,
+  ): AgentTool {
+    const policy = approvalPolicy(config, tool.name, tool.annotations);
+    if (policy === 'auto') return toAgentTool(name, tool, directCall(ref, name, live, tool), results);
+    const agentName = namespaceToolName(name, tool.name);
+    if (policy === 'deny') {
+      const refused = toAgentTool(
+        name,
+        tool,
+        async () => ({
+          content: [{ type: 'text', text: `tool "${agentName}" is denied by policy (tools.approval of server "${name}"): the call was not made` }],
+          isError: true,
+        }),
+        results,
+      );
+      denied.add(refused);
+      return refused;
+    }
+    const call = directCall(ref, name, live, tool);
     return toAgentTool(
       name,
       tool,
       async (original, args, callOptions) => {
-        const snapshot = ensureReady(ref, name);
-        // An on-demand server stops once idle: it counts its calls (an eager one is spared the events).
-        const counted = snapshot.context.config.start === 'on_demand';
-        if (counted) ref.send({ type: 'call.started' });
-        try {
-          return await live.connection.callTool(original, args, callOptions);
-        } catch (failure) {
-          if (!retriesAfterReconnect(tool, failure, callOptions.signal)) throw failure;
-          const again = await reconnected(ref, live, snapshot.context.config.call_timeout_seconds * 1000);
-          if (!again) throw failure;
-          // The new connection's idle watch has not seen this call: it runs on there.
-          if (counted) ref.send({ type: 'call.started' });
-          return again.connection.callTool(original, args, callOptions);
-        } finally {
-          if (counted) ref.send({ type: 'call.finished' });
+        if (approvals === undefined) {
+          return { content: [{ type: 'text', text: `tool "${agentName}" needs approval and this host has no way to ask` }], isError: true };
         }
+        const current = ref.getSnapshot().context.config;
+        const verdict = await approvals.ask({
+          server: name,
+          tool: agentName,
+          original,
+          arguments: args,
+          secrets: secretValues(current),
+          timeoutSeconds: current.approval_timeout_seconds,
+          signal: callOptions.signal,
+        });
+        if (!verdict.allowed) return { content: [{ type: 'text', text: verdict.message }], isError: true };
+        return call(original, args, callOptions);
       },
       results,
     );
@@ -251,7 +317,15 @@ export function createToolMount({ append, projected, spill }: ToolMountOptions):
       const { name, config } = ref.getSnapshot().context;
       const maxResultBytes = config.max_result_bytes;
       const results = resultOptions(config);
-      const resultPolicy = [maxResultBytes, config.large_results, config.results_ttl_seconds, config.results_max_bytes].join(' ');
+      // Approvals too: a changed `tools.approval` is a retool, whose agent tools must be built again.
+      const resultPolicy = [
+        maxResultBytes,
+        config.large_results,
+        config.results_ttl_seconds,
+        config.results_max_bytes,
+        JSON.stringify(config.tools?.approval ?? {}),
+        config.approval_from_annotations,
+      ].join(' ');
       const items = live.connection.allTools;
       const kept = latest.get(live);
       const previous = kept?.resultPolicy === resultPolicy ? kept : undefined;
@@ -265,7 +339,7 @@ export function createToolMount({ append, projected, spill }: ToolMountOptions):
       });
       const registration: Registration = {
         resultPolicy,
-        build: previous?.build ?? ((tool) => agentTool(ref, name, live, tool, results)),
+        build: previous?.build ?? ((tool) => agentTool(ref, name, live, tool, results, config)),
         items,
         entries: new Array<ToolEntry>(items.length + resourceAgents.length),
         agents: new Array<AgentTool | undefined>(items.length),

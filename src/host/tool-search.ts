@@ -10,6 +10,8 @@
 import type { ToolEntry } from '../services/journal/events.js';
 import { ownerOf, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
 import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
+import { isDenied } from '../services/approvals/policy.js';
+import type { ApprovalSetting } from '../services/config/schema.js';
 
 /** One search hit as the library, the API and the CLI give it (SPEC §6). */
 export interface ToolSearchResult {
@@ -39,6 +41,12 @@ export interface FleetSearch {
 /** Whether a projected server is an `on_demand` one waiting for a call (its view: pending, nothing registered). */
 export function waitsOnDemand(server: ProjectedServer): boolean {
   return server.config['start'] === 'on_demand' && server.state === 'pending' && server.registered_since === 0;
+}
+
+/** A projected server's `tools.approval` (its masked config keeps it as written). */
+function approvalOf(server: ProjectedServer): Record<string, ApprovalSetting> | undefined {
+  const tools = server.config['tools'] as { approval?: Record<string, ApprovalSetting> } | undefined;
+  return tools?.approval;
 }
 
 /** What the index should hold for a server: its registered tools, its last catalog while it waits on demand, or nothing. */
@@ -111,7 +119,8 @@ export function createFleetSearch(projected: () => ProjectionContext): FleetSear
           description: tool.description,
           parameters: tool.parameters,
           score,
-          available: server.state === 'ready' || waitsOnDemand(server),
+          // A tool its server's `tools.approval` denies is never callable.
+          available: (server.state === 'ready' || waitsOnDemand(server)) && !isDenied(approvalOf(server), tool.original),
           matched,
         };
       });

@@ -8,9 +8,11 @@ import { eventRoutes } from './routes/events.js';
 import { promptRoutes } from './routes/prompts.js';
 import { serverList, serverRoutes } from './routes/servers.js';
 import { toolRoutes } from './routes/tools.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { consentCallback } from './routes/oauth-callback.js';
 import { fleetRoute } from './routes/fleet.js';
+import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import type { Presence } from '../services/fleet/presence.js';
 
@@ -41,6 +43,8 @@ export interface ManagementAppOptions {
   notReady?: () => string | null;
   /** The workers sharing this one's database (`GET /api/mcp/fleet`); default: this worker alone. */
   fleet?: Presence;
+  /** Base URL of the MCP Registry behind `/api/mcp/registry`; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
+  registryUrl?: string;
 }
 
 /**
@@ -81,8 +85,10 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/catalog', catalogRoutes(host));
   app.use('/api/mcp/tools', toolRoutes(host));
   app.use('/api/mcp/prompts', promptRoutes(host));
+  app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', fleetRoute(host, options.fleet));
+  app.use('/api/mcp/registry', registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));

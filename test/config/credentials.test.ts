@@ -87,6 +87,8 @@ describe('toResponse', () => {
       protocol: 'auto',
       start: 'eager',
       idle_timeout_seconds: 300,
+      approval_from_annotations: false,
+      approval_timeout_seconds: 300,
     });
   });
 

@@ -20,6 +20,9 @@ export function whenUnauthorized(handler) {
   onUnauthorized = handler;
 }
 
+/** For a 401 met outside `api()` (the playground's streamed call). */
+export const reportUnauthorized = (err) => onUnauthorized(err);
+
 /** JSON in, JSON out; throws `ApiError` for any non-2xx answer. */
 export async function api(path, { method = 'GET', body } = {}) {
   const init = { method, credentials: 'same-origin', cache: 'no-store', headers: {} };
@@ -58,3 +61,9 @@ export const patchServer = (name, body) => api(`/api/mcp/servers/${encodeURIComp
 export const deleteServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'DELETE' });
 export const restartServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}/restart`, { method: 'POST' });
 export const beginAuth = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}/auth`, { method: 'POST' });
+export const searchRegistry = (q, cursor) =>
+  api(`/api/mcp/registry/servers?${new URLSearchParams({ q, ...(cursor ? { cursor } : {}) })}`);
+export const installFromRegistry = (body) => api('/api/mcp/registry/install', { method: 'POST', body });
+export const approvals = () => api('/api/mcp/approvals');
+export const decideApproval = (id, decision) =>
+  api(`/api/mcp/approvals/${encodeURIComponent(id)}`, { method: 'POST', body: { decision } });

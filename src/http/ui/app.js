@@ -2,13 +2,16 @@
 // and the journal's event stream (live states, without reloading). The API
 // token is exchanged once for an HttpOnly cookie and never kept by the page.
 import * as api from './api.js';
+import { approvalEvent, clearApprovals, loadApprovals } from './approvals.js';
 import { detailNodes, emptyDetail, sinceText } from './details.js';
 import { $, $$, h, badge, replaceKeeping } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
+import { closePlayground, openPlayground, playgroundEvent } from './playground.js';
 import { openServerForm } from './server-form.js';
 import { selectTab, tablist } from './tabs.js';
 import { toolSearch } from './tool-search.js';
+import { registryView } from './registry.js';
 
 /** Events kept in memory for the journal view. */
 const KEEP_EVENTS = 2000;
@@ -42,6 +45,8 @@ const SEARCH_AGAIN_ON = new Set(['server.transitioned', 'server.removed', 'tools
 
 /** The tools view's search box; made in `boot`. */
 let search;
+/** The "Add from registry" view; made in `boot`. */
+let registry;
 
 // ---------------------------------------------------------------- sign-in
 
@@ -53,6 +58,7 @@ async function boot() {
   $('#add-server').addEventListener('click', addServer);
   $('#journal-filter').addEventListener('change', renderJournal);
   search = toolSearch({ input: $('#tool-search'), list: $('#tool-results'), status: $('#tool-search-status'), onOpen: openTool });
+  registry = registryView({ input: $('#registry-search'), list: $('#registry-results'), status: $('#registry-status'), more: $('#registry-more'), form: $('#registry-form'), onAdded: addedFromRegistry });
   setInterval(tickTimes, 15_000);
   setInterval(() => loadFleet(), FLEET_EVERY_MS);
 
@@ -84,6 +90,8 @@ function showSignIn(message) {
   state.lastSeq = 0;
   for (const id of ['#servers-view', '#tools-view', '#journal-view', '#fleet-view', '#view-nav', '#session-bar']) $(id).hidden = true;
   search?.clear();
+  closePlayground();
+  clearApprovals();
   $('#sign-in-view').hidden = false;
   $('#token-error').textContent = message ?? '';
   const input = $('#token-input');
@@ -154,6 +162,7 @@ async function load() {
   const wanted = state.selected ?? decodeURIComponent(location.hash.replace(/^#server=/, ''));
   state.selected = state.servers.has(wanted) ? wanted : (servers[0]?.name ?? null);
   openStream();
+  await loadApprovals();
   renderServers();
   renderJournal();
 }
@@ -217,6 +226,8 @@ function onEvent(event) {
     return;
   }
 
+  if (event.type.startsWith('approval.')) playgroundEvent(event);
+  if (event.type.startsWith('approval.')) approvalEvent(event);
   const entry = event.server === undefined ? undefined : state.servers.get(event.server);
   if (event.type === 'worker.started') {
     // A new run of the worker: the previous run's actors are gone.
@@ -327,11 +338,13 @@ function showView(view) {
   $('#servers-view').hidden = view !== 'servers';
   $('#tools-view').hidden = view !== 'tools';
   $('#journal-view').hidden = view !== 'journal';
+  $('#registry-view').hidden = view !== 'registry';
   $('#fleet-view').hidden = view !== 'fleet';
   renderServers();
   renderJournal();
   if (view === 'fleet') renderFleet(state.fleet);
   if (view === 'tools') search.refresh();
+  if (view === 'registry') registry.shown();
 }
 
 function renderServers() {
@@ -396,6 +409,7 @@ function renderDetail() {
       restart: () => restartServer(name),
       remove: () => deleteServer(name),
       signIn: () => signInServer(name),
+      tryTool: (tool) => openPlayground(tool, name),
     }),
   );
 }
@@ -490,6 +504,15 @@ async function addServer() {
   // The stream usually knows the server already; its newer state wins.
   if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
   toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
+  select(view.name);
+  scheduleRefresh();
+}
+
+/** A server added from the registry: shown in the servers view like one added by hand. */
+function addedFromRegistry(view) {
+  if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+  toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
+  showView('servers');
   select(view.name);
   scheduleRefresh();
 }

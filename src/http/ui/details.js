@@ -16,7 +16,7 @@ const TABS = [
  * `setTab(id)`, `busy` (action in flight or undefined), `notice`
  * (`{kind, text}` or undefined), `diagram` (the parsed SVG document or
  * undefined), and the action callbacks `edit`, `toggle`, `restart`,
- * `remove`, `signIn`.
+ * `remove`, `signIn`, and `tryTool(tool)` (opens the playground on a tool).
  */
 export function detailNodes(entry, ctx) {
   return [head(entry, ctx), notice(ctx.notice), lastError(entry), tabs(entry, ctx)].filter(Boolean);
@@ -149,7 +149,7 @@ function panelFor(tab, entry, ctx) {
     case 'lifecycle':
       return diagram(entry, ctx.diagram);
     default:
-      return tools(entry);
+      return tools(entry, ctx);
   }
 }
 
@@ -161,7 +161,7 @@ function notReady(entry, what) {
   return entry.state === 'ready' ? `This server offers no ${what}.` : `No ${what} while the server is ${label(entry.state)}.`;
 }
 
-function tools(entry) {
+function tools(entry, ctx) {
   if (entry.tools.length === 0) return empty(notReady(entry, 'tools'));
   return h(
     'ul',
@@ -176,6 +176,9 @@ function tools(entry) {
           { class: 'item-head' },
           h('code', { class: 'item-name' }, tool.name),
           tool.original !== tool.name ? h('span', { class: 'muted small' }, 'original ', h('code', {}, tool.original)) : null,
+          ctx.tryTool
+            ? h('button', { type: 'button', class: 'button small try-tool', 'data-key': `try:${tool.name}`, 'aria-label': `Try ${tool.name}`, onclick: () => ctx.tryTool(tool) }, 'Try')
+            : null,
         ),
         tool.description ? h('p', { class: 'item-text' }, tool.description) : null,
         params(tool.parameters),

@@ -60,6 +60,10 @@ function detail(event) {
       return h('span', {}, `${event.kind} changed: `, changeList(event));
     case 'server.log':
       return [h('span', { class: 'kind' }, event.level), event.logger ? ` ${event.logger}: ` : ' ', event.message];
+    case 'approval.requested':
+      return [h('code', {}, event.tool), ' asks for approval: ', h('code', {}, JSON.stringify(event.arguments))];
+    case 'approval.decided':
+      return [h('code', {}, event.tool), ` ${event.decision}`, event.by ? ` by ${event.by}` : ''];
     default:
       return '';
   }

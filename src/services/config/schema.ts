@@ -25,6 +25,10 @@ const SecretString = z.string().min(1).register(secrets, { secret: true });
 /** A map whose every value is a secret (`env`, `headers`). */
 const SecretMap = z.record(z.string(), SecretValue);
 
+/** How a call of a tool is let through: at once, after a decision, or never. */
+export const ApprovalSetting = z.enum(['auto', 'ask', 'deny']);
+export type ApprovalSetting = z.infer<typeof ApprovalSetting>;
+
 export const ToolFilter = z.strictObject({
   /** Only these original tool names are exposed; `null` means all. */
   include: z.array(z.string()).nullable().default(null),
@@ -36,6 +40,13 @@ export const ToolFilter = z.strictObject({
    * model on every request; the rest are found through `search_tools`.
    */
   always_load: z.union([z.literal(true), z.array(z.string())]).default([]),
+  /**
+   * Per original tool name (`"*"`: every other tool), whether a call runs at
+   * once (`auto`), waits for a person's or the host's decision (`ask`), or is
+   * never made and the tool never offered (`deny`). Absent (the default):
+   * `auto` for all, as `{}`.
+   */
+  approval: z.record(z.string(), ApprovalSetting).optional(),
 });
 export type ToolFilter = z.infer<typeof ToolFilter>;
 
@@ -104,6 +115,14 @@ const common = {
   /** Bytes this server's spilled results may take together; above it the oldest are removed first. */
   results_max_bytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESULTS_MAX_BYTES),
   tools: ToolFilter.default({ include: null, exclude: [], always_load: [] }),
+  /**
+   * Derive a tool's approval from its annotations when `tools.approval` names
+   * neither it nor `"*"`: `readOnlyHint: true` → auto, `destructiveHint: true`
+   * → ask. Off by default: annotations are hints the server chooses.
+   */
+  approval_from_annotations: z.boolean().default(false),
+  /** How long a call waiting for approval waits for a decision before it fails. */
+  approval_timeout_seconds: z.number().positive().max(86_400).default(300),
   reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
   /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
   ping_interval_seconds: z.number().min(0).max(86_400).default(30),

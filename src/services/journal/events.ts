@@ -119,6 +119,31 @@ export const JournalEvent = z.discriminatedUnion('type', [
     logger: z.string().nullable(),
     message: z.string(),
   }),
+  /**
+   * A call of an `ask` tool waits for a decision (`id` names it in the API).
+   * `arguments` as the model sent them, every config secret of the server masked.
+   */
+  z.object({
+    ...base,
+    type: z.literal('approval.requested'),
+    id: z.string(),
+    tool: z.string(),
+    original: z.string(),
+    arguments: z.record(z.string(), z.unknown()),
+  }),
+  /**
+   * How the wait of `approval.requested` `id` ended. `by`: the host's
+   * `callback`, the management `page`, or an `api` client (bearer token);
+   * `null` for `timeout` and `cancelled` (the call's own signal aborted).
+   */
+  z.object({
+    ...base,
+    type: z.literal('approval.decided'),
+    id: z.string(),
+    tool: z.string(),
+    decision: z.enum(['allow', 'deny', 'timeout', 'cancelled']),
+    by: z.enum(['callback', 'page', 'api']).nullable(),
+  }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 /** The events about one server (all but `worker.started`). */

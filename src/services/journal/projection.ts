@@ -145,6 +145,9 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     // `servers` stays the same object, so nothing derived from it is computed again.
     case 'catalog.changed':
     case 'server.log':
+    // Approvals are calls, not server state: the pending ones live in the host's gate.
+    case 'approval.requested':
+    case 'approval.decided':
       return { ...context, lastSeq: event.seq };
   }
 }

@@ -1,0 +1,179 @@
+import type { Command } from 'commander';
+import type { CliIO } from '../cli.js';
+import { RegistryClient } from '../services/registry/client.js';
+import { toServerConfig, type ConvertedConfig } from '../services/registry/convert.js';
+import { MissingInputsError, RegistryError } from '../services/registry/errors.js';
+import { installInputs, missingInputs, type InstallInput, type InstallValues } from '../services/registry/inputs.js';
+import { chooseOption, installOptions, type InstallOption } from '../services/registry/options.js';
+import { ask } from '../services/registry/prompt.js';
+import type { RegistryServer } from '../services/registry/server-json.js';
+import { action, CliError, formatTable, printJson } from './client.js';
+
+interface SearchFlags {
+  limit?: string;
+  registryUrl?: string;
+  json?: boolean;
+}
+
+/** Registers `mcp-fleet registry search QUERY`: the MCP Registry's latest entries whose name contains QUERY. */
+export function registerRegistryCommand(program: Command, io: CliIO): void {
+  const registry = program.command('registry').description('the MCP Registry (registry.modelcontextprotocol.io, or --registry-url)');
+  registry
+    .command('search')
+    .description('search the MCP Registry by server name')
+    .argument('[query]', 'part of the server name (empty: every server)', '')
+    .option('--limit <n>', 'at most this many entries (pages are followed)', '20')
+    .option('--registry-url <url>', 'base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)')
+    .option('--json', 'print the entries as JSON')
+    .action(
+      action(io, async (query: string, flags: SearchFlags) => {
+        const limit = Number(flags.limit);
+        if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit: not an integer >= 1: ${flags.limit}`);
+        const client = registryClient(flags.registryUrl);
+        const page = await viaCli(() => client.searchAll(query, { limit }));
+        if (flags.json) return printJson(io, { servers: page.servers, next_cursor: page.nextCursor ?? null });
+        if (page.servers.length === 0) return io.stdout(`no server in ${client.baseUrl} matches ${JSON.stringify(query)}\n`);
+        const rows = page.servers.map((s) => [s.name, s.version, firstLine(s.description), packageTypes(s)]);
+        io.stdout(`${formatTable(['NAME', 'VERSION', 'DESCRIPTION', 'PACKAGES'], rows)}\n`);
+        if (page.nextCursor !== undefined) io.stdout(`(more: raise --limit)\n`);
+      }),
+    );
+}
+
+/** The flags of `add --from-registry`. */
+export interface FromRegistryFlags {
+  registryUrl?: string;
+  /** `remote`, `npm`, `pypi`, `oci` (or an option id such as `npm-2`). */
+  package?: string;
+  env: string[];
+  header: string[];
+  arg?: string[];
+  var?: string[];
+  json?: boolean;
+}
+
+/**
+ * The config for `add NAME --from-registry SERVER[@version]`: the entry is
+ * fetched, an option chosen and said, inputs taken from the flags, and the
+ * missing required ones asked for on a terminal (secrets without echo) or
+ * reported as an error. Nothing is written here.
+ */
+export async function configFromRegistry(spec: string, flags: FromRegistryFlags, io: CliIO): Promise<ConvertedConfig> {
+  const { name, version } = parseSpec(spec);
+  const client = registryClient(flags.registryUrl);
+  const server = await viaCli(() => client.server(name, version));
+  const option = viaCliSync(() => chooseOption(server, flags.package));
+  // With --json stdout is the API's answer alone; the choice goes to stderr then.
+  const say = flags.json ? io.stderr : io.stdout;
+  say(`${server.name}@${server.version}: using ${option.label}${alternatives(server, option)}\n`);
+  const inputs = installInputs(option);
+  const values = valuesFromFlags(flags, inputs);
+  const missing = missingInputs(inputs, values);
+  if (missing.length > 0) {
+    if (process.stdin.isTTY !== true) throw new CliError(missingMessage(missing));
+    for (const input of missing) await askFor(input, values);
+  }
+  return viaCliSync(() => toServerConfig(option, values));
+}
+
+/** `name@version` → both; the registry's names never contain `@`. */
+function parseSpec(spec: string): { name: string; version: string } {
+  const at = spec.lastIndexOf('@');
+  const name = at > 0 ? spec.slice(0, at) : spec;
+  const version = at > 0 ? spec.slice(at + 1) : 'latest';
+  if (name === '' || version === '') throw new CliError(`--from-registry: expected SERVER[@version], got ${JSON.stringify(spec)}`);
+  return { name, version };
+}
+
+function registryClient(url: string | undefined): RegistryClient {
+  return viaCliSync(() => new RegistryClient({ baseUrl: url }));
+}
+
+/** Registry errors are one secret-free line: reported as they are. */
+async function viaCli<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof MissingInputsError) throw new CliError(missingMessage(err.missing));
+    if (err instanceof RegistryError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+function viaCliSync<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (err) {
+    if (err instanceof MissingInputsError) throw new CliError(missingMessage(err.missing));
+    if (err instanceof RegistryError) throw new CliError(err.message);
+    throw err;
+  }
+}
+
+const FLAG: Record<InstallInput['kind'], string> = { env: '--env', header: '--header', arg: '--arg', variable: '--var' };
+
+function missingMessage(missing: Array<{ kind: string; name: string }>): string {
+  const flags = missing.map((m) => `${FLAG[m.kind as InstallInput['kind']] ?? `--${m.kind}`} ${m.name}=…`).join(' ');
+  return `missing required input${missing.length === 1 ? '' : 's'}: ${missing.map((m) => `${m.kind} ${m.name}`).join(', ')}; give ${flags} (nothing was added)`;
+}
+
+/**
+ * The values of `--env`, `--header`, `--var` (`NAME=VALUE`; `NAME` alone
+ * copies $NAME from this shell) and `--arg` (`NAME=VALUE` for an argument
+ * the entry names, else the value of the next argument still without one).
+ */
+function valuesFromFlags(flags: FromRegistryFlags, inputs: InstallInput[]): InstallValues {
+  const args: Record<string, string> = {};
+  const argNames = inputs.filter((i) => i.kind === 'arg').map((i) => i.name);
+  for (const item of flags.arg ?? []) {
+    const eq = item.indexOf('=');
+    const named = eq > 0 && argNames.includes(item.slice(0, eq));
+    if (named) args[item.slice(0, eq)] = item.slice(eq + 1);
+    else {
+      const next = argNames.find((n) => !(n in args));
+      if (next === undefined) throw new CliError(`--arg ${item}: the entry has no argument left to fill (its arguments: ${argNames.join(', ') || 'none'})`);
+      args[next] = item;
+    }
+  }
+  return { env: pairs(flags.env, '--env'), header: pairs(flags.header, '--header'), variable: pairs(flags.var ?? [], '--var'), arg: args };
+}
+
+function pairs(items: string[], flag: string): Record<string, string> {
+  return Object.fromEntries(
+    items.map((item) => {
+      const eq = item.indexOf('=');
+      if (eq !== -1) return [item.slice(0, eq), item.slice(eq + 1)];
+      const value = process.env[item];
+      if (value === undefined) throw new CliError(`${flag} ${item}: $${item} is not set in this shell`);
+      return [item, value];
+    }),
+  );
+}
+
+/** Asks for one input on the terminal; a secret is typed without echo and never printed back. */
+async function askFor(input: InstallInput, values: InstallValues): Promise<void> {
+  const about = [input.description, input.choices ? `one of ${input.choices.join(', ')}` : undefined].filter(Boolean).join('; ');
+  for (;;) {
+    const answer = (await ask(`${input.kind} ${input.name}${about ? ` (${about})` : ''}${input.secret ? ' [secret, not shown]' : ''}: `, { secret: input.secret })).trim();
+    if (answer !== '') {
+      (values[input.kind] ??= {})[input.name] = answer;
+      return;
+    }
+  }
+}
+
+function alternatives(server: RegistryServer, chosen: InstallOption): string {
+  const others = installOptions(server).filter((o) => o.id !== chosen.id);
+  return others.length === 0 ? '' : ` (also offered: ${others.map((o) => o.id + (o.problem ? ' [unsupported]' : '')).join(', ')}; pick with --package)`;
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n')[0] ?? '';
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+/** `remote, npm, oci`: how the entry can be run. */
+export function packageTypes(server: RegistryServer): string {
+  const types = [...server.remotes.map(() => 'remote'), ...server.packages.map((p) => p.registryType)];
+  return [...new Set(types)].join(', ') || '-';
+}

@@ -1,0 +1,34 @@
+import { Router } from 'express';
+import { z } from 'zod';
+import type { McpHost } from '../../host.js';
+import { HttpError } from '../errors.js';
+
+/** `POST /api/mcp/approvals/:id`: `{"decision": "allow" | "deny"}`. */
+const DecisionBody = z.strictObject({ decision: z.enum(['allow', 'deny']) });
+
+/**
+ * Calls of `ask` tools waiting for a decision, and the decision. Who decided
+ * is journaled from how the request was let in, never from what it claims:
+ * the page's session cookie is `page`, a bearer token is `api`.
+ */
+export function approvalRoutes(host: McpHost): Router {
+  const router = Router();
+
+  router.get('/', function listApprovals(_req, res) {
+    res.json({ approvals: host.approvals() });
+  });
+
+  router.post('/:id', function decideApproval(req, res) {
+    const parsed = DecisionBody.safeParse(req.body ?? {});
+    if (!parsed.success) {
+      throw new HttpError(400, 'invalid_request', 'decision: must be "allow" or "deny"', 'decision');
+    }
+    const by = res.locals.viaSessionCookie === true ? 'page' : 'api';
+    if (!host.decideApproval(req.params.id, parsed.data.decision, by)) {
+      throw new HttpError(404, 'not_found', `no call waits for approval "${req.params.id}" (unknown, decided or timed out)`);
+    }
+    res.json({ id: req.params.id, decision: parsed.data.decision, by });
+  });
+
+  return router;
+}

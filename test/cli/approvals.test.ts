@@ -1,0 +1,129 @@
+// `mcp-fleet approvals`, `approve` and `deny` as real child processes, talking
+// to a real `serve` (itself a child process) with a real stdio fixture server
+// whose `echo` asks for approval.
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { formatApprovalsTable } from '../../src/cli/approvals.js';
+import { fixtureCommand } from '../fixtures/index.js';
+
+const BIN = resolve('bin/mcp-fleet.js');
+
+/** The test's environment without anything that would redirect the CLI. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
+  return env;
+}
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[]): Promise<Run> {
+  return new Promise((done) => {
+    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(), timeout: 30_000 }, (err, stdout, stderr) => {
+      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
+    });
+  });
+}
+
+let dir: string;
+let worker: ChildProcess | undefined;
+let exited: Promise<number | null>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-approvals-'));
+  writeFileSync(
+    join(dir, 'mcp_servers.json'),
+    JSON.stringify({ servers: {
+        alpha: { type: 'local', command: fixtureCommand('healthy'), timeout_seconds: 15, tools: { approval: { echo: 'ask' } } },
+      } }),
+  );
+  worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  exited = new Promise((done) => worker!.on('exit', (code) => done(code)));
+  let stdout = '';
+  worker.stdout!.on('data', (chunk) => (stdout += chunk));
+  worker.stderr!.resume();
+  const deadline = Date.now() + 20_000;
+  while (!/servers ready/.test(stdout)) {
+    if (Date.now() > deadline) throw new Error(`the worker did not start: ${stdout}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}, 30_000);
+
+afterAll(async () => {
+  if (worker && worker.exitCode === null && worker.signalCode === null) {
+    worker.kill('SIGTERM');
+    await exited;
+  }
+  rmSync(dir, { recursive: true, force: true });
+});
+
+
+/** Starts `mcp-fleet call alpha__echo` (it waits for approval) and resolves with the id once listed. */
+async function waitingCall(text: string): Promise<{ id: string; call: Promise<Run> }> {
+  const call = cli(['call', 'alpha__echo', JSON.stringify({ text }), '--state-dir', dir]);
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const listed = await cli(['approvals', '--json', '--state-dir', dir]);
+    const approvals = JSON.parse(listed.stdout).approvals as Array<{ id: string; arguments: { text?: string } }>;
+    const found = approvals.find((approval) => approval.arguments.text === text);
+    if (found) return { id: found.id, call };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('no approval appeared');
+}
+
+describe('mcp-fleet approvals / approve / deny', () => {
+  it('lists nothing when nothing waits', async () => {
+    const run = await cli(['approvals', '--state-dir', dir]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toBe('no call waits for approval\n');
+  });
+
+  it('approvals shows a waiting call in a table; approve lets it run', { timeout: 90_000 }, async () => {
+    const { id, call } = await waitingCall('first');
+    const table = await cli(['approvals', '--state-dir', dir]);
+    expect(table.code).toBe(0);
+    const lines = table.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+TOOL\s+WAITING\s+ARGUMENTS$/);
+    expect(lines[1]).toMatch(new RegExp(`^${id}\\s+alpha__echo\\s+\\d+s\\s+\\{"text":"first"\\}$`));
+    const approved = await cli(['approve', id, '--state-dir', dir]);
+    expect(approved).toMatchObject({ code: 0, stdout: `allowed ${id}\n` });
+    const result = await call;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toBe('first\n');
+  });
+
+  it('deny refuses it: the call prints the denial and exits 1', { timeout: 90_000 }, async () => {
+    const { id, call } = await waitingCall('second');
+    const denied = await cli(['deny', id, '--state-dir', dir]);
+    expect(denied).toMatchObject({ code: 0, stdout: `denied ${id}\n` });
+    const result = await call;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('approval denied (by api)');
+  });
+
+  it('an unknown id is an error line and exit 1', async () => {
+    const run = await cli(['approve', 'no-such-id', '--state-dir', dir]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe('error: no call waits for approval no-such-id\n');
+  });
+
+  it('formats the table with arguments cut', () => {
+    const now = Date.parse('2026-01-01T00:00:10Z');
+    const table = formatApprovalsTable(
+      [{ id: 'a1', server: 's', tool: 's__t', original: 't', arguments: { long: 'x'.repeat(100) }, requested_at: '2026-01-01T00:00:00Z', expires_at: '2026-01-01T00:05:00Z' }],
+      now,
+    );
+    expect(table.split('\n')[1]).toMatch(/^a1\s+s__t\s+10s\s+\{"long":"x+…$/);
+  });
+});

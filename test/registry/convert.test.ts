@@ -1,0 +1,119 @@
+// From a registry entry (real server.json examples) to an mcp-fleet config.
+import { describe, expect, it } from 'vitest';
+import { toServerConfig } from '../../src/services/registry/convert.js';
+import { MissingInputsError, RegistryError } from '../../src/services/registry/errors.js';
+import { installInputs } from '../../src/services/registry/inputs.js';
+import { chooseOption, installOptions } from '../../src/services/registry/options.js';
+import { RegistryServer } from '../../src/services/registry/server-json.js';
+import { LocalServerConfig, RemoteServerConfig } from '../../src/services/config/schema.js';
+import { fixtureEntry } from './fixture.js';
+
+const entry = (file: string) => RegistryServer.parse(fixtureEntry(file));
+
+describe('choosing how to run an entry', () => {
+  it('lists remotes then packages, with a problem for what cannot run', () => {
+    expect(installOptions(entry('filesystem')).map((o) => [o.id, o.problem ?? null])).toEqual([
+      ['npm', null],
+      ['oci', null],
+    ]);
+    const [nuget] = installOptions(entry('knapcode-samplemcpserver'));
+    expect(nuget?.problem).toContain('package type nuget is not supported');
+  });
+
+  it('picks in the order remote, npm, pypi, oci unless --package says', () => {
+    expect(chooseOption(entry('filesystem')).id).toBe('npm');
+    expect(chooseOption(entry('filesystem'), 'oci').id).toBe('oci');
+    expect(chooseOption(entry('remote-weather')).id).toBe('remote');
+    const hybrid = RegistryServer.parse({ ...fixtureEntry('brave-search'), remotes: fixtureEntry('mcp-fs').remotes });
+    expect(chooseOption(hybrid).type).toBe('remote');
+    expect(chooseOption(hybrid, 'npm').type).toBe('npm');
+  });
+
+  it('an entry with only unsupported packages is an error naming the type', () => {
+    const err = (() => {
+      try {
+        chooseOption(entry('knapcode-samplemcpserver'));
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(RegistryError);
+    expect((err as RegistryError).kind).toBe('unsupported');
+    expect((err as RegistryError).message).toMatch(/nuget/);
+    expect(() => chooseOption(entry('filesystem'), 'pypi')).toThrow('offers no pypi package; it offers: npm, oci');
+    expect(() => chooseOption(entry('knapcode-samplemcpserver'), 'nuget')).toThrow(/nuget is not supported/);
+  });
+});
+
+describe('the inputs an option asks for', () => {
+  it('env vars, secrets, arguments and {variables}, with their defaults', () => {
+    expect(installInputs(chooseOption(entry('weather-mcp')))).toEqual([
+      { kind: 'env', name: 'WEATHER_API_KEY', required: true, secret: true, description: 'API key for weather service' },
+      { kind: 'env', name: 'WEATHER_UNITS', required: false, secret: false, description: 'Temperature units (celsius, fahrenheit)', default: 'celsius' },
+    ]);
+    expect(installInputs(chooseOption(entry('filesystem'), 'oci')).map((i) => `${i.kind}:${i.name}:${i.required}`)).toEqual([
+      'variable:source_path:true',
+      'variable:target_path:true',
+      'env:LOG_LEVEL:false',
+    ]);
+    expect(installInputs(chooseOption(entry('remote-weather'))).map((i) => `${i.kind}:${i.name}:${i.secret}`)).toEqual([
+      'variable:host:false',
+      'header:Authorization:true',
+    ]);
+  });
+});
+
+describe('the config', () => {
+  it('npm → npx -y pkg@version, with its arguments and env', () => {
+    const config = toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: '/srv/data' } });
+    expect(config).toEqual({
+      type: 'local',
+      command: ['npx', '-y', '@modelcontextprotocol/server-filesystem@1.0.2', '/srv/data'],
+      env: { LOG_LEVEL: 'info' },
+    });
+    expect(() => LocalServerConfig.parse(config)).not.toThrow();
+  });
+
+  it('PyPI → uvx pkg==version; a required secret env var is in env', () => {
+    expect(toServerConfig(chooseOption(entry('weather-mcp')), { env: { WEATHER_API_KEY: 'k-1' } })).toEqual({
+      type: 'local',
+      command: ['uvx', 'weather-mcp-server==0.5.0'],
+      env: { WEATHER_API_KEY: 'k-1', WEATHER_UNITS: 'celsius' },
+    });
+  });
+
+  it('OCI → docker run -i --rm, runtime arguments with variables, -e NAME per env var, the image', () => {
+    const config = toServerConfig(chooseOption(entry('filesystem'), 'oci'), { variable: { source_path: '/home/me' }, env: { LOG_LEVEL: 'debug' } });
+    expect(config).toEqual({
+      type: 'local',
+      command: ['docker', 'run', '-i', '--rm', '--mount', 'type=bind,src=/home/me,dst=/project', '-e', 'LOG_LEVEL', 'docker.io/mcp/filesystem:1.0.2', '/project'],
+      env: { LOG_LEVEL: 'debug' },
+    });
+    const untagged = RegistryServer.parse({ name: 'a/b', version: '2.0.0', packages: [{ registryType: 'oci', identifier: 'ghcr.io/a/b', version: '2.0.0' }] });
+    expect(toServerConfig(chooseOption(untagged))).toEqual({ type: 'local', command: ['docker', 'run', '-i', '--rm', 'ghcr.io/a/b:2.0.0'] });
+  });
+
+  it('a remote → type remote with its transport, URL variables filled and headers', () => {
+    const config = toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: 'Bearer t' } });
+    expect(config).toEqual({ type: 'remote', url: 'https://api.example.com/mcp', transport: 'streamable_http', headers: { Authorization: 'Bearer t' } });
+    expect(() => RemoteServerConfig.parse(config)).not.toThrow();
+    expect(toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: 'x' }, variable: { host: 'eu.example.com' } })).toMatchObject({
+      url: 'https://eu.example.com/mcp',
+    });
+    expect(toServerConfig(chooseOption(entry('mcp-fs')))).toEqual({ type: 'remote', url: 'https://mcp-fs.anonymous.modelcontextprotocol.io/http', transport: 'streamable_http' });
+  });
+
+  it('a missing required input is an error naming it, never its neighbours’ values', () => {
+    const err = (() => {
+      try {
+        toServerConfig(chooseOption(entry('brave-search')), { env: { OTHER: 'not-this' } });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(err).toBeInstanceOf(MissingInputsError);
+    expect((err as MissingInputsError).missing.map((m) => m.name)).toEqual(['BRAVE_API_KEY']);
+    expect((err as Error).message).toContain('env BRAVE_API_KEY');
+    expect((err as Error).message).not.toContain('not-this');
+  });
+});

@@ -1,0 +1,31 @@
+// The terminal prompt: the question is shown; a secret answer is not echoed.
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ask } from '../../src/services/registry/prompt.js';
+
+function terminal() {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  let shown = '';
+  output.on('data', (chunk: Buffer) => (shown += chunk.toString('utf8')));
+  return { input, output, shown: () => shown };
+}
+
+describe('ask', () => {
+  it('a secret: the question is shown, the typed value never is', async () => {
+    const t = terminal();
+    const answer = ask('header X-Api-Key [secret, not shown]: ', { secret: true, input: t.input, output: t.output });
+    t.input.write('s3cret-value\r');
+    await expect(answer).resolves.toBe('s3cret-value');
+    expect(t.shown()).toContain('header X-Api-Key [secret, not shown]: ');
+    expect(t.shown()).not.toContain('s3cret');
+  });
+
+  it('a plain value is echoed as typed', async () => {
+    const t = terminal();
+    const answer = ask('arg target_dir: ', { input: t.input, output: t.output });
+    t.input.write('/srv/data\r');
+    await expect(answer).resolves.toBe('/srv/data');
+    expect(t.shown()).toContain('/srv/data');
+  });
+});
