@@ -1,36 +1,14 @@
 // `mcp-fleet approvals`, `approve` and `deny` as real child processes, talking
 // to a real `serve` (itself a child process) with a real stdio fixture server
 // whose `echo` asks for approval.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatApprovalsTable } from '../../src/cli/approvals.js';
 import { fixtureCommand } from '../fixtures/index.js';
-
-const BIN = resolve('bin/mcp-fleet.js');
-
-/** The test's environment without anything that would redirect the CLI. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
-  return env;
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[]): Promise<Run> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(), timeout: 30_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+import { BIN, cleanEnv, cli, type Run } from './run.js';
 
 let dir: string;
 let worker: ChildProcess | undefined;

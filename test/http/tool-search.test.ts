@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { CANARIES, healthy, startFleet, untilState, type Fleet } from './fleet.js';
 import { TOKEN } from './helpers.js';
+import type { ToolSearchResult } from '../../src/host/tool-search.js';
 
 // One fleet for the file: these tests only read.
 let fleet: Fleet;
@@ -22,16 +23,7 @@ afterAll(async () => {
 const search = (query: string, options: { noAuth?: boolean; headers?: Record<string, string> } = {}) =>
   fleet.request(`/api/mcp/tools/search${query}`, options);
 
-interface Hit {
-  name: string;
-  server: string;
-  original: string;
-  description: string;
-  parameters: Record<string, unknown>;
-  score: number;
-  available: boolean;
-  matched: string[];
-}
+type Hit = ToolSearchResult;
 
 describe('GET /api/mcp/tools/search', () => {
   it('answers the tools ranked by relevance, best first, wrapped', async () => {
