@@ -1,49 +1,22 @@
 // `mcp-fleet approvals`, `approve` and `deny` as real child processes, talking
 // to a real `serve` (itself a child process) with a real stdio fixture server
 // whose `echo` asks for approval.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatApprovalsTable } from '../../src/cli/approvals.js';
 import { fixtureCommand } from '../fixtures/index.js';
-import { BIN, cleanEnv, cli, type Run } from './run.js';
+import { cli, startServe, type ServeWorker, type Run } from './run.js';
 
 let dir: string;
-let worker: ChildProcess | undefined;
-let exited: Promise<number | null>;
+let worker: ServeWorker | undefined;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-approvals-'));
-  writeFileSync(
-    join(dir, 'mcp_servers.json'),
-    JSON.stringify({ servers: {
-        alpha: { type: 'local', command: fixtureCommand('healthy'), timeout_seconds: 15, tools: { approval: { echo: 'ask' } } },
-      } }),
-  );
-  worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
-    env: cleanEnv(),
-    stdio: ['ignore', 'pipe', 'pipe'],
+  worker = await startServe('mcp-fleet-cli-approvals-', {
+    alpha: { type: 'local', command: fixtureCommand('healthy'), timeout_seconds: 15, tools: { approval: { echo: 'ask' } } },
   });
-  exited = new Promise((done) => worker!.on('exit', (code) => done(code)));
-  let stdout = '';
-  worker.stdout!.on('data', (chunk) => (stdout += chunk));
-  worker.stderr!.resume();
-  const deadline = Date.now() + 20_000;
-  while (!/servers ready/.test(stdout)) {
-    if (Date.now() > deadline) throw new Error(`the worker did not start: ${stdout}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  dir = worker.dir;
 }, 30_000);
 
-afterAll(async () => {
-  if (worker && worker.exitCode === null && worker.signalCode === null) {
-    worker.kill('SIGTERM');
-    await exited;
-  }
-  rmSync(dir, { recursive: true, force: true });
-});
+afterAll(() => worker?.stop());
 
 
 /** Starts `mcp-fleet call alpha__echo` (it waits for approval) and resolves with the id once listed. */

@@ -1,8 +1,10 @@
 // Runs the built `mcp-fleet` command as a user would, in an environment with
 // nothing that would redirect it (no token, state dir or profile of the
 // test's own environment).
-import { execFile } from 'node:child_process';
-import { resolve } from 'node:path';
+import { execFile, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { cleanEnv } from '../security/processes.js';
 
 export const BIN = resolve('bin/mcp-fleet.js');
@@ -23,3 +25,40 @@ export function cli(args: string[], env: Record<string, string> = {}): Promise<R
 }
 
 export { cleanEnv };
+
+/** A real `mcp-fleet serve` on a fresh state dir holding `servers`, until `stop()`. */
+export interface ServeWorker {
+  dir: string;
+  /** SIGTERM, waits for the exit, removes the state dir. */
+  stop(): Promise<void>;
+}
+
+/** Starts `mcp-fleet serve --port 0` on `servers` and resolves once it printed that its servers are ready. */
+export async function startServe(prefix: string, servers: Record<string, unknown>): Promise<ServeWorker> {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((done) => worker.on('exit', () => done()));
+  const stop = async () => {
+    if (worker.exitCode === null && worker.signalCode === null) {
+      worker.kill('SIGTERM');
+      await exited;
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  let stdout = '';
+  worker.stdout!.on('data', (chunk) => (stdout += chunk));
+  worker.stderr!.resume();
+  const deadline = Date.now() + 20_000;
+  while (!/servers ready/.test(stdout)) {
+    if (Date.now() > deadline) {
+      await stop();
+      throw new Error(`the worker did not start: ${stdout}`);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return { dir, stop };
+}
