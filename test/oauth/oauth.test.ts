@@ -277,6 +277,24 @@ describe('OAuth with a real authorization server', () => {
     expect(mcp.dpopKeys).toEqual([]);
   });
 
+  it('an access token the server refuses before its expiry: the SDK refresh after the 401 goes through the lock, one refresh, then ready', async () => {
+    const { as, mcp, fleet } = await consentedThenStopped();
+
+    // Not expired by its stamp, but not a token the server accepts (as after a key rotation at the authorization server).
+    const stored = credentials(fleet.dir, 'remote');
+    stored.tokens.access_token = 'refused-before-expiry';
+    writeFileSync(join(fleet.dir, 'oauth', 'remote.json'), JSON.stringify(stored));
+
+    const again = await restartedHost(fleet);
+    await untilState(again, 'remote', 'ready');
+    expect(mcp.presentedTokens).toContain('refused-before-expiry');
+    expect(as.tokenRequests).toEqual(['authorization_code', 'refresh_token']);
+    const now = credentials(fleet.dir, 'remote').tokens;
+    expect(now.access_token).not.toBe('refused-before-expiry');
+    expect(now.refresh_token).not.toBe(stored.tokens.refresh_token);
+    expect(await callEcho(again, 'remote', 'refreshed')).toEqual({ type: 'text', text: 'refreshed' });
+  });
+
   it('an expiring access token is refreshed in the background, the rotated refresh token stored; the server stays ready', async () => {
     const as = await authorizationServer(2);
     const mcp = await resourceServer(as.issuer);

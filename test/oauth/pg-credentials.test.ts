@@ -213,6 +213,11 @@ describe('credentials in PostgreSQL', () => {
     expect(committed.refresh_token).not.toBe(expired.refresh_token);
     for (const provider of providers) expect(provider.needsRefresh()).toBe(false);
 
+    // A provider made after the commit (a starting server's refresh step makes its own) finds nothing due.
+    const late = await createOAuthProvider({ credentials: workers[1]!.store, name: 'remote', config, now });
+    await late.refresh();
+    expect(as.tokenRequests.slice(before)).toEqual(['refresh_token']);
+
     // The adopted tokens work: a worker that did not refresh calls the server with them.
     const connection = await connect('remote', config, { authProvider: providers[2]! });
     cleanups.push(() => connection.close());

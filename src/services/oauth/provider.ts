@@ -146,6 +146,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #consent: ConsentHooks | null = null;
   #state: string | null = null;
   #refreshing: Promise<void> | null = null;
+  #forcing: Promise<void> | null = null;
   #timer: NodeJS.Timeout | undefined;
   readonly #lostListeners = new Set<(error: FleetError) => void>();
   /** Scopes a `403 insufficient_scope` asked for on this connection. */
@@ -412,11 +413,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   /**
-   * Refreshes the access token now, holding the store's lock of these
-   * credentials (fleet-wide with the database): inside it the stored tokens
-   * are read again, and when another worker (or another provider of this
-   * process) replaced the ones this provider holds with tokens not yet due,
-   * those are taken and the token endpoint is not called. Otherwise the
+   * Refreshes the access token when it is due, holding the store's lock of
+   * these credentials (fleet-wide with the database): inside it the stored
+   * tokens are read again, and when they are not due — another worker (or
+   * another provider of this process) refreshed them, maybe before this
+   * provider was made — those are taken and the token endpoint is not called. Otherwise the
    * refresh is made and its tokens — a rotated refresh token among them — are
    * committed before the lock is released, and only then used. Concurrent
    * callers share one attempt. A rejected refresh token (`invalid_grant`), or
@@ -425,8 +426,18 @@ export class FleetOAuthProvider implements OAuthClientProvider {
    * `keepFresh` listeners as a ConsentRequiredError; it never opens a consent.
    */
   refresh(): Promise<void> {
-    this.#refreshing ??= this.#refreshLocked().finally(() => (this.#refreshing = null));
+    this.#refreshing ??= this.#refreshLocked(false).finally(() => (this.#refreshing = null));
     return this.#refreshing;
+  }
+
+  /**
+   * As `refresh`, but also when the stored tokens are not due: the server
+   * refused the access token this provider holds. Tokens another worker
+   * stored since are still taken instead.
+   */
+  #refreshRefused(): Promise<void> {
+    this.#forcing ??= this.#refreshLocked(true).finally(() => (this.#forcing = null));
+    return this.#forcing;
   }
 
   /**
@@ -436,7 +447,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
    * refresh made now, or newer ones already held.
    */
   async refreshFor(presented: string): Promise<OAuthTokens> {
-    if (this.#record.tokens?.refresh_token === presented) await this.refresh();
+    if (this.#record.tokens?.refresh_token === presented) await this.#refreshRefused();
     const tokens = toSdkTokens(this.#record.tokens, this.#now());
     if (tokens === undefined) throw new ConsentRequiredError(this.#name, 'no usable token');
     return tokens;
@@ -455,7 +466,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     };
   }
 
-  async #refreshLocked(): Promise<void> {
+  async #refreshLocked(refused: boolean): Promise<void> {
     const held = this.#record.tokens;
     // Made ready before the lock: each may store something (the discovery, a first DPoP key), which takes the lock itself.
     let prepared: Prepared | undefined;
@@ -467,7 +478,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     }
     const { url, auth } = this.#config;
     const outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, (current) =>
-      this.#refreshHolding(current, held, prepared),
+      this.#refreshHolding(current, held, prepared, refused),
     );
     if (outcome.record !== null) {
       this.#adopt(outcome.record);
@@ -490,11 +501,13 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     current: CredentialsRecord,
     held: StoredTokens | null,
     prepared: Prepared | undefined,
+    refused: boolean,
   ): Promise<LockedChange<RefreshOutcome>> {
     this.#adopt(current);
     const tokens = current.tokens;
-    // Refreshed elsewhere since this provider read its tokens: those are the ones to use.
-    if (tokens !== null && !sameTokens(tokens, held) && !this.#refreshDue(tokens)) {
+    // Not due: refreshed elsewhere since this provider read its tokens (those are the ones to use), or,
+    // unless the server refused the ones held, stored by another worker before this provider was made.
+    if (tokens !== null && !this.#refreshDue(tokens) && (!refused || !sameTokens(tokens, held))) {
       return { record: null, result: { record: null, lost: null } };
     }
     if (tokens?.refresh_token === undefined) throw new ConsentRequiredError(this.#name, 'no refresh token');
