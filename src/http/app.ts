@@ -1,4 +1,3 @@
-import express from 'express';
 import type { Express } from 'express';
 import type { McpHost } from '../host.js';
 import type { Logger } from '../services/support/logger.js';
@@ -14,6 +13,7 @@ import { consentCallback } from './routes/oauth-callback.js';
 import { fleetRoute } from './routes/fleet.js';
 import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
+import { loadExpress } from './express.js';
 import type { Presence } from '../services/fleet/presence.js';
 
 /** `/healthz`'s answer, as `res.json({ ok: true })` would send it, made once. */
@@ -56,7 +56,7 @@ export interface ManagementAppOptions {
 export function createManagementApp(host: McpHost, options: ManagementAppOptions): Express {
   const bindHost = options.bindHost ?? '127.0.0.1';
   const extraHosts = options.allowedHosts ?? [];
-  const app = express();
+  const app = loadExpress()();
   app.disable('x-powered-by');
   app.set('etag', false);
 

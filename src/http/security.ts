@@ -1,4 +1,4 @@
-import express from 'express';
+import { loadExpress } from './express.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
@@ -148,7 +148,7 @@ export interface ApiGuardOptions {
  * four: each router layer costs every request a match and a `next`.
  */
 export function apiGuard(options: ApiGuardOptions): RequestHandler {
-  const parseJson = express.json({ limit: options.bodyLimit });
+  const parseJson = loadExpress().json({ limit: options.bodyLimit });
   const checks: RequestHandler[] = [
     bearerAuth(options.token),
     originCheck(options.bindHost, options.allowedHosts),

@@ -141,18 +141,32 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
   });
 
-  it('imports from plain Node ESM and runs a host on a real server', async () => {
+  it('imports from plain Node ESM and runs a host on a real server; express loads with the first management app, not the import', async () => {
     const script = `
-      import { createMcpHost } from 'mcp-fleet';
+      import { createRequire } from 'node:module';
+      import { createManagementApp, createMcpHost } from 'mcp-fleet';
       import { openSharedStores } from 'mcp-fleet/fleet';
+      const expressLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/express/'));
+      const afterImport = expressLoaded();
       const host = createMcpHost({ stateDir: ${JSON.stringify(stateDir())} });
       await host.start();
       await host.settled();
       const result = await host.callTool('healthy__echo', { text: 'from the package' });
-      console.log(JSON.stringify({ state: host.status()[0].state, text: result.content[0].text, fleet: typeof openSharedStores }));
+      const management = createManagementApp(host, { token: 'package-test-token-0123456789abcdef' });
+      console.log(JSON.stringify({
+        state: host.status()[0].state,
+        text: result.content[0].text,
+        fleet: typeof openSharedStores,
+        express: [afterImport, expressLoaded(), typeof management.listen],
+      }));
       await host.shutdown();`;
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], app, 60_000);
-    expect(JSON.parse(stdout.trim())).toEqual({ state: 'ready', text: 'from the package', fleet: 'function' });
+    expect(JSON.parse(stdout.trim())).toEqual({
+      state: 'ready',
+      text: 'from the package',
+      fleet: 'function',
+      express: [false, true, 'function'],
+    });
   });
 
   it('type-checks a strict NodeNext consumer against its declarations', async () => {

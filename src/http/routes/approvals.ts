@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import { HttpError } from '../errors.js';
@@ -12,7 +13,7 @@ const DecisionBody = z.strictObject({ decision: z.enum(['allow', 'deny']) });
  * the page's session cookie is `page`, a bearer token is `api`.
  */
 export function approvalRoutes(host: McpHost): Router {
-  const router = Router();
+  const router = loadExpress().Router();
 
   router.get('/', function listApprovals(_req, res) {
     res.json({ approvals: host.approvals() });

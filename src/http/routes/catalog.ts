@@ -1,9 +1,10 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from '../express.js';
 import type { McpHost } from '../../host.js';
 
 /** What each server offers, and the persisted config against the running one. */
 export function catalogRoutes(host: McpHost): Router {
-  const router = Router();
+  const router = loadExpress().Router();
 
   router.get('/', function catalog(_req, res) {
     res.json({ servers: host.catalog() });

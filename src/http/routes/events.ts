@@ -1,5 +1,5 @@
-import { Router } from 'express';
-import type { Response } from 'express';
+import { loadExpress } from '../express.js';
+import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { JournalEvent } from '../../services/journal/events.js';
@@ -21,7 +21,7 @@ export interface EventRoutesOptions {
 
 /** The journal, as a page (`?since=N`) and live as server-sent events. */
 export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router {
-  const router = Router();
+  const router = loadExpress().Router();
 
   router.get('/', async function listEvents(req, res) {
     const since = parseSince(req.query.since, 'since');

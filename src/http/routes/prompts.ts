@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import { PromptNotFoundError } from '../../services/capabilities/prompts.js';
@@ -10,7 +11,7 @@ const RenderBody = z.strictObject({ arguments: z.record(z.string(), z.unknown())
 
 /** The prompts of every ready server as slash commands, and rendering one. */
 export function promptRoutes(host: McpHost): Router {
-  const router = Router();
+  const router = loadExpress().Router();
 
   router.get('/', function listPrompts(_req, res) {
     res.json({ prompts: host.prompts() });

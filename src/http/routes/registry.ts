@@ -1,4 +1,5 @@
-import { Router } from 'express';
+import type { Router } from 'express';
+import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import { ServerName } from '../../services/config/schema.js';
@@ -47,7 +48,7 @@ const InstallRequest = z.strictObject({
  * added like `POST /api/mcp/servers` (201 and the ServerView).
  */
 export function registryRoutes(host: McpHost, options: RegistryRoutesOptions = {}): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   const client = () => new RegistryClient({ baseUrl: options.registryUrl });
 
   router.get('/servers', async function searchRegistry(req, res) {

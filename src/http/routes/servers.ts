@@ -1,6 +1,6 @@
-import { Router } from 'express';
+import { loadExpress } from '../express.js';
 import { createHash } from 'node:crypto';
-import type { Request, RequestHandler } from 'express';
+import type { Request, RequestHandler, Router } from 'express';
 import type { McpHost } from '../../host.js';
 import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
 import type { ServerView } from '../../services/journal/server-view.js';
@@ -15,7 +15,7 @@ export interface ServerRoutesOptions {
 
 /** SPEC §6 server routes. Thin: validate, call the host, shape the answer. */
 export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   const noteSecrets = (body: unknown) => options.onSecrets?.(secretValuesOf(body));
 
   router.get('/', options.list ?? serverList(host));

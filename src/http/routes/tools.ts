@@ -1,4 +1,5 @@
-import { Router, type Response } from 'express';
+import type { Response, Router } from 'express';
+import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { AgentToolResult, ToolProgress } from '../../services/tools/agent-tool.js';
@@ -15,7 +16,7 @@ const SearchLimit = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().
 
 /** The agent tools, a search over them, and a call to one of them. */
 export function toolRoutes(host: McpHost): Router {
-  const router = Router();
+  const router = loadExpress().Router();
 
   router.get('/', function listTools(_req, res) {
     const tools = host.tools().map((tool) => ({

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
-import express, { Router } from 'express';
-import type { Response } from 'express';
+import { loadExpress } from '../express.js';
+import type { Response, Router } from 'express';
 import { z } from 'zod';
 import { tokensEqual } from '../api-token.js';
 import { HttpError } from '../errors.js';
@@ -32,7 +32,7 @@ function setPageHeaders(res: Response): void {
 
 /** The management page at `/`, its assets under `/ui/`, and the diagrams under `/ui/diagrams/`. */
 export function pageRoutes(): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   const statics = { index: false, dotfiles: 'ignore', setHeaders: setPageHeaders } as const;
 
   router.get('/', function page(_req, res) {
@@ -46,7 +46,7 @@ export function pageRoutes(): Router {
     res.sendFile(req.params.file, { root: DIAGRAMS_DIR }, (err) => err && next());
   });
 
-  router.use('/ui', express.static(UI_DIR, statics));
+  router.use('/ui', loadExpress().static(UI_DIR, statics));
   return router;
 }
 
@@ -65,11 +65,11 @@ export interface SessionRoutesOptions {
  * cleared. The mutations are Origin-checked exactly as on the API.
  */
 export function sessionRoutes(options: SessionRoutesOptions): Router {
-  const router = Router();
+  const router = loadExpress().Router();
   const value = sessionValue(options.token);
   router.use(originCheck(options.bindHost, options.allowedHosts));
   router.use(requireJson);
-  router.use(express.json({ limit: 8 * 1024 }));
+  router.use(loadExpress().json({ limit: 8 * 1024 }));
 
   // Lets the page choose between its sign-in form and the servers without provoking a 401.
   router.get('/', function session(req, res) {
