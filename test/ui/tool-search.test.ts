@@ -26,7 +26,7 @@ const searches: string[] = [];
 
 beforeAll(async () => {
   [fleet, browser] = await Promise.all([
-    startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: { API_KEY, DB_PASSWORD } }) })),
+    startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: { API_KEY, DB_PASSWORD }, tools: { approval: { fail: 'deny' } } }) })),
     launchBrowser(),
   ]);
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
@@ -96,37 +96,28 @@ describe('the tools view', { timeout: 60_000 }, () => {
     expect(searches.length).toBe(before);
   });
 
-  it('marks a tool that cannot be called now', async () => {
-    // A ready server's tools are available and a stopped one's are not indexed, so the
-    // worker answers `available: false` only in the moment a server leaves `ready`;
-    // here its answer is stood in for, to see what the page does with one.
-    await page.route('**/api/mcp/tools/search?*', (route) =>
-      route.fulfill({
-        status: 200,
-        contentType: 'application/json',
-        body: JSON.stringify({
-          tools: [
-            { name: 'alpha__echo', server: 'alpha', original: 'echo', description: 'Returns its text', parameters: {}, score: 8.41, available: true, matched: ['name'] },
-            { name: 'gone__echo', server: 'gone', original: 'echo', description: 'Echoes, when its server runs', parameters: {}, score: 4.2, available: false, matched: ['name'] },
-          ],
-        }),
-      }),
-    );
-    try {
-      await searchBox().fill('echo');
-      await result('gone__echo').waitFor();
-      const unavailable = result('gone__echo');
-      await expect(unavailable.getAttribute('data-available')).resolves.toBe('false');
-      await unavailable.getByText('not available', { exact: true }).waitFor();
-      expect(await result('alpha__echo').getByText('not available').count()).toBe(0);
-      await shot('tools-unavailable-1280');
-      // Its server is not configured here: choosing it says so and stays on the view.
-      await unavailable.getByRole('button', { name: 'gone__echo' }).click();
-      await page.locator('#toast', { hasText: 'gone is no longer configured.' }).waitFor();
-      expect(await page.locator('#tools-view').isVisible()).toBe(true);
-    } finally {
-      await page.unroute('**/api/mcp/tools/search?*');
-    }
+  it('marks a tool that cannot be called now: one its server\'s approval policy denies', async () => {
+    // alpha's config says `fail: deny`: the tool is indexed (it can be found) but never offered or called.
+    await searchBox().fill('always fails');
+    await result('alpha__fail').waitFor();
+    const denied = result('alpha__fail');
+    await expect(denied.getAttribute('data-available')).resolves.toBe('false');
+    const tag = denied.getByText('not available', { exact: true });
+    await tag.waitFor();
+    await expect(tag.getAttribute('title')).resolves.toContain('approval policy denies it');
+    await shot('tools-unavailable-1280');
+    // Chosen, it opens in its server's panel, marked there too, with no Try button: a call would be refused.
+    await denied.getByRole('button', { name: 'alpha__fail' }).click();
+    const item = page.locator('#detail li[data-tool="alpha__fail"]');
+    await item.getByText('denied', { exact: true }).waitFor();
+    expect(await item.getByRole('button', { name: 'Try alpha__fail' }).count()).toBe(0);
+    const allowed = page.locator('#detail li[data-tool="alpha__echo"]');
+    expect(await allowed.getByRole('button', { name: 'Try alpha__echo' }).count()).toBe(1);
+    expect(await allowed.getByText('denied', { exact: true }).count()).toBe(0);
+    await viewTab('Tools').click();
+    await searchBox().fill('adds two numbers');
+    await result('alpha__add').waitFor();
+    expect(await result('alpha__add').getByText('not available').count()).toBe(0);
   });
 
   it('follows the fleet: a server added elsewhere shows up in the results without typing', async () => {

@@ -176,7 +176,9 @@ function tools(entry, ctx) {
           { class: 'item-head' },
           h('code', { class: 'item-name' }, tool.name),
           tool.original !== tool.name ? h('span', { class: 'muted small' }, 'original ', h('code', {}, tool.original)) : null,
-          ctx.tryTool
+          approvalTag(approvalOf(entry, tool)),
+          // A denied tool is never called: the playground would only be refused.
+          ctx.tryTool && approvalOf(entry, tool) !== 'deny'
             ? h('button', { type: 'button', class: 'button small try-tool', 'data-key': `try:${tool.name}`, 'aria-label': `Try ${tool.name}`, onclick: () => ctx.tryTool(tool) }, 'Try')
             : null,
         ),
@@ -191,6 +193,21 @@ function tools(entry, ctx) {
       ),
     ),
   );
+}
+
+/** The server config's `tools.approval` for a tool, as the worker reads it: its own entry, else `"*"`. */
+function approvalOf(entry, tool) {
+  const approval = entry.config?.tools?.approval;
+  if (!approval) return undefined;
+  return Object.hasOwn(approval, tool.original) ? approval[tool.original] : approval['*'];
+}
+
+function approvalTag(setting) {
+  if (setting === 'deny') {
+    return h('span', { class: 'tag not-available', title: 'Never offered to the model nor called: tools.approval denies it' }, 'denied');
+  }
+  if (setting === 'ask') return h('span', { class: 'tag', title: 'Each call waits for a person’s yes (tools.approval)' }, 'asks first');
+  return null;
 }
 
 /** The top-level parameters as chips: `name: type`, required ones marked. */

@@ -95,7 +95,7 @@ function resultItem(result, onOpen) {
       h('span', { class: 'muted small' }, 'on ', h('code', {}, result.server)),
       available
         ? h('span', { class: 'tag available' }, 'available')
-        : h('span', { class: 'tag not-available', title: 'Its server is not ready, so a call would fail now' }, 'not available'),
+        : h('span', { class: 'tag not-available', title: 'A call would fail now: its server is not ready, or its approval policy denies it' }, 'not available'),
       h('span', { class: 'score muted small', title: 'Relevance to the query: higher is better' }, `score ${formatScore(result.score)}`),
     ),
     result.description ? h('p', { class: 'item-text' }, result.description) : null,
