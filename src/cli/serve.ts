@@ -12,11 +12,10 @@ import type { JournalEvent } from '../services/journal/events.js';
 import { configPath, resolveStateDir } from '../services/config/paths.js';
 import { DATABASE_URL_ENV, redactUrl } from '../services/database/database.js';
 import { databaseUrlProblem } from '../services/database/errors.js';
-import { defaultWorkerId, localPresence } from '../services/fleet/presence.js';
+import { defaultWorkerId, localPresence, statesByServer } from '../services/fleet/presence.js';
 import { openSharedStores, type SharedStores } from '../services/fleet/shared-stores.js';
 import { SecretKeyError } from '../services/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pending-consents.js';
-import { statesOf } from '../http/routes/fleet.js';
 import { CliError } from './client.js';
 
 import { startTelemetryExport, type TelemetryExport } from './telemetry.js';
@@ -158,7 +157,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
   const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
-  const states = () => (host === undefined ? {} : statesOf(host));
+  const states = () => (host === undefined ? {} : statesByServer(host.status()));
   let shared: SharedStores | undefined;
   if (databaseUrl !== undefined && databaseUrl !== '') {
     const problem = databaseUrlProblem(databaseUrl);

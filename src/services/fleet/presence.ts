@@ -41,6 +41,11 @@ export interface Presence {
   stop(): Promise<void>;
 }
 
+/** Each server's state, by name (from `host.status()`): what a worker announces in its heartbeat. */
+export function statesByServer(views: readonly { name: string; state: string }[]): Record<string, string> {
+  return Object.fromEntries(views.map((view) => [view.name, view.state]));
+}
+
 /** `<host>-<pid>`: unique on a machine, readable in a list. */
 export function defaultWorkerId(): string {
   return `${os.hostname()}-${process.pid}`;
