@@ -3,7 +3,6 @@ import type { CliIO } from '../cli.js';
 import type { ServerView } from '../services/journal/server-view.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { formatServerTable } from './list.js';
-import { configFromRegistry } from './registry.js';
 
 interface AddFlags extends ClientFlags {
   /** A remote server at this URL (otherwise the operands are a local command). */
@@ -72,6 +71,8 @@ async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Pr
   if (command.length > 0 || flags.url !== undefined || flags.config !== undefined) {
     throw new CliError('--from-registry makes the whole config: give no command, --url or --config with it');
   }
+  // The registry client loads only for --from-registry.
+  const { configFromRegistry } = await import('./registry.js');
   const config: Record<string, unknown> = { ...(await configFromRegistry(flags.fromRegistry!, flags, io)) };
   if (flags.tokenEnv !== undefined) {
     if (config.type !== 'remote') throw new CliError('--token-env is for a remote server; this entry runs locally');

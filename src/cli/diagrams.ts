@@ -1,7 +1,6 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import { staleDiagrams, writeDiagrams } from '../machines/diagrams.js';
 
 /** Registers `mcp-fleet diagrams [--out DIR] [--check]`. */
 export function registerDiagramsCommand(program: Command, io: CliIO): void {
@@ -11,6 +10,8 @@ export function registerDiagramsCommand(program: Command, io: CliIO): void {
     .option('--out <dir>', 'output directory', 'diagrams')
     .option('--check', 'write nothing; exit 1 when the files in --out are not current')
     .action(async (options: { out: string; check?: boolean }) => {
+      // Loaded when the command runs (the machines and the Graphviz renderer): `mcp-fleet --help` does not pay for them.
+      const { staleDiagrams, writeDiagrams } = await import('../machines/diagrams.js');
       const dir = resolve(options.out);
       if (options.check) {
         const stale = await staleDiagrams(dir);

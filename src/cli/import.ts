@@ -3,11 +3,8 @@ import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { importServers } from '../services/config/import.js';
 import type { ServerConfigInput } from '../services/config/schema.js';
-import { createPgConfigStore } from '../services/config/pg-config-store.js';
 import { createConfigStore, type ConfigStore } from '../services/config/store.js';
-import { DATABASE_URL_ENV, DatabaseUnavailableError, isConnectionError, openDatabase, redactUrl } from '../services/database/database.js';
-import { databaseUrlProblem } from '../services/database/errors.js';
-import { migrate } from '../services/database/migrations.js';
+import { DATABASE_URL_ENV, DatabaseUnavailableError, databaseUrlProblem, isConnectionError, redactUrl } from '../services/database/errors.js';
 import { loadSecretKey } from '../services/secrets/secret-key.js';
 import { quoteName } from '../services/config/validate.js';
 import { ConfigError, oneLine } from '../services/support/errors.js';
@@ -80,6 +77,12 @@ async function openConfigDatabase(url: string, stateDir: string, logger: { warn(
     throw new ConfigError(`--database-url: ${problem} (${redactUrl(url)}); expected postgres://user[:password]@host[:port]/database`);
   }
   const key = loadSecretKey({ configDir: stateDir });
+  // pg is loaded only for an import into the database.
+  const [{ openDatabase }, { migrate }, { createPgConfigStore }] = await Promise.all([
+    import('../services/database/database.js'),
+    import('../services/database/migrations.js'),
+    import('../services/config/pg-config-store.js'),
+  ]);
   const db = openDatabase(url, { applicationName: 'mcp-fleet import' });
   try {
     await migrate(db.pool);

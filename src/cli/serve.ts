@@ -2,23 +2,21 @@ import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import { createMcpHost, type McpHost } from '../host.js';
+import type { McpHost } from '../host.js';
 import { ensureApiToken, type ApiToken } from '../http/api-token.js';
-import { createManagementApp } from '../http/app.js';
-import { secretValuesOf } from '../http/errors.js';
+import { secretValuesOf } from '../services/config/credentials.js';
 import { listen, type Listening } from '../http/listen.js';
 import { createLogger, SecretSet, type Logger } from '../services/support/logger.js';
 import type { JournalEvent } from '../services/journal/events.js';
 import { configPath, resolveStateDir } from '../services/config/paths.js';
-import { DATABASE_URL_ENV, redactUrl } from '../services/database/database.js';
-import { databaseUrlProblem } from '../services/database/errors.js';
+import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../services/database/errors.js';
 import { defaultWorkerId, localPresence, statesByServer } from '../services/fleet/presence.js';
-import { openSharedStores, type SharedStores } from '../services/fleet/shared-stores.js';
+import type { SharedStores } from '../services/fleet/shared-stores.js';
 import { SecretKeyError } from '../services/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pending-consents.js';
 import { CliError } from './client.js';
 
-import { startTelemetryExport, type TelemetryExport } from './telemetry.js';
+import type { TelemetryExport } from './telemetry.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -77,6 +75,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--registry-url <url>', 'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)')
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
+      const { startTelemetryExport } = await import('./telemetry.js');
       const telemetry = await startTelemetryExport(process.env, (text) => io.stderr(`warning: ${text}\n`));
       if (telemetry !== null) io.stdout(`telemetry  exporting ${telemetry.summary}\n`);
       let worker: Worker;
@@ -145,6 +144,12 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
   }
 
+  // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
+  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }] = await Promise.all([
+    import('../host.js'),
+    import('../http/app.js'),
+    import('../services/fleet/shared-stores.js'),
+  ]);
   const token = await ensureApiToken(stateDir);
   const secrets = new SecretSet();
   secrets.add([token.token, ...(await fileSecrets(stateDir))]);

@@ -14,7 +14,7 @@ import {
 import type { ErrorKind } from '../services/support/errors.js';
 import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
-import { redact } from '../services/config/credentials.js';
+import { redact, secretValuesOf } from '../services/config/credentials.js';
 import { describeZodError } from '../services/support/zod-errors.js';
 
 /** The body of every error response (SPEC §6). */
@@ -138,19 +138,3 @@ export function errorHandler(logger?: Logger): ErrorRequestHandler {
 export const notFoundHandler: RequestHandler = function routeNotFound(req, _res, next) {
   next(new HttpError(404, 'not_found', `no route ${req.method} ${req.path}`));
 };
-
-/** Every string under `env`, `headers` and `auth` of a request body: the values a response must not echo. */
-export function secretValuesOf(body: unknown): string[] {
-  if (body === null || typeof body !== 'object') return [];
-  const record = body as Record<string, unknown>;
-  const auth = record.auth !== null && typeof record.auth === 'object' ? (record.auth as Record<string, unknown>) : {};
-  // An explicit stack, not recursion: a body nested 100 000 deep must not overflow the call stack.
-  const pending: unknown[] = [record.env, record.headers, auth.token, auth.client_secret, auth.private_key, auth.idp_client_secret];
-  const out: string[] = [];
-  while (pending.length > 0) {
-    const value = pending.pop();
-    if (typeof value === 'string') out.push(value);
-    else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) pending.push(inner);
-  }
-  return out;
-}

@@ -9,7 +9,8 @@ import { MissingInputsError, RegistryError } from '../../services/registry/error
 import { installInputs, type InstallInput } from '../../services/registry/inputs.js';
 import { chooseOption, installOptions } from '../../services/registry/options.js';
 import type { RegistryServer } from '../../services/registry/server-json.js';
-import { HttpError, secretValuesOf } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { secretValuesOf } from '../../services/config/credentials.js';
 
 export interface RegistryRoutesOptions {
   /** Base URL of the MCP Registry; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */

@@ -4,7 +4,8 @@ import type { Request, RequestHandler, Router } from 'express';
 import type { McpHost } from '../../host.js';
 import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
 import type { ServerView } from '../../services/journal/server-view.js';
-import { HttpError, secretValuesOf } from '../errors.js';
+import { HttpError } from '../errors.js';
+import { secretValuesOf } from '../../services/config/credentials.js';
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */

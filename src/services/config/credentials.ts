@@ -170,6 +170,22 @@ export function secretValues(config: ServerConfig): string[] {
 /** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */
 export const MIN_REDACTED_LENGTH = 4;
 
+/** Every string under `env`, `headers` and `auth` of a config as sent or stored, unparsed (a request body, a config file's entry): the values no response or log may echo. */
+export function secretValuesOf(body: unknown): string[] {
+  if (body === null || typeof body !== 'object') return [];
+  const record = body as Record<string, unknown>;
+  const auth = record.auth !== null && typeof record.auth === 'object' ? (record.auth as Record<string, unknown>) : {};
+  // An explicit stack, not recursion: a body nested 100 000 deep must not overflow the call stack.
+  const pending: unknown[] = [record.env, record.headers, auth.token, auth.client_secret, auth.private_key, auth.idp_client_secret];
+  const out: string[] = [];
+  while (pending.length > 0) {
+    const value = pending.pop();
+    if (typeof value === 'string') out.push(value);
+    else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) pending.push(inner);
+  }
+  return out;
+}
+
 /**
  * Replaces every occurrence of every secret in `text` with `••••`, in its raw
  * and its JSON-escaped form (log lines are JSON). Used for stderr tails, error

@@ -5,8 +5,6 @@
  */
 import pg from 'pg';
 
-/** Where `serve` and `import` read the database URL when `--database-url` is not given. */
-export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
 
 export interface Database {
   pool: pg.Pool;
@@ -53,7 +51,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   };
 }
 
-export { databaseAddress, DatabaseUnavailableError, isConnectionError, redactUrl } from './errors.js';
+export { DATABASE_URL_ENV, databaseAddress, DatabaseUnavailableError, isConnectionError, redactUrl } from './errors.js';
 
 /**
  * Runs `fn` in one transaction on one client: BEGIN, COMMIT when `fn`

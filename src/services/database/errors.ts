@@ -104,6 +104,9 @@ function causeText(url: string, cause: unknown): string {
   return `: ${typeof code === 'string' && !safe.includes(code) ? `${code} ` : ''}${safe}`;
 }
 
+/** Where `serve` and `import` read the database URL when `--database-url` is not given. */
+export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
+
 /** What is wrong with `url` as a PostgreSQL URL (`postgres://user[:password]@host[:port]/database`), or null. */
 export function databaseUrlProblem(url: string): string | null {
   let parsed: URL;
