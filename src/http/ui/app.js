@@ -8,10 +8,11 @@ import { $, $$, h, badge, replaceKeeping } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
 import { closePlayground, openPlayground, playgroundEvent } from './playground.js';
-import { openServerForm } from './server-form.js';
 import { selectTab, tablist } from './tabs.js';
 import { toolSearch } from './tool-search.js';
 import { registryView } from './registry.js';
+import { serverActions } from './server-actions.js';
+import { toast } from './feedback.js';
 
 /** Events kept in memory for the journal view. */
 const KEEP_EVENTS = 2000;
@@ -47,6 +48,8 @@ const SEARCH_AGAIN_ON = new Set(['server.transitioned', 'server.removed', 'tools
 let search;
 /** The "Add from registry" view; made in `boot`. */
 let registry;
+/** What the Add button and the server panel's buttons do. */
+const actions = serverActions(state, { renderDetail, renderServers, select, showView, scheduleRefresh });
 
 // ---------------------------------------------------------------- sign-in
 
@@ -55,10 +58,10 @@ async function boot() {
   tablist($('#view-nav [role=tablist]'), showView);
   $('#sign-in-form').addEventListener('submit', submitSignIn);
   $('#sign-out').addEventListener('click', signOut);
-  $('#add-server').addEventListener('click', addServer);
+  $('#add-server').addEventListener('click', actions.addServer);
   $('#journal-filter').addEventListener('change', renderJournal);
   search = toolSearch({ input: $('#tool-search'), list: $('#tool-results'), status: $('#tool-search-status'), onOpen: openTool });
-  registry = registryView({ input: $('#registry-search'), list: $('#registry-results'), status: $('#registry-status'), more: $('#registry-more'), form: $('#registry-form'), onAdded: addedFromRegistry });
+  registry = registryView({ input: $('#registry-search'), list: $('#registry-results'), status: $('#registry-status'), more: $('#registry-more'), form: $('#registry-form'), onAdded: actions.addedFromRegistry });
   setInterval(tickTimes, 15_000);
   setInterval(() => loadFleet(), FLEET_EVERY_MS);
 
@@ -404,11 +407,11 @@ function renderDetail() {
       busy: state.busy.get(name),
       notice: state.notices.get(name),
       diagram: state.diagram,
-      edit: () => editServer(name),
-      toggle: () => toggleServer(name),
-      restart: () => restartServer(name),
-      remove: () => deleteServer(name),
-      signIn: () => signInServer(name),
+      edit: () => actions.editServer(name),
+      toggle: () => actions.toggleServer(name),
+      restart: () => actions.restartServer(name),
+      remove: () => actions.deleteServer(name),
+      signIn: () => actions.signInServer(name),
       tryTool: (tool) => openPlayground(tool, name),
     }),
   );
@@ -468,120 +471,6 @@ function openTool(result) {
 function tickTimes() {
   const entry = state.servers.get(state.selected);
   for (const el of $$('[data-since]', $('#detail'))) if (entry) el.textContent = sinceText(entry);
-}
-
-let toastTimer;
-function toast(text) {
-  const el = $('#toast');
-  el.textContent = text;
-  el.classList.add('shown');
-  clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => el.classList.remove('shown'), 4000);
-}
-
-// ---------------------------------------------------------------- actions
-
-/** Runs `work` as `action` of `name`: its button says so, and a failure lands in the panel. */
-async function act(name, action, work) {
-  state.busy.set(name, action);
-  state.notices.delete(name);
-  renderDetail();
-  try {
-    return await work();
-  } catch (err) {
-    if (err.status !== 401) state.notices.set(name, { kind: 'error', text: err.message });
-    return undefined;
-  } finally {
-    state.busy.delete(name);
-    renderDetail();
-  }
-}
-
-async function addServer() {
-  const result = await openServerForm($('#server-dialog'), undefined);
-  if (!result?.saved) return;
-  const view = result.saved;
-  // The stream usually knows the server already; its newer state wins.
-  if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
-  toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
-  select(view.name);
-  scheduleRefresh();
-}
-
-/** A server added from the registry: shown in the servers view like one added by hand. */
-function addedFromRegistry(view) {
-  if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
-  toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
-  showView('servers');
-  select(view.name);
-  scheduleRefresh();
-}
-
-async function editServer(name) {
-  const entry = state.servers.get(name);
-  if (!entry) return;
-  const result = await openServerForm($('#server-dialog'), entry);
-  if (result?.unchanged) toast('Nothing changed.');
-  if (result?.saved) {
-    toast(`Saved ${name}: ${result.saved.state.replaceAll('_', ' ')}.`);
-    scheduleRefresh();
-  }
-}
-
-async function toggleServer(name) {
-  const enabled = state.servers.get(name)?.config.enabled !== false;
-  const view = await act(name, 'toggle', () => api.patchServer(name, { enabled: !enabled }));
-  if (view) toast(`${name} ${enabled ? 'disabled' : 'enabled'}.`);
-  scheduleRefresh();
-}
-
-async function restartServer(name) {
-  const view = await act(name, 'restart', () => api.restartServer(name));
-  if (view) toast(`Restarted ${name}: ${view.state.replaceAll('_', ' ')}.`);
-  scheduleRefresh();
-}
-
-async function deleteServer(name) {
-  const ok = await confirmDialog(
-    `Delete ${name}?`,
-    'The server is stopped, its tools are removed, and its entry (with its stored credentials) is deleted from mcp_servers.json.',
-    'Delete server',
-  );
-  if (!ok) return;
-  const done = await act(name, 'delete', async () => {
-    await api.deleteServer(name);
-    return true;
-  });
-  if (!done) return;
-  state.servers.delete(name);
-  if (state.selected === name) state.selected = state.servers.keys().next().value ?? null;
-  toast(`Deleted ${name}.`);
-  renderServers();
-  $('#add-server').focus();
-}
-
-/** OAuth consent: the worker answers with the URL to open, or says why it cannot. */
-async function signInServer(name) {
-  const answer = await act(name, 'signin', () => api.beginAuth(name));
-  const url = answer?.authorization_url;
-  if (typeof url === 'string' && /^https?:\/\//i.test(url)) {
-    window.open(url, '_blank', 'noopener');
-    state.notices.set(name, { kind: 'info', text: 'Continue signing in in the new tab; the state updates here when it is done.' });
-    renderDetail();
-  } else if (answer !== undefined) {
-    state.notices.set(name, { kind: 'error', text: 'The worker did not return an authorization URL.' });
-    renderDetail();
-  }
-}
-
-function confirmDialog(title, text, okText) {
-  const dialog = $('#confirm-dialog');
-  $('#confirm-title').textContent = title;
-  $('#confirm-text').textContent = text;
-  $('#confirm-ok').textContent = okText;
-  dialog.returnValue = '';
-  dialog.showModal();
-  return new Promise((resolve) => dialog.addEventListener('close', () => resolve(dialog.returnValue === 'ok'), { once: true }));
 }
 
 boot();

@@ -1,0 +1,110 @@
+// What the server panel's buttons and the Add button do: each goes through
+// the management API, says in the panel or a toast what came of it, and has
+// the page read the catalog again.
+import * as api from './api.js';
+import { $ } from './dom.js';
+import { confirmDialog, toast } from './feedback.js';
+import { openServerForm } from './server-form.js';
+
+/**
+ * The actions on the page's `state`, drawing with `view` (its renderDetail,
+ * renderServers, select, showView and scheduleRefresh).
+ */
+export function serverActions(state, view) {
+  const { renderDetail, renderServers, select, showView, scheduleRefresh } = view;
+
+  /** Runs `work` as `action` of `name`: its button says so, and a failure lands in the panel. */
+  async function act(name, action, work) {
+    state.busy.set(name, action);
+    state.notices.delete(name);
+    renderDetail();
+    try {
+      return await work();
+    } catch (err) {
+      if (err.status !== 401) state.notices.set(name, { kind: 'error', text: err.message });
+      return undefined;
+    } finally {
+      state.busy.delete(name);
+      renderDetail();
+    }
+  }
+
+  async function addServer() {
+    const result = await openServerForm($('#server-dialog'), undefined);
+    if (!result?.saved) return;
+    const view = result.saved;
+    // The stream usually knows the server already; its newer state wins.
+    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+    toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
+    select(view.name);
+    scheduleRefresh();
+  }
+
+  /** A server added from the registry: shown in the servers view like one added by hand. */
+  function addedFromRegistry(view) {
+    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+    toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
+    showView('servers');
+    select(view.name);
+    scheduleRefresh();
+  }
+
+  async function editServer(name) {
+    const entry = state.servers.get(name);
+    if (!entry) return;
+    const result = await openServerForm($('#server-dialog'), entry);
+    if (result?.unchanged) toast('Nothing changed.');
+    if (result?.saved) {
+      toast(`Saved ${name}: ${result.saved.state.replaceAll('_', ' ')}.`);
+      scheduleRefresh();
+    }
+  }
+
+  async function toggleServer(name) {
+    const enabled = state.servers.get(name)?.config.enabled !== false;
+    const view = await act(name, 'toggle', () => api.patchServer(name, { enabled: !enabled }));
+    if (view) toast(`${name} ${enabled ? 'disabled' : 'enabled'}.`);
+    scheduleRefresh();
+  }
+
+  async function restartServer(name) {
+    const view = await act(name, 'restart', () => api.restartServer(name));
+    if (view) toast(`Restarted ${name}: ${view.state.replaceAll('_', ' ')}.`);
+    scheduleRefresh();
+  }
+
+  async function deleteServer(name) {
+    const ok = await confirmDialog(
+      `Delete ${name}?`,
+      'The server is stopped, its tools are removed, and its entry (with its stored credentials) is deleted from mcp_servers.json.',
+      'Delete server',
+    );
+    if (!ok) return;
+    const done = await act(name, 'delete', async () => {
+      await api.deleteServer(name);
+      return true;
+    });
+    if (!done) return;
+    state.servers.delete(name);
+    if (state.selected === name) state.selected = state.servers.keys().next().value ?? null;
+    toast(`Deleted ${name}.`);
+    renderServers();
+    $('#add-server').focus();
+  }
+
+  /** OAuth consent: the worker answers with the URL to open, or says why it cannot. */
+  async function signInServer(name) {
+    const answer = await act(name, 'signin', () => api.beginAuth(name));
+    const url = answer?.authorization_url;
+    if (typeof url === 'string' && /^https?:\/\//i.test(url)) {
+      window.open(url, '_blank', 'noopener');
+      state.notices.set(name, { kind: 'info', text: 'Continue signing in in the new tab; the state updates here when it is done.' });
+      renderDetail();
+    } else if (answer !== undefined) {
+      state.notices.set(name, { kind: 'error', text: 'The worker did not return an authorization URL.' });
+      renderDetail();
+    }
+  }
+
+  return { addServer, addedFromRegistry, editServer, toggleServer, restartServer, deleteServer, signInServer };
+}
