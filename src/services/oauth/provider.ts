@@ -146,7 +146,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #consent: ConsentHooks | null = null;
   #state: string | null = null;
   #refreshing: Promise<void> | null = null;
-  #forcing: Promise<void> | null = null;
+  #refreshingRefused: Promise<void> | null = null;
   #timer: NodeJS.Timeout | undefined;
   readonly #lostListeners = new Set<(error: FleetError) => void>();
   /** Scopes a `403 insufficient_scope` asked for on this connection. */
@@ -417,13 +417,14 @@ export class FleetOAuthProvider implements OAuthClientProvider {
    * these credentials (fleet-wide with the database): inside it the stored
    * tokens are read again, and when they are not due — another worker (or
    * another provider of this process) refreshed them, maybe before this
-   * provider was made — those are taken and the token endpoint is not called. Otherwise the
-   * refresh is made and its tokens — a rotated refresh token among them — are
-   * committed before the lock is released, and only then used. Concurrent
-   * callers share one attempt. A rejected refresh token (`invalid_grant`), or
-   * one issued by another authorization server than the one the refresh
-   * would go to (never sent there), is dropped and reported to the
-   * `keepFresh` listeners as a ConsentRequiredError; it never opens a consent.
+   * provider was made — those are taken and the token endpoint is not
+   * called. Otherwise the refresh is made and its tokens — a rotated refresh
+   * token among them — are committed before the lock is released, and only
+   * then used. Concurrent callers share one attempt. A rejected refresh
+   * token (`invalid_grant`), or one issued by another authorization server
+   * than the one the refresh would go to (never sent there), is dropped and
+   * reported to the `keepFresh` listeners as a ConsentRequiredError; it never
+   * opens a consent.
    */
   refresh(): Promise<void> {
     this.#refreshing ??= this.#refreshLocked(false).finally(() => (this.#refreshing = null));
@@ -436,8 +437,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
    * stored since are still taken instead.
    */
   #refreshRefused(): Promise<void> {
-    this.#forcing ??= this.#refreshLocked(true).finally(() => (this.#forcing = null));
-    return this.#forcing;
+    this.#refreshingRefused ??= this.#refreshLocked(true).finally(() => (this.#refreshingRefused = null));
+    return this.#refreshingRefused;
   }
 
   /**
