@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
-import { startRegistry, type LocalRegistry } from '../registry/fixture.js';
+import { headerSecretEntry, startRegistry, type LocalRegistry } from '../registry/fixture.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
 const SECRET = 'canary-registry-SECRET-0001';
@@ -61,14 +61,7 @@ function expectNoSecret(run: Run): void {
 
 beforeAll(async () => {
   remote = await startHttpFixture('http-server', [], { FIXTURE_REQUIRED_HEADER: `X-Api-Key: ${HEADER_SECRET}` });
-  registry = await startRegistry([
-    {
-      name: 'io.github.mcp-fleet-test/local-http',
-      description: 'The HTTP fixture, needing a secret header',
-      version: '1.0.0',
-      remotes: [{ type: 'streamable-http', url: remote.url, headers: [{ name: 'X-Api-Key', isRequired: true, isSecret: true }] }],
-    },
-  ]);
+  registry = await startRegistry([headerSecretEntry(remote.url)]);
   dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-registry-'));
   writeFileSync(join(dir, 'mcp_servers.json'), `${JSON.stringify({ servers: {} }, null, 2)}\n`);
   worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });

@@ -27,3 +27,16 @@ function fixtureEntries(): Array<Record<string, unknown>> {
     (file) => fixtureEntry(file) as unknown as Record<string, unknown>,
   );
 }
+
+/** The registry's entry of the HTTP fixture at `url`: a remote that needs the secret header `X-Api-Key`. */
+export function headerSecretEntry(url: string): Record<string, unknown> {
+  return {
+    name: 'io.github.mcp-fleet-test/local-http',
+    title: 'Local HTTP',
+    description: 'The HTTP fixture, needing a secret header',
+    version: '1.0.0',
+    remotes: [
+      { type: 'streamable-http', url, headers: [{ name: 'X-Api-Key', description: 'API key of the service', isRequired: true, isSecret: true }] },
+    ],
+  };
+}

@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { CANARIES, startFleet, untilState, type Fleet } from '../http/fleet.js';
-import { startRegistry, type LocalRegistry } from './fixture.js';
+import { headerSecretEntry, startRegistry, type LocalRegistry } from './fixture.js';
 
 const SECRET = CANARIES[2]!;
 const API_KEY = CANARIES[0]!;
@@ -15,14 +15,7 @@ let fleet: Fleet;
 
 beforeAll(async () => {
   remote = await startHttpFixture('http-server', [], { FIXTURE_REQUIRED_HEADER: `X-Api-Key: ${SECRET}` });
-  registry = await startRegistry([
-    {
-      name: 'io.github.mcp-fleet-test/local-http',
-      description: 'The HTTP fixture, needing a secret header',
-      version: '1.0.0',
-      remotes: [{ type: 'streamable-http', url: remote.url, headers: [{ name: 'X-Api-Key', isRequired: true, isSecret: true }] }],
-    },
-  ]);
+  registry = await startRegistry([headerSecretEntry(remote.url)]);
   fleet = await startFleet(() => ({}), { registryUrl: registry.url });
 }, 30_000);
 

@@ -7,7 +7,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN } from '../http/helpers.js';
 import { healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
-import { ARTIFACTS, launchBrowser, pageContent, record, type Recorder } from './browser.js';
+import { ARTIFACTS, launchBrowser, openRecordedPage, pageContent, type Recorder } from './browser.js';
 
 declare const window: any;
 
@@ -26,10 +26,7 @@ beforeAll(async () => {
     })),
     launchBrowser(),
   ]);
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  recorder = await record(page);
+  ({ context, page, recorder } = await openRecordedPage(browser));
   await untilState(fleet, 'alpha', 'ready');
 }, 60_000);
 

@@ -3,7 +3,7 @@
 // and every uncaught page error.
 import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 
 // The project compiles without the DOM lib; these callbacks run in the page.
 declare const window: any;
@@ -34,6 +34,24 @@ export async function launchBrowser(): Promise<Browser> {
   });
 }
 
+/** A page of the page tests: a new context, a 15 s default timeout, and a recorder of what it receives. */
+export interface RecordedPage {
+  context: BrowserContext;
+  page: Page;
+  recorder: Recorder;
+}
+
+/**
+ * Opens a recorded page, 1280 px wide (`height` tall, default 800). Reduced
+ * motion: scrolling and the pending pulse settle at once, so screenshots are stable.
+ */
+export async function openRecordedPage(browser: Browser, { height = 800 } = {}): Promise<RecordedPage> {
+  const context = await browser.newContext({ viewport: { width: 1280, height }, reducedMotion: 'reduce' });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  return { context, page, recorder: await record(page) };
+}
+
 export interface Recorder {
   /** Every response body the page received so far, and every server-sent event's data. */
   bodies(): Promise<Array<{ url: string; text: string }>>;
@@ -46,7 +64,7 @@ export interface Recorder {
  * be read from the response: an init script wraps `EventSource` to keep each
  * message's data instead.
  */
-export async function record(page: Page): Promise<Recorder> {
+async function record(page: Page): Promise<Recorder> {
   const pending: Array<Promise<{ url: string; text: string } | undefined>> = [];
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));

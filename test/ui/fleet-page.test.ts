@@ -9,7 +9,7 @@ import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
 import { startFleetWorker, type FleetWorkerProcess } from '../fleet/workers.js';
-import { launchBrowser } from './browser.js';
+import { launchBrowser, openRecordedPage } from './browser.js';
 
 let cluster: PgCluster;
 let browser: Browser;
@@ -21,8 +21,7 @@ beforeAll(async () => {
   const url = await newDatabase(cluster);
   const secretKey = generateSecretKeyText();
   for (const id of ['alpha-worker', 'beta-worker']) workers.push(await startFleetWorker({ id, databaseUrl: url, secretKey }));
-  page = await (await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' })).newPage();
-  page.setDefaultTimeout(15_000);
+  ({ page } = await openRecordedPage(browser));
 }, 60_000);
 
 afterAll(async () => {

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { allGone, CANARIES, healthy, isAlive, readPid, startFleet, untilState, type Fleet } from '../http/fleet.js';
-import { ARTIFACTS, launchBrowser, pageContent, record, type Recorder } from './browser.js';
+import { ARTIFACTS, launchBrowser, openRecordedPage, pageContent, type Recorder } from './browser.js';
 
 // The project compiles without the DOM lib; these callbacks run in the page.
 declare const window: any;
@@ -55,11 +55,7 @@ beforeAll(async () => {
     launchBrowser(),
   ]);
   url = fleet.served.url;
-  // Reduced motion: scrolling and the pending pulse settle at once, so screenshots are stable.
-  context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  recorder = await record(page);
+  ({ context, page, recorder } = await openRecordedPage(browser));
   await untilState(fleet, 'alpha', 'ready');
 }, 60_000);
 

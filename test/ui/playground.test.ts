@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { CANARIES, healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
-import { ARTIFACTS, launchBrowser, pageContent, record, type Recorder } from './browser.js';
+import { ARTIFACTS, launchBrowser, openRecordedPage, pageContent, type Recorder } from './browser.js';
 
 // The project compiles without the DOM lib; these callbacks run in the page.
 declare const document: any;
@@ -45,10 +45,7 @@ beforeAll(async () => {
     })),
     launchBrowser(),
   ]);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 860 }, reducedMotion: 'reduce' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  recorder = await record(page);
+  ({ page, recorder } = await openRecordedPage(browser, { height: 860 }));
   page.on('request', (request: Request) => {
     const url = new URL(request.url());
     if (url.pathname.endsWith('/call')) calls.push({ path: url.pathname, body: request.postDataJSON(), accept: request.headers().accept });

@@ -10,8 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { CANARIES, startFleet, untilState, type Fleet } from '../http/fleet.js';
-import { startRegistry, type LocalRegistry } from '../registry/fixture.js';
-import { ARTIFACTS, launchBrowser, pageContent, record, type Recorder } from './browser.js';
+import { headerSecretEntry, startRegistry, type LocalRegistry } from '../registry/fixture.js';
+import { ARTIFACTS, launchBrowser, openRecordedPage, pageContent, type Recorder } from './browser.js';
 
 const SECRET = CANARIES[2]!;
 const DOCS_SHOT = fileURLToPath(new URL('../../docs/registry.png', import.meta.url));
@@ -27,20 +27,9 @@ const installs: unknown[] = [];
 
 beforeAll(async () => {
   remote = await startHttpFixture('http-server', [], { FIXTURE_REQUIRED_HEADER: `X-Api-Key: ${SECRET}` });
-  registry = await startRegistry([
-    {
-      name: ENTRY,
-      title: 'Local HTTP',
-      description: 'The HTTP fixture, needing a secret header',
-      version: '1.0.0',
-      remotes: [{ type: 'streamable-http', url: remote.url, headers: [{ name: 'X-Api-Key', description: 'API key of the service', isRequired: true, isSecret: true }] }],
-    },
-  ]);
+  registry = await startRegistry([headerSecretEntry(remote.url)]);
   [fleet, browser] = await Promise.all([startFleet(() => ({}), { registryUrl: registry.url }), launchBrowser()]);
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  recorder = await record(page);
+  ({ page, recorder } = await openRecordedPage(browser));
   page.on('request', (request: Request) => {
     if (new URL(request.url()).pathname === '/api/mcp/registry/install') installs.push(request.postDataJSON());
   });
