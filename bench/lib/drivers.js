@@ -3,11 +3,11 @@ import { fork } from 'node:child_process';
 import { join } from 'node:path';
 import { BENCH_DIR } from './env.js';
 
-/** A driver for `key`; resolves once its server is open. `request(op)` → its answer. */
-export async function startDriver(key, fleetServers) {
+/** A driver for `key`; resolves once its server is open. `request(op)` → its answer. `nodeArgs`: more flags for its Node. */
+export async function startDriver(key, fleetServers, nodeArgs = []) {
   const args = [key, ...(fleetServers ? [JSON.stringify(fleetServers)] : [])];
   const child = fork(join(BENCH_DIR, 'suites', 'call-driver.js'), args, {
-    execArgv: ['--expose-gc'],
+    execArgv: ['--expose-gc', ...nodeArgs],
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
   const waiting = new Map();
