@@ -7,7 +7,7 @@
 // 100 sequential calls, fresh processes every repetition, as in percall.
 import { join } from 'node:path';
 import { context, trace } from '@opentelemetry/api';
-import { startDriver } from '../lib/drivers.js';
+import { callsInTurns } from '../lib/drivers.js';
 import { BENCH_DIR } from '../lib/env.js';
 import { fmtRange, median, ratio, summarizeAll, table } from '../lib/stats.js';
 import { log, runSuite } from '../lib/suite.js';
@@ -16,7 +16,6 @@ const CONTENDERS = {
   untraced: { label: 'mcp-fleet without the call path’s telemetry checks', nodeArgs: ['--import', join(BENCH_DIR, 'lib', 'untraced.mjs')] },
   shipped: { label: 'mcp-fleet as it ships, no OpenTelemetry SDK registered', nodeArgs: [] },
 };
-const CHUNK = 100;
 const TARGET = 1.01;
 
 /**
@@ -44,31 +43,10 @@ async function checksNs() {
 await runSuite('telemetry', async ({ quick, reps }) => {
   const calls = quick ? 1000 : 4000;
   const keys = Object.keys(CONTENDERS);
-  const samples = Object.fromEntries(keys.map((key) => [key, []]));
-  /** Per round, shipped over untraced: less moved by a slow spell than a ratio of medians. */
-  const paired = [];
-  for (let rep = 0; rep < reps; rep += 1) {
-    const drivers = {};
-    for (let k = 0; k < keys.length; k += 1) {
-      const key = keys[(rep + k) % keys.length];
-      drivers[key] = await startDriver('fleet', undefined, CONTENDERS[key].nodeArgs);
-      await drivers[key].request({ op: 'seq', calls: quick ? 300 : 1000 }); // warm-up
-    }
-    for (const key of keys) await drivers[key].request({ op: 'gc' });
-    const total = Object.fromEntries(keys.map((key) => [key, 0]));
-    for (let round = 0; round < calls / CHUNK; round += 1) {
-      const us = {};
-      for (let k = 0; k < keys.length; k += 1) {
-        const key = keys[(round + rep + k) % keys.length];
-        us[key] = (await drivers[key].request({ op: 'seq', calls: CHUNK })).us;
-        total[key] += us[key] * CHUNK;
-      }
-      paired.push(us.shipped / us.untraced);
-    }
-    for (const key of keys) samples[key].push(total[key] / calls);
-    log(`telemetry rep ${rep + 1}: ${keys.map((key) => `${key} ${(total[key] / calls).toFixed(1)}`).join(', ')} µs/call`);
-    for (const driver of Object.values(drivers)) await driver.close();
-  }
+  const contenders = Object.fromEntries(keys.map((key) => [key, { driver: 'fleet', nodeArgs: CONTENDERS[key].nodeArgs }]));
+  const turns = await callsInTurns({ contenders, baseline: 'untraced', reps, calls, warmup: quick ? 300 : 1000, label: 'telemetry' });
+  const { samples } = turns;
+  const paired = turns.paired.shipped;
 
   const stats = summarizeAll(samples);
   const pairedRatio = median(paired);
