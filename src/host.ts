@@ -110,6 +110,8 @@ export interface McpHostOptions {
 export interface CatalogEntry extends ServerView {
   tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
   resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }>;
+  /** The server's resource templates (`uriTemplate`), listed with its resources. */
+  resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }>;
   prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
 }
 
@@ -512,7 +514,13 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
                 description: tool.description,
                 parameters: tool.parameters,
               }));
-        return { ...status, tools, resources: server?.resources ?? [], prompts: server?.prompts ?? [] };
+        return {
+          ...status,
+          tools,
+          resources: server?.resources ?? [],
+          resource_templates: server?.templates ?? [],
+          prompts: server?.prompts ?? [],
+        };
       });
     },
 

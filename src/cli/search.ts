@@ -48,7 +48,7 @@ export function formatSearchTable(tools: ToolSearchResult[], query: string): str
     tools.map((tool) => [
       tool.score.toFixed(2),
       tool.name,
-      tool.available ? 'yes' : 'no',
+      tool.available ? 'yes' : tool.denied ? 'denied' : 'no',
       firstLine(tool.description, DESCRIPTION_WIDTH),
     ]),
   );

@@ -23,6 +23,8 @@ export interface ToolSearchResult {
   score: number;
   /** Callable now: registered, or its `on_demand` server waits and starts when it is called. */
   available: boolean;
+  /** Its server's `tools.approval` denies it: never offered to a model nor called, whatever the server's state. */
+  denied: boolean;
   /** The fields the query matched (`name`, `title`, `description`, `parameters`): why it ranks. */
   matched: string[];
 }
@@ -112,6 +114,7 @@ export function createFleetSearch(projected: () => ProjectionContext): FleetSear
       };
       return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
         const server = context.servers[tool.server]!;
+        const denied = isDenied(approvalOf(server), tool.original);
         return {
           name: tool.name,
           server: tool.server,
@@ -120,7 +123,8 @@ export function createFleetSearch(projected: () => ProjectionContext): FleetSear
           parameters: tool.parameters,
           score,
           // A tool its server's `tools.approval` denies is never callable.
-          available: (server.state === 'ready' || waitsOnDemand(server)) && !isDenied(approvalOf(server), tool.original),
+          available: (server.state === 'ready' || waitsOnDemand(server)) && !denied,
+          denied,
           matched,
         };
       });

@@ -87,7 +87,7 @@ describe('mcp-fleet search', () => {
 });
 
 describe('formatSearchTable', () => {
-  const hit = (name: string, score: number, available: boolean, description: string) => ({
+  const hit = (name: string, score: number, available: boolean, description: string, denied = false) => ({
     name,
     server: 'files',
     original: name.replace(/^files__/, ''),
@@ -95,6 +95,7 @@ describe('formatSearchTable', () => {
     parameters: {},
     score,
     available,
+    denied,
     matched: ['name'],
   });
 
@@ -103,6 +104,7 @@ describe('formatSearchTable', () => {
       [
         hit('files__read_file', 12.3456, true, 'Read a file\nfrom the sandbox'),
         hit('files__write_file', 3, false, 'x'.repeat(100)),
+        hit('files__rm', 2, false, 'Delete a file', true),
       ],
       'file',
     );
@@ -110,6 +112,7 @@ describe('formatSearchTable', () => {
       'SCORE  TOOL               AVAILABLE  DESCRIPTION',
       '12.35  files__read_file   yes        Read a file',
       `3.00   files__write_file  no         ${'x'.repeat(69)}…`,
+      '2.00   files__rm          denied     Delete a file',
     ]);
   });
 });

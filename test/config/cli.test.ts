@@ -44,7 +44,7 @@ describe('mcp-fleet import (in process)', () => {
     await buildProgram(io).parseAsync(['node', 'mcp-fleet', 'import', claudeFixture, '--state-dir', stateDir]);
     expect(io.code).toBe(0);
     expect(io.out).toContain(`imported 4 servers into ${path.join(stateDir, 'mcp_servers.json')}: filesystem, github, linear, paused`);
-    expect(io.out).toContain('skipped 1:\n  "not a valid name": name must match');
+    expect(io.out).toContain('skipped 1:\n  "not a valid name": name must be 1 to 64 characters');
     for (const secret of FIXTURE_SECRETS) expect(io.out + io.err).not.toContain(secret);
     const loaded = await store(stateDir).load();
     expect(loaded.servers.map(([n]) => n)).toEqual(['filesystem', 'github', 'linear', 'paused']);

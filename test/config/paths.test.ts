@@ -53,7 +53,7 @@ describe('resolveStateDir', () => {
     }
     expect(caught).toBeInstanceOf(ConfigError);
     expect((caught as ConfigError).field).toBe('MCP_FLEET_PROFILE');
-    expect((caught as ConfigError).message).toContain('MCP_FLEET_PROFILE must match');
+    expect((caught as ConfigError).message).toContain('MCP_FLEET_PROFILE must be 1 to 64 characters');
   });
 });
 

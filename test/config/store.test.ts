@@ -245,7 +245,7 @@ describe('save', () => {
     const err = await rejection(store.save([['a', { type: 'local', command: [] } as ServerConfigInput]]));
     expect(err).toBeInstanceOf(ConfigError);
     expect((err as ConfigError).field).toBe('servers.a.command');
-    await expect(store.save([['bad name', local('x')]])).rejects.toThrow('name: must match');
+    await expect(store.save([['bad name', local('x')]])).rejects.toThrow('name: must be 1 to 64 characters');
     await expect(store.save([['a', local('x')], ['a', local('y')]])).rejects.toThrow('servers.a: duplicate name');
     expect(await readFile(file)).toEqual(before);
   });

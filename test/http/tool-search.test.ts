@@ -39,6 +39,7 @@ describe('GET /api/mcp/tools/search', () => {
       parameters: expect.objectContaining({ properties: { a: { type: 'number' }, b: { type: 'number' } } }),
       score: expect.any(Number),
       available: true,
+      denied: false,
       matched: expect.arrayContaining(['name', 'description']),
     });
     // A query many tools share words with: every one of them, in descending score.

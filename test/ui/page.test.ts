@@ -160,7 +160,7 @@ describe('the management page', () => {
     }
     await dialog.getByRole('button', { name: 'Add server' }).click();
     // The 400 names the field; the page shows it there, and focuses it.
-    await dialog.locator('[data-field="name"] .field-error', { hasText: 'must match' }).waitFor();
+    await dialog.locator('[data-field="name"] .field-error', { hasText: 'must be 1 to 64 characters' }).waitFor();
     await expect(dialog.getByLabel('Name', { exact: true }).getAttribute('aria-invalid')).resolves.toBe('true');
     await shot('add-form-error-1280');
 

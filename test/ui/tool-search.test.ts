@@ -93,15 +93,17 @@ describe('the tools view', { timeout: 60_000 }, () => {
     expect(searches.length).toBe(before);
   });
 
-  it('marks a tool that cannot be called now: one its server\'s approval policy denies', async () => {
+  it('marks a tool its server\'s approval policy denies as denied', async () => {
     // alpha's config says `fail: deny`: the tool is indexed (it can be found) but never offered or called.
     await searchBox().fill('always fails');
     await result('alpha__fail').waitFor();
     const denied = result('alpha__fail');
     await expect(denied.getAttribute('data-available')).resolves.toBe('false');
-    const tag = denied.getByText('not available', { exact: true });
+    await expect(denied.getAttribute('data-denied')).resolves.toBe('true');
+    const tag = denied.getByText('denied', { exact: true });
     await tag.waitFor();
-    await expect(tag.getAttribute('title')).resolves.toContain('approval policy denies it');
+    await expect(tag.getAttribute('title')).resolves.toContain('tools.approval denies it');
+    expect(await denied.getByText('not available').count()).toBe(0);
     await shot('tools-unavailable-1280');
     // Chosen, it opens in its server's panel, marked there too, with no Try button: a call would be refused.
     await denied.getByRole('button', { name: 'alpha__fail' }).click();

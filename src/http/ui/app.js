@@ -4,7 +4,7 @@
 import * as api from './api.js';
 import { approvalEvent, clearApprovals, loadApprovals } from './approvals.js';
 import { detailNodes, emptyDetail, sinceText } from './details.js';
-import { $, $$, h, badge, replaceKeeping } from './dom.js';
+import { $, $$, h, badge, label, replaceKeeping } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
 import { closePlayground, openPlayground, playgroundEvent } from './playground.js';
@@ -37,6 +37,13 @@ const state = {
   filterKey: '',
   /** `GET /api/mcp/fleet`; the Fleet view shows once it lists more than one worker. */
   fleet: null,
+  /**
+   * True while the event stream is down: the states shown may no longer be
+   * true, so every server shows as unknown until a reload reads them again.
+   */
+  offline: false,
+  /** The lifecycle diagram's zoom (1: its drawn size). */
+  diagramZoom: 1,
 };
 
 /** How often the fleet view is read again (the workers' heartbeats are 2 s apart). */
@@ -162,6 +169,7 @@ async function load() {
     if (event.type === 'server.configured') state.actors.set(event.server, event.actor);
   }
   state.servers = new Map(servers.map((s) => [s.name, s]));
+  state.offline = false;
   const wanted = state.selected ?? decodeURIComponent(location.hash.replace(/^#server=/, ''));
   state.selected = state.servers.has(wanted) ? wanted : (servers[0]?.name ?? null);
   openStream();
@@ -189,6 +197,8 @@ function openStream() {
     if (state.stream !== stream) return;
     closeStream();
     setLive('reconnecting');
+    state.offline = true;
+    renderServers();
     retryTimer = setTimeout(reconnect, retryDelay);
   });
 }
@@ -377,13 +387,21 @@ function renderServers() {
         ),
         entry.error ? h('span', { class: 'row-error', title: entry.error }, entry.error_kind ?? 'error') : null,
       ),
-      h('td', {}, badge(entry.state)),
+      h('td', {}, shownBadge(entry)),
       h('td', { class: 'col-type muted' }, entry.config.type ?? ''),
       h('td', { class: 'num' }, String(entry.tools?.length ?? entry.tool_count ?? 0)),
     );
   });
   replaceKeeping($('#servers-body'), rows);
   renderDetail();
+}
+
+/** The state badge, or `unknown` (with the last known state) while the worker cannot be reached. */
+function shownBadge(entry) {
+  if (!state.offline) return badge(entry.state);
+  const unknown = badge('unknown');
+  unknown.title = `The worker cannot be reached: last known state ${label(entry.state)}`;
+  return unknown;
 }
 
 function renderDetail() {
@@ -399,9 +417,17 @@ function renderDetail() {
   replaceKeeping(
     container,
     detailNodes(entry, {
+      offline: state.offline,
       tab: state.tab,
       setTab: (tab) => {
         state.tab = tab;
+        renderDetail();
+        // The diagram is larger than the panel: bring the current state into view.
+        if (tab === 'lifecycle') $('#detail .diagram svg .current')?.scrollIntoView({ block: 'nearest', inline: 'center' });
+      },
+      zoom: state.diagramZoom,
+      setZoom: (zoom) => {
+        state.diagramZoom = zoom;
         renderDetail();
       },
       busy: state.busy.get(name),

@@ -12,7 +12,8 @@ const TABS = [
 ];
 
 /**
- * The panel's nodes for `entry` (a catalog entry). `ctx`: `tab` and
+ * The panel's nodes for `entry` (a catalog entry). `ctx`: `offline` (the
+ * worker cannot be reached: its states are not known now), `tab` and
  * `setTab(id)`, `busy` (action in flight or undefined), `notice`
  * (`{kind, text}` or undefined), `diagram` (the parsed SVG document or
  * undefined), and the action callbacks `edit`, `toggle`, `restart`,
@@ -64,8 +65,15 @@ function head(entry, ctx) {
       'div',
       { class: 'detail-title' },
       h('h2', { id: 'detail-title' }, entry.name),
-      badge(entry.state),
-      h('p', { class: 'meta' }, summary(entry), ' · ', h('span', { 'data-since': '', title: entry.since }, sinceText(entry))),
+      badge(ctx.offline ? 'unknown' : entry.state),
+      h(
+        'p',
+        { class: 'meta' },
+        summary(entry),
+        ' · ',
+        ctx.offline ? 'the worker cannot be reached; last known: ' : null,
+        h('span', { 'data-since': '', title: entry.since }, sinceText(entry)),
+      ),
     ),
     h(
       'div',
@@ -106,7 +114,7 @@ function lastError(entry) {
 }
 
 function tabs(entry, ctx) {
-  const counts = { tools: entry.tools.length, resources: entry.resources.length, prompts: entry.prompts.length };
+  const counts = { tools: entry.tools.length, resources: entry.resources.length + templatesOf(entry).length, prompts: entry.prompts.length };
   const active = TABS.some(([id]) => id === ctx.tab) ? ctx.tab : 'tools';
   const list = h(
     'div',
@@ -147,7 +155,7 @@ function panelFor(tab, entry, ctx) {
     case 'config':
       return configView(entry);
     case 'lifecycle':
-      return diagram(entry, ctx.diagram);
+      return diagram(entry, ctx);
     default:
       return tools(entry, ctx);
   }
@@ -157,8 +165,26 @@ function empty(text) {
   return h('p', { class: 'empty' }, text);
 }
 
+/** Why the list is empty, as a sentence about the server's state. */
 function notReady(entry, what) {
-  return entry.state === 'ready' ? `This server offers no ${what}.` : `No ${what} while the server is ${label(entry.state)}.`;
+  switch (entry.state) {
+    case 'ready':
+      return `This server offers no ${what}.`;
+    case 'pending':
+      return `The server is starting: its ${what} show once it is ready.`;
+    case 'authenticating':
+      return `The server is signing in: its ${what} show once it is ready.`;
+    case 'needs_reauth':
+      return `The server needs you to sign in again before it offers its ${what}.`;
+    case 'error':
+      return `The server failed to start, so it offers no ${what} now. The last error above says why.`;
+    case 'disabled':
+      return `The server is disabled: enable it to see its ${what}.`;
+    case 'stopped':
+      return `The server has stopped and offers no ${what}.`;
+    default:
+      return `The server offers no ${what} in its current state (${label(entry.state)}).`;
+  }
 }
 
 function tools(entry, ctx) {
@@ -230,12 +256,26 @@ function params(schema) {
   );
 }
 
+/** A placeholder entry (seen in the stream before the catalog) has no templates yet. */
+function templatesOf(entry) {
+  return entry.resource_templates ?? [];
+}
+
 function resources(entry) {
-  if (entry.resources.length === 0) return empty(notReady(entry, 'resources'));
+  const templates = templatesOf(entry);
+  if (entry.resources.length === 0 && templates.length === 0) return empty(notReady(entry, 'resources'));
+  return [
+    entry.resources.length > 0 ? resourceList('Resources', entry.resources, (r) => r.uri) : null,
+    templates.length > 0 ? h('h3', { class: 'list-title' }, 'Templates') : null,
+    templates.length > 0 ? resourceList('Resource templates', templates, (t) => t.uriTemplate) : null,
+  ];
+}
+
+function resourceList(ariaLabel, list, address) {
   return h(
     'ul',
-    { class: 'item-list', 'aria-label': 'Resources' },
-    entry.resources.map((r) =>
+    { class: 'item-list', 'aria-label': ariaLabel },
+    list.map((r) =>
       h(
         'li',
         { class: 'item' },
@@ -245,7 +285,7 @@ function resources(entry) {
           h('span', { class: 'item-name' }, r.name),
           r.mimeType ? h('span', { class: 'tag' }, r.mimeType) : null,
         ),
-        h('p', { class: 'mono small' }, r.uri),
+        h('p', { class: 'mono small' }, address(r)),
         r.description ? h('p', { class: 'item-text' }, r.description) : null,
       ),
     ),
@@ -337,18 +377,71 @@ function filterText(tools) {
   return parts.filter(Boolean).join('; ');
 }
 
-/** The server machine's diagram, inlined so the current state can be marked (`.current`). */
-function diagram(entry, doc) {
+/** Zoom steps of the lifecycle diagram; 1 is its drawn size. */
+const ZOOMS = [0.5, 0.75, 1, 1.5, 2];
+/** Graphviz sizes in points (4/3 px): at zoom 1 the smallest label, 9 pt, is 12 px. */
+const PX_PER_PT = 4 / 3;
+
+/**
+ * The server machine's diagram, inlined so the current state can be marked
+ * (`.current`). It is drawn at its own size, not squeezed into the panel
+ * (where its labels would be a few pixels tall): the panel scrolls, a drag
+ * pans it, and the zoom buttons scale it.
+ */
+function diagram(entry, ctx) {
+  const doc = ctx.diagram;
   if (!doc) return empty('Loading the diagram…');
   const svg = document.importNode(doc.documentElement, true);
+  const width = Number((svg.getAttribute('viewBox') ?? '').trim().split(/[\s,]+/)[2]);
   svg.removeAttribute('width');
   svg.removeAttribute('height');
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', `Lifecycle of a server; ${entry.name} is in ${label(entry.state)}`);
   svg.classList.add('diagram-svg');
+  const zoom = ZOOMS.includes(ctx.zoom) ? ctx.zoom : 1;
+  if (Number.isFinite(width) && width > 0) svg.style.width = `${Math.round(width * PX_PER_PT * zoom)}px`;
   svg.querySelector(`#${CSS.escape(`state_${entry.state}`)}`)?.classList.add('current');
+  const step = (by) => ZOOMS[Math.min(ZOOMS.length - 1, Math.max(0, ZOOMS.indexOf(zoom) + by))];
+  const zoomButton = (key, text, ariaLabel, to) =>
+    h('button', { type: 'button', class: 'button small', 'data-key': `zoom:${key}`, 'aria-label': ariaLabel, disabled: to === zoom, onclick: () => ctx.setZoom(to) }, text);
+  const pane = h('div', { class: 'diagram', 'data-scroll-key': 'diagram', tabindex: '0', 'aria-label': 'Lifecycle diagram (scrolls; drag to pan)' }, svg);
+  dragToPan(pane);
   return [
-    h('p', { class: 'muted small' }, 'Current state highlighted: ', badge(entry.state)),
-    h('div', { class: 'diagram', 'data-scroll-key': 'diagram', tabindex: '0', 'aria-label': 'Lifecycle diagram (scrolls)' }, svg),
+    h(
+      'div',
+      { class: 'diagram-bar' },
+      h('p', { class: 'muted small' }, 'Current state highlighted: ', badge(entry.state)),
+      h(
+        'div',
+        { class: 'zoom', role: 'group', 'aria-label': 'Zoom' },
+        zoomButton('out', '−', 'Zoom out', step(-1)),
+        h('output', { class: 'muted small', 'aria-live': 'polite' }, `${Math.round(zoom * 100)} %`),
+        zoomButton('in', '+', 'Zoom in', step(1)),
+        zoomButton('reset', 'Actual size', 'Actual size', 1),
+      ),
+    ),
+    pane,
   ];
+}
+
+/** Dragging with the primary button scrolls `pane`, as a map does. */
+function dragToPan(pane) {
+  let from = null;
+  pane.addEventListener('pointerdown', (event) => {
+    if (event.button !== 0) return;
+    from = { x: event.clientX, y: event.clientY, left: pane.scrollLeft, top: pane.scrollTop };
+    pane.setPointerCapture(event.pointerId);
+    pane.classList.add('panning');
+  });
+  pane.addEventListener('pointermove', (event) => {
+    if (from === null) return;
+    pane.scrollLeft = from.left - (event.clientX - from.x);
+    pane.scrollTop = from.top - (event.clientY - from.y);
+  });
+  const stop = () => {
+    from = null;
+    pane.classList.remove('panning');
+  };
+  pane.addEventListener('pointerup', stop);
+  pane.addEventListener('pointercancel', stop);
 }

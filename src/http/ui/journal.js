@@ -47,9 +47,9 @@ function detail(event) {
     case 'worker.started':
       return h('span', { class: 'muted' }, 'the worker started: what follows is its run');
     case 'resources.listed':
-      return names([...event.resources.map((resource) => resource.uri), ...event.templates.map((t) => t.uriTemplate)], 'listed', 'resource');
+      return resourcesListed(event);
     case 'prompts.listed':
-      return names(event.prompts.map((prompt) => prompt.name), 'listed', 'prompt');
+      return event.prompts.length === 0 ? offersNo('prompts') : names(event.prompts.map((prompt) => prompt.name), 'listed', 'prompt');
     case 'tools.registered':
       return names(event.tools.map((tool) => tool.name), 'registered');
     case 'tools.unregistered':
@@ -69,6 +69,23 @@ function detail(event) {
   }
 }
 
+/**
+ * Counted as the server's Resources tab counts them: resources, and the
+ * templates apart ("7 resources and 2 templates listed").
+ */
+function resourcesListed(event) {
+  const { resources, templates } = event;
+  if (resources.length === 0 && templates.length === 0) return offersNo('resources');
+  const all = [...resources.map((resource) => resource.uri), ...templates.map((t) => t.uriTemplate)];
+  const counted = [plural(resources.length, 'resource'), templates.length > 0 ? plural(templates.length, 'template') : null];
+  return listing(all, `${counted.filter(Boolean).join(' and ')} listed`);
+}
+
+/** What the server's tab says of an empty list, said the same way here. */
+function offersNo(what) {
+  return h('span', { class: 'muted' }, `offers no ${what}`);
+}
+
 /** `+added −removed ~changed`, each list as names. */
 function changeList(event) {
   const parts = [['+', event.added], ['−', event.removed], ['~', event.changed]]
@@ -82,10 +99,18 @@ function kind(errorKind) {
 }
 
 function names(list, verb, noun = 'tool') {
+  return listing(list, `${plural(list.length, noun)} ${verb}`);
+}
+
+/** `head: a, b, c, d and 3 more`, the whole list in the title. */
+function listing(list, head) {
   const shown = list.slice(0, 4).join(', ');
   const more = list.length > 4 ? ` and ${list.length - 4} more` : '';
-  const count = `${list.length} ${noun}${list.length === 1 ? '' : 's'} ${verb}`;
-  return h('span', { title: list.join(', ') }, count, list.length ? `: ${shown}${more}` : '');
+  return h('span', { title: list.join(', ') }, head, list.length ? `: ${shown}${more}` : '');
+}
+
+function plural(count, noun) {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
 
 /** The filter's options: every server seen in the journal or configured now, sorted. */

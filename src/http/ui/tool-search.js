@@ -81,9 +81,10 @@ export function toolSearch({ input, list, status, onOpen }) {
 /** One result: its name opens the tool's details; server, availability, score and description beside it. */
 function resultItem(result, onOpen) {
   const available = result.available === true;
+  const denied = result.denied === true;
   return h(
     'li',
-    { class: `item result${available ? '' : ' unavailable'}`, 'data-name': result.name, 'data-available': String(available) },
+    { class: `item result${available ? '' : ' unavailable'}`, 'data-name': result.name, 'data-available': String(available), 'data-denied': String(denied) },
     h(
       'div',
       { class: 'item-head' },
@@ -95,7 +96,9 @@ function resultItem(result, onOpen) {
       h('span', { class: 'muted small' }, 'on ', h('code', {}, result.server)),
       available
         ? h('span', { class: 'tag available' }, 'available')
-        : h('span', { class: 'tag not-available', title: 'A call would fail now: its server is not ready, or its approval policy denies it' }, 'not available'),
+        : denied
+          ? h('span', { class: 'tag not-available', title: 'Never offered to the model nor called: its server’s tools.approval denies it' }, 'denied')
+          : h('span', { class: 'tag not-available', title: 'A call would fail now: its server is not ready' }, 'not available'),
       h('span', { class: 'score muted small', title: 'Relevance to the query: higher is better' }, `score ${formatScore(result.score)}`),
     ),
     result.description ? h('p', { class: 'item-text' }, result.description) : null,

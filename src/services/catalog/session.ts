@@ -6,7 +6,6 @@
  * the catalog view is folded from; a new tool listing asks the machine to
  * register the tools again.
  */
-import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
 import { listenForChanges } from './listen.js';
@@ -36,11 +35,6 @@ export function startServerSession(options: ServerSessionOptions): () => void {
   const timeoutMs = config.timeout_seconds * 1000;
   // The connection owns its prompt commands: a later connection of the same server replaces them.
   const owner = live;
-  let listed: { resources: Resource[] | null; templates: ResourceTemplateType[] | null; prompts: Prompt[] | null } = {
-    resources: null,
-    templates: null,
-    prompts: null,
-  };
 
   const stopLog = forwardServerLog({
     server,
@@ -55,16 +49,15 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     connection: live.connection,
     timeoutMs,
     onTools: options.onToolsChanged,
-    onOffer(offer) {
-      // The sync hands over the whole offer; journal only the kind that was listed anew.
-      if (offer.resources !== listed.resources || offer.resourceTemplates !== listed.templates) {
+    onOffer(offer, kind) {
+      // The sync hands over the whole offer; journal only the kind just listed
+      // (the other may not be listed yet: its empty list is no listing).
+      if (kind === 'resources') {
         append(resourcesListed(server, offer.resources, offer.resourceTemplates));
+        return;
       }
-      if (offer.prompts !== listed.prompts) {
-        append(promptsListed(server, offer.prompts));
-        prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets });
-      }
-      listed = { resources: offer.resources, templates: offer.resourceTemplates, prompts: offer.prompts };
+      append(promptsListed(server, offer.prompts));
+      prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets });
     },
     onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),

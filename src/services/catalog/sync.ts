@@ -43,8 +43,8 @@ export interface CatalogSyncOptions {
   debounceMs?: number;
   /** `connection.allTools` holds a new listing: register the server's tools again. */
   onTools(): void;
-  /** Resources or prompts were listed (the first time, or after a change). */
-  onOffer(offer: Offer): void;
+  /** `kind` was listed (the first time, or after a change); `offer` holds every kind's latest listing. */
+  onOffer(offer: Offer, kind: 'resources' | 'prompts'): void;
   /** A listing differed from the one before it. */
   onChange(change: CatalogChange): void;
   /** A listing failed; the previous one stays. */
@@ -144,7 +144,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       if (!current()) return;
       const before = offer;
       offer = { ...offer, resources, resourceTemplates };
-      options.onOffer(offer);
+      options.onOffer(offer, 'resources');
       if (!listed.resources) {
         listed.resources = true;
         return;
@@ -161,7 +161,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     if (!current()) return;
     const before = offer.prompts;
     offer = { ...offer, prompts };
-    options.onOffer(offer);
+    options.onOffer(offer, 'prompts');
     if (!listed.prompts) {
       listed.prompts = true;
       return;

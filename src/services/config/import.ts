@@ -1,6 +1,6 @@
 import { ConfigError } from '../support/errors.js';
 import { describeZodError } from '../support/zod-errors.js';
-import { SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
 import type { ServerConfigInput } from './schema.js';
 import { parseJsonText, quoteName } from './validate.js';
 
@@ -40,7 +40,7 @@ export function importServers(text: string): ImportResult {
   const result: ImportResult = { servers: [], skipped: [], warnings: [] };
   for (const [name, entry] of Object.entries(map)) {
     if (!SERVER_NAME_PATTERN.test(name)) {
-      result.skipped.push({ name, reason: 'name must match ^[A-Za-z0-9_-]{1,64}$' });
+      result.skipped.push({ name, reason: `name ${SERVER_NAME_RULE}` });
       continue;
     }
     try {

@@ -1,6 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
-import { SERVER_NAME_PATTERN } from './schema.js';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from './schema.js';
 import { ConfigError } from '../support/errors.js';
 
 /** Env var that overrides the default state dir (`~/.mcp-fleet`). */
@@ -20,7 +20,7 @@ export function resolveStateDir(flag?: string): string {
   if (profile === undefined) return path.resolve(base);
   // The name becomes a path segment: the server-name pattern rules out `..`, `/` and friends.
   if (!SERVER_NAME_PATTERN.test(profile)) {
-    throw new ConfigError(`${PROFILE_ENV} must match ^[A-Za-z0-9_-]{1,64}$`, PROFILE_ENV);
+    throw new ConfigError(`${PROFILE_ENV} ${SERVER_NAME_RULE}`, PROFILE_ENV);
   }
   return path.resolve(base, 'profiles', profile);
 }

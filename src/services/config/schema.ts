@@ -3,7 +3,10 @@ import { z } from 'zod';
 /** Server names become tool-name prefixes and URL path segments. */
 export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
 
-export const ServerName = z.string().regex(SERVER_NAME_PATTERN, 'must match ^[A-Za-z0-9_-]{1,64}$');
+/** The name rule in words, for error messages a person reads. */
+export const SERVER_NAME_RULE = 'must be 1 to 64 characters, each a letter, a digit, "_" or "-"';
+
+export const ServerName = z.string().regex(SERVER_NAME_PATTERN, SERVER_NAME_RULE);
 export type ServerName = z.infer<typeof ServerName>;
 
 /**

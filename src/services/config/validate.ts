@@ -1,6 +1,6 @@
 import { ConfigError } from '../support/errors.js';
 import { describeZodError } from '../support/zod-errors.js';
-import { ConfigFile, SERVER_NAME_PATTERN, ServerConfig } from './schema.js';
+import { ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
 
 /** Options of {@link parseServerConfig}. */
 export interface ParseServerConfigOptions {
@@ -11,7 +11,7 @@ export interface ParseServerConfigOptions {
 /** Validates a server name and its config; throws ConfigError naming the field. */
 export function parseServerConfig(name: string, raw: unknown, options: ParseServerConfigOptions = {}): ServerConfig {
   if (!SERVER_NAME_PATTERN.test(name)) {
-    throw new ConfigError('name: must match ^[A-Za-z0-9_-]{1,64}$', 'name');
+    throw new ConfigError(`name: ${SERVER_NAME_RULE}`, 'name');
   }
   const result = ServerConfig.safeParse(raw);
   if (!result.success) {
