@@ -78,7 +78,7 @@ export interface McpHostOptions {
   watchConfig?: boolean;
   /**
    * `startup_concurrency`: how many servers of the startup queue connect at once (default 1:
-   * one at a time, in file order, as SPEC §4 says). Each is still re-read from the file when dequeued.
+   * one at a time, in file order: docs/lifecycle.md, Startup). Each is still re-read from the file when dequeued.
    */
   startupConcurrency?: number;
   /** How long an OAuth consent waits for the browser before it fails (default 10 minutes). */
@@ -117,7 +117,7 @@ export interface CatalogEntry extends ServerView {
 
 export type { ConfigDiff as CatalogDiff } from './services/catalog/config-diff.js';
 
-/** The MCP host: the library's main object (SPEC §7). */
+/** The MCP host: the library's main object (docs/library.md). */
 export interface McpHost {
   readonly stateDir: string;
   /** Starts connecting in the background; resolves as soon as startup is under way. */
@@ -158,7 +158,7 @@ export interface McpHost {
   subscribe(listener: (event: JournalEvent) => void): () => void;
   /** Adds, starts and (unless it ends in `error`) persists a server. */
   addServer(name: string, config: ServerConfigInput): Promise<ServerView>;
-  /** SPEC §3 PATCH semantics; persisted only when the restart does not end in `error`. */
+  /** PATCH semantics (docs/credentials.md); persisted only when the restart does not end in `error`. */
   updateServer(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
   removeServer(name: string): Promise<void>;
   restartServer(name: string): Promise<ServerView>;

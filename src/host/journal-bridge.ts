@@ -1,6 +1,6 @@
 /**
  * Turns what server actors do into journal events: a config an actor takes
- * (`server.configured`), every change of its SPEC §4 state
+ * (`server.configured`), every change of the state views show
  * (`server.transitioned`), its tool (un)registrations through the tool
  * mount, and the end of a removed server (`server.removed`). The host and the
  * model-based tests observe actors through this one bridge.

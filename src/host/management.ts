@@ -1,5 +1,5 @@
 /**
- * Management transactions (SPEC §3, §6): add, change, restart, remove a
+ * Management transactions (docs/lifecycle.md, Management): add, change, restart, remove a
  * server and begin its consent. Each sends an event to the server's existing
  * actor (only a deleted server's actor is replaced), waits for the outcome,
  * and persists only what did not end in `error`; a change that does is

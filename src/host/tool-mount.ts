@@ -375,7 +375,7 @@ export function createToolMount({ append, projected, spill, approvals }: ToolMou
       const before = projected();
       // An unchanged tool's entry is the object journaled before.
       append({ type: 'tools.registered', server: name, tools: registration.journaled });
-      // Last registered wins a shared name; the loss is journaled (SPEC §5).
+      // Last registered wins a shared name; the loss is journaled (`tool.shadowed`).
       for (const { tool, shadowed_server } of shadowedByRegistration(before, projected(), name)) {
         append({ type: 'tool.shadowed', server: name, tool, shadowed_server });
       }

@@ -13,7 +13,7 @@ import { createToolIndex, type SearchableTool } from '../services/search/tool-in
 import { isDenied } from '../services/approvals/policy.js';
 import type { ApprovalSetting } from '../services/config/schema.js';
 
-/** One search hit as the library, the API and the CLI give it (SPEC §6). */
+/** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {
   name: string;
   server: string;

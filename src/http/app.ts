@@ -48,7 +48,7 @@ export interface ManagementAppOptions {
 }
 
 /**
- * The management API of SPEC §6 as an express app. Security runs in order:
+ * The management API (docs/http-and-cli.md) as an express app. Security runs in order:
  * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
  * the bearer token (or the page's session cookie), the Origin of mutations,
  * the content type, the body limit. The management page is served at `/`.

@@ -17,7 +17,7 @@ import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
 import { redact, secretValuesOf } from '../services/config/credentials.js';
 import { describeZodError } from '../services/support/zod-errors.js';
 
-/** The body of every error response (SPEC §6). */
+/** The body of every error response: `{error: {code, message, field?}}`. */
 export interface ErrorBody {
   error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number; version?: number | null };
 }

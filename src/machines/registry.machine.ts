@@ -43,7 +43,7 @@ const watcherId = (ref: ServerActorRef): string => `settle:${ref.id}`;
 /**
  * The fleet: publishes every configured server at once, then connects the
  * enabled ones in file order, `startupConcurrency` at a time (default one),
- * re-reading the persisted config as it reaches each (SPEC §4). Management
+ * re-reading the persisted config as it reaches each. Management
  * sends its events to the existing actors; the registry installs an actor
  * only for a new name and uninstalls it when the server is deleted. A server
  * hand-added during startup joins the end of the queue; one that management

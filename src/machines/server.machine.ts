@@ -89,7 +89,7 @@ const whenIdle = {
 } as const;
 
 /**
- * One MCP server's lifecycle (SPEC §4). The machine owns all of it: the work
+ * One MCP server's lifecycle (docs/lifecycle.md). The machine owns all of it: the work
  * that lives and dies with a state is invoked there (connect, token refresh,
  * consent, connection watcher, catalog session, close), so leaving the state
  * cancels it. The host provides the actors' implementations and listens to
@@ -195,7 +195,7 @@ export const serverMachine = setup({
       const failure = asFleetError(params.error);
       return { error: failure.message, errorKind: failure.kind };
     }),
-    /** A human must act: the view says so with its own kind (SPEC §4). */
+    /** A human must act: the view says so with its own kind, `needs_reauth`. */
     markNeedsReauth: assign({ errorKind: 'needs_reauth' as const }),
     clearError: assign({ error: null, errorKind: null }),
     countFailure: assign({ failures: ({ context }) => context.failures + 1 }),

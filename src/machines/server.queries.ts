@@ -8,7 +8,7 @@ import type { serverMachine } from './server.machine.js';
 type ServerRef = ActorRefFrom<typeof serverMachine>;
 
 /**
- * The SPEC §4 state of a snapshot: its top-level state (`pending.queued` is
+ * The state views show for a snapshot: its top-level state (`pending.queued` is
  * `pending`). `closing` shows the state it leaves for: tools are already gone
  * and the process is on its way out, so a restart reads `ready → pending`.
  */

@@ -136,6 +136,9 @@ describe('the packed package', { timeout: 180_000 }, () => {
       expect.arrayContaining(['package.json', 'README.md', 'bin/mcp-fleet.js', 'dist/index.js', 'dist/index.d.ts', 'dist/fleet.js', 'dist/fleet.d.ts', 'dist/cli.js']),
     );
     expect(packed).toEqual(expect.arrayContaining(['diagrams/server.svg', 'diagrams/registry.svg']));
+    // The documentation ships, so the README's links work from node_modules; notes not yet folded into it do not.
+    expect(packed).toEqual(expect.arrayContaining(['docs/README.md', 'docs/contract.md', 'docs/library.md', 'docs/ui.png']));
+    expect(packed.filter((path) => path.startsWith('docs/_incoming/'))).toEqual([]);
     expect(packed.filter((path) => /^(src|test|bench|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts')))).toEqual([]);
     // The generators of the search tables (src/services/search/build-*.ts) need dev dependencies: not shipped.
     expect(packed.filter((path) => /\/build-[^/]*\.js$/.test(path))).toEqual([]);

@@ -48,7 +48,7 @@ describe('progress', () => {
     const result = await running.host.callTool('h__slow', { ms: 300, steps: 3 }, { onProgress: (p) => seen.push(p) });
     expect(result.details.is_error).toBe(false);
     expect(seen.slice(0, 2)).toEqual([1, 2].map((step) => ({ progress: step, total: 3, message: `step ${step}` })));
-    // The SDK may drop a progress sent in the same instant as the result (see README, Protocol features).
+    // The SDK may drop a progress sent in the same instant as the result (see docs/protocol-features.md).
     expect(seen.length === 2 || seen[2]?.progress === 3).toBe(true);
   });
 

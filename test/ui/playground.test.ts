@@ -6,7 +6,7 @@
 // tool error, the raw JSON. At the end, no secret value may appear anywhere
 // the page saw.
 //
-// PLAYGROUND_SCREENSHOT=1 also writes docs/playground.png (the README's picture).
+// PLAYGROUND_SCREENSHOT=1 also writes docs/playground.png (the picture of docs/people-in-the-loop.md).
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';

@@ -14,7 +14,7 @@ export interface ServerRoutesOptions {
   list?: RequestHandler;
 }
 
-/** SPEC §6 server routes. Thin: validate, call the host, shape the answer. */
+/** The server routes. Thin: validate, call the host, shape the answer. */
 export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): Router {
   const router = loadExpress().Router();
   const noteSecrets = (body: unknown) => options.onSecrets?.(secretValuesOf(body));

@@ -1,4 +1,4 @@
-// The add and edit forms (SPEC §3). Secret inputs always open empty: the page
+// The add and edit forms (docs/credentials.md). Secret inputs always open empty: the page
 // only ever knows a secret's name and mask. On edit, an untouched secret is
 // left out of the PATCH (the worker keeps it), a typed one replaces it, and
 // "Remove" sends null. Errors are shown next to the field the API names.

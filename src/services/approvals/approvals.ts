@@ -1,5 +1,5 @@
 /**
- * The approval gate for `ask` tools (issue 18): each call waiting for a
+ * The approval gate for `ask` tools (docs/people-in-the-loop.md): each call waiting for a
  * decision is journaled (`approval.requested`), decided by the host's
  * `approve` callback or — without one — by a person through the API or the
  * page, and the decision journaled (`approval.decided`). A call is never

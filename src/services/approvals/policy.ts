@@ -1,5 +1,5 @@
 /**
- * Which approval applies to a tool (`tools.approval`, issue 18): an entry for
+ * Which approval applies to a tool (`tools.approval`): an entry for
  * its original name, else `"*"`, else — only with `approval_from_annotations`
  * — its annotations (`readOnlyHint: true` → auto, `destructiveHint: true` →
  * ask), else `auto`. Pure: the tool mount computes it once per agent tool.

@@ -73,7 +73,7 @@ const META_TOOLS: readonly MetaTool[] = [
       // The URI is the conventions' `mcp.resource.uri`, with the server's secrets redacted (a token in a query).
       const detail = { [ATTR.resourceUri]: redact(uri, request.secrets) };
       const read = await observeRequest(client, 'resources/read', { detail }, () => client.readResource({ uri }, request));
-      // Embedded resources: the adapter keeps text and summarizes blobs (SPEC §5).
+      // Embedded resources: the adapter keeps text and summarizes blobs, as for a tool result.
       return { content: read.contents.map((resource) => ({ type: 'resource' as const, resource })) };
     },
   },

@@ -1,7 +1,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { ServerConfig } from '../config/schema.js';
 
-/** Persisted config against running config (SPEC §6 `catalog/diff`). */
+/** Persisted config against running config (`GET /api/mcp/catalog/diff`; docs/http-and-cli.md). */
 export interface ConfigDiff {
   /** In the file, not running. */
   added: string[];

@@ -11,7 +11,7 @@ export const MASK = '••••';
 /** A secret needs at least this many characters before its last 4 are shown. */
 const SHOW_TAIL_FROM_LENGTH = 12;
 
-/** A secret as a response shows it (SPEC §3). */
+/** A secret as a response shows it (docs/credentials.md). */
 export const MaskedSecret = z.object({
   /** The stored value is a non-empty string. */
   has_value: z.boolean(),
@@ -92,7 +92,7 @@ export function toStorage(config: ServerConfig): ServerConfig {
   return structuredClone(config);
 }
 
-/** The config with every secret masked (SPEC §3): the only form a route, log or event may carry. */
+/** The config with every secret masked: the only form a route, log or event may carry. */
 export function toResponse(config: ServerConfig): ServerConfigResponse {
   if (config.type === 'local') {
     const { env, ...rest } = config;
@@ -238,7 +238,7 @@ const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(
 );
 
 /**
- * Applies a PATCH (SPEC §3) to a stored config, purely. The patch is any
+ * Applies a PATCH (docs/credentials.md, Changing a secret) to a stored config, purely. The patch is any
  * subset of the config's fields (its shape is checked by `ServerPatch`). In
  * `env` and `headers`, and for `auth.token` / `auth.client_secret`: omitted
  * keeps, a string replaces, `null` deletes. Other objects (`tools`,

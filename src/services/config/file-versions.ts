@@ -2,7 +2,7 @@
  * Versions for the config file, which keeps none: `<state_dir>/config_versions.json`
  * records, per server, a hash of its config and the version that config got.
  * A server whose config hashes differently (a PATCH, a hand edit) gets the
- * next number of one counter, so a version only grows (SPEC §6), as the
+ * next number of one counter, so a version only grows, as the
  * database's do. Losing the file loses nothing but the numbers: they start
  * again above none of the old ones' meaning.
  */

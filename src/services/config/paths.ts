@@ -9,7 +9,7 @@ export const STATE_DIR_ENV = 'MCP_FLEET_STATE_DIR';
 export const PROFILE_ENV = 'MCP_FLEET_PROFILE';
 
 /**
- * The state dir (SPEC §2): `flag`, else `$MCP_FLEET_STATE_DIR`, else
+ * The state dir: `flag`, else `$MCP_FLEET_STATE_DIR`, else
  * `~/.mcp-fleet`; with `$MCP_FLEET_PROFILE=name`, `<base>/profiles/<name>`.
  * Reads the environment on every call so a profile switch or a test redirect
  * takes effect at once. Empty values count as unset. Always absolute.

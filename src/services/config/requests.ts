@@ -14,7 +14,7 @@ export const ServerCreate = z.discriminatedUnion('type', [
 export type ServerCreate = z.infer<typeof ServerCreate>;
 
 /**
- * `PATCH /api/mcp/servers/:name` (SPEC §3): any subset of the fields of
+ * `PATCH /api/mcp/servers/:name` (docs/credentials.md): any subset of the fields of
  * either server type. It checks shapes only; `mergePatch` applies the patch
  * and validates the result against the config schema.
  */

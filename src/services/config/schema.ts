@@ -10,7 +10,7 @@ export const ServerName = z.string().regex(SERVER_NAME_PATTERN, SERVER_NAME_RULE
 export type ServerName = z.infer<typeof ServerName>;
 
 /**
- * Schemas whose values are secrets (SPEC §3): in a PATCH, `null` deletes a
+ * Schemas whose values are secrets (docs/credentials.md): in a PATCH, `null` deletes a
  * secret instead of being a value (see requests.ts). Masking in responses is
  * in credentials.ts.
  */

@@ -66,8 +66,8 @@ export type ServerList =
   | Readonly<Record<string, ServerConfigInput>>;
 
 /**
- * Where the servers are configured: `<stateDir>/mcp_servers.json` (SPEC §2,
- * the default) or a database several workers share.
+ * Where the servers are configured: `<stateDir>/mcp_servers.json` (the
+ * default) or a database several workers share.
  */
 export interface ConfigStore {
   /** Where the config lives right now: the file's path, or the database's address (no password). */

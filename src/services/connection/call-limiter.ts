@@ -1,6 +1,6 @@
 /**
- * Bounds how many calls run at once on one server (`max_concurrent_calls`,
- * SPEC §5). The rest wait in FIFO order; a waiter whose signal aborts leaves
+ * Bounds how many calls run at once on one server (`max_concurrent_calls`).
+ * The rest wait in FIFO order; a waiter whose signal aborts leaves
  * the queue at once without ever taking a slot.
  */
 

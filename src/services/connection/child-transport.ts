@@ -219,7 +219,7 @@ export function describeSpawnError(err: NodeJS.ErrnoException, spec: ChildSpec):
 }
 
 function describePath(spec: ChildSpec): string {
-  // Every value of the server's env is a secret (SPEC §3), its PATH too.
+  // Every value of the server's env is a secret, its PATH too.
   if (spec.env.PATH !== undefined) return "searched the PATH set in the server's env";
   const path = getDefaultEnvironment().PATH;
   if (path === undefined || path === '') return 'PATH is empty';

@@ -1,7 +1,7 @@
 /**
  * One live MCP connection: spawn (or open), initialize, list every tool, then
  * call tools through a per-server limiter. Every failure is a one-line
- * FleetError with the spec's error kind and no secret in it (SPEC §2, §4, §5).
+ * FleetError with its error kind (docs/contract.md, Error kinds) and no secret in it.
  *
  * This file is the entry point; each step has its own file:
  * connect-local.ts / connect-remote.ts (handshakes), tool-listing.ts,

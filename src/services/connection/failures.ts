@@ -1,5 +1,5 @@
 /**
- * What went wrong, as the spec's error kind and one line of text with every
+ * What went wrong, as its error kind and one line of text with every
  * configured secret redacted: for a connect that stopped (timeout, broken
  * stdout, an answer that breaks the schema) and for a call that failed
  * (cancelled, server gone, timeout, transport or protocol error).

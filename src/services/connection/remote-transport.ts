@@ -1,5 +1,5 @@
 /**
- * Opens a remote MCP server over Streamable HTTP or legacy SSE (SPEC §2):
+ * Opens a remote MCP server over Streamable HTTP or legacy SSE:
  * config headers and a bearer token on every request, `auto` = Streamable
  * HTTP first, then SSE when the server refuses it with a 4xx at connect.
  */

@@ -1,6 +1,6 @@
 /**
- * The connection to the PostgreSQL that several workers share (SPEC §2,
- * `--database-url`): a pool, the errors that say "the database is away" as
+ * The connection to the PostgreSQL that several workers share
+ * (`--database-url`, docs/several-workers.md): a pool, the errors that say "the database is away" as
  * opposed to "this query is wrong", and the one way to run a transaction.
  */
 import pg from 'pg';

@@ -16,7 +16,7 @@ export const FleetWorker = z.object({
   started_at: z.string(),
   last_seen: z.string(),
   alive: z.boolean(),
-  /** Each of its servers' SPEC §4 state, by server name. */
+  /** Each of its servers' state (as views show it), by server name. */
   servers: z.record(z.string(), z.string()),
 });
 export type FleetWorker = z.infer<typeof FleetWorker>;

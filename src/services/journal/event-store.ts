@@ -10,7 +10,7 @@ export interface JournalSnapshot {
 }
 
 /**
- * Where journal events live (SPEC §4: a durable event store). Callers never
+ * Where journal events live (a durable event store: docs/lifecycle.md, The journal). Callers never
  * rely on `append` finishing synchronously: a store shared by several
  * processes (PostgreSQL) assigns `seq` only once stored. The local stores
  * (file, memory) do assign `seq` and tell subscribers before `append`'s first

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LoggingLevel } from '../config/schema.js';
 import { ErrorKind } from '../support/errors.js';
 
-/** The server lifecycle states of SPEC §4. */
+/** The seven server states views show (docs/contract.md, Lifecycle). */
 export const ServerState = z.enum(['disabled', 'pending', 'authenticating', 'ready', 'needs_reauth', 'error', 'stopped']);
 export type ServerState = z.infer<typeof ServerState>;
 

@@ -242,8 +242,8 @@ function ownersKept(last: NonNullable<typeof lastOwners>, next: Registrations): 
 }
 
 /**
- * Who owns each tool name: the latest registration offering it wins (SPEC §5,
- * last registered wins). One pass over all tools, servers taken oldest
+ * Who owns each tool name: the latest registration offering it wins (a
+ * shared name goes to the last registered; docs/contract.md, Tools). One pass over all tools, servers taken oldest
  * registration first so a later one overwrites; computed again only when a
  * registration changed (a state change of any server makes a new `servers`
  * record, not new owners). Shared: do not change the map.
@@ -420,7 +420,7 @@ export function createProjection(initial: readonly JournalEvent[] = [], from: Pr
 }
 export type Projection = ReturnType<typeof createProjection>;
 
-/** The SPEC §6 view of a projected server. */
+/** The `ServerView` of a projected server (docs/contract.md, API shapes). */
 export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
   const auth = (server.config['auth'] ?? { kind: 'none' }) as { kind?: string };
   const kind = AUTH_KINDS.has(auth.kind as AuthKind) ? (auth.kind as AuthKind) : 'none';

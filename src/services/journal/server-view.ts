@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorKind } from '../support/errors.js';
 import { ServerState } from './events.js';
 
-/** How a server ended the previous run of the worker (SPEC §4): its last known state then. */
+/** How a server ended the previous run of the worker: its last known state then. */
 export const LastRun = z.object({
   state: ServerState,
   error: z.string().nullable(),
@@ -13,7 +13,7 @@ export const LastRun = z.object({
 });
 export type LastRun = z.infer<typeof LastRun>;
 
-/** How a server is seen by every API: SPEC §6 `ServerView`. */
+/** How a server is seen by every API: `ServerView` (docs/contract.md, API shapes). */
 export const ServerView = z.object({
   name: z.string(),
   /** The masked config (`toResponse()`); never a secret. */

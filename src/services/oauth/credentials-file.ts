@@ -1,7 +1,7 @@
 /**
  * OAuth credentials of one remote server, persisted as
  * `<state_dir>/oauth/<server>.json`, owner-only and written atomically like
- * the config (SPEC §2 `save`). A record is bound to the server URL (and, for a
+ * the config (docs/configuration.md, Loading and saving). A record is bound to the server URL (and, for a
  * pre-registered client, its `client_id`): read under a different URL it is
  * empty, so a changed URL never receives another server's token. Client
  * registrations are kept per authorization server (its issuer): a server that

@@ -7,8 +7,8 @@
  * Every change of a server's record is a read-modify-write under that
  * server's lock, so a worker holding an older copy never writes it back over
  * what another one stored since; a token refresh is one such change, holding
- * the lock across the request to the authorization server (issue 15: one
- * refresh at a time, fleet-wide). Nothing may call the store from inside a
+ * the lock across the request to the authorization server (one refresh at a
+ * time, fleet-wide: docs/several-workers.md). Nothing may call the store from inside a
  * locked change: the lock is not re-entrant, and that call would wait forever.
  */
 import path from 'node:path';

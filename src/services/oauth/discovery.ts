@@ -1,7 +1,7 @@
 /**
  * Finding a server's authorization server, as the SDK's `auth()` would (RFC
  * 9728 protected resource metadata, then RFC 8414 / OIDC metadata), with one
- * difference of policy: the RFC 8414 §3.3 check that the metadata's `issuer`
+ * difference of policy: the RFC 8414 (section 3.3) check that the metadata's `issuer`
  * names the URL it was discovered from is relaxed when — and only when — the
  * server publishes no protected resource metadata naming its authorization
  * server. The authorization server's URL is then a guess from the MCP origin

@@ -1,6 +1,6 @@
 /**
- * OAuth 2.1 for remote MCP servers (SPEC §2 `auth.kind: oauth`, §4
- * `authenticating` / `needs_reauth`). The public surface:
+ * OAuth 2.1 for remote MCP servers (`auth.kind: oauth`; the states
+ * `authenticating` / `needs_reauth`, docs/contract.md). The public surface:
  *
  * - `createOAuthProvider({ credentials | stateDir, name, config })` →
  *   `FleetOAuthProvider`, the SDK's `OAuthClientProvider`, its credentials in

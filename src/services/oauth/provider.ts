@@ -275,7 +275,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       this.#consent.onAuthorizationUrl(authorizationUrl);
       return;
     }
-    // A step-up to a scope the token lacks cannot be a refresh (RFC 6749 §6): only the user can grant it.
+    // A step-up to a scope the token lacks cannot be a refresh (RFC 6749, section 6): only the user can grant it.
     const reason =
       steppingUpTo !== undefined
         ? `the server requires the scope "${steppingUpTo}"`

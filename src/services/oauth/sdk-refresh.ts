@@ -31,7 +31,7 @@ export function answeringSdkRefresh(provider: FleetOAuthProvider, next: FetchLik
   };
 }
 
-/** The refresh token of a token request with `grant_type=refresh_token` (RFC 6749 §6); undefined for any other request. */
+/** The refresh token of a token request with `grant_type=refresh_token` (RFC 6749, section 6); undefined for any other request. */
 function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   if (init?.method?.toUpperCase() !== 'POST') return undefined;
   const { body } = init;
@@ -40,7 +40,7 @@ function refreshTokenOf(init: RequestInit | undefined): string | undefined {
   return form.get('refresh_token') ?? undefined;
 }
 
-/** A token endpoint's answer (RFC 6749 §5): JSON, never cached. */
+/** A token endpoint's answer (RFC 6749, section 5): JSON, never cached. */
 function tokenResponse(status: number, body: unknown): Response {
   return Response.json(body, { status, headers: { 'Cache-Control': 'no-store', Pragma: 'no-cache' } });
 }

@@ -19,7 +19,7 @@ import {
   type OAuthServerConfig,
 } from './provider.js';
 
-/** What `beginAuth` answers (SPEC §6 `POST /api/mcp/servers/:name/auth`). */
+/** What `beginAuth` answers (`POST /api/mcp/servers/:name/auth`). */
 export interface AuthBegun {
   authorization_url: string;
 }

@@ -60,7 +60,7 @@ export class WorkloadIdentityProvider implements OAuthClientProvider {
     if (scope === 'all' || scope === 'tokens') this.#tokens = undefined;
   }
 
-  /** The token request: the grant and the platform's assertion (RFC 7523 §2.1). */
+  /** The token request: the grant and the platform's assertion (RFC 7523, section 2.1). */
   async prepareTokenRequest(scope?: string): Promise<URLSearchParams> {
     const params = new URLSearchParams({ grant_type: JWT_BEARER_GRANT, assertion: await this.#options.assertion() });
     if (scope !== undefined && scope !== '') params.set('scope', scope);

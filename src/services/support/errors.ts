@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Why a server is in `error` (SPEC §4), or `needs_reauth` when it waits for a human's consent. */
+/** Why a server is in `error` (docs/contract.md, Error kinds), or `needs_reauth` when it waits for a human's consent. */
 export const ErrorKind = z.enum(['spawn_failed', 'timeout', 'protocol', 'auth', 'transport_closed', 'config', 'needs_reauth']);
 export type ErrorKind = z.infer<typeof ErrorKind>;
 
@@ -57,7 +57,7 @@ export class ConflictError extends Error {
 
 /**
  * A server added or changed through management ended in `error`; nothing was
- * persisted (SPEC §3: all-or-nothing).
+ * persisted (management is all-or-nothing).
  */
 export class StartFailedError extends Error {
   override readonly name = 'StartFailedError';

@@ -29,7 +29,7 @@ export const ATTR = {
   processPid: 'process.pid',
   /** The server's name in mcp_servers.json. */
   server: 'mcp_fleet.server.name',
-  /** A state of the server machine (SPEC §4). */
+  /** A state of the server machine, as views show it. */
   state: 'mcp_fleet.server.state',
   fromState: 'mcp_fleet.server.state.from',
   catalogKind: 'mcp_fleet.catalog.kind',
@@ -95,7 +95,7 @@ export function requestAttributes(server: string, config: ServerConfig, client: 
   return sessionAttributes(client, attributes);
 }
 
-/** A low-cardinality `error.type` for a failure: a FleetError's kind (SPEC §4), else the error class. */
+/** A low-cardinality `error.type` for a failure: a FleetError's kind (its `error_kind`), else the error class. */
 export function errorType(error: unknown): string {
   if (error instanceof FleetError) return error.kind;
   if (error instanceof Error && error.name !== 'Error') return error.name;

@@ -54,7 +54,7 @@ export function instruments(): Instruments | null {
 
 function create(on: Meter): Instruments {
   serversGauge = on.createObservableGauge(METRIC.servers, {
-    description: 'Configured MCP servers by state (SPEC §4)',
+    description: 'Configured MCP servers by state',
     unit: '{server}',
   });
   serversGauge.addCallback((result) => {

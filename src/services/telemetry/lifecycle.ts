@@ -1,6 +1,6 @@
 /**
  * The long-lived span of each server: `server {name}`, from the first state
- * the journal bridge sees until the server stops, with every SPEC §4
+ * the journal bridge sees until the server stops, with every state
  * transition as a span event. Connecting and catalog re-syncs of that server
  * are its children, so a trace backend shows a server's life as one tree.
  */

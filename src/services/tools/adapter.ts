@@ -341,7 +341,7 @@ async function spillResult(
   };
 }
 
-/** MCP `CallToolResult` (or anything) → `AgentToolResult` (SPEC §5), bounded to `maxResultBytes` when given; never throws. */
+/** MCP `CallToolResult` (or anything) → `AgentToolResult` (docs/contract.md, Tools), bounded to `maxResultBytes` when given; never throws. */
 export function convertCallResult(result: unknown, ctx: CallContext, options: ConvertOptions = {}): AgentToolResult {
   try {
     const converted = convert(result, ctx);

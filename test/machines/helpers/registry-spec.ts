@@ -1,5 +1,6 @@
-// A reference model of the registry and its startup queue, written from SPEC
-// §4 (and the README's startup section), not from the machine. The world it
+// A reference model of the registry and its startup queue, written from the
+// contract (docs/contract.md, Lifecycle; docs/lifecycle.md, Startup), not
+// from the machine. The world it
 // models: the persisted file, every server actor published (each one modelled
 // by the server reference model, helpers/server-spec.ts), the queue in file
 // order, the re-read in flight, the servers the queue is connecting, and

@@ -1,6 +1,7 @@
-// A reference model of one server's lifecycle, written from SPEC §4 (and the
-// README's lifecycle and OAuth sections where §4 leaves a detail to them),
-// not from the machine: `expected(facts, event)` says which SPEC state a
+// A reference model of one server's lifecycle, written from the contract
+// (docs/contract.md, Lifecycle, with docs/lifecycle.md and
+// docs/remote-servers-and-oauth.md where it leaves a detail to them), not
+// from the machine: `expected(facts, event)` says which view state a
 // server is in after an event, and the facts a test can observe around it
 // (where the work is, what config it holds, how often it registered tools,
 // why it failed). The model-based test walks the real machine's graph and
