@@ -113,7 +113,8 @@ describe('the harness, on the sample page', { timeout: 180_000 }, () => {
   });
 });
 
-describe('README.md and docs/', { timeout: 180_000 }, () => {
+// Bound: the worker's start (first sh example), tsc (ts) and the example's own 60 s.
+describe('README.md and docs/', { timeout: 300_000 }, () => {
   for (const example of documented) {
     it(example.name, async () => assertPassed(await run(example)));
   }

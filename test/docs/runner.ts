@@ -257,7 +257,7 @@ async function startDemoWorker(app: string, env: NodeJS.ProcessEnv): Promise<Wor
     }
     const done = await Promise.race([exited.then(() => true), delay(100).then(() => false)]);
     if (done || Date.now() > deadline) {
-      if (!done) killGroup(child.pid!);
+      killGroup(child.pid!); // with whatever servers it had started
       throw new Error(`the sh examples' worker did not get ready (${done ? `exited ${child.exitCode}` : 'timed out'})\nstdout:\n${stdout}\nstderr:\n${stderr}`);
     }
   }
