@@ -1,113 +1,31 @@
 // The package as users get it: `npm pack` the project, install the tarball into
-// an empty project, and there import it from plain Node, type-check a strict
-// consumer against its declarations, run the `mcp-fleet` binary and a worker
-// on a real server. Nothing in that project can reach tsx or src/.
-//
-// Offline: the empty project gets a lockfile made of the root lockfile's
-// runtime entries, so `npm ci --offline` takes every dependency, at the very
-// version the tests ran with, from the npm cache the root `npm ci` filled (a
-// plain `npm install --offline <tarball>` needs registry metadata that the
-// cache may not hold). Only a cache missing some tarball goes to the registry.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+// an empty project (test/helpers/packed-project.ts, offline), and there import
+// it from plain Node, type-check a strict consumer against its declarations,
+// run the `mcp-fleet` binary and a worker on a real server. Nothing in that
+// project can reach tsx or src/.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
+import { cleanEnv, exec, installPackedProject, pkg, ROOT, type PackedProject } from '../helpers/packed-project.js';
 
-const run = promisify(execFile);
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
-  name: string;
-  version: string;
-  license: string;
-  dependencies: Record<string, string>;
-  bin: Record<string, string>;
-  engines: Record<string, string>;
-};
 
-interface LockEntry {
-  name?: string;
-  version?: string;
-  resolved?: string;
-  link?: boolean;
-  dev?: boolean;
-  devOptional?: boolean;
-}
-
-/**
- * The entry with its tarball URL, which the root lockfile leaves out
- * (omit-lockfile-registry-resolved): with it and the integrity, npm takes the
- * tarball from the cache by its hash and needs no registry metadata.
- */
-function withResolved(path: string, entry: LockEntry, registry: string): LockEntry {
-  if (entry.resolved || entry.link || !entry.version) return entry;
-  const name = entry.name ?? path.slice(path.lastIndexOf('node_modules/') + 'node_modules/'.length);
-  return { ...entry, resolved: `${registry}${name}/-/${name.split('/').at(-1)}-${entry.version}.tgz` };
-}
-
-/** The environment without anything that would redirect the worker or the CLI. */
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE', 'MCP_FLEET_DATABASE_URL']) delete env[key];
-  return env;
-}
-
-function exec(command: string, args: string[], cwd: string, timeout = 120_000) {
-  return run(command, args, { cwd, env: cleanEnv(), timeout, maxBuffer: 64 << 20 });
-}
-
+let project: PackedProject | undefined;
 let temp: string;
 let app: string;
 let packed: string[];
 const workers: ChildProcess[] = [];
 
 beforeAll(async () => {
-  temp = mkdtempSync(join(tmpdir(), 'mcp-fleet-package-'));
-  // --ignore-scripts: no `prepare` rebuild of the dist/ that other test files are running right now.
-  const { stdout } = await exec('npm', ['pack', '--json', '--ignore-scripts', '--pack-destination', temp], ROOT);
-  const [report] = JSON.parse(stdout) as [{ filename: string; files: { path: string }[] }];
-  packed = report.files.map((file) => file.path);
-  const tarball = join(temp, report.filename);
-
-  app = join(temp, 'app');
-  mkdirSync(app);
-  const spec = `file:${relative(app, tarball)}`;
-  const rootLock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockEntry> };
-  const registry = (await exec('npm', ['config', 'get', 'registry'], ROOT)).stdout.trim().replace(/\/?$/, '/');
-  const runtime = Object.entries(rootLock.packages)
-    .filter(([path, entry]) => path.startsWith('node_modules/') && !entry.dev && !entry.devOptional)
-    .map(([path, entry]) => [path, withResolved(path, entry, registry)]);
-  const packages = {
-    '': { name: 'app', dependencies: { [pkg.name]: spec } },
-    [`node_modules/${pkg.name}`]: {
-      version: pkg.version,
-      resolved: spec,
-      integrity: `sha512-${createHash('sha512').update(readFileSync(tarball)).digest('base64')}`,
-      license: pkg.license,
-      dependencies: pkg.dependencies,
-      bin: pkg.bin,
-      engines: pkg.engines,
-    },
-    ...Object.fromEntries(runtime),
-  };
-  writeFileSync(join(app, 'package.json'), JSON.stringify({ name: 'app', private: true, type: 'module', dependencies: { [pkg.name]: spec } }));
-  writeFileSync(join(app, 'package-lock.json'), JSON.stringify({ name: 'app', lockfileVersion: 3, requires: true, packages }));
-  await exec('npm', ['ci', '--offline', '--no-audit', '--no-fund'], app).catch(async (error: { stderr?: string }) => {
-    // A cache that never held some tarball (cleaned, or another cache filled node_modules): fetch only those.
-    if (!error.stderr?.includes('ENOTCACHED')) throw error;
-    console.warn('npm ci --offline: a dependency is not in the npm cache; installing with --prefer-offline');
-    await exec('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund'], app);
-  });
+  project = await installPackedProject('mcp-fleet-package-');
+  ({ temp, app, packed } = project);
 }, 300_000);
 
 afterAll(() => {
   for (const child of workers) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-  if (temp) rmSync(temp, { recursive: true, force: true });
+  project?.cleanup();
 });
 
 /** A state dir whose only server is the healthy fixture, started with this Node by absolute path. */
