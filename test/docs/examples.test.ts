@@ -120,8 +120,12 @@ describe('README.md and docs/', { timeout: 300_000 }, () => {
   }
 
   it(`lists ${documented.length} runnable examples, each named by file and line`, () => {
-    // With no marked example yet, this is still a test of the file (vitest fails a file without one).
     expect(new Set(documented.map((example) => example.name)).size).toBe(documented.length);
     for (const example of documented) expect(example.name).toMatch(/^(README\.md|docs\/.+\.md):\d+ \((js|ts|sh)\)$/);
+  });
+
+  it('the README shows the library as a runnable example, and the CLI docs a runnable session', () => {
+    expect(documented.some((example) => example.file === 'README.md' && example.lang === 'js')).toBe(true);
+    expect(documented.some((example) => example.file === 'docs/http-and-cli.md' && example.lang === 'sh')).toBe(true);
   });
 });
