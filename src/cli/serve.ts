@@ -42,7 +42,7 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** This worker's name in the fleet; default `<host>-<pid>`. */
   workerId?: string;
-  /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`. */
+  /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`; `<URL>/oauth/client-metadata.json` is its client ID metadata document. */
   publicUrl?: string;
   /** Base URL of the MCP Registry the page's "Add from registry" searches; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;

@@ -47,7 +47,10 @@ export type ConsentReport =
 export type ServerAuthOptions = CredentialsOption & {
   /** Bound on a consent (default: beginConsent's 10 minutes). */
   consentTimeoutMs?: number;
-  /** The worker's public URL: consents come back to `<publicUrl>/oauth/callback` (see `answerCallback`). */
+  /**
+   * The worker's public URL: consents come back to `<publicUrl>/oauth/callback` (see `answerCallback`), and,
+   * when it is HTTPS, `<publicUrl>/oauth/client-metadata.json` is the client id where the authorization server takes it.
+   */
   publicUrl?: string;
   /** Where consents with a public callback are recorded (default: this process only). */
   pendingConsents?: PendingConsents;
