@@ -54,7 +54,10 @@ async function tlsProxy(): Promise<{ url: string; forwardTo(port: number): void 
     req.pipe(upstream);
   });
   await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
-  cleanups.push(() => new Promise<void>((done) => server.close(() => done())));
+  cleanups.push(() => {
+    server.closeAllConnections();
+    return new Promise<void>((done) => server.close(() => done()));
+  });
   const { port } = server.address() as { port: number };
   return { url: `https://127.0.0.1:${port}`, forwardTo: (port) => (target = port) };
 }
