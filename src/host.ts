@@ -21,6 +21,7 @@ import { jsonEqual } from './services/support/json-equal.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import type { CredentialsStore } from './services/oauth/credentials-store.js';
+import { clientMetadataDocument, type ClientMetadataDocument } from './services/oauth/client-metadata-document.js';
 import type { PendingConsents } from './services/oauth/pending-consents.js';
 import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
@@ -87,6 +88,10 @@ export interface McpHostOptions {
    * Where this worker is reached from a browser (`serve --public-url`): OAuth
    * consents come back to `<publicUrl>/oauth/callback` (the management app's
    * route, {@link McpHost.answerConsentCallback}) instead of a loopback port.
+   * The management app also serves the client ID metadata document
+   * ({@link McpHost.clientMetadataDocument}) at
+   * `<publicUrl>/oauth/client-metadata.json`; when the URL is HTTPS, that URL
+   * is the client id at authorization servers that take such documents.
    */
   publicUrl?: string;
   /** Consents under way, shared by the workers behind one public URL (default: this process only). */
@@ -185,6 +190,12 @@ export interface McpHost {
    * server's name; rejects with `CallbackRefusedError`.
    */
   answerConsentCallback(query: URLSearchParams): Promise<string>;
+  /**
+   * The OAuth client ID metadata document the management app serves at
+   * `<publicUrl>/oauth/client-metadata.json` (its own URL as `client_id`);
+   * null without a public URL.
+   */
+  clientMetadataDocument(): ClientMetadataDocument | null;
   /** Every secret value of every running server, for redacting logs. */
   secrets(): string[];
   /** The roots served on `roots/list` (empty when the host declared none). */
@@ -541,6 +552,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       tokensArrived(name);
       return name;
     },
+
+    clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),
 
     secrets() {
       return Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config));

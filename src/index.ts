@@ -53,6 +53,7 @@ export { memoryPendingConsents } from './services/oauth/pending-consents.js';
 export type { PendingConsents } from './services/oauth/pending-consents.js';
 export { DatabaseUnavailableError } from './services/database/errors.js';
 export type { AuthBegun } from './services/oauth/server-auth.js';
+export type { ClientMetadataDocument } from './services/oauth/client-metadata-document.js';
 
 export {
   ConfigError,

@@ -42,7 +42,7 @@ export interface ServeOptions {
   databaseUrl?: string;
   /** This worker's name in the fleet; default `<host>-<pid>`. */
   workerId?: string;
-  /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`. */
+  /** Where browsers reach the worker (or the fleet's load balancer): OAuth consents come back to `<URL>/oauth/callback`; `<URL>/oauth/client-metadata.json` is its client ID metadata document. */
   publicUrl?: string;
   /** Base URL of the MCP Registry the page's "Add from registry" searches; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;
@@ -71,7 +71,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', '1')
     .option('--database-url <url>', 'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)')
     .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
-    .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback')
+    .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback; with https, <url>/oauth/client-metadata.json is the OAuth client id where supported')
     .option('--registry-url <url>', 'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)')
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.

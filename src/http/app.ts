@@ -10,6 +10,8 @@ import { toolRoutes } from './routes/tools.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { consentCallback } from './routes/oauth-callback.js';
+import { clientMetadataRoute } from './routes/client-metadata.js';
+import { CLIENT_METADATA_PATH } from '../services/oauth/client-metadata-document.js';
 import { fleetRoute } from './routes/fleet.js';
 import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
@@ -92,6 +94,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));
+  // Fetched by authorization servers, which hold no token: the document is public by nature.
+  app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());

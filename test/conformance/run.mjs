@@ -79,7 +79,8 @@ export function parseScenario(name, code, output) {
   if (result === null) reasons.push(`no result from the conformance tool (exit ${code}): ${output.trim().slice(-500)}`);
   return {
     name,
-    ok: code === 0 && result !== null,
+    // The tool's exit code already fails a warning; counted here too, so a warning can never pass unseen.
+    ok: code === 0 && result !== null && Number(result[2]) === 0 && Number(result[3]) === 0,
     passed: Number(result?.[1] ?? 0),
     failed: Number(result?.[2] ?? 0),
     warnings: Number(result?.[3] ?? 0),

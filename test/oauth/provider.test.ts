@@ -192,10 +192,10 @@ describe('client registration', () => {
     return { ...server, registrations };
   }
 
-  async function consentClientId(url: string, clientMetadataUrl: string | null): Promise<string | null> {
+  async function consentClientId(url: string, clientMetadataUrl: string | null, dir = stateDir()): Promise<string | null> {
     const config = RemoteServerConfig.parse({ type: 'remote', url, auth: { kind: 'oauth', client_metadata_url: clientMetadataUrl } }) as OAuthServerConfig;
     const provider = await createOAuthProvider({
-      stateDir: stateDir(),
+      stateDir: dir,
       name: 'srv',
       config,
       ...(clientMetadataUrl === null ? {} : { clientMetadataUrl }),
@@ -209,6 +209,17 @@ describe('client registration', () => {
     const server = await authorizationServer(true);
     expect(await consentClientId(`${server.origin}/mcp`, METADATA_URL)).toBe(METADATA_URL);
     expect(server.registrations).toEqual([]);
+  });
+
+  it('a document URL kept from an earlier consent is not offered once another one is (the public URL moved)', async () => {
+    const server = await authorizationServer(true);
+    const dir = stateDir();
+    const moved = 'https://moved.example/oauth/client-metadata.json';
+    expect(await consentClientId(`${server.origin}/mcp`, METADATA_URL, dir)).toBe(METADATA_URL);
+    expect(await consentClientId(`${server.origin}/mcp`, moved, dir)).toBe(moved);
+    // No document any more: the authorization server gets a registration, not the stale URL.
+    expect(await consentClientId(`${server.origin}/mcp`, null, dir)).toBe('registered-client');
+    expect(server.registrations).toHaveLength(1);
   });
 
   it('falls back to dynamic registration, as a native application, where it does not (or no document is configured)', async () => {

@@ -5,6 +5,7 @@
 // issuer and audience) and publish their protected-resource metadata.
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -22,6 +23,8 @@ export interface AuthorizationServer {
   tokenRequests: string[];
   /** Dynamic client registrations so far. */
   registrations(): number;
+  /** With `clientIdMetadataDocuments`: the URL of every client ID metadata document it fetched, in order. */
+  documentFetches: string[];
   /** Withdraws the grant a refresh token belongs to (as a user or an admin would): every later refresh is refused. */
   revokeGrantOf(refreshToken: string): Promise<void>;
   close(): Promise<void>;
@@ -32,6 +35,12 @@ export interface AuthorizationServerOptions {
   accessTokenTtl: number;
   /** Pre-registered clients (oidc-provider client metadata). */
   clients?: Array<Record<string, unknown>>;
+  /**
+   * Take URL client ids (Client ID Metadata Documents, SEP-991): the document
+   * is fetched over HTTPS trusting `ca` (PEM), the test's own certificate
+   * authority, since the client lives on 127.0.0.1 behind a TLS proxy.
+   */
+  clientIdMetadataDocuments?: { ca: string };
 }
 
 export const SCOPE = 'mcp:tools';
@@ -42,13 +51,23 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const http = createServer();
   const port = await listen(http);
   const issuer = `http://127.0.0.1:${port}`;
+  const documentFetches: string[] = [];
+  const cimd = options.clientIdMetadataDocuments;
   const provider = new Provider(issuer, {
     clients: options.clients ?? [],
+    ...(cimd && {
+      // oidc-provider's own fetch refuses loopback addresses (SSRF protection); this one trusts the test's CA instead.
+      fetch: (url: URL | string, init: RequestInit) => {
+        documentFetches.push(String(url));
+        return fetchTrusting(cimd.ca, url, init);
+      },
+    }),
     cookies: { keys: ['oauth-test-cookie-key'] },
     scopes: ['openid', 'offline_access', SCOPE, ADMIN_SCOPE],
     findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
     features: {
       registration: { enabled: true },
+      ...(cimd && { clientIdMetadataDocument: { enabled: true, ack: 'draft-02' } }),
       revocation: { enabled: true },
       clientCredentials: { enabled: true },
       // Binds tokens to a key only for a client that sends a DPoP proof (RFC 9449).
@@ -94,6 +113,7 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     grants,
     tokenRequests,
     registrations: () => registrations,
+    documentFetches,
     async revokeGrantOf(refreshToken) {
       const found = await provider.RefreshToken.find(refreshToken);
       if (!found?.grantId) throw new Error('no such refresh token');
@@ -234,7 +254,12 @@ async function checkDpopProof(req: IncomingMessage, token: string, payload: JWTP
  * follows the final redirect to the loopback callback. Resolves with the
  * callback's answer.
  */
-export async function consentAsUser(authorizationUrl: string, account = 'alice'): Promise<{ status: number; text: string }> {
+export async function consentAsUser(
+  authorizationUrl: string,
+  account = 'alice',
+  /** How the browser reaches the callback (default: plain fetch); e.g. over HTTPS trusting the test's CA. */
+  reachCallback: (url: string) => Promise<Response> = (url) => fetch(url),
+): Promise<{ status: number; text: string }> {
   const cookies = new Map<string, string>();
   const send = async (url: string, init: RequestInit = {}): Promise<Response> => {
     const headers = new Headers(init.headers);
@@ -254,7 +279,7 @@ export async function consentAsUser(authorizationUrl: string, account = 'alice')
       await response.body?.cancel();
       const next = new URL(location, response.url || authorizationUrl).href;
       if (new URL(next).pathname === '/oauth/callback') {
-        const callback = await fetch(next);
+        const callback = await reachCallback(next);
         return { status: callback.status, text: await callback.text() };
       }
       response = await send(next);
@@ -273,6 +298,28 @@ export async function consentAsUser(authorizationUrl: string, account = 'alice')
     response = await send(target, { method: 'POST', body: form, headers: { 'content-type': 'application/x-www-form-urlencoded' } });
   }
   throw new Error('consent did not reach the callback');
+}
+
+/** A GET over HTTPS that trusts `ca` only, answered as a fetch Response (redirects are not followed). */
+export function fetchTrusting(ca: string, url: URL | string, init: RequestInit = {}): Promise<Response> {
+  return new Promise((resolve, reject) => {
+    const headers = Object.fromEntries(new Headers(init.headers).entries());
+    const req = httpsRequest(url, { method: init.method ?? 'GET', headers, ca, signal: init.signal ?? undefined }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const answer = new Headers();
+        for (const [name, value] of Object.entries(res.headers)) {
+          if (value !== undefined) answer.set(name, Array.isArray(value) ? value.join(', ') : value);
+        }
+        const status = res.statusCode ?? 502;
+        resolve(new Response([204, 205, 304].includes(status) ? null : Buffer.concat(chunks), { status, headers: answer }));
+      });
+    });
+    req.on('error', reject);
+    req.end();
+  });
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {

@@ -20,6 +20,7 @@ import {
   DpopSession,
   extractWWWAuthenticateParams,
   isDpopNonceChallenge,
+  isHttpsUrl,
   OAuthError,
   OAuthErrorCode,
   refreshAuthorization,
@@ -195,6 +196,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       grant_types: ['authorization_code', 'refresh_token'],
       response_types: ['code'],
       token_endpoint_auth_method: secret === null ? 'none' : 'client_secret_basic',
+      // Behind a public URL the callback is a web server's, whatever its host (the SDK would call a loopback one native).
+      ...(this.#publicCallback === undefined ? {} : { application_type: 'web' }),
       ...(scopes.length > 0 ? { scope: scopes.join(' ') } : {}),
     };
   }
@@ -224,6 +227,9 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     // than present a stale one; outside a consent the registration stays, so its refresh token keeps working.
     const consenting = this.#consent !== null;
     if (consenting && Array.isArray(client.redirect_uris) && !client.redirect_uris.includes(this.redirectUrl)) return undefined;
+    // A URL client id (a metadata document, kept without redirect URIs) other than the one offered now (the public URL
+    // or the configured document moved): the authorization server would fetch a document nobody serves any more.
+    if (consenting && isUrlClientId(client) && client.client_id !== this.clientMetadataUrl) return undefined;
     // A consent asking for more scope than the registration allows (a step-up) registers again too;
     // outside a consent the registration stays, so the stored refresh token keeps working.
     const registered = typeof client.scope === 'string' ? client.scope.split(' ') : null;
@@ -606,6 +612,11 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #reportLost(error: FleetError): void {
     for (const listener of [...this.#lostListeners]) listener(error);
   }
+}
+
+/** Whether a kept client is a client ID metadata document's URL rather than a registration (which names its redirect URIs). */
+function isUrlClientId(client: StoredClient): boolean {
+  return !Array.isArray(client.redirect_uris) && isHttpsUrl(client.client_id);
 }
 
 /** Tokens as stored: `expires_in` made an absolute expiry, counted from `now`. */

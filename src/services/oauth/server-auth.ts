@@ -8,6 +8,7 @@
  */
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
+import { publicClientMetadataUrl } from './client-metadata-document.js';
 import { beginConsent, redeemAnswer, type ConsentSession } from './consent.js';
 import { memoryPendingConsents, type PendingConsents } from './pending-consents.js';
 import {
@@ -46,7 +47,10 @@ export type ConsentReport =
 export type ServerAuthOptions = CredentialsOption & {
   /** Bound on a consent (default: beginConsent's 10 minutes). */
   consentTimeoutMs?: number;
-  /** The worker's public URL: consents come back to `<publicUrl>/oauth/callback` (see `answerCallback`). */
+  /**
+   * The worker's public URL: consents come back to `<publicUrl>/oauth/callback` (see `answerCallback`), and,
+   * when it is HTTPS, `<publicUrl>/oauth/client-metadata.json` is the client id where the authorization server takes it.
+   */
   publicUrl?: string;
   /** Where consents with a public callback are recorded (default: this process only). */
   pendingConsents?: PendingConsents;
@@ -87,14 +91,18 @@ export interface ServerAuth {
 export function createServerAuth(options: ServerAuthOptions): ServerAuth {
   const credentials = credentialsStoreOf(options);
   const pendingConsents = options.pendingConsents ?? memoryPendingConsents();
-  const create = (name: string, config: OAuthServerConfig) =>
-    createOAuthProvider({
+  // The server's own document wins; else, behind an HTTPS public URL, the one the management app serves.
+  const workerDocument = publicClientMetadataUrl(options.publicUrl);
+  const create = (name: string, config: OAuthServerConfig) => {
+    const clientMetadataUrl = config.auth.client_metadata_url ?? workerDocument;
+    return createOAuthProvider({
       credentials,
       name,
       config,
-      ...(config.auth.client_metadata_url === null ? {} : { clientMetadataUrl: config.auth.client_metadata_url }),
+      ...(clientMetadataUrl === undefined ? {} : { clientMetadataUrl }),
       ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
     });
+  };
   const provider = (name: string, config: ServerConfig) => (isOAuthConfig(config) ? create(name, config) : Promise.resolve(undefined));
 
   return {
