@@ -45,6 +45,7 @@ import {
   type PendingApproval,
 } from './services/approvals/approvals.js';
 import { isDenied } from './services/approvals/policy.js';
+import { statesByServer, type Presence } from './services/fleet/presence.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -109,6 +110,13 @@ export interface McpHostOptions {
    * {@link McpHost.decideApproval} — the API, the page, `mcp-fleet approve`.
    */
   approve?: ApproveCallback;
+  /**
+   * This host's entry in the fleet's list of workers (`openSharedStores(...).presence`):
+   * announced once `start()` has published the servers, with each server's state (written
+   * again soon after one changes, else every heartbeat), at `publicUrl` if given; taken off
+   * the list by `shutdown()`. Without it a host on shared stores is not listed.
+   */
+  presence?: Presence;
 }
 
 /** One server in the catalog: its view plus what it offers. */
@@ -279,6 +287,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   let stopping: Promise<void> | null = null;
   let stopWatching = () => {};
   let stopWatchingTokens = () => {};
+  let stopAnnouncing = () => {};
+  let announced = false;
 
   /** Tokens were stored for `name` (here or by another worker): a server waiting for them goes on. */
   function tokensArrived(name: string): void {
@@ -350,6 +360,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     }
   }
   const bridged = new WeakSet<ServerActorRef>();
+
+  /** Lists this host among the fleet's workers, its states rewritten soon after each of its own transitions. */
+  function announce(presence: Presence): void {
+    presence.start(options.publicUrl ?? null, () => statesByServer(host.status()));
+    announced = true;
+    stopAnnouncing = journal.subscribe((event) => {
+      const own = event.worker === undefined || event.worker === options.workerId;
+      if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+    });
+  }
 
   const projected = () => journal.projection.context;
 
@@ -435,6 +455,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           };
           stopWatching = store.watch(apply);
         }
+        if (options.presence) announce(options.presence);
       })();
       return starting;
     },
@@ -442,6 +463,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     async settled() {
       const registry = running();
       await waitFor(registry, (snapshot) => !snapshot.matches('starting'), { timeout: Infinity });
+      // The registry knows before the views do when a shared store tells its events only once stored.
+      if (journal.behind) await journal.flushed();
     },
 
     tools(toolOptions) {
@@ -587,6 +610,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           await leftovers.empty();
           actor.stop();
         }
+        stopAnnouncing();
+        // Off the fleet's list once every server here has stopped.
+        if (announced) await options.presence?.stop();
         spill.close();
         await eras.flushed();
         await journal.close();

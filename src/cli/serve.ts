@@ -129,9 +129,10 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
 }
 
 /**
- * Starts a worker: the API listens first (so `/healthz` answers at once),
- * then the host starts connecting servers in the background while a status
- * line is printed for each change.
+ * Starts a worker: the host publishes the configured servers (pending or
+ * disabled), then the API listens and the servers connect in the background
+ * while a status line is printed for each change. A database that does not
+ * answer at once is waited for listening, so `/healthz` answers meanwhile.
  */
 export async function startWorker(options: ServeOptions, io: CliIO): Promise<Worker> {
   const stateDir = resolveStateDir(options.stateDir);
@@ -202,31 +203,54 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
           : 'starting: the servers are not published yet',
   });
 
+  // Transitions are printed from here on, under the banner once it is out; the summary once the config is read.
+  const printer = statusPrinter(host, io, stateDir, workerId);
+  const unsubscribe = host.subscribe(printer);
+  const stopReaching = new AbortController();
+  let opening: Promise<Listening> | undefined;
+  /** Listens (once) and says where: the worker file, the log line, the banner. */
+  const openPort = (): Promise<Listening> =>
+    (opening ??= (async () => {
+      const listening = await listenOn(app, bindHost, port);
+      await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
+      logger.info({ url: listening.url, stateDir }, 'listening');
+      io.stdout(banner(stateDir, listening.url, token, options.showToken === true));
+      return listening;
+    })());
+
   let listening: Listening;
   try {
-    listening = await listen(app, { host: bindHost, port });
+    // A database that does not answer at once is waited for listening: /healthz answers meanwhile,
+    // /readyz and the API say what is awaited. Otherwise the servers are published first, so no
+    // answer ever shows an empty or partial fleet.
+    await shared?.reach(stopReaching.signal, () => {
+      openPort().catch(() => stopReaching.abort());
+    });
+    await host.start();
+    published = true;
+    listening = await openPort();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
-    throw new CliError(`cannot listen on ${bindHost}:${port} (${code ?? (err as Error).message})`);
+    unsubscribe();
+    stopReaching.abort();
+    await host.shutdown();
+    await opening?.then(
+      async (early) => {
+        await early.close();
+        await removeWorkerFile(stateDir, process.pid);
+      },
+      () => undefined,
+    );
+    await shared?.close();
+    // The port's own error says more than the abort it caused.
+    if (opening !== undefined) await opening;
+    throw err;
   }
-  await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
-  logger.info({ url: listening.url, stateDir }, 'listening');
-  io.stdout(banner(stateDir, listening.url, token, options.showToken === true));
-
-  const printer = statusPrinter(host, io, stateDir);
-  const unsubscribe = host.subscribe(printer);
-  // /healthz answers meanwhile; /readyz says what is awaited.
-  const stopReaching = new AbortController();
-  await shared?.reach(stopReaching.signal);
-  await host.start();
-  published = true;
   presence.start(listening.url);
   const unsubscribePresence = host.subscribe((event) => {
     const own = event.worker === undefined || event.worker === workerId;
     if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
   });
-  printer.check();
+  printer.begin();
 
   const started = host;
   let stopped: Promise<void> | undefined;
@@ -248,6 +272,16 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
       return stopped;
     },
   };
+}
+
+async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number): Promise<Listening> {
+  try {
+    return await listen(app, { host: bindHost, port });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+    throw new CliError(`cannot listen on ${bindHost}:${port} (${code ?? (err as Error).message})`);
+  }
 }
 
 function collect(value: string, previous: string[]): string[] {
@@ -320,14 +354,21 @@ function display(file: string): string {
 }
 
 /**
- * Prints one line per state change (`  name  from → to  detail`) and, once no
- * server is still connecting, a one-line summary with the next command to try.
+ * Prints one line per state change of this worker's servers (`  name  from →
+ * to  detail`; another worker's, told by a shared journal, are not its own)
+ * and, once its config is read and no server is still connecting, a one-line
+ * summary with the next command to try. Lines wait until `begin()`: the
+ * banner, printed once the worker listens, comes first.
  */
-function statusPrinter(host: McpHost, io: CliIO, stateDir: string) {
+function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: string) {
+  let begun = false;
   let summarized = false;
+  const held: string[] = [];
+  const out = (text: string) => (begun ? io.stdout(text) : held.push(text));
   const check = () => {
+    if (!begun || summarized) return;
     const servers = host.status();
-    if (summarized || servers.some((s) => s.state === 'pending')) return;
+    if (servers.some((s) => s.state === 'pending')) return;
     summarized = true;
     const count = (state: string) => servers.filter((s) => s.state === state).length;
     const enabled = servers.length - count('disabled');
@@ -341,13 +382,20 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string) {
   };
   const print = (event: JournalEvent) => {
     if (event.type !== 'server.transitioned') return;
+    if (event.worker !== undefined && event.worker !== workerId) return;
     // The view is updated before listeners run, so the tool count is current.
     const view = host.server(event.server);
     const detail =
       event.to === 'ready' ? `${view?.tool_count ?? 0} tools` : event.error ? `${event.error_kind}: ${event.error}` : '';
     const move = event.from ? `${event.from} → ${event.to}` : event.to;
-    io.stdout(`  ${event.server.padEnd(18)} ${move.padEnd(20)} ${detail}`.trimEnd() + '\n');
+    out(`  ${event.server.padEnd(18)} ${move.padEnd(20)} ${detail}`.trimEnd() + '\n');
     check();
   };
-  return Object.assign(print, { check });
+  /** The host has published its servers and the banner is out: the held lines, then live ones and the summary. */
+  const begin = () => {
+    begun = true;
+    for (const line of held.splice(0)) io.stdout(line);
+    check();
+  };
+  return Object.assign(print, { begin });
 }

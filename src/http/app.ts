@@ -1,4 +1,4 @@
-import type { Express } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { McpHost } from '../host.js';
 import type { Logger } from '../services/support/logger.js';
 import { errorHandler, notFoundHandler } from './errors.js';
@@ -17,6 +17,15 @@ import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../services/fleet/presence.js';
+
+/** 503 `not_ready` with the reason while `notReady` gives one. */
+function untilReady(notReady: () => string | null): RequestHandler {
+  return function untilReady(_req, res, next) {
+    const reason = notReady();
+    if (reason === null) return next();
+    res.status(503).set('Retry-After', '1').json({ error: { code: 'not_ready', message: reason } });
+  };
+}
 
 /** `/healthz`'s answer, as `res.json({ ok: true })` would send it, made once. */
 const HEALTHY = Buffer.from(JSON.stringify({ ok: true }));
@@ -41,7 +50,7 @@ export interface ManagementAppOptions {
   logger?: Logger;
   /** Told the secret values of every accepted POST/PATCH body before the host sees them. */
   onSecrets?: (values: string[]) => void;
-  /** Why the worker cannot serve yet (`/readyz` answers 503 with it), or null once it can. Default: always ready. */
+  /** Why the worker cannot serve yet (`/readyz` and every `/api` route answer 503 with it), or null once it can. Default: always ready. */
   notReady?: () => string | null;
   /** The workers sharing this one's database (`GET /api/mcp/fleet`); default: this worker alone. */
   fleet?: Presence;
@@ -81,8 +90,11 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   // guard in front of it: one route to match, no mount to enter on each request (a
   // mount cuts its prefix from the URL, which is parsed again, and puts it back).
   const list = serverList(host);
-  app.get('/api/mcp/servers', guard, list);
-  app.use('/api', guard);
+  // Until the worker can serve (the database reached, the servers published) the API says why rather
+  // than answer with an empty or partial fleet.
+  const ready = options.notReady ? [untilReady(options.notReady)] : [];
+  app.get('/api/mcp/servers', guard, ...ready, list);
+  app.use('/api', guard, ...ready);
   app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
   app.use('/api/mcp/catalog', catalogRoutes(host));
   app.use('/api/mcp/tools', toolRoutes(host));

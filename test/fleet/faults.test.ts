@@ -35,6 +35,10 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       const notReady = await a.request('/readyz');
       expect(notReady.status).toBe(503);
       expect(notReady.json.reason).toContain('waiting for the database');
+      // The API says so too, rather than answer with an empty fleet.
+      const list = await a.request('/api/mcp/servers');
+      expect(list.status).toBe(503);
+      expect(list.json.error).toEqual({ code: 'not_ready', message: notReady.json.reason });
       expect(a.output().match(/attempt \d+ failed/g)?.length).toBeGreaterThanOrEqual(2);
     } finally {
       await bed.cluster().start();

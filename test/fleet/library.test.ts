@@ -48,10 +48,78 @@ it('a host on openSharedStores keeps its config, journal and versions in the dat
   expect(['pending', 'ready']).toContain(second.embedded.server('echo')?.state);
   expect(second.embedded.server('echo')?.last_run).toMatchObject({ state: 'ready' });
   await second.embedded.settled();
-  await expect.poll(() => second.embedded.server('echo')?.state).toBe('ready');
   expect(second.embedded.server('echo')).toMatchObject({ state: 'ready', version: view.version });
   const events = await second.embedded.readEvents(0, 1000);
   expect(Array.isArray(events) && events.some((event) => event.worker === 'lib-1' && event.type === 'server.configured')).toBe(true);
   await second.embedded.shutdown();
   await second.stores.close();
+});
+
+it('settled() on the shared stores resolves once every server has left pending in the views, as on the file store', async () => {
+  const url = await newDatabase(cluster);
+  const env = { MCP_FLEET_SECRET_KEY: generateSecretKeyText() };
+  const quiet = { info: () => {}, warn: () => {} };
+  const names = ['s1', 's2', 's3', 's4', 's5'];
+  const seedDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-lib-'));
+  const seed = openSharedStores({ url, workerId: 'seed', stateDir: seedDir, env, logger: quiet });
+  await seed.reach();
+  const seeding = createMcpHost({ stateDir: seedDir, workerId: 'seed', configStore: seed.config, eventStore: seed.events, credentialsStore: seed.credentials, logger: quiet });
+  await seeding.start();
+  for (const name of names) await seeding.addServer(name, { type: 'local', command: fixtureCommand('healthy.mjs') });
+  await seeding.shutdown();
+  await seed.close();
+
+  // Each run is a worker starting on that config: the last server's `ready` must be in its views when settled() resolves.
+  for (const workerId of ['run-1', 'run-2', 'run-3']) {
+    const stateDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-lib-'));
+    const stores = openSharedStores({ url, workerId, stateDir, env, logger: quiet });
+    await stores.reach();
+    const host = createMcpHost({ stateDir, workerId, configStore: stores.config, eventStore: stores.events, credentialsStore: stores.credentials, logger: quiet });
+    await host.start();
+    expect(host.status().map((view) => view.name).sort()).toEqual(names);
+    await host.settled();
+    expect(host.status().map((view) => [view.name, view.state])).toEqual(names.map((name) => [name, 'ready']));
+    await host.shutdown();
+    await stores.close();
+  }
+});
+
+it('an embedded host given the presence is a member of the fleet until it shuts down', async () => {
+  const url = await newDatabase(cluster);
+  const env = { MCP_FLEET_SECRET_KEY: generateSecretKeyText() };
+  const quiet = { info: () => {}, warn: () => {} };
+  const stateDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-lib-'));
+  const stores = openSharedStores({ url, workerId: 'agent-1', stateDir, env, logger: quiet });
+  // Another worker's view of the fleet, as its GET /api/mcp/fleet answers.
+  const observer = openSharedStores({ url, workerId: 'observer', stateDir, env, logger: quiet });
+  await stores.reach();
+  const host = createMcpHost({
+    stateDir,
+    workerId: 'agent-1',
+    publicUrl: 'https://agent-1.example.com/',
+    configStore: stores.config,
+    eventStore: stores.events,
+    credentialsStore: stores.credentials,
+    presence: stores.presence,
+    logger: quiet,
+  });
+  try {
+    expect((await observer.presence.view()).workers).toEqual([]);
+    await host.start();
+    await host.addServer('echo', { type: 'local', command: fixtureCommand('healthy.mjs') });
+    // Its heartbeat row: id, the public URL, alive, and its own server's state (rewritten soon after a change).
+    await expect
+      .poll(async () => (await observer.presence.view()).workers.map(({ id, url, alive, servers }) => ({ id, url, alive, servers })), {
+        timeout: 10_000,
+        interval: 50,
+      })
+      .toEqual([{ id: 'agent-1', url: 'https://agent-1.example.com/', alive: true, servers: { echo: 'ready' } }]);
+    expect((await observer.presence.view()).servers).toEqual([{ name: 'echo', states: { 'agent-1': 'ready' } }]);
+  } finally {
+    await host.shutdown();
+  }
+  // Off the list once it shut down, before its stores are closed.
+  expect((await observer.presence.view()).workers).toEqual([]);
+  await stores.close();
+  await observer.close();
 });

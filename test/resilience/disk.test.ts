@@ -57,10 +57,7 @@ test('twenty parallel PATCHes to different servers all land', async () => {
   }
 });
 
-/**
- * Starts `serve` and resolves with its URL once its host has started (the startup summary is out). It
- * listens before that: a request in between finds no server yet (404, or 503 not_started).
- */
+/** Starts `serve` and resolves with its URL once its servers are through startup (the startup summary is out). */
 function startWorker(dir: string): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
     env: { ...process.env, MCP_FLEET_API_TOKEN: TOKEN, MCP_FLEET_STATE_DIR: '' },

@@ -32,8 +32,11 @@ export type FleetView = z.infer<typeof FleetView>;
 
 export interface Presence {
   readonly workerId: string;
-  /** Starts announcing this worker (at `url`, once it listens). */
-  start(url: string | null): void;
+  /**
+   * Starts announcing this worker (at `url`, once it listens), with the states
+   * `states` gives (default: the `states` it was made with).
+   */
+  start(url: string | null, states?: () => Record<string, string>): void;
   /** A server changed state: announce it soon rather than at the next heartbeat. */
   changed(): void;
   view(): Promise<FleetView>;
@@ -56,8 +59,8 @@ const MISSED_HEARTBEATS = 3;
 
 export interface PresenceOptions {
   workerId: string;
-  /** This worker's servers and their states right now. */
-  states: () => Record<string, string>;
+  /** This worker's servers and their states right now (default: those `start` is given, else none). */
+  states?: () => Record<string, string>;
   /** Heartbeat period (default 2 s). */
   intervalMs?: number;
   onError?: (error: Error) => void;
@@ -67,15 +70,17 @@ export interface PresenceOptions {
 export function localPresence(options: PresenceOptions): Presence {
   const startedAt = new Date().toISOString();
   let url: string | null = null;
+  let states = options.states ?? noStates;
   return {
     workerId: options.workerId,
-    start(at) {
+    start(at, given) {
       url = at;
+      if (given) states = given;
     },
     changed() {},
     async view() {
       const now = new Date().toISOString();
-      const worker = { id: options.workerId, url, started_at: startedAt, last_seen: now, alive: true, servers: options.states() };
+      const worker = { id: options.workerId, url, started_at: startedAt, last_seen: now, alive: true, servers: states() };
       return { self: options.workerId, workers: [worker], servers: serversOf([worker]) };
     },
     async stop() {},
@@ -100,6 +105,7 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
   let beating: Promise<void> = Promise.resolve();
   let failing = false;
   let soon: NodeJS.Timeout | undefined;
+  let states = options.states ?? noStates;
 
   async function beat(): Promise<void> {
     try {
@@ -107,7 +113,7 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
         `insert into workers (id, url, host, pid, started_at, last_seen, servers) values ($1, $2, $3, $4, $5, now(), $6)
          on conflict (id) do update set url = excluded.url, host = excluded.host, pid = excluded.pid,
            started_at = excluded.started_at, last_seen = now(), servers = excluded.servers`,
-        [options.workerId, url, os.hostname(), process.pid, startedAt, JSON.stringify(options.states())],
+        [options.workerId, url, os.hostname(), process.pid, startedAt, JSON.stringify(states())],
       );
       failing = false;
     } catch (error) {
@@ -119,9 +125,12 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
 
   return {
     workerId: options.workerId,
-    start(at) {
+    start(at, given) {
       url = at;
-      beating = beat();
+      if (given) states = given;
+      // Started again: one heartbeat, not two.
+      clearInterval(timer);
+      beating = beating.then(beat);
       timer = setInterval(() => {
         beating = beat();
       }, intervalMs);
@@ -160,6 +169,10 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
       await db.pool.query('delete from workers where id = $1', [options.workerId]).catch(() => {});
     },
   };
+}
+
+function noStates(): Record<string, string> {
+  return {};
 }
 
 function serversOf(workers: readonly FleetWorker[]): FleetView['servers'] {

@@ -22,8 +22,8 @@ export interface SharedStoresOptions {
   /** Where `secret_key` may be (beside the config: the state dir). */
   stateDir: string;
   env?: NodeJS.ProcessEnv;
-  /** This worker's servers and their states, for its heartbeat. */
-  states: () => Record<string, string>;
+  /** This worker's servers and their states, for its heartbeat (default: those of the host given `presence`). */
+  states?: () => Record<string, string>;
   logger: { info(message: string): void; warn(message: string): void };
 }
 
@@ -33,8 +33,12 @@ export interface SharedStores {
   credentials: CredentialsStore;
   events: PgEventStore;
   presence: Presence;
-  /** Resolves once the database answers and its schema is current; retries (one log line per attempt) until then. */
-  reach(signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves once the database answers and its schema is current; retries (one
+   * log line per attempt) until then. `onWait` is told each time an attempt
+   * failed and a retry is waited for.
+   */
+  reach(signal?: AbortSignal, onWait?: () => void): Promise<void>;
   /** Whether `reach` has succeeded. */
   readonly reached: boolean;
   /** Stops the heartbeat and closes the pool (after the host shut down). */
@@ -62,13 +66,13 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
     events: createPgEventStore({ db, workerId, onError: (error) => logger.warn(`journal: ${error.message}`) }),
     presence: databasePresence(db, {
       workerId,
-      states: options.states,
+      ...(options.states && { states: options.states }),
       onError: (error) => logger.warn(`database ${where}: heartbeat failed (${error.message})`),
     }),
     get reached() {
       return reached;
     },
-    async reach(signal) {
+    async reach(signal, onWait) {
       let delay = FIRST_RETRY_MS;
       for (let attempt = 1; ; attempt += 1) {
         try {
@@ -80,6 +84,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
           if (!isConnectionError(error)) throw error;
           logger.warn(`database ${where}: attempt ${attempt} failed (${(error as Error).message}); retrying in ${delay / 1000} s`);
         }
+        onWait?.();
         await new Promise((resolve) => setTimeout(resolve, delay));
         if (signal?.aborted) throw signal.reason;
         delay = Math.min(delay * 2, MAX_RETRY_MS);

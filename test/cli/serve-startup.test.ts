@@ -1,0 +1,79 @@
+// `mcp-fleet serve` publishes its configured servers before it listens: a
+// client polling a starting worker (on a loaded machine) from the first
+// moment never sees an empty or partial fleet, and the worker prints each
+// transition once and its summary only once the config is read.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import { fixtureCommand } from '../fixtures/index.js';
+import { TOKEN } from '../http/helpers.js';
+import { BIN, cleanEnv, cli } from './run.js';
+import { busyLoops, freePort, watchStartup } from './startup-window.js';
+
+const names = ['alpha', 'beta', 'gamma', 'delta', 'off'];
+const servers = Object.fromEntries(
+  names.map((name) => [
+    name,
+    name === 'alpha'
+      ? // Slow to start: the window in which servers are pending stays open a while.
+        { type: 'local', command: fixtureCommand('slow-start.mjs'), env: { FIXTURE_DELAY_MS: '1500' } }
+      : { type: 'local', command: fixtureCommand('healthy.mjs'), enabled: name !== 'off' },
+  ]),
+);
+
+test('under load, every answer from the first moment the port accepts lists every configured server', { timeout: 90_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }));
+  const loops = busyLoops(2);
+  const port = await freePort();
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', String(port)], {
+    env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+  let stdout = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  worker.stderr!.resume();
+  try {
+    const watch = await watchStartup(`http://127.0.0.1:${port}`, names, () => /servers ready/.test(stdout) || worker.exitCode !== null);
+    expect(watch.wrong).toEqual([]);
+    expect(watch.answers).toBeGreaterThan(5);
+    // Some answers came while servers were still connecting: the window was polled.
+    expect(watch.pending).toBeGreaterThan(0);
+    // The banner first, then one line per transition, then one summary that counts the configured servers.
+    expect(stdout.indexOf('servers\n')).toBeLessThan(stdout.indexOf('  alpha'));
+    expect(stdout.match(/^ {2}alpha +pending → ready/gm)).toHaveLength(1);
+    expect(stdout.match(/servers ready/g)).toEqual(['servers ready']);
+    expect(stdout).toContain('4 of 4 enabled servers ready (1 disabled)');
+  } finally {
+    await loops.stop();
+    if (worker.exitCode === null) worker.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a port in use, found once the servers are published: exit 1 with the message, the host stopped, no worker.json', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
+  // Connecting when the port turns out busy: the worker must stop it to exit at all.
+  writeFileSync(
+    join(dir, 'mcp_servers.json'),
+    JSON.stringify({ servers: { slow: { type: 'local', command: fixtureCommand('slow-start.mjs'), env: { FIXTURE_DELAY_MS: '30000' } } } }),
+  );
+  const blocker = createServer();
+  await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done));
+  const port = (blocker.address() as { port: number }).port;
+  try {
+    const busy = await cli(['serve', '--state-dir', dir, '--port', String(port)]);
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`error: port ${port} is in use; pick another with --port (0 = any free port)`);
+    expect(existsSync(join(dir, 'worker.json'))).toBe(false);
+  } finally {
+    blocker.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+

@@ -1,0 +1,74 @@
+// The embedded-fleet example of docs/_incoming/startup.md, run as written
+// (the ```js runnable block) against a real PostgreSQL: it settles, lists
+// itself in the fleet, calls a tool, shuts down, and its process exits.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import pg from 'pg';
+import { afterAll, beforeAll, expect, test } from 'vitest';
+import { generateSecretKeyText } from '../../src/fleet.js';
+import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+
+let cluster: PgCluster;
+beforeAll(async () => {
+  cluster = await startPostgres();
+});
+afterAll(async () => {
+  await cluster?.destroy();
+});
+
+function example(): string {
+  const doc = readFileSync(join(root, 'docs/_incoming/startup.md'), 'utf8');
+  const block = /```js runnable\n([\s\S]*?)```/.exec(doc);
+  if (!block) throw new Error('docs/_incoming/startup.md has no ```js runnable block');
+  return block[1]!;
+}
+
+test('the embedded-fleet example runs as written, twice, and its process exits on its own', { timeout: 120_000 }, async () => {
+  const url = await newDatabase(cluster);
+  // Inside the package, so `mcp-fleet` resolves to this package (its dist/) as it would for a user.
+  const dir = mkdtempSync(join(root, 'test/examples/.run-'));
+  const file = join(dir, 'embed.mjs');
+  writeFileSync(file, example());
+  const env = { ...process.env, MCP_FLEET_DATABASE_URL: url, MCP_FLEET_SECRET_KEY: generateSecretKeyText(), MCP_FLEET_STATE_DIR: '' };
+  try {
+    // The second run finds the server its first run stored.
+    for (let round = 0; round < 2; round += 1) {
+      const { stdout } = await promisify(execFile)(process.execPath, [file], { cwd: root, env, timeout: 60_000 });
+      expect(stdout).toContain("[ 'everything: ready' ]");
+      expect(stdout).toContain("fleet: [ 'agent-1' ]");
+      expect(stdout).toContain("text: 'Echo: hello'");
+    }
+    // Off the fleet's list after each shutdown.
+    const admin = new pg.Client({ connectionString: url });
+    await admin.connect();
+    try {
+      expect((await admin.query('select id from workers')).rows).toEqual([]);
+    } finally {
+      await admin.end();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('without a database URL the example says what to set and exits 2', async () => {
+  const dir = mkdtempSync(join(root, 'test/examples/.run-'));
+  const file = join(dir, 'embed.mjs');
+  writeFileSync(file, example());
+  try {
+    const failed = await promisify(execFile)(process.execPath, [file], {
+      cwd: root,
+      env: { ...process.env, MCP_FLEET_DATABASE_URL: '' },
+      timeout: 30_000,
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toContain('set MCP_FLEET_DATABASE_URL=postgres://');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
