@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { AgentToolResult } from '../services/tools/agent-tool.js';
-import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { action, ApiClient, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { jsonObject } from './flags.js';
 
 /**
  * Registers `mcp-fleet call TOOL [JSON]`: calls an agent tool through the
@@ -11,10 +12,9 @@ export function registerCallCommand(program: Command, io: CliIO): void {
   withClientOptions(program.command('call'))
     .description('call an agent tool ({server}__{tool}) of the running worker')
     .argument('<tool>', 'agent tool name, e.g. everything__echo')
-    .argument('[json]', 'arguments as a JSON object', '{}')
+    .argument('[json]', 'arguments as a JSON object', parseArguments, {})
     .action(
-      action(io, async (tool: string, json: string, flags: ClientFlags) => {
-        const args = parseArguments(json);
+      action(io, async (tool: string, args: Record<string, unknown>, flags: ClientFlags) => {
         const client = await ApiClient.connect(flags);
         const result = await client.request<AgentToolResult>('POST', `/api/mcp/tools/${encodeURIComponent(tool)}/call`, {
           arguments: args,
@@ -29,18 +29,8 @@ export function registerCallCommand(program: Command, io: CliIO): void {
     );
 }
 
-function parseArguments(json: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
-  }
-  return value as Record<string, unknown>;
-}
+/** The tool's arguments: a JSON object, checked before the worker is asked. */
+const parseArguments = jsonObject('JSON', `'{"text":"hi"}'`);
 
 /** Text blocks verbatim; binary blocks as a one-line note (a terminal is no place for base64). */
 export function formatResult(result: AgentToolResult): string {

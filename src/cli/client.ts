@@ -1,7 +1,8 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { readApiToken } from '../http/api-token.js';
-import { resolveStateDir } from '../services/config/paths.js';
+import { CliError } from './errors.js';
+import { directory, httpUrl, stateDirOf } from './flags.js';
 import { isAlive, readWorkerFile } from './worker-file.js';
 
 /** Options every client command takes. */
@@ -14,10 +15,7 @@ export interface ClientFlags {
   json?: boolean;
 }
 
-/** A failure to report as `error: <message>` with exit code 1; never a stack trace. */
-export class CliError extends Error {
-  override readonly name = 'CliError';
-}
+export { CliError, UsageError } from './errors.js';
 
 /** An error answer of the API (`{error:{code,message,field?}}`). */
 export class ApiError extends CliError {
@@ -36,9 +34,10 @@ export class ApiError extends CliError {
  * renames `--url` where the command has a `--url` of its own.
  */
 export function withClientOptions(command: Command, { urlFlag = '--url <url>' } = {}): Command {
+  const urlName = urlFlag.split(' ')[0]!;
   return command
-    .option('--state-dir <dir>', 'state dir of the running worker (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
-    .option(urlFlag, 'base URL of the worker (default: from <state_dir>/worker.json)')
+    .option('--state-dir <dir>', 'state dir of the running worker (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)', directory('--state-dir'))
+    .option(urlFlag, 'base URL of the worker (default: from <state_dir>/worker.json)', httpUrl(urlName))
     .option('--json', 'print JSON instead of a table');
 }
 
@@ -51,16 +50,16 @@ export class ApiClient {
 
   /** Finds the worker (`--url`, else worker.json) and its token (env, else `<state_dir>/api_token`). */
   static async connect(flags: ClientFlags): Promise<ApiClient> {
-    const stateDir = resolveStateDir(flags.stateDir);
+    const stateDir = stateDirOf(flags.stateDir);
     let url = flags.url;
     if (url === undefined) {
-      const worker = await readWorkerFile(stateDir);
+      const worker = await readable(stateDir, () => readWorkerFile(stateDir));
       if (!worker || !isAlive(worker.pid)) {
         throw new CliError(`no running worker for ${stateDir}: start one with \`mcp-fleet serve --state-dir ${stateDir}\`, or pass --url`);
       }
       url = worker.url;
     }
-    const token = await readApiToken(stateDir);
+    const token = await readable(stateDir, () => readApiToken(stateDir));
     if (token === undefined) {
       throw new CliError(`no API token: set MCP_FLEET_API_TOKEN or point --state-dir at the worker's state dir`);
     }
@@ -95,6 +94,17 @@ export class ApiClient {
   }
 }
 
+/** A state dir that cannot be read (permissions, say) is one line naming it and the system's code. */
+async function readable<T>(stateDir: string, read: () => Promise<T>): Promise<T> {
+  try {
+    return await read();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === undefined) throw err;
+    throw new CliError(`cannot read the state dir ${stateDir} (${code})`);
+  }
+}
+
 function parseJson(text: string): unknown {
   try {
     return JSON.parse(text);
@@ -104,8 +114,8 @@ function parseJson(text: string): unknown {
 }
 
 /**
- * Wraps a command action: a CliError prints one line and sets exit code 1;
- * anything else is a bug and keeps its stack.
+ * Wraps a command action: a CliError prints one line and sets its exit code
+ * (2 for a UsageError, else 1); anything else is a bug and keeps its stack.
  */
 export function action<A extends unknown[]>(io: CliIO, run: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
   return async function runAction(...args: A) {
@@ -114,7 +124,7 @@ export function action<A extends unknown[]>(io: CliIO, run: (...args: A) => Prom
     } catch (err) {
       if (!(err instanceof CliError)) throw err;
       io.stderr(`error: ${err.message}\n`);
-      io.setExitCode(1);
+      io.setExitCode(err.exitCode);
     }
   };
 }
