@@ -68,13 +68,48 @@ export class ApiClient {
 
   /** One request; a non-2xx answer throws ApiError, a 204 returns `undefined`. */
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const url = new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
-    let response: Response;
+    const response = await this.send(method, path, body, 'application/json');
+    if (response.status === 204) return undefined as T;
+    const parsed = parseJson(await response.text());
+    if (!response.ok) throw apiError(response.status, parsed);
+    return parsed as T;
+  }
+
+  /**
+   * A request answered as server-sent events: `onEvent` gets each event's
+   * name and parsed data as it arrives; resolves when the stream ends. A
+   * non-2xx answer throws ApiError, as `request` does.
+   */
+  async stream(method: string, path: string, body: unknown, onEvent: (event: string, data: unknown) => void): Promise<void> {
+    const response = await this.send(method, path, body, 'text/event-stream');
+    if (!response.ok) throw apiError(response.status, parseJson(await response.text()));
+    if (response.body === null) return;
+    const decoder = new TextDecoder();
+    let buffer = '';
     try {
-      response = await fetch(url, {
+      for await (const chunk of response.body) {
+        buffer += decoder.decode(chunk as Uint8Array, { stream: true });
+        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = parseEvent(block);
+          if (event) onEvent(event.name, event.data);
+        }
+      }
+    } catch (err) {
+      if (err instanceof CliError) throw err;
+      throw new CliError(`lost the worker at ${this.baseUrl} mid-answer (${(err as Error).message})`);
+    }
+  }
+
+  private async send(method: string, path: string, body: unknown, accept: string): Promise<Response> {
+    const url = new URL(path.replace(/^\//, ''), this.baseUrl.endsWith('/') ? this.baseUrl : `${this.baseUrl}/`);
+    try {
+      return await fetch(url, {
         method,
         headers: {
           authorization: `Bearer ${this.token}`,
+          accept,
           ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
         body: body === undefined ? undefined : JSON.stringify(body),
@@ -83,15 +118,23 @@ export class ApiClient {
       const cause = (err as { cause?: { code?: string } }).cause?.code ?? (err as Error).message;
       throw new CliError(`cannot reach the worker at ${this.baseUrl} (${cause})`);
     }
-    if (response.status === 204) return undefined as T;
-    const text = await response.text();
-    const parsed = parseJson(text);
-    if (!response.ok) {
-      const error = (parsed as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
-      throw new ApiError(response.status, error?.code ?? 'http_error', error?.message ?? `HTTP ${response.status}`, error?.field);
-    }
-    return parsed as T;
   }
+}
+
+function apiError(status: number, parsed: unknown): ApiError {
+  const error = (parsed as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
+  return new ApiError(status, error?.code ?? 'http_error', error?.message ?? `HTTP ${status}`, error?.field);
+}
+
+/** One server-sent event block: its `event:` name (default `message`) and its `data:` as JSON; a comment-only block is none. */
+function parseEvent(block: string): { name: string; data: unknown } | undefined {
+  let name = 'message';
+  const data: string[] = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith('event:')) name = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  return data.length === 0 ? undefined : { name, data: parseJson(data.join('\n')) };
 }
 
 /** A state dir that cannot be read (permissions, say) is one line naming it and the system's code. */
