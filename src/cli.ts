@@ -1,12 +1,13 @@
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { Command } from 'commander';
+import { Command, CommanderError } from 'commander';
 import { registerDiagramsCommand } from './cli/diagrams.js';
 import { registerAddCommand } from './cli/add.js';
 import { registerApprovalsCommands } from './cli/approvals.js';
 import { registerAuthCommand } from './cli/auth.js';
 import { registerCallCommand } from './cli/call.js';
 import { registerConnectCommand } from './cli/connect.js';
+import { CliError, USAGE_EXIT_CODE } from './cli/errors.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerListCommand } from './cli/list.js';
 import { registerRegistryCommand } from './cli/registry.js';
@@ -36,12 +37,15 @@ export const processIO: CliIO = {
 /**
  * The `mcp-fleet` program. Each command lives in its own module under
  * `src/cli/` and registers itself here with `register<Name>Command(program, io)`.
+ * Commander's own exits throw a `CommanderError` instead (every command
+ * inherits that); {@link runCli} turns them into exit codes.
  */
 export function buildProgram(io: CliIO = processIO): Command {
   const program = new Command('mcp-fleet')
     .description('The MCP client layer of an AI-agent host')
     .version(packageVersion())
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr });
+    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .exitOverride();
   registerServeCommand(program, io);
   registerListCommand(program, io);
   registerAddCommand(program, io);
@@ -55,6 +59,30 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerDiagramsCommand(program, io);
   registerConnectCommand(program, io);
   return program;
+}
+
+/** Commander's exits that are not errors, and help shown for a missing command (its own code). */
+const NOT_USAGE_ERRORS = new Set(['commander.helpDisplayed', 'commander.version', 'commander.help']);
+
+/**
+ * Runs `mcp-fleet` on `argv` (`process.argv` form). A bad flag value, a
+ * missing or unknown flag or argument is one `error: …` line and exit code 2;
+ * a command that fails is one line and exit code 1; only a bug shows a stack.
+ */
+export async function runCli(argv: readonly string[], io: CliIO = processIO): Promise<void> {
+  try {
+    await buildProgram(io).parseAsync([...argv]);
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // Commander has printed its one line (or the help) already.
+      io.setExitCode(NOT_USAGE_ERRORS.has(err.code) ? err.exitCode : USAGE_EXIT_CODE);
+      return;
+    }
+    // A parser's UsageError is thrown while commander parses, outside any command's action.
+    if (!(err instanceof CliError)) throw err;
+    io.stderr(`error: ${err.message}\n`);
+    io.setExitCode(err.exitCode);
+  }
 }
 
 function packageVersion(): string {
@@ -78,5 +106,5 @@ function isEntry(): boolean {
 }
 
 if (isEntry()) {
-  await buildProgram().parseAsync(process.argv);
+  await runCli(process.argv);
 }

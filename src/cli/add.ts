@@ -1,7 +1,10 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { ServerView } from '../services/journal/server-view.js';
+import { SERVER_NAME_PATTERN } from '../services/config/schema.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { UsageError } from './errors.js';
+import { checked, choice, envName, httpUrl, jsonObject, keyValues, seconds } from './flags.js';
 import { formatServerTable } from './list.js';
 
 interface AddFlags extends ClientFlags {
@@ -39,22 +42,26 @@ interface AddFlags extends ClientFlags {
 export function registerAddCommand(program: Command, io: CliIO): void {
   withClientOptions(program.command('add'), { urlFlag: '--worker-url <url>' })
     .description('add a server to the running worker; it starts at once and is saved if it starts')
-    .argument('<name>', 'server name ([A-Za-z0-9_-], up to 64)')
+    .argument('<name>', 'server name ([A-Za-z0-9_-], up to 64)', parseName)
     .argument('[command...]', 'for a local server: the program and its arguments (after --)')
-    .option('--url <url>', 'a remote server at this URL (Streamable HTTP or SSE)')
-    .option('--transport <transport>', 'remote transport: auto | streamable_http | sse')
-    .option('--env <KEY[=VALUE]>', 'environment variable of the server; KEY alone copies it from this shell', collect, [])
-    .option('--header <KEY[=VALUE]>', 'HTTP header of a remote server; KEY alone copies $KEY', collect, [])
-    .option('--token-env <VAR>', 'bearer auth for a remote server, the token taken from $VAR')
+    .option('--url <url>', 'a remote server at this URL (Streamable HTTP or SSE)', httpUrl('--url'))
+    .option('--transport <transport>', 'remote transport: auto | streamable_http | sse', choice('--transport', TRANSPORTS))
+    .option('--env <KEY[=VALUE]>', 'environment variable of the server; KEY alone copies it from this shell', keyValues('--env'), [])
+    .option('--header <KEY[=VALUE]>', 'HTTP header of a remote server; KEY alone copies $KEY', keyValues('--header'), [])
+    .option('--token-env <VAR>', 'bearer auth for a remote server, the token taken from $VAR', envName('--token-env'))
     .option('--cwd <dir>', 'working directory of a local server (default: this directory)')
-    .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list')
+    .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list', checked(seconds('--timeout')))
     .option('--disabled', 'save it without starting it')
-    .option('--config <json>', 'a whole server config as JSON (flags override its fields)')
+    .option('--config <json>', 'a whole server config as JSON (flags override its fields)', checked(jsonObject('--config', CONFIG_EXAMPLE)))
     .option('--from-registry <server[@version]>', 'make the config from this MCP Registry entry (latest version unless @version)')
-    .option('--registry-url <url>', 'with --from-registry: base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)')
+    .option(
+      '--registry-url <url>',
+      'with --from-registry: base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)',
+      httpUrl('--registry-url'),
+    )
     .option('--package <type>', 'with --from-registry: remote | npm | pypi | oci (default: the first of these the entry offers)')
     .option('--arg <[NAME=]VALUE>', "with --from-registry: a value of the entry's arguments", collect, [])
-    .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", collect, [])
+    .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", keyValues('--var'), [])
     .action(
       action(io, async (name: string, command: string[], flags: AddFlags) => {
         const config = flags.fromRegistry === undefined ? buildConfig(command, flags) : await registryConfig(command, flags, io);
@@ -113,12 +120,17 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
   return config;
 }
 
+const TRANSPORTS = ['auto', 'streamable_http', 'sse'] as const;
+const CONFIG_EXAMPLE = `'{"type":"local","command":["npx","-y","some-server"]}'`;
+
 function parseConfig(json: string): Record<string, unknown> {
-  try {
-    return asRecord(JSON.parse(json));
-  } catch {
-    throw new CliError('--config must be a JSON object');
-  }
+  return jsonObject('--config', CONFIG_EXAMPLE)(json);
+}
+
+/** Checked here too, so a typo is one line before the worker is asked. */
+function parseName(name: string): string {
+  if (!SERVER_NAME_PATTERN.test(name)) throw new UsageError('NAME', `use 1-64 letters, digits, _ and - (got ${JSON.stringify(name)})`);
+  return name;
 }
 
 function asRecord(value: unknown): Record<string, unknown> {
@@ -138,6 +150,6 @@ function pairs(items: string[], flag: string): Record<string, string> {
 
 function fromEnv(variable: string, flag: string): string {
   const value = process.env[variable];
-  if (value === undefined) throw new CliError(`${flag} ${variable}: $${variable} is not set in this shell`);
+  if (value === undefined) throw new UsageError(flag, `$${variable} is not set in this shell`);
   return value;
 }

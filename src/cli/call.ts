@@ -1,24 +1,25 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { AgentToolResult } from '../services/tools/agent-tool.js';
+import type { PendingApproval } from '../services/approvals/approvals.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { jsonObject } from './flags.js';
 
 /**
  * Registers `mcp-fleet call TOOL [JSON]`: calls an agent tool through the
- * worker and prints its text. A tool error (`details.is_error`) exits 1 after printing.
+ * worker and prints its text. A tool error (`details.is_error`) exits 1 after
+ * printing. A call that waits for approval says so on stderr, with its id and
+ * the commands that decide it, and prints the result once decided.
  */
 export function registerCallCommand(program: Command, io: CliIO): void {
   withClientOptions(program.command('call'))
     .description('call an agent tool ({server}__{tool}) of the running worker')
     .argument('<tool>', 'agent tool name, e.g. everything__echo')
-    .argument('[json]', 'arguments as a JSON object', '{}')
+    .argument('[json]', 'arguments as a JSON object', parseArguments, {})
     .action(
-      action(io, async (tool: string, json: string, flags: ClientFlags) => {
-        const args = parseArguments(json);
+      action(io, async (tool: string, args: Record<string, unknown>, flags: ClientFlags) => {
         const client = await ApiClient.connect(flags);
-        const result = await client.request<AgentToolResult>('POST', `/api/mcp/tools/${encodeURIComponent(tool)}/call`, {
-          arguments: args,
-        });
+        const result = await callStreamed(client, tool, args, (pending) => io.stderr(approvalWait(pending, flags)));
         if (flags.json) printJson(io, result);
         else io.stdout(formatResult(result));
         if (result.details.is_error) {
@@ -29,17 +30,49 @@ export function registerCallCommand(program: Command, io: CliIO): void {
     );
 }
 
-function parseArguments(json: string): Record<string, unknown> {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch {
-    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new CliError('arguments must be a JSON object, e.g. \'{"text":"hi"}\'');
-  }
-  return value as Record<string, unknown>;
+/** The tool's arguments: a JSON object, checked before the worker is asked. */
+const parseArguments = jsonObject('JSON', `'{"text":"hi"}'`);
+
+/**
+ * Calls `tool` as a stream, so a call that waits for approval is heard of
+ * while it waits (`onApproval`); resolves with its result.
+ */
+async function callStreamed(
+  client: ApiClient,
+  tool: string,
+  args: Record<string, unknown>,
+  onApproval: (pending: PendingApproval) => void,
+): Promise<AgentToolResult> {
+  let result: AgentToolResult | undefined;
+  await client.stream('POST', `/api/mcp/tools/${encodeURIComponent(tool)}/call`, { arguments: args }, (event, data) => {
+    if (event === 'approval') onApproval(data as PendingApproval);
+    else if (event === 'result') result = data as AgentToolResult;
+  });
+  if (result === undefined) throw new CliError(`the worker at ${client.baseUrl} ended the call to ${tool} without a result`);
+  return result;
+}
+
+/**
+ * What `call` prints on stderr when its tool waits for approval: the id, until
+ * when, and the two commands that decide it, with the `--state-dir` / `--url`
+ * this call was given so they reach the same worker.
+ */
+export function approvalWait(pending: Pick<PendingApproval, 'id' | 'tool' | 'expires_at'>, flags: ClientFlags): string {
+  const where = [
+    ...(flags.stateDir !== undefined ? ['--state-dir', flags.stateDir] : []),
+    ...(flags.url !== undefined ? ['--url', flags.url] : []),
+  ];
+  const command = (verb: string) => ['mcp-fleet', verb, pending.id, ...where].map(shellWord).join(' ');
+  return (
+    `waiting for approval ${pending.id} to call ${pending.tool} (until ${pending.expires_at}); decide with:\n` +
+    `  ${command('approve')}\n` +
+    `  ${command('deny')}\n`
+  );
+}
+
+/** A word as a POSIX shell reads it back: bare when safe, else single-quoted. */
+function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
 /** Text blocks verbatim; binary blocks as a one-line note (a terminal is no place for base64). */

@@ -14,6 +14,7 @@ import { connect, type ConnectOptions, type ServerConnection } from '../services
 import { eraKey, verdictOf } from '../services/era/negotiation.js';
 import { memoryEraVerdicts } from '../services/era/verdicts.js';
 import { CliError } from './client.js';
+import { httpUrl } from './flags.js';
 import { CONTEXT_ENV, SCENARIO_ENV, type ConnectFlags } from './connect.js';
 import { connectAuth, parseConnectContext, type ConnectAuth, type ConnectContext } from './connect-auth.js';
 
@@ -124,15 +125,7 @@ async function connectAndRun(io: CliIO, url: string, flags: ConnectFlags): Promi
  * second run against the same server reuses its tokens.
  */
 function serverName(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new CliError(`not a URL: ${url}`);
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw new CliError(`URL must be http or https, got ${parsed.protocol.replace(/:$/, '')}`);
-  }
+  const parsed = new URL(httpUrl('URL')(url));
   const port = parsed.port || (parsed.protocol === 'https:' ? '443' : '80');
   return `connect-${parsed.hostname}-${port}`.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
 }

@@ -7,6 +7,7 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { action } from './client.js';
+import { directory, httpUrl } from './flags.js';
 
 /** Env var naming the conformance scenario being run; it decides what `connect` does once connected. */
 export const SCENARIO_ENV = 'MCP_CONFORMANCE_SCENARIO';
@@ -27,9 +28,13 @@ export function registerConnectCommand(program: Command, io: CliIO): void {
   program
     .command('connect')
     .description(`one-shot client: connect to URL, list its tools, do what $${SCENARIO_ENV} needs, close`)
-    .argument('<url>', 'URL of a remote MCP server (Streamable HTTP, or SSE)')
-    .option('--state-dir <dir>', 'state dir (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
-    .option('--client-metadata-url <url>', 'HTTPS URL of a client metadata document, used as client_id where the server supports it')
+    .argument('<url>', 'URL of a remote MCP server (Streamable HTTP, or SSE)', httpUrl('URL'))
+    .option('--state-dir <dir>', 'state dir (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)', directory('--state-dir'))
+    .option(
+      '--client-metadata-url <url>',
+      'HTTPS URL of a client metadata document, used as client_id where the server supports it',
+      httpUrl('--client-metadata-url'),
+    )
     .action(
       action(io, async (url: string, flags: ConnectFlags) => {
         // The client and the scenarios load when the command runs: `mcp-fleet --help` does not pay for the SDK.

@@ -1,13 +1,14 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
+import { directory } from './flags.js';
 
 /** Registers `mcp-fleet diagrams [--out DIR] [--check]`. */
 export function registerDiagramsCommand(program: Command, io: CliIO): void {
   program
     .command('diagrams')
     .description('write the state diagrams (Mermaid + SVG) generated from the machines')
-    .option('--out <dir>', 'output directory', 'diagrams')
+    .option('--out <dir>', 'output directory', directory('--out'), 'diagrams')
     .option('--check', 'write nothing; exit 1 when the files in --out are not current')
     .action(async (options: { out: string; check?: boolean }) => {
       // Loaded when the command runs (the machines and the Graphviz renderer): `mcp-fleet --help` does not pay for them.

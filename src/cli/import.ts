@@ -9,6 +9,8 @@ import { loadSecretKey } from '../services/secrets/secret-key.js';
 import { quoteName } from '../services/config/validate.js';
 import { ConfigError, oneLine } from '../services/support/errors.js';
 import { resolveStateDir } from '../services/config/paths.js';
+import { UsageError } from './errors.js';
+import { checked, directory } from './flags.js';
 
 /** Options of `mcp-fleet import`. */
 export interface ImportCommandOptions {
@@ -24,8 +26,12 @@ export function registerImportCommand(program: Command, io: CliIO): void {
     .command('import')
     .description('add the servers of a Claude Desktop, Cursor or VS Code MCP config file')
     .argument('<file>', 'a JSON file with an "mcpServers" (or VS Code "servers") object')
-    .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
-    .option('--database-url <url>', 'import into the PostgreSQL the workers share (default: $MCP_FLEET_DATABASE_URL); secrets are sealed with the secret key')
+    .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)', directory('--state-dir'))
+    .option(
+      '--database-url <url>',
+      'import into the PostgreSQL the workers share (default: $MCP_FLEET_DATABASE_URL); secrets are sealed with the secret key',
+      checked(checkDatabaseUrl),
+    )
     .action(async (file: string, options: ImportCommandOptions) => {
       io.setExitCode(await runImport(file, options, io));
     });
@@ -34,7 +40,8 @@ export function registerImportCommand(program: Command, io: CliIO): void {
 /**
  * Imports `file` into the config: names already configured are reported and
  * left alone. Prints names and reasons, never a value. Returns the exit code:
- * 0 when the file was read (even if some entries were skipped), 1 otherwise.
+ * 0 when the file was read (even if some entries were skipped), 2 for a bad
+ * `--database-url`, 1 otherwise.
  */
 export async function runImport(file: string, options: ImportCommandOptions, io: CliIO): Promise<number> {
   try {
@@ -66,16 +73,20 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
     // ConfigError messages are built to be shown; system errors (EACCES on the
     // state dir, say) carry paths and codes, never file contents.
     io.stderr(`mcp-fleet import: ${err instanceof Error ? oneLine(err.message) : String(err)}\n`);
-    return 1;
+    return err instanceof UsageError ? err.exitCode : 1;
+  }
+}
+
+function checkDatabaseUrl(url: string): void {
+  const problem = databaseUrlProblem(url);
+  if (problem !== null) {
+    throw new UsageError('--database-url', `${problem} (${redactUrl(url)}); expected postgres://user[:password]@host[:port]/database`);
   }
 }
 
 /** The shared database's config store, its schema in place; the secret key comes from the environment or the state dir. */
 async function openConfigDatabase(url: string, stateDir: string, logger: { warn(message: string): void }) {
-  const problem = databaseUrlProblem(url);
-  if (problem !== null) {
-    throw new ConfigError(`--database-url: ${problem} (${redactUrl(url)}); expected postgres://user[:password]@host[:port]/database`);
-  }
+  checkDatabaseUrl(url);
   const key = loadSecretKey({ configDir: stateDir });
   // pg is loaded only for an import into the database.
   const [{ openDatabase }, { migrate }, { createPgConfigStore }] = await Promise.all([

@@ -8,9 +8,11 @@ import { chooseOption, installOptions, type InstallOption } from '../services/re
 import { ask } from '../services/registry/prompt.js';
 import type { RegistryServer } from '../services/registry/server-json.js';
 import { action, CliError, formatTable, printJson } from './client.js';
+import { UsageError } from './errors.js';
+import { httpUrl, integer } from './flags.js';
 
 interface SearchFlags {
-  limit?: string;
+  limit: number;
   registryUrl?: string;
   json?: boolean;
 }
@@ -22,13 +24,12 @@ export function registerRegistryCommand(program: Command, io: CliIO): void {
     .command('search')
     .description('search the MCP Registry by server name')
     .argument('[query]', 'part of the server name (empty: every server)', '')
-    .option('--limit <n>', 'at most this many entries (pages are followed)', '20')
-    .option('--registry-url <url>', 'base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)')
+    .option('--limit <n>', 'at most this many entries (pages are followed)', integer('--limit', 1), 20)
+    .option('--registry-url <url>', 'base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)', httpUrl('--registry-url'))
     .option('--json', 'print the entries as JSON')
     .action(
       action(io, async (query: string, flags: SearchFlags) => {
-        const limit = Number(flags.limit);
-        if (!Number.isInteger(limit) || limit < 1) throw new CliError(`--limit: not an integer >= 1: ${flags.limit}`);
+        const limit = flags.limit;
         const client = registryClient(flags.registryUrl);
         const page = await viaCli(() => client.searchAll(query, { limit }));
         if (flags.json) return printJson(io, { servers: page.servers, next_cursor: page.nextCursor ?? null });
@@ -81,7 +82,7 @@ function parseSpec(spec: string): { name: string; version: string } {
   const at = spec.lastIndexOf('@');
   const name = at > 0 ? spec.slice(0, at) : spec;
   const version = at > 0 ? spec.slice(at + 1) : 'latest';
-  if (name === '' || version === '') throw new CliError(`--from-registry: expected SERVER[@version], got ${JSON.stringify(spec)}`);
+  if (name === '' || version === '') throw new UsageError('--from-registry', `expected SERVER[@version], got ${JSON.stringify(spec)}`);
   return { name, version };
 }
 
@@ -131,7 +132,9 @@ function valuesFromFlags(flags: FromRegistryFlags, inputs: InstallInput[]): Inst
     if (named) args[item.slice(0, eq)] = item.slice(eq + 1);
     else {
       const next = argNames.find((n) => !(n in args));
-      if (next === undefined) throw new CliError(`--arg ${item}: the entry has no argument left to fill (its arguments: ${argNames.join(', ') || 'none'})`);
+      if (next === undefined) {
+        throw new UsageError('--arg', `${JSON.stringify(item)}: the entry has no argument left to fill (its arguments: ${argNames.join(', ') || 'none'})`);
+      }
       args[next] = item;
     }
   }
@@ -144,7 +147,7 @@ function pairs(items: string[], flag: string): Record<string, string> {
       const eq = item.indexOf('=');
       if (eq !== -1) return [item.slice(0, eq), item.slice(eq + 1)];
       const value = process.env[item];
-      if (value === undefined) throw new CliError(`${flag} ${item}: $${item} is not set in this shell`);
+      if (value === undefined) throw new UsageError(flag, `$${item} is not set in this shell`);
       return [item, value];
     }),
   );

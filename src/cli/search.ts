@@ -1,11 +1,13 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { ToolSearchResult } from '../host/tool-search.js';
-import { action, ApiClient, CliError, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { action, ApiClient, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
+import { UsageError } from './errors.js';
+import { integer } from './flags.js';
 
 interface SearchFlags extends ClientFlags {
   /** At most this many results (the worker's default when absent). */
-  limit?: string;
+  limit?: number;
 }
 
 /** Widest description column before it is cut with `…`. */
@@ -19,25 +21,19 @@ export function registerSearchCommand(program: Command, io: CliIO): void {
   withClientOptions(program.command('search'))
     .description('find tools of the running worker by what they do, best match first')
     .argument('<query...>', 'what you want to do, e.g. "read a file"')
-    .option('--limit <n>', 'at most this many results (1-100, default 8)')
+    .option('--limit <n>', 'at most this many results (1-100, default 8)', integer('--limit', 1, 100))
     .action(
       action(io, async (words: string[], flags: SearchFlags) => {
         const query = words.join(' ').trim();
-        if (query === '') throw new CliError('give a search query, e.g. `mcp-fleet search read a file`');
+        if (query === '') throw new UsageError('QUERY', 'empty; give a search query, e.g. `mcp-fleet search read a file`');
         const params = new URLSearchParams({ q: query });
-        if (flags.limit !== undefined) params.set('limit', parseLimit(flags.limit));
+        if (flags.limit !== undefined) params.set('limit', String(flags.limit));
         const client = await ApiClient.connect(flags);
         const { tools } = await client.request<{ tools: ToolSearchResult[] }>('GET', `/api/mcp/tools/search?${params}`);
         if (flags.json) printJson(io, { tools });
         else io.stdout(`${formatSearchTable(tools, query)}\n`);
       }),
     );
-}
-
-/** Checked here too, so a typo is reported without a worker; the API has the last word on the range. */
-function parseLimit(text: string): string {
-  if (!/^\d+$/.test(text.trim())) throw new CliError('--limit must be an integer from 1 to 100');
-  return text.trim();
 }
 
 /** SCORE TOOL AVAILABLE DESCRIPTION, best match first. */

@@ -14,7 +14,8 @@ import { defaultWorkerId, localPresence, statesByServer } from '../services/flee
 import type { SharedStores } from '../services/fleet/shared-stores.js';
 import { SecretKeyError } from '../services/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pending-consents.js';
-import { CliError } from './client.js';
+import { CliError, UsageError } from './errors.js';
+import { choice, directory, httpUrl, integer, stateDirOf } from './flags.js';
 
 import type { TelemetryExport } from './telemetry.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
@@ -62,17 +63,28 @@ export function registerServeCommand(program: Command, io: CliIO): void {
   program
     .command('serve')
     .description('run the worker: start the configured servers and serve the management API')
-    .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)')
-    .option('--host <host>', 'address to bind', '127.0.0.1')
-    .option('--port <port>', `port to listen on (0 = any free port)`, String(DEFAULT_PORT))
-    .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collect, [])
+    .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)', directory('--state-dir'))
+    .option('--host <host>', 'address to bind', parseBindHost, '127.0.0.1')
+    .option('--port <port>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_PORT)
+    .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collectAllowedHost, [])
     .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
-    .option('--log-level <level>', 'stderr log level: trace, debug, info, warn, error', 'info')
-    .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', '1')
-    .option('--database-url <url>', 'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)')
-    .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)")
-    .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback; with https, <url>/oauth/client-metadata.json is the OAuth client id where supported')
-    .option('--registry-url <url>', 'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)')
+    .option('--log-level <level>', `stderr log level: ${LOG_LEVELS.join(', ')}`, choice('--log-level', LOG_LEVELS), 'info')
+    .option('--startup-concurrency <n>', 'servers connecting at once during startup (1 = one at a time)', parseConcurrency, 1)
+    .option(
+      '--database-url <url>',
+      'share config, credentials and journal with other workers in PostgreSQL (default: $MCP_FLEET_DATABASE_URL)',
+      parseDatabaseUrl,
+    )
+    .option('--worker-id <id>', "this worker's name in the fleet (default: <host>-<pid>)", parseWorkerId)
+    .option('--public-url <url>', 'where browsers reach this worker or the fleet: OAuth consents return to <url>/oauth/callback; with https, <url>/oauth/client-metadata.json is the OAuth client id where supported', (value) => {
+      parsePublicUrl(value);
+      return value;
+    })
+    .option(
+      '--registry-url <url>',
+      'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)',
+      httpUrl('--registry-url'),
+    )
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const { startTelemetryExport } = await import('./telemetry.js');
@@ -85,7 +97,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
         await telemetry?.shutdown();
         if (!(err instanceof CliError)) throw err;
         io.stderr(`error: ${err.message}\n`);
-        io.setExitCode(1);
+        io.setExitCode(err.exitCode);
         return;
       }
       stopOnSignals(telemetry === null ? worker : flushingTelemetry(worker, telemetry), io);
@@ -135,11 +147,14 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
  * answer at once is waited for listening, so `/healthz` answers meanwhile.
  */
 export async function startWorker(options: ServeOptions, io: CliIO): Promise<Worker> {
-  const stateDir = resolveStateDir(options.stateDir);
-  const bindHost = options.host ?? '127.0.0.1';
+  const stateDir = stateDirOf(options.stateDir);
+  const bindHost = parseBindHost(options.host ?? '127.0.0.1');
   const port = parsePort(options.port ?? DEFAULT_PORT);
   const startupConcurrency = parseConcurrency(options.startupConcurrency ?? 1);
-  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 });
+  const logLevel = choice('--log-level', LOG_LEVELS)(options.logLevel ?? 'info');
+  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(options.stateDir ? '--state-dir' : 'state dir', `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
+  });
   const running = await readWorkerFile(stateDir);
   if (running && running.pid !== process.pid && isAlive(running.pid)) {
     throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
@@ -156,7 +171,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   secrets.add([token.token, ...(await fileSecrets(stateDir))]);
   let host: McpHost | undefined;
   const logger = createLogger({
-    level: options.logLevel ?? 'info',
+    level: logLevel,
     // The host knows the secrets of every running server, including one just added.
     secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
   });
@@ -166,10 +181,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   const states = () => (host === undefined ? {} : statesByServer(host.status()));
   let shared: SharedStores | undefined;
   if (databaseUrl !== undefined && databaseUrl !== '') {
-    const problem = databaseUrlProblem(databaseUrl);
-    if (problem !== null) {
-      throw new CliError(`--database-url: ${problem} (${redactUrl(databaseUrl)}); expected postgres://user[:password]@host[:port]/database`);
-    }
+    checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
     try {
       shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
     } catch (err) {
@@ -280,18 +292,54 @@ async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, por
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EADDRINUSE') throw new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+    // No such name, or an address this machine does not have: the value is wrong, not the moment.
+    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+      throw new UsageError('--host', `cannot bind ${JSON.stringify(bindHost)} (${code})`);
+    }
     throw new CliError(`cannot listen on ${bindHost}:${port} (${code ?? (err as Error).message})`);
   }
 }
 
-function collect(value: string, previous: string[]): string[] {
+/** The levels of the stderr log (pino's). */
+const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+const portNumber = integer('--port', 0, 65_535);
+function parsePort(value: number | string): number {
+  return typeof value === 'number' ? portNumber(String(value)) : portNumber(value);
+}
+
+const concurrency = integer('--startup-concurrency', 1);
+function parseConcurrency(value: number | string): number {
+  return concurrency(String(value));
+}
+
+/** A name or address, no port, path or space; whether it can be bound is learnt at listen. */
+function parseBindHost(value: string): string {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[0-9A-Fa-f:.]+|[A-Za-z0-9.-]+)$/.test(value)) {
+    throw new UsageError('--host', `not a host name or IP address: ${JSON.stringify(value)}`);
+  }
+  return value.startsWith('[') ? value.slice(1, -1) : value;
+}
+
+/** `name[:port]`, as a Host header spells it. */
+function collectAllowedHost(value: string, previous: string[]): string[] {
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(value)) {
+    throw new UsageError('--allowed-host', `expected host:port as a Host header names it, e.g. mybox.lan:8787, got ${JSON.stringify(value)}`);
+  }
   return [...previous, value];
 }
 
-function parsePort(value: number | string): number {
-  const port = Number(value);
-  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw new CliError(`--port: not a port number: ${value}`);
-  return port;
+function parseDatabaseUrl(value: string): string {
+  // Empty means none, as for $MCP_FLEET_DATABASE_URL: the state dir holds everything.
+  if (value !== '') checkDatabaseUrl('--database-url', value);
+  return value;
+}
+
+function checkDatabaseUrl(source: string, value: string): void {
+  const problem = databaseUrlProblem(value);
+  if (problem !== null) {
+    throw new UsageError(source, `${problem} (${redactUrl(value)}); expected postgres://user[:password]@host[:port]/database`);
+  }
 }
 
 function parsePublicUrl(value: string): URL {
@@ -299,25 +347,19 @@ function parsePublicUrl(value: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new CliError(`--public-url: not a URL: ${value}`);
+    throw new UsageError('--public-url', `not a URL: ${JSON.stringify(value)}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
-    throw new CliError('--public-url: expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com');
+    throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
   }
   return url;
 }
 
 function parseWorkerId(value: string): string {
   if (!/^[\w.:@-]{1,128}$/.test(value)) {
-    throw new CliError(`--worker-id: use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
+    throw new UsageError('--worker-id', `use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
   }
   return value;
-}
-
-function parseConcurrency(value: number | string): number {
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1) throw new CliError(`--startup-concurrency: not an integer >= 1: ${value}`);
-  return n;
 }
 
 /** Secret values of every entry of the config file, valid or not: redacted from the first log line on. */

@@ -12,7 +12,7 @@ import { settled } from '../machines/server.queries.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from '../services/config/schema.js';
-import type { ConfigStore } from '../services/config/store.js';
+import type { ConfigStore, StoredConfig } from '../services/config/store.js';
 import { parseServerConfig } from '../services/config/validate.js';
 import { isOAuthConfig } from '../services/oauth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../services/oauth/server-auth.js';
@@ -87,6 +87,18 @@ export function createManagement(deps: ManagementDeps): Management {
     if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity });
   }
 
+  /**
+   * The view after a write, with the version that write committed. Read from
+   * the store later, the version may already be another worker's next one, of
+   * a config this worker has not applied yet: the answer would then have none.
+   * The view's config is the written one, as no other change of `name` is
+   * applied while its transaction runs.
+   */
+  async function viewAt(name: string, written: StoredConfig): Promise<ServerView> {
+    const view = await deps.view(name);
+    return { ...view, version: written.versions[name] ?? view.version };
+  }
+
   return {
     busy: (name) => queue.busy(name),
     idle: (name) => queue.idle(name),
@@ -104,9 +116,10 @@ export function createManagement(deps: ManagementDeps): Management {
           await uninstall(name);
           throw failure;
         }
+        let written: StoredConfig;
         try {
           deps.registry();
-          await store.update((servers, { invalidNames }) => {
+          written = await store.update((servers, { invalidNames }) => {
             // A hand-written entry of that name that does not validate is still the user's.
             if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
             return { ...servers, [name]: config };
@@ -115,7 +128,7 @@ export function createManagement(deps: ManagementDeps): Management {
           await uninstall(name);
           throw failed;
         }
-        return deps.view(name);
+        return viewAt(name, written);
       });
     },
 
@@ -138,12 +151,13 @@ export function createManagement(deps: ManagementDeps): Management {
           throw failure;
         }
         let stored = next;
+        let written: StoredConfig;
         try {
           // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
           deps.registry();
           // The patch is merged into the config as stored now, under the store's lock: a change another
           // worker made meanwhile to other fields is kept, not overwritten with what this one read.
-          await store.update((servers, { versions }) => {
+          written = await store.update((servers, { versions }) => {
             expect(versions);
             stored = mergePatch(servers[name] ?? previous, patch);
             return { ...servers, [name]: stored };
@@ -153,7 +167,7 @@ export function createManagement(deps: ManagementDeps): Management {
           throw refused;
         }
         if (!isDeepStrictEqual(stored, next)) await apply(ref, stored);
-        return deps.view(name);
+        return viewAt(name, written);
       });
     },
 

@@ -233,6 +233,7 @@ export function createToolMount({ append, projected, spill, approvals }: ToolMou
           secrets: secretValues(current),
           timeoutSeconds: current.approval_timeout_seconds,
           signal: callOptions.signal,
+          onWaiting: callOptions.onApproval,
         });
         if (!verdict.allowed) return { content: [{ type: 'text', text: verdict.message }], isError: true };
         return call(original, args, callOptions);

@@ -68,6 +68,35 @@ describe('GET/POST /api/mcp/approvals', () => {
     expect(events.at(-1)).toMatchObject({ id, decision: 'allow', by: 'api' });
   });
 
+  test('a streamed call announces its wait as an `approval` event with the id, then sends the result once decided', async () => {
+    const response = await fetch(`http://127.0.0.1:${served.port}/api/mcp/tools/h__echo/call`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, accept: 'text/event-stream', 'content-type': 'application/json' },
+      body: JSON.stringify({ arguments: { text: 'streamed' } }),
+    });
+    expect(response.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = response.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const untilText = async (pattern: RegExp) => {
+      while (!pattern.test(text)) {
+        const { done, value } = await reader.read();
+        if (done) throw new Error(`the stream ended: ${text}`);
+        text += decoder.decode(value, { stream: true });
+      }
+    };
+    await untilText(/event: approval\ndata: .*\n\n/);
+    const announced = JSON.parse(/event: approval\ndata: (.*)\n\n/.exec(text)![1]!);
+    const { json } = await served.request('/api/mcp/approvals');
+    expect(json.approvals).toEqual([announced]);
+    expect(announced).toMatchObject({ tool: 'h__echo', arguments: { text: 'streamed' } });
+    expect((await served.request(`/api/mcp/approvals/${announced.id}`, { method: 'POST', body: { decision: 'allow' } })).status).toBe(200);
+    await untilText(/event: result\ndata: .*\n\n/);
+    const result = JSON.parse(/event: result\ndata: (.*)\n\n/.exec(text)![1]!);
+    expect(result.content[0].text).toBe('streamed');
+    expect(text.match(/^event: /gm)).toHaveLength(2);
+  });
+
   test("a decision sent with the page's session cookie is journaled as by: page", async () => {
     const session = await served.request('/ui/session', { method: 'POST', body: { token: TOKEN }, noAuth: true });
     const cookie = (session.headers['set-cookie']?.[0] ?? '').split(';')[0]!;

@@ -32,7 +32,7 @@ describe('buildConfig', () => {
 
   it('--env KEY for an unset variable is an error naming it', () => {
     expect(() => buildConfig(['node'], flags({ env: ['FLEET_TEST_SECRET'] }))).toThrow(
-      '--env FLEET_TEST_SECRET: $FLEET_TEST_SECRET is not set in this shell',
+      '--env: $FLEET_TEST_SECRET is not set in this shell',
     );
   });
 
@@ -58,6 +58,6 @@ describe('buildConfig', () => {
   it('--config is the base; flags override its fields', () => {
     const config = buildConfig(['node', 'b.js'], flags({ config: '{"type":"local","command":["node","a.js"],"max_concurrent_calls":1}' }));
     expect(config).toMatchObject({ command: ['node', 'b.js'], max_concurrent_calls: 1 });
-    expect(() => buildConfig([], flags({ config: '[1]' }))).toThrow('--config must be a JSON object');
+    expect(() => buildConfig([], flags({ config: '[1]' }))).toThrow('--config: not a JSON object: "[1]"');
   });
 });

@@ -1,10 +1,14 @@
 // `mcp-fleet approvals`, `approve` and `deny` as real child processes, talking
 // to a real `serve` (itself a child process) with a real stdio fixture server
 // whose `echo` asks for approval.
+import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatApprovalsTable } from '../../src/cli/approvals.js';
+import { approvalWait } from '../../src/cli/call.js';
 import { fixtureCommand } from '../fixtures/index.js';
-import { cli, startServe, type ServeWorker, type Run } from './run.js';
+import { BIN, cleanEnv, cli, startServe, type ServeWorker, type Run } from './run.js';
 
 let dir: string;
 let worker: ServeWorker | undefined;
@@ -32,6 +36,64 @@ async function waitingCall(text: string): Promise<{ id: string; call: Promise<Ru
   }
   throw new Error('no approval appeared');
 }
+
+/**
+ * Starts `mcp-fleet call alpha__echo` as a child and resolves once its stderr
+ * says it waits, with what it said and the two commands it printed.
+ */
+async function announcedCall(text: string, where: string[]): Promise<{ said: string; approve: string[]; deny: string[]; call: Promise<Run> }> {
+  const child = spawn(process.execPath, [BIN, 'call', 'alpha__echo', JSON.stringify({ text }), ...where], {
+    env: cleanEnv(),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
+  const call = new Promise<Run>((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
+  const deadline = Date.now() + 20_000;
+  while (!/\n {2}mcp-fleet deny .*\n/.test(stderr)) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      child.kill('SIGKILL');
+      throw new Error(`the call did not say it waits: ${stderr}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  const command = (verb: string) => stderr.match(new RegExp(`^ {2}mcp-fleet (${verb} .*)$`, 'm'))![1]!.split(' ');
+  return { said: stderr, approve: command('approve'), deny: command('deny'), call };
+}
+
+describe('mcp-fleet call of an ask tool', () => {
+  it('says on stderr that it waits, with the id and the commands; approving with that command prints the result', { timeout: 90_000 }, async () => {
+    const { said, approve, call } = await announcedCall('announced', ['--state-dir', dir]);
+    const { approvals } = JSON.parse((await cli(['approvals', '--json', '--state-dir', dir])).stdout) as {
+      approvals: Array<{ id: string; expires_at: string; arguments: { text?: string } }>;
+    };
+    const pending = approvals.find((approval) => approval.arguments.text === 'announced')!;
+    expect(said).toBe(
+      `waiting for approval ${pending.id} to call alpha__echo (until ${pending.expires_at}); decide with:\n` +
+        `  mcp-fleet approve ${pending.id} --state-dir ${dir}\n` +
+        `  mcp-fleet deny ${pending.id} --state-dir ${dir}\n`,
+    );
+    expect(await cli(approve)).toMatchObject({ code: 0, stdout: `allowed ${pending.id}\n` });
+    expect(await call).toEqual({ code: 0, stdout: 'announced\n', stderr: said });
+  });
+
+  it('names the --url it was given too; deny with the printed command refuses the call', { timeout: 90_000 }, async () => {
+    const { url } = JSON.parse(readFileSync(join(dir, 'worker.json'), 'utf8')) as { url: string };
+    const { deny, call } = await announcedCall('via url', ['--state-dir', dir, '--url', url]);
+    expect(deny.slice(2)).toEqual(['--state-dir', dir, '--url', url]);
+    expect((await cli(deny)).code).toBe(0);
+    const result = await call;
+    expect(result.code).toBe(1);
+    expect(result.stdout).toContain('approval denied (by api): the call to alpha__echo was not made');
+  });
+
+  it('quotes what a shell would split', () => {
+    const text = approvalWait({ id: 'a1', tool: 's__t', expires_at: 'soon' }, { stateDir: "/tmp/my dir/it's" });
+    expect(text).toContain(`  mcp-fleet approve a1 --state-dir '/tmp/my dir/it'\\''s'\n`);
+  });
+});
 
 describe('mcp-fleet approvals / approve / deny', () => {
   it('lists nothing when nothing waits', async () => {

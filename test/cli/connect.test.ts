@@ -95,12 +95,12 @@ describe('mcp-fleet connect', () => {
     expect(run.stderr).toBe('error: scenario tools_call calls tool "add_numbers", which the server does not list\n');
   });
 
-  it('exits 1 with one line for a bad URL, an unreachable server and a broken context', async () => {
+  it('exits 2 with one line for a bad URL; 1 for an unreachable server and a broken context', async () => {
     const bad = await connectCli(['ftp://example.com/mcp', '--state-dir', stateDir()]);
-    expect(bad).toMatchObject({ code: 1, stderr: 'error: URL must be http or https, got ftp\n' });
+    expect(bad).toMatchObject({ code: 2, stderr: 'error: URL: not an http(s) URL: "ftp://example.com/mcp"\n' });
 
     const notUrl = await connectCli(['not a url', '--state-dir', stateDir()]);
-    expect(notUrl).toMatchObject({ code: 1, stderr: 'error: not a URL: not a url\n' });
+    expect(notUrl).toMatchObject({ code: 2, stderr: 'error: URL: not a URL: "not a url"\n' });
 
     // A port that was free a moment ago: nothing listens there.
     const port = await deadPort();

@@ -56,19 +56,18 @@ describe('mcp-fleet search', () => {
     expect(run).toEqual({ code: 0, stdout: 'no tool matches "zyxwvutsrq"\n', stderr: '' });
   });
 
-  it('a bad --limit or a blank query is one line on stderr, exit 1', async () => {
+  it('a bad --limit or a blank query is one line on stderr, exit 2 (a usage error)', async () => {
     expect(await cli(['search', 'echo', '--limit', 'many', '--state-dir', dir])).toEqual({
-      code: 1,
+      code: 2,
       stdout: '',
-      stderr: 'error: --limit must be an integer from 1 to 100\n',
+      stderr: 'error: --limit: not an integer from 1 to 100: "many"\n',
     });
-    // In range for the CLI's own check, out of range for the API: its message.
     expect(await cli(['search', 'echo', '--limit', '500', '--state-dir', dir])).toEqual({
-      code: 1,
+      code: 2,
       stdout: '',
-      stderr: 'error: limit: must be an integer from 1 to 100\n',
+      stderr: 'error: --limit: not an integer from 1 to 100: "500"\n',
     });
-    expect(await cli(['search', '  ', '--state-dir', dir])).toMatchObject({ code: 1, stdout: '' });
+    expect(await cli(['search', '  ', '--state-dir', dir])).toMatchObject({ code: 2, stdout: '' });
   });
 
   it('with no running worker, says how to start one', async () => {

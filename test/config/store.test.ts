@@ -328,7 +328,7 @@ describe('update', () => {
       return { ...servers, changed: local('new') as ServerConfig };
     });
     expect(seen).toEqual(['invalid']);
-    expect(result.map(([n]) => n)).toEqual(['minimal', 'changed']);
+    expect(result.servers.map(([n]) => n)).toEqual(['minimal', 'changed']);
     const written = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
     expect(Object.keys(written.servers)).toEqual(['minimal', 'invalid', 'changed']);
     expect(written.servers.invalid).toEqual(invalid);
@@ -336,7 +336,11 @@ describe('update', () => {
     expect(written.servers.changed).toMatchObject({ command: ['new'], timeout_seconds: 60, env: {} });
     const again = await store.update((servers) => ({ added: local('z') as ServerConfig, ...servers }));
     // Returned in file order: existing names first, new ones after, whatever the record's order.
-    expect(again.map(([n]) => n)).toEqual(['minimal', 'changed', 'added']);
+    expect(again.servers.map(([n]) => n)).toEqual(['minimal', 'changed', 'added']);
+    // The versions the write stored: a new config gets a new one, an unchanged one keeps its own.
+    expect(again.versions.added).toBeGreaterThan(result.versions.changed!);
+    expect(again.versions.changed).toBe(result.versions.changed);
+    expect(again.versions).toEqual((await store.load()).versions);
   });
 
   it('replaces an invalid entry when the mutator returns that name', async () => {

@@ -147,7 +147,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     expect((failed as { stderr: string }).stderr).toMatch(/MCP_FLEET_SECRET_KEY.*secret_key/s);
   });
 
-  it('a database URL that is not one is refused at once, naming no password', async () => {
+  it('a database URL that is not one is refused at once (exit 2, one line), naming no password', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-badurl-'));
     for (const [url, problem] of [
       ['notaurl', 'not a URL'],
@@ -156,8 +156,9 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
         env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: '' },
       }).catch((error: { code: number; stderr: string }) => error);
-      expect(failed).toMatchObject({ code: 1 });
-      expect((failed as { stderr: string }).stderr).toContain(`--database-url: ${problem}`);
+      // A usage error: exit 2, one line.
+      expect(failed).toMatchObject({ code: 2 });
+      expect((failed as { stderr: string }).stderr).toMatch(new RegExp(`^error: --database-url: ${problem}[^\\n]*\\n$`));
       expect((failed as { stderr: string }).stderr).not.toContain('hunter2');
     }
   });

@@ -129,7 +129,7 @@ describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
     await reading;
   });
 
-  it('20 concurrent PATCHes spread over 3 workers: none lost, every worker ends on the same version', async () => {
+  it('20 concurrent PATCHes spread over 3 workers: none lost, each answers its own version, every worker ends on the same one', async () => {
     const { workers: all } = await fleetOf(3);
     // Disabled: the race is in the config store, not in twenty restarts of a child on each worker.
     const base = { type: 'local', command: fixtureCommand('healthy.mjs'), env: {}, enabled: false };
@@ -141,14 +141,34 @@ describe('several workers on one PostgreSQL', { timeout: 120_000 }, () => {
       ),
     );
     expect(answers.map((answer) => answer.status)).toEqual(Array(20).fill(200));
-    const finalVersion = Math.max(...answers.map((answer) => answer.json.version as number));
+    // Each answer names the version its own write committed, so a client can chain If-Match with it.
+    for (const answer of answers) {
+      expect(answer.json.version, answer.text).toEqual(expect.any(Number));
+      expect(answer.headers.get('etag')).toBe(`"${answer.json.version}"`);
+    }
+    expect(new Set(answers.map((answer) => answer.json.version)).size).toBe(20);
+    let finalVersion = Math.max(...answers.map((answer) => answer.json.version as number));
+    // The newest answer's ETag chains on each worker in turn, no GET between.
+    let etag = answers.find((answer) => answer.json.version === finalVersion)!.headers.get('etag')!;
+    for (const [index, worker] of all.entries()) {
+      const chained = await worker.request('/api/mcp/servers/shared', {
+        method: 'PATCH',
+        headers: { 'if-match': etag },
+        json: { env: { [`C${index}`]: 'chained' } },
+      });
+      expect(chained.status, chained.text).toBe(200);
+      expect(chained.json.version).toBeGreaterThan(finalVersion);
+      expect(chained.headers.get('etag')).toBe(`"${chained.json.version}"`);
+      finalVersion = chained.json.version;
+      etag = chained.headers.get('etag')!;
+    }
     for (const worker of all) {
       await expect
         .poll(async () => {
           const view = (await worker.request('/api/mcp/servers/shared')).json;
           return [view.version, Object.keys(view.config.env).length];
         }, { timeout: 60_000, interval: 50 })
-        .toEqual([finalVersion, 20]);
+        .toEqual([finalVersion, 23]);
     }
   });
 });

@@ -298,6 +298,52 @@ describe('versions: ETag and If-Match on the file store', () => {
   });
 });
 
+describe('a write answers the version it stored', () => {
+  it('POST and each PATCH answer their version and a matching ETag, so If-Match chains without a GET', async () => {
+    fleet = await startFleet(() => ({}));
+    const added = await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: 'chain', ...disabledLocal } });
+    expect(added.status, added.text).toBe(201);
+    expect(added.json.version).toEqual(expect.any(Number));
+    expect(added.headers.etag).toBe(`"${added.json.version}"`);
+    let etag = added.headers.etag as string;
+    const versions = [added.json.version as number];
+    for (const timeout of [11, 12, 13, 14]) {
+      const patched = await fleet.request('/api/mcp/servers/chain', { method: 'PATCH', body: { timeout_seconds: timeout }, headers: { 'if-match': etag } });
+      expect(patched.status, patched.text).toBe(200);
+      expect(patched.json.config.timeout_seconds).toBe(timeout);
+      expect(patched.headers.etag).toBe(`"${patched.json.version}"`);
+      versions.push(patched.json.version);
+      etag = patched.headers.etag as string;
+    }
+    expect(versions).toEqual([...versions].sort((x, y) => x - y));
+    expect(new Set(versions).size).toBe(versions.length);
+    expect((await fleet.request('/api/mcp/servers/chain')).json.version).toBe(versions.at(-1));
+  });
+
+  it('concurrent PATCHes of several servers each answer the version of their own write', async () => {
+    const names = ['p0', 'p1', 'p2'];
+    fleet = await startFleet(() => Object.fromEntries(names.map((name) => [name, { ...disabledLocal, command: ['node', `${name}.js`] }])));
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_, index) =>
+        fleet!.request(`/api/mcp/servers/${names[index % 3]}`, { method: 'PATCH', body: { env: { [`K${index}`]: `v${index}` } } }),
+      ),
+    );
+    for (const answer of answers) {
+      expect(answer.status, answer.text).toBe(200);
+      expect(answer.json.version).toEqual(expect.any(Number));
+      expect(answer.headers.etag).toBe(`"${answer.json.version}"`);
+    }
+    expect(new Set(answers.map((answer) => answer.json.version)).size).toBe(answers.length);
+    // Each server's last answer is where it ended, and chaining from it applies.
+    for (const name of names) {
+      const last = answers.filter((answer) => answer.json.name === name).sort((x, y) => y.json.version - x.json.version)[0]!;
+      const next = await fleet.request(`/api/mcp/servers/${name}`, { method: 'PATCH', body: { timeout_seconds: 19 }, headers: { 'if-match': last.headers.etag as string } });
+      expect(next.status, next.text).toBe(200);
+      expect(next.json.version).toBeGreaterThan(last.json.version);
+    }
+  });
+});
+
 describe('every field of the config schemas goes through POST and PATCH', () => {
   // Walked from schema.ts: a field added there is tested here without a change (once it has a sample).
   const cases = fieldCases();

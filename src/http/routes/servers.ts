@@ -25,6 +25,7 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     const { name, ...config } = ServerCreate.parse(bodyObject(req));
     noteSecrets(config);
     const view = await host.addServer(name, config);
+    if (view.version !== null) res.setHeader('ETag', `"${view.version}"`);
     res.status(201).location(`/api/mcp/servers/${name}`).json(view);
   });
 

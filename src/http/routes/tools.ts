@@ -2,6 +2,7 @@ import type { Response, Router } from 'express';
 import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
+import type { PendingApproval } from '../../services/approvals/approvals.js';
 import type { AgentToolResult, ToolProgress } from '../../services/tools/agent-tool.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
@@ -50,8 +51,8 @@ export function toolRoutes(host: McpHost): Router {
       if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));
     });
     if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
-      await streamCall(res, (onProgress) =>
-        host.callTool(name, body.arguments, { signal: controller.signal, onProgress }),
+      await streamCall(res, (onProgress, onApproval) =>
+        host.callTool(name, body.arguments, { signal: controller.signal, onProgress, onApproval }),
       );
       return;
     }
@@ -86,20 +87,41 @@ function firstOf(value: unknown): unknown {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** How often a streamed call that has nothing to say sends a comment line: clients and proxies time out idle streams. */
+const KEEPALIVE_MS = 15_000;
+
 /**
- * Answers a call as server-sent events: a `progress` event per progress
- * notification, then one `result` event with the AgentToolResult. The status
- * is sent first, so a tool error is a `result` with `details.is_error`.
+ * Answers a call as server-sent events: an `approval` event when it waits for
+ * a person (the pending approval, with its `id`), a `progress` event per
+ * progress notification, then one `result` event with the AgentToolResult.
+ * The status is sent first, so a tool error is a `result` with
+ * `details.is_error`.
  */
 async function streamCall(
   res: Response,
-  call: (onProgress: (progress: ToolProgress) => void) => Promise<AgentToolResult>,
+  call: (onProgress: (progress: ToolProgress) => void, onApproval: (pending: PendingApproval) => void) => Promise<AgentToolResult>,
 ): Promise<void> {
   openEventStream(res);
-  const result = await call(function sendProgress(progress) {
-    if (!res.writableEnded) res.write(`event: progress\ndata: ${JSON.stringify(progress)}\n\n`);
-  });
+  const send = (event: string, data: unknown) => {
+    if (!res.writableEnded) res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  };
+  const keepalive = setInterval(function keepStreamAlive() {
+    if (!res.writableEnded) res.write(': waiting\n\n');
+  }, KEEPALIVE_MS);
+  let result: AgentToolResult;
+  try {
+    result = await call(
+      function sendProgress(progress) {
+        send('progress', progress);
+      },
+      function sendApproval(pending) {
+        send('approval', pending);
+      },
+    );
+  } finally {
+    clearInterval(keepalive);
+  }
   if (res.writableEnded || res.destroyed) return;
-  res.write(`event: result\ndata: ${JSON.stringify(result)}\n\n`);
+  send('result', result);
   res.end();
 }

@@ -50,6 +50,8 @@ export interface ApprovalAsk {
   secrets: readonly string[];
   timeoutSeconds: number;
   signal?: AbortSignal | undefined;
+  /** Told when the call starts waiting for a person (not when the `approve` callback decides). */
+  onWaiting?: ((pending: PendingApproval) => void) | undefined;
 }
 
 export interface Approvals {
@@ -151,7 +153,9 @@ export function createApprovals(options: {
           return;
         }
         const expires_at = new Date(now + request.timeoutSeconds * 1000).toISOString();
-        waiting.set(id, { shown: { id, server, tool, original, arguments: masked, requested_at, expires_at }, settle, cancel });
+        const shown = { id, server, tool, original, arguments: masked, requested_at, expires_at };
+        waiting.set(id, { shown, settle, cancel });
+        request.onWaiting?.(shown);
       });
     },
 

@@ -16,7 +16,16 @@ import { openServerConfig, sealServerConfig } from '../secrets/seal-config.js';
 import type { SecretKey } from '../secrets/secret-key.js';
 import { ConfigError } from '../support/errors.js';
 import type { ServerConfig } from './schema.js';
-import { entriesOf, type ConfigStore, type ConfigStoreLogger, type LoadedConfig, type ServerList, type ServersMutator, type StoredEntry } from './store.js';
+import {
+  entriesOf,
+  type ConfigStore,
+  type ConfigStoreLogger,
+  type LoadedConfig,
+  type ServerList,
+  type ServersMutator,
+  type StoredConfig,
+  type StoredEntry,
+} from './store.js';
 import { parseServerConfig } from './validate.js';
 
 /** The channel every config write notifies; the payload is the new global version. */
@@ -113,8 +122,8 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
     await client.query('select pg_notify($1, $2)', [CONFIG_CHANNEL, version]);
   }
 
-  /** Runs `change` on the rows as they are now, under the write lock; returns the servers stored after it. */
-  function transaction(change: (client: pg.PoolClient, rows: Row[], current: LoadedConfig) => Promise<void>) {
+  /** Runs `change` on the rows as they are now, under the write lock; returns the servers and versions it committed. */
+  function transaction(change: (client: pg.PoolClient, rows: Row[], current: LoadedConfig) => Promise<void>): Promise<StoredConfig> {
     return guarded(() =>
       withTransaction(db.pool, async (client) => {
         await client.query(`select pg_advisory_xact_lock(${WRITE_LOCK})`);
@@ -122,7 +131,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
         await change(client, rows, interpret(rows));
         const after = interpret(await readRows(client));
         known = entriesOf(after.servers, after.versions);
-        return after.servers;
+        return { servers: after.servers, versions: after.versions };
       }),
     );
   }

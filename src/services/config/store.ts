@@ -78,11 +78,11 @@ export interface ConfigStore {
   save(servers: ServerList): Promise<void>;
   /**
    * Read-modify-write, serialized with every other write to the same file in
-   * this process, so no update is lost; returns the valid servers now stored,
-   * in file order. (Other processes are not locked out: their write and ours
-   * each land whole, the later one wins.)
+   * this process, so no update is lost; returns what it stored: the valid
+   * servers in file order and their versions as written. (Other processes are
+   * not locked out: their write and ours each land whole, the later one wins.)
    */
-  update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>>;
+  update(mutator: ServersMutator): Promise<StoredConfig>;
   /** The server as of this store's last read or write: its stored config and that config's version. */
   stored(name: string): StoredEntry | undefined;
   /**
@@ -90,6 +90,18 @@ export interface ConfigStore {
    * hand (an edit of the file, another worker); returns the stop function.
    */
   watch(onChange: () => void): () => void;
+}
+
+/**
+ * What one write stored. The versions come from the write itself: `stored()`
+ * may already answer for a later write (another worker's) by the time the
+ * caller reads it.
+ */
+export interface StoredConfig {
+  /** The valid servers now stored, in file order. */
+  servers: Array<[string, ServerConfig]>;
+  /** Each of those servers' version as written. */
+  versions: Record<string, number>;
 }
 
 /** A server's config as stored, with its version. */
@@ -177,7 +189,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     await remember(stored as Array<[string, ServerConfig]>);
   }
 
-  async function update(mutator: ServersMutator): Promise<Array<[string, ServerConfig]>> {
+  async function update(mutator: ServersMutator): Promise<StoredConfig> {
     const target = file();
     return withFileLock(target, async () => {
       const snapshot = await read(target);
@@ -201,8 +213,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
         const config = parsed.get(name);
         return config === undefined ? [] : [[name, config]];
       });
-      await remember(servers);
-      return servers;
+      return { servers, versions: await remember(servers) };
     });
   }
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { PendingApproval } from '../approvals/approvals.js';
 
 /** A content block the model sees: text, or binary data (image or audio). */
 export const AgentContentBlock = z.discriminatedUnion('type', [
@@ -36,6 +37,12 @@ export interface ExecuteOptions {
   signal?: AbortSignal;
   /** Called for each progress notification; each one resets the call timeout. */
   onProgress?: (progress: ToolProgress) => void;
+  /**
+   * Called once when the call waits for a person's approval (an `ask` tool
+   * with no `approve` callback), with the wait as `GET /api/mcp/approvals`
+   * shows it: its `id` is what approving or denying takes.
+   */
+  onApproval?: (pending: PendingApproval) => void;
 }
 
 /** A tool as the agent loop sees it, named `{server}__{tool}`. */

@@ -1,0 +1,146 @@
+/**
+ * Checks of flag and argument values. Each parser is given to commander as an
+ * option's `argParser`, so a bad value stops the command before it does
+ * anything, with one line naming the flag (`error: --url: not a URL: "x"`)
+ * and exit code 2; the same parsers guard the values that reach a command
+ * some other way (defaults, the library's `startWorker`).
+ */
+import { statSync } from 'node:fs';
+import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../services/config/paths.js';
+import { ConfigError } from '../services/support/errors.js';
+import { UsageError } from './errors.js';
+
+/** The value as the user typed it, quoted, so an empty or blank one is visible. */
+export function quoted(value: string): string {
+  return JSON.stringify(value);
+}
+
+/** An `http:` or `https:` URL (no other scheme: every URL flag names something fetched over HTTP). */
+export function httpUrl(flag: string): (value: string) => string {
+  return function parseHttpUrl(value) {
+    let url: URL;
+    try {
+      url = new URL(value);
+    } catch {
+      throw new UsageError(flag, `not a URL: ${quoted(value)}`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+      throw new UsageError(flag, `not an http(s) URL: ${quoted(value)}`);
+    }
+    return value;
+  };
+}
+
+/** An integer from `min` to `max`, given in decimal digits. */
+export function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER): (value: string) => number {
+  return function parseInteger(value) {
+    const text = value.trim();
+    const n = Number(text);
+    if (!/^\d+$/.test(text) || n < min || n > max) {
+      const range = max === Number.MAX_SAFE_INTEGER ? `>= ${min}` : `from ${min} to ${max}`;
+      throw new UsageError(flag, `not an integer ${range}: ${quoted(value)}`);
+    }
+    return n;
+  };
+}
+
+/** A number of seconds greater than zero (fractions allowed). */
+export function seconds(flag: string): (value: string) => number {
+  return function parseSeconds(value) {
+    const n = Number(value.trim());
+    if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(flag, `not a number of seconds > 0: ${quoted(value)}`);
+    return n;
+  };
+}
+
+/** One of `choices`. */
+export function choice<T extends string>(flag: string, choices: readonly T[]): (value: string) => T {
+  return function parseChoice(value) {
+    if (!(choices as readonly string[]).includes(value)) {
+      throw new UsageError(flag, `expected one of ${choices.join(', ')}, got ${quoted(value)}`);
+    }
+    return value as T;
+  };
+}
+
+/** `KEY[=VALUE]` items collected over repeats; the key must not be empty. */
+export function keyValues(flag: string): (value: string, previous: string[] | undefined) => string[] {
+  return function collectKeyValue(value, previous) {
+    const key = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
+    if (key.trim() === '') throw new UsageError(flag, `expected KEY or KEY=VALUE, got ${quoted(value)}`);
+    return [...(previous ?? []), value];
+  };
+}
+
+/** A JSON object (what `call` takes as arguments, `add --config` as a config). */
+export function jsonObject(flag: string, example: string): (value: string) => Record<string, unknown> {
+  return function parseJsonObject(value) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      throw new UsageError(flag, `not a JSON object: ${quoted(value)}; e.g. ${example}`);
+    }
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
+      throw new UsageError(flag, `not a JSON object: ${quoted(value)}; e.g. ${example}`);
+    }
+    return parsed as Record<string, unknown>;
+  };
+}
+
+/**
+ * A directory, or a path where one can be made: a file (or a path through
+ * one) is refused before anything is read or written there.
+ */
+export function directory(flag: string): (value: string) => string {
+  return function parseDirectory(value) {
+    checkDirectory(flag, value);
+    return value;
+  };
+}
+
+/** Throws a UsageError when `dir` exists as something other than a directory, or lies under a file. */
+export function checkDirectory(flag: string, dir: string): void {
+  let stats: ReturnType<typeof statSync> | undefined;
+  try {
+    stats = statSync(dir, { throwIfNoEntry: false });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'unknown error';
+    throw new UsageError(flag, `cannot use ${quoted(dir)} as a directory (${code})`);
+  }
+  if (stats !== undefined && !stats.isDirectory()) throw new UsageError(flag, `not a directory: ${quoted(dir)}`);
+}
+
+/**
+ * The state dir (`--state-dir`, else `$MCP_FLEET_STATE_DIR`, else the
+ * default), checked: a bad profile name or a file where the directory should
+ * be is a usage error naming where the value came from.
+ */
+export function stateDirOf(flag: string | undefined): string {
+  let dir: string;
+  try {
+    dir = resolveStateDir(flag);
+  } catch (err) {
+    if (err instanceof ConfigError) throw new UsageError(`$${PROFILE_ENV}`, `not a profile name: ${quoted(process.env[PROFILE_ENV] ?? '')}; use 1-64 letters, digits, _ and -`);
+    throw err;
+  }
+  const source = flag !== undefined && flag !== '' ? '--state-dir' : process.env[STATE_DIR_ENV] ? `$${STATE_DIR_ENV}` : 'state dir';
+  checkDirectory(source, dir);
+  return dir;
+}
+
+/** Runs `parse` for its check only: the option keeps the text as given. */
+export function checked(parse: (value: string) => unknown): (value: string) => string {
+  return function checkedValue(value) {
+    parse(value);
+    return value;
+  };
+}
+
+/** The name of an environment variable (`--token-env VAR`). */
+export function envName(flag: string): (value: string) => string {
+  return function parseEnvName(value) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new UsageError(flag, `not an environment variable name: ${quoted(value)}`);
+    return value;
+  };
+}

@@ -1,0 +1,151 @@
+// Every bad flag or argument value of every command, through the real
+// binary: one `error: <flag>: …` line on stderr, nothing on stdout, exit
+// code 2, no stack trace, and nothing started (a worker would outlive the
+// run and fail the test on its timeout).
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { cli } from './run.js';
+
+const root = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-flags-'));
+const file = join(root, 'a-file');
+writeFileSync(file, 'not a directory\n');
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+let next = 0;
+/** A state dir of its own per case, so no two serve runs meet. */
+function dir(): string {
+  const path = join(root, `state-${(next += 1)}`);
+  mkdirSync(path);
+  return path;
+}
+
+/** [the command line, the one line expected on stderr] */
+const cases: Array<[string[], string]> = [
+  // The client commands' shared flags.
+  [['list', '--url', 'not-a-url'], 'error: --url: not a URL: "not-a-url"'],
+  [['list', '--url', 'ftp://example.com/'], 'error: --url: not an http(s) URL: "ftp://example.com/"'],
+  [['list', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
+  [['list', '--state-dir', join(file, 'below')], `error: --state-dir: cannot use ${JSON.stringify(join(file, 'below'))} as a directory (ENOTDIR)`],
+  [['approvals', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  [['approve', 'some-id', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  [['deny', 'some-id', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
+  [['remove', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  [['auth', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  // call: its JSON arguments.
+  [['call', 'a__b', '{', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: "{"; e.g. '{"text":"hi"}'`],
+  [['call', 'a__b', '[1]', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: "[1]"; e.g. '{"text":"hi"}'`],
+  [['call', 'a__b', '{}', '--url', 'x'], 'error: --url: not a URL: "x"'],
+  // search
+  [['search', 'echo', '--limit', 'many'], 'error: --limit: not an integer from 1 to 100: "many"'],
+  [['search', 'echo', '--limit', '0'], 'error: --limit: not an integer from 1 to 100: "0"'],
+  [['search', ' '], 'error: QUERY: empty; give a search query, e.g. `mcp-fleet search read a file`'],
+  // add
+  [['add', 'bad name', '--', 'node', 'x.js'], 'error: NAME: use 1-64 letters, digits, _ and - (got "bad name")'],
+  [['add', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  [['add', 'x', '--worker-url', 'nope', '--', 'node'], 'error: --worker-url: not a URL: "nope"'],
+  [['add', 'x', '--url', 'http://a.example/', '--transport', 'pigeon'], 'error: --transport: expected one of auto, streamable_http, sse, got "pigeon"'],
+  [['add', 'x', '--timeout', '-3', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "-3"'],
+  [['add', 'x', '--timeout', 'soon', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "soon"'],
+  [['add', 'x', '--env', '=v', '--', 'node'], 'error: --env: expected KEY or KEY=VALUE, got "=v"'],
+  [['add', 'x', '--url', 'http://a.example/', '--header', '=v'], 'error: --header: expected KEY or KEY=VALUE, got "=v"'],
+  [['add', 'x', '--env', 'FLEET_FLAGS_UNSET', '--', 'node'], 'error: --env: $FLEET_FLAGS_UNSET is not set in this shell'],
+  [['add', 'x', '--url', 'http://a.example/', '--token-env', '1-bad'], 'error: --token-env: not an environment variable name: "1-bad"'],
+  [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not a JSON object: "["; e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
+  [['add', 'x', '--from-registry', 'some/server@'], 'error: --from-registry: expected SERVER[@version], got "some/server@"'],
+  [['add', 'x', '--from-registry', 'a/b', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
+  [['add', 'x', '--from-registry', 'a/b', '--var', '=1'], 'error: --var: expected KEY or KEY=VALUE, got "=1"'],
+  // registry search
+  [['registry', 'search', '--limit', '0'], 'error: --limit: not an integer >= 1: "0"'],
+  [['registry', 'search', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
+  // import
+  [['import', 'whatever.json', '--database-url', 'nope'], 'error: --database-url: not a URL (nope); expected postgres://user[:password]@host[:port]/database'],
+  [['import', 'whatever.json', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
+  // diagrams
+  [['diagrams', '--out', file], `error: --out: not a directory: ${JSON.stringify(file)}`],
+  // connect
+  [['connect', 'nope'], 'error: URL: not a URL: "nope"'],
+  [['connect', 'ftp://example.com/mcp'], 'error: URL: not an http(s) URL: "ftp://example.com/mcp"'],
+  [['connect', 'http://127.0.0.1:9/mcp', '--client-metadata-url', 'nope'], 'error: --client-metadata-url: not a URL: "nope"'],
+  // commander's own: unknown option, missing value, missing argument, unknown command.
+  [['list', '--bogus'], "error: unknown option '--bogus'"],
+  [['list', '--url'], "error: option '--url <url>' argument missing"],
+  [['approve'], "error: missing required argument 'id'"],
+  [['nosuchcommand'], "error: unknown command 'nosuchcommand'"],
+];
+
+/** serve's flags: each case gets a fresh state dir and `--port 0`, so only the bad value can stop it. */
+const serveCases: Array<[string[], string]> = [
+  [['--port', 'abc'], 'error: --port: not an integer from 0 to 65535: "abc"'],
+  [['--port', '70000'], 'error: --port: not an integer from 0 to 65535: "70000"'],
+  [['--host', 'bad host!'], 'error: --host: not a host name or IP address: "bad host!"'],
+  // TEST-NET-1: a well-formed address no machine here has.
+  [['--host', '192.0.2.1'], 'error: --host: cannot bind "192.0.2.1" (EADDRNOTAVAIL)'],
+  [['--public-url', 'nope'], 'error: --public-url: not a URL: "nope"'],
+  [['--public-url', 'https://mcp.example.com/?x=1'], 'error: --public-url: expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got "https://mcp.example.com/?x=1"'],
+  [['--database-url', 'nope'], 'error: --database-url: not a URL (nope); expected postgres://user[:password]@host[:port]/database'],
+  [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres (mysql://h/db); expected postgres://user[:password]@host[:port]/database'],
+  [['--worker-id', 'a b'], 'error: --worker-id: use 1-128 letters, digits and . _ : @ - (got "a b")'],
+  [['--log-level', 'loud'], 'error: --log-level: expected one of trace, debug, info, warn, error, fatal, silent, got "loud"'],
+  [['--startup-concurrency', '0'], 'error: --startup-concurrency: not an integer >= 1: "0"'],
+  [['--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
+  [['--allowed-host', 'x y'], 'error: --allowed-host: expected host:port as a Host header names it, e.g. mybox.lan:8787, got "x y"'],
+];
+
+/** Runs the cases a few at a time: each is a whole node process on a shared machine. */
+async function runAll(list: Array<[string[], string]>, argsOf: (args: string[]) => string[]) {
+  const results: Array<{ args: string[]; expected: string; run: Awaited<ReturnType<typeof cli>> }> = [];
+  for (let start = 0; start < list.length; start += 4) {
+    const batch = list.slice(start, start + 4);
+    results.push(
+      ...(await Promise.all(batch.map(async ([args, expected]) => ({ args, expected, run: await cli(argsOf(args)) })))),
+    );
+  }
+  return results;
+}
+
+function expectUsageError({ args, expected, run }: { args: string[]; expected: string; run: { code: number | null; stdout: string; stderr: string } }) {
+  expect({ args, ...run }).toEqual({ args, code: 2, stdout: '', stderr: `${expected}\n` });
+}
+
+describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_000 }, () => {
+  it(`${cases.length} client, add, registry, import, diagrams and connect cases`, async () => {
+    for (const result of await runAll(cases, (args) => args)) expectUsageError(result);
+  });
+
+  it(`${serveCases.length} serve cases`, async () => {
+    for (const result of await runAll(serveCases, (args) => ['serve', '--state-dir', dir(), '--port', '0', ...args])) {
+      expectUsageError(result);
+    }
+    // `--state-dir` itself: a file, and a path through one.
+    expectUsageError({
+      args: ['serve', '--state-dir', file],
+      expected: `error: --state-dir: not a directory: ${JSON.stringify(file)}`,
+      run: await cli(['serve', '--state-dir', file, '--port', '0']),
+    });
+  });
+
+  it('the environment standing in for a flag is named as such', async () => {
+    const profile = await cli(['list'], { MCP_FLEET_PROFILE: '../up' });
+    expect(profile).toEqual({ code: 2, stdout: '', stderr: 'error: $MCP_FLEET_PROFILE: not a profile name: "../up"; use 1-64 letters, digits, _ and -\n' });
+    const stateDir = await cli(['list'], { MCP_FLEET_STATE_DIR: file });
+    expect(stateDir).toEqual({ code: 2, stdout: '', stderr: `error: $MCP_FLEET_STATE_DIR: not a directory: ${JSON.stringify(file)}\n` });
+    const database = await cli(['serve', '--state-dir', dir(), '--port', '0'], { MCP_FLEET_DATABASE_URL: 'nope' });
+    expect(database).toEqual({
+      code: 2,
+      stdout: '',
+      stderr: 'error: $MCP_FLEET_DATABASE_URL: not a URL (nope); expected postgres://user[:password]@host[:port]/database\n',
+    });
+  });
+
+  it('help and version still exit 0; a failure that is not about a value still exits 1', async () => {
+    expect(await cli(['--version'])).toMatchObject({ code: 0, stderr: '' });
+    const help = await cli(['list', '--help']);
+    expect(help).toMatchObject({ code: 0, stderr: '' });
+    expect(help.stdout).toContain('--state-dir <dir>');
+    const noWorker = await cli(['list', '--state-dir', dir()]);
+    expect(noWorker.code).toBe(1);
+    expect(noWorker.stderr).toMatch(/^error: no running worker for .*\n$/);
+  });
+});
