@@ -1,4 +1,5 @@
 import { promises as fs } from 'node:fs';
+import { createServer } from 'node:net';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
@@ -152,6 +153,8 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
   const port = parsePort(options.port ?? DEFAULT_PORT);
   const startupConcurrency = parseConcurrency(options.startupConcurrency ?? 1);
   const logLevel = choice('--log-level', LOG_LEVELS)(options.logLevel ?? 'info');
+  // The servers are published before the port opens: a --host this machine cannot bind is found first.
+  await checkBindable(bindHost);
   await fs.mkdir(stateDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(options.stateDir ? '--state-dir' : 'state dir', `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
   });
@@ -284,6 +287,25 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
       return stopped;
     },
   };
+}
+
+/** Binds `host` on a passing port and lets go: a name or address this machine does not have is a usage error. */
+async function checkBindable(host: string): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port: 0 }, resolve);
+    });
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+      throw new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);
+    }
+    throw new CliError(`cannot listen on ${host} (${code ?? (err as Error).message})`);
+  } finally {
+    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+  }
 }
 
 async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number): Promise<Listening> {
