@@ -58,11 +58,11 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
   const summary: string[] = [];
 
   if (traces.length > 0) {
-    const sdk = await import('@opentelemetry/sdk-trace');
+    const sdk = await import('@opentelemetry/sdk-trace-base');
     const processors = [];
     for (const name of traces) {
       if (name === 'console') {
-        processors.push(new sdk.SimpleSpanProcessor({ exporter: new sdk.ConsoleSpanExporter() }));
+        processors.push(new sdk.SimpleSpanProcessor(new sdk.ConsoleSpanExporter()));
         summary.push('traces (console)');
       } else if (name === 'otlp') {
         const protocol = otlpProtocol(env, 'traces', warn);
@@ -71,14 +71,14 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
             ? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
             : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
         const delay = positiveNumber(env['OTEL_BSP_SCHEDULE_DELAY']);
-        processors.push(new sdk.BatchSpanProcessor({ exporter, ...(delay === undefined ? {} : { scheduledDelayMillis: delay }) }));
+        processors.push(new sdk.BatchSpanProcessor(exporter, delay === undefined ? {} : { scheduledDelayMillis: delay }));
         summary.push(`traces (otlp ${protocol})`);
       } else {
         warn(`OTEL_TRACES_EXPORTER: "${name}" is not supported here (otlp, console, none); ignored`);
       }
     }
     const sampler = samplerFrom(env, sdk, warn);
-    const provider = new sdk.TracerProvider({ resource, spanProcessors: processors, ...(sampler === undefined ? {} : { sampler }) });
+    const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: processors, ...(sampler === undefined ? {} : { sampler }) });
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     const contextManager: ContextManager = new AsyncLocalStorageContextManager().enable();
     api.context.setGlobalContextManager(contextManager);
@@ -138,7 +138,7 @@ function otlpProtocol(env: Env, signal: Signal, warn: (text: string) => void): '
 }
 
 /** The sampler `OTEL_TRACES_SAMPLER` names; undefined for the SDK's default (parent-based, always on). */
-function samplerFrom(env: Env, sdk: typeof import('@opentelemetry/sdk-trace'), warn: (text: string) => void): Sampler | undefined {
+function samplerFrom(env: Env, sdk: typeof import('@opentelemetry/sdk-trace-base'), warn: (text: string) => void): Sampler | undefined {
   const name = env['OTEL_TRACES_SAMPLER']?.trim();
   if (name === undefined || name === '') return undefined;
   const ratio = Number(env['OTEL_TRACES_SAMPLER_ARG'] ?? '1');
