@@ -15,12 +15,23 @@
  * `OTEL_BSP_SCHEDULE_DELAY` and `OTEL_METRIC_EXPORT_INTERVAL`.
  */
 import type { ContextManager, Sampler } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import {
+  displayEndpoint,
+  ExportFailureLog,
+  exportSecrets,
+  otlpEndpoint,
+  type ExportFailureSink,
+  type ExportSignal,
+} from '../services/telemetry/export-failures.js';
 import { SCOPE_VERSION } from '../services/telemetry/tracer.js';
 
 /** A running export: flushes and stops it. */
 export interface TelemetryExport {
   /** What is exported, for the startup line: e.g. `traces (otlp http/json), metrics (otlp http/protobuf)`. */
   readonly summary: string;
+  /** Where failed exports are logged from now on (the worker's logger); until then, `warn`. */
+  logFailuresTo(sink: ExportFailureSink): void;
   shutdown(): Promise<void>;
 }
 
@@ -56,6 +67,10 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const shutdowns: Array<() => Promise<void>> = [];
   const summary: string[] = [];
+  const failures = new ExportFailureLog({
+    sink: (_fields, message) => warn(message),
+    secrets: [...exportSecrets(env, 'traces'), ...exportSecrets(env, 'metrics')],
+  });
 
   if (traces.length > 0) {
     const sdk = await import('@opentelemetry/sdk-trace-base');
@@ -66,10 +81,14 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
         summary.push('traces (console)');
       } else if (name === 'otlp') {
         const protocol = otlpProtocol(env, 'traces', warn);
-        const exporter =
+        const exporter = reportingFailures(
           protocol === 'http/json'
             ? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
-            : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+            : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(),
+          failures,
+          env,
+          'traces',
+        );
         const delay = positiveNumber(env['OTEL_BSP_SCHEDULE_DELAY']);
         processors.push(new sdk.BatchSpanProcessor(exporter, delay === undefined ? {} : { scheduledDelayMillis: delay }));
         summary.push(`traces (otlp ${protocol})`);
@@ -100,10 +119,14 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
         summary.push('metrics (console)');
       } else if (name === 'otlp') {
         const protocol = otlpProtocol(env, 'metrics', warn);
-        exporter =
+        exporter = reportingFailures(
           protocol === 'http/json'
             ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter()
-            : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter();
+            : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(),
+          failures,
+          env,
+          'metrics',
+        );
         summary.push(`metrics (otlp ${protocol})`);
       } else {
         warn(`OTEL_METRICS_EXPORTER: "${name}" is not supported here (otlp, console, none); ignored`);
@@ -121,12 +144,39 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
   let stopped: Promise<void> | undefined;
   return {
     summary: summary.join(', '),
+    logFailuresTo(sink) {
+      failures.useSink(sink);
+    },
     shutdown() {
       // Flushes what is buffered; an unreachable collector must not keep the worker from exiting.
-      stopped ??= Promise.allSettled(shutdowns.map((stop) => stop())).then(() => undefined);
+      // The last flush's failures, and the count held back, are logged before the worker exits.
+      stopped ??= Promise.allSettled(shutdowns.map((stop) => stop())).then(() => failures.flush());
       return stopped;
     },
   };
+}
+
+/**
+ * `exporter`, its failed exports also told to `failures`: the SDK hands them
+ * only to its diag logger, silent unless an application registers one. The
+ * instance's own `export` is wrapped (not the exporter proxied) so every other
+ * method, e.g. a metric exporter's temporality choice, stays its own.
+ */
+function reportingFailures<Items, T extends Exporting<Items>>(exporter: T, failures: ExportFailureLog, env: Env, signal: ExportSignal): T {
+  const endpoint = displayEndpoint(otlpEndpoint(env, signal));
+  const target: Exporting<Items> = exporter;
+  const exportItems = target.export.bind(exporter);
+  target.export = (items, done) =>
+    exportItems(items, (result) => {
+      // ExportResultCode.FAILED is 1; SUCCESS is 0.
+      if (result.code !== 0) failures.failed(endpoint, signal, result.error);
+      done(result);
+    });
+  return exporter;
+}
+
+interface Exporting<Items> {
+  export(items: Items, done: (result: ExportResult) => void): void;
 }
 
 /** The OTLP protocol for `signal`: `http/protobuf` (the spec's default) or `http/json`; gRPC is not shipped. */
