@@ -21,6 +21,7 @@ import {
   ExportFailureLog,
   exportSecrets,
   otlpEndpoint,
+  unusableEndpointVariables,
   type ExportFailureSink,
   type ExportSignal,
 } from '../services/telemetry/export-failures.js';
@@ -88,6 +89,7 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
           failures,
           env,
           'traces',
+          warn,
         );
         const delay = positiveNumber(env['OTEL_BSP_SCHEDULE_DELAY']);
         processors.push(new sdk.BatchSpanProcessor(exporter, delay === undefined ? {} : { scheduledDelayMillis: delay }));
@@ -126,6 +128,7 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
           failures,
           env,
           'metrics',
+          warn,
         );
         summary.push(`metrics (otlp ${protocol})`);
       } else {
@@ -162,8 +165,18 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
  * instance's own `export` is wrapped (not the exporter proxied) so every other
  * method, e.g. a metric exporter's temporality choice, stays its own.
  */
-function reportingFailures<Items, T extends Exporting<Items>>(exporter: T, failures: ExportFailureLog, env: Env, signal: ExportSignal): T {
+function reportingFailures<Items, T extends Exporting<Items>>(
+  exporter: T,
+  failures: ExportFailureLog,
+  env: Env,
+  signal: ExportSignal,
+  warn: (text: string) => void,
+): T {
   const endpoint = displayEndpoint(otlpEndpoint(env, signal));
+  for (const name of unusableEndpointVariables(env, signal)) {
+    // The value itself is not printed: it may hold credentials.
+    warn(`${name} is not a URL; ${signal} are exported to ${endpoint}`);
+  }
   const target: Exporting<Items> = exporter;
   const exportItems = target.export.bind(exporter);
   target.export = (items, done) =>

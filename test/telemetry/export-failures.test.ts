@@ -9,7 +9,14 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { displayEndpoint, ExportFailureLog, exportSecrets, otlpEndpoint, type ExportFailureFields } from '../../src/services/telemetry/export-failures.js';
+import {
+  displayEndpoint,
+  ExportFailureLog,
+  exportSecrets,
+  otlpEndpoint,
+  unusableEndpointVariables,
+  type ExportFailureFields,
+} from '../../src/services/telemetry/export-failures.js';
 import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';
@@ -184,6 +191,12 @@ describe('the failure log on its own', () => {
     expect(otlpEndpoint({}, 'traces')).toBe('http://localhost:4318/v1/traces');
     expect(otlpEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example/otlp' }, 'metrics')).toBe('https://c.example/otlp/v1/metrics');
     expect(otlpEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'https://c.example/', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://t.example/x' }, 'traces')).toBe('https://t.example/x');
+    // Not a URL: the exporter skips it, and so does the name in the log; a warning names the variable.
+    const bad = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://u:p@[bad', OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c.example:4318' };
+    expect(otlpEndpoint(bad, 'traces')).toBe('http://c.example:4318/v1/traces');
+    expect(unusableEndpointVariables(bad, 'traces')).toEqual(['OTEL_EXPORTER_OTLP_TRACES_ENDPOINT']);
+    expect(otlpEndpoint({ OTEL_EXPORTER_OTLP_ENDPOINT: 'nowhere' }, 'metrics')).toBe('http://localhost:4318/v1/metrics');
+    expect(unusableEndpointVariables({ OTEL_EXPORTER_OTLP_ENDPOINT: 'nowhere' }, 'metrics')).toEqual(['OTEL_EXPORTER_OTLP_ENDPOINT']);
     expect(displayEndpoint('https://u:p@c.example:4318/v1/traces?key=v#f')).toBe('https://c.example:4318/v1/traces');
     expect(displayEndpoint('not a url')).toBe('(an endpoint that is not a URL)');
     const secrets = exportSecrets(

@@ -118,16 +118,38 @@ export class ExportFailureLog {
 }
 
 /**
- * The URL the OTLP/HTTP exporter of `signal` posts to, as the exporter itself
- * resolves it: the signal's own endpoint as given, else the general one plus
- * `v1/<signal>`, else the local default.
+ * The URL the OTLP/HTTP exporter of `signal` posts to, resolved as the
+ * exporter resolves it: the signal's own endpoint, else the general one plus
+ * `v1/<signal>`, else the local default; a value that is not a URL is skipped
+ * (the exporter skips it too, telling only its silent diag logger).
  */
 export function otlpEndpoint(env: Env, signal: ExportSignal): string {
-  const own = env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`]?.trim();
-  if (own !== undefined && own !== '') return own;
+  const own = asUrl(env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`]);
+  if (own !== undefined) return own.href;
   const base = env['OTEL_EXPORTER_OTLP_ENDPOINT']?.trim();
-  if (base !== undefined && base !== '') return `${base}${base.endsWith('/') ? '' : '/'}v1/${signal}`;
+  if (base !== undefined && asUrl(base) !== undefined) {
+    const joined = `${base}${base.endsWith('/') ? '' : '/'}v1/${signal}`;
+    if (asUrl(joined) !== undefined) return joined;
+  }
   return `http://localhost:4318/v1/${signal}`;
+}
+
+/** The endpoint variables for `signal` that are set but not URLs, so the exporter ignores them. */
+export function unusableEndpointVariables(env: Env, signal: ExportSignal): string[] {
+  return [`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_ENDPOINT`, 'OTEL_EXPORTER_OTLP_ENDPOINT'].filter((name) => {
+    const value = env[name]?.trim();
+    return value !== undefined && value !== '' && asUrl(value) === undefined;
+  });
+}
+
+function asUrl(value: string | undefined): URL | undefined {
+  const trimmed = value?.trim();
+  if (trimmed === undefined || trimmed === '') return undefined;
+  try {
+    return new URL(trimmed);
+  } catch {
+    return undefined;
+  }
 }
 
 /** `url` fit for a log line: scheme, host, port and path only. */
