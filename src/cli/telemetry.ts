@@ -192,7 +192,7 @@ interface Exporting<Items> {
   export(items: Items, done: (result: ExportResult) => void): void;
 }
 
-/** The OTLP protocol for `signal`: `http/protobuf` (the spec's default) or `http/json`; gRPC is not shipped. */
+/** The OTLP protocol for `signal`: `http/protobuf` (OpenTelemetry's default) or `http/json`; gRPC is not shipped. */
 function otlpProtocol(env: Env, signal: Signal, warn: (text: string) => void): 'http/protobuf' | 'http/json' {
   const asked = (env[`OTEL_EXPORTER_OTLP_${signal.toUpperCase()}_PROTOCOL`] ?? env['OTEL_EXPORTER_OTLP_PROTOCOL'] ?? 'http/protobuf').trim();
   if (asked === 'http/json' || asked === 'http/protobuf') return asked;
