@@ -93,7 +93,8 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       if (telemetry !== null) io.stdout(`telemetry  exporting ${telemetry.summary}\n`);
       let worker: Worker;
       try {
-        worker = await startWorker(options, io);
+        // Failed exports are logged through the worker's logger from its first line on.
+        worker = await startWorker(options, io, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
       } catch (err) {
         await telemetry?.shutdown();
         if (!(err instanceof CliError)) throw err;
@@ -147,7 +148,7 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
  * while a status line is printed for each change. A database that does not
  * answer at once is waited for listening, so `/healthz` answers meanwhile.
  */
-export async function startWorker(options: ServeOptions, io: CliIO): Promise<Worker> {
+export async function startWorker(options: ServeOptions, io: CliIO, onLogger?: (logger: Logger) => void): Promise<Worker> {
   const stateDir = stateDirOf(options.stateDir);
   const bindHost = parseBindHost(options.host ?? '127.0.0.1');
   const port = parsePort(options.port ?? DEFAULT_PORT);
@@ -178,6 +179,7 @@ export async function startWorker(options: ServeOptions, io: CliIO): Promise<Wor
     // The host knows the secrets of every running server, including one just added.
     secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
   });
+  onLogger?.(logger);
   const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
   const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];

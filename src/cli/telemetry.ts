@@ -15,12 +15,24 @@
  * `OTEL_BSP_SCHEDULE_DELAY` and `OTEL_METRIC_EXPORT_INTERVAL`.
  */
 import type { ContextManager, Sampler } from '@opentelemetry/api';
+import type { ExportResult } from '@opentelemetry/core';
+import {
+  displayEndpoint,
+  ExportFailureLog,
+  exportSecrets,
+  otlpEndpoint,
+  unusableEndpointVariables,
+  type ExportFailureSink,
+  type ExportSignal,
+} from '../services/telemetry/export-failures.js';
 import { SCOPE_VERSION } from '../services/telemetry/tracer.js';
 
 /** A running export: flushes and stops it. */
 export interface TelemetryExport {
   /** What is exported, for the startup line: e.g. `traces (otlp http/json), metrics (otlp http/protobuf)`. */
   readonly summary: string;
+  /** Where failed exports are logged from now on (the worker's logger); until then, `warn`. */
+  logFailuresTo(sink: ExportFailureSink): void;
   shutdown(): Promise<void>;
 }
 
@@ -56,29 +68,38 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
     .merge(resources.detectResources({ detectors: [resources.envDetector] }));
   const shutdowns: Array<() => Promise<void>> = [];
   const summary: string[] = [];
+  const failures = new ExportFailureLog({
+    sink: (_fields, message) => warn(message),
+    secrets: [...exportSecrets(env, 'traces'), ...exportSecrets(env, 'metrics')],
+  });
 
   if (traces.length > 0) {
-    const sdk = await import('@opentelemetry/sdk-trace');
+    const sdk = await import('@opentelemetry/sdk-trace-base');
     const processors = [];
     for (const name of traces) {
       if (name === 'console') {
-        processors.push(new sdk.SimpleSpanProcessor({ exporter: new sdk.ConsoleSpanExporter() }));
+        processors.push(new sdk.SimpleSpanProcessor(new sdk.ConsoleSpanExporter()));
         summary.push('traces (console)');
       } else if (name === 'otlp') {
         const protocol = otlpProtocol(env, 'traces', warn);
-        const exporter =
+        const exporter = reportingFailures(
           protocol === 'http/json'
             ? new (await import('@opentelemetry/exporter-trace-otlp-http')).OTLPTraceExporter()
-            : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter();
+            : new (await import('@opentelemetry/exporter-trace-otlp-proto')).OTLPTraceExporter(),
+          failures,
+          env,
+          'traces',
+          warn,
+        );
         const delay = positiveNumber(env['OTEL_BSP_SCHEDULE_DELAY']);
-        processors.push(new sdk.BatchSpanProcessor({ exporter, ...(delay === undefined ? {} : { scheduledDelayMillis: delay }) }));
+        processors.push(new sdk.BatchSpanProcessor(exporter, delay === undefined ? {} : { scheduledDelayMillis: delay }));
         summary.push(`traces (otlp ${protocol})`);
       } else {
         warn(`OTEL_TRACES_EXPORTER: "${name}" is not supported here (otlp, console, none); ignored`);
       }
     }
     const sampler = samplerFrom(env, sdk, warn);
-    const provider = new sdk.TracerProvider({ resource, spanProcessors: processors, ...(sampler === undefined ? {} : { sampler }) });
+    const provider = new sdk.BasicTracerProvider({ resource, spanProcessors: processors, ...(sampler === undefined ? {} : { sampler }) });
     const { AsyncLocalStorageContextManager } = await import('@opentelemetry/context-async-hooks');
     const contextManager: ContextManager = new AsyncLocalStorageContextManager().enable();
     api.context.setGlobalContextManager(contextManager);
@@ -100,10 +121,15 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
         summary.push('metrics (console)');
       } else if (name === 'otlp') {
         const protocol = otlpProtocol(env, 'metrics', warn);
-        exporter =
+        exporter = reportingFailures(
           protocol === 'http/json'
             ? new (await import('@opentelemetry/exporter-metrics-otlp-http')).OTLPMetricExporter()
-            : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter();
+            : new (await import('@opentelemetry/exporter-metrics-otlp-proto')).OTLPMetricExporter(),
+          failures,
+          env,
+          'metrics',
+          warn,
+        );
         summary.push(`metrics (otlp ${protocol})`);
       } else {
         warn(`OTEL_METRICS_EXPORTER: "${name}" is not supported here (otlp, console, none); ignored`);
@@ -121,12 +147,49 @@ export async function startTelemetryExport(env: Env = process.env, warn: (text: 
   let stopped: Promise<void> | undefined;
   return {
     summary: summary.join(', '),
+    logFailuresTo(sink) {
+      failures.useSink(sink);
+    },
     shutdown() {
       // Flushes what is buffered; an unreachable collector must not keep the worker from exiting.
-      stopped ??= Promise.allSettled(shutdowns.map((stop) => stop())).then(() => undefined);
+      // The last flush's failures, and the count held back, are logged before the worker exits.
+      stopped ??= Promise.allSettled(shutdowns.map((stop) => stop())).then(() => failures.flush());
       return stopped;
     },
   };
+}
+
+/**
+ * `exporter`, its failed exports also told to `failures`: the SDK hands them
+ * only to its diag logger, silent unless an application registers one. The
+ * instance's own `export` is wrapped (not the exporter proxied) so every other
+ * method, e.g. a metric exporter's temporality choice, stays its own.
+ */
+function reportingFailures<Items, T extends Exporting<Items>>(
+  exporter: T,
+  failures: ExportFailureLog,
+  env: Env,
+  signal: ExportSignal,
+  warn: (text: string) => void,
+): T {
+  const endpoint = displayEndpoint(otlpEndpoint(env, signal));
+  for (const name of unusableEndpointVariables(env, signal)) {
+    // The value itself is not printed: it may hold credentials.
+    warn(`${name} is not a URL; ${signal} are exported to ${endpoint}`);
+  }
+  const target: Exporting<Items> = exporter;
+  const exportItems = target.export.bind(exporter);
+  target.export = (items, done) =>
+    exportItems(items, (result) => {
+      // ExportResultCode.FAILED is 1; SUCCESS is 0.
+      if (result.code !== 0) failures.failed(endpoint, signal, result.error);
+      done(result);
+    });
+  return exporter;
+}
+
+interface Exporting<Items> {
+  export(items: Items, done: (result: ExportResult) => void): void;
 }
 
 /** The OTLP protocol for `signal`: `http/protobuf` (OpenTelemetry's default) or `http/json`; gRPC is not shipped. */
@@ -138,7 +201,7 @@ function otlpProtocol(env: Env, signal: Signal, warn: (text: string) => void): '
 }
 
 /** The sampler `OTEL_TRACES_SAMPLER` names; undefined for the SDK's default (parent-based, always on). */
-function samplerFrom(env: Env, sdk: typeof import('@opentelemetry/sdk-trace'), warn: (text: string) => void): Sampler | undefined {
+function samplerFrom(env: Env, sdk: typeof import('@opentelemetry/sdk-trace-base'), warn: (text: string) => void): Sampler | undefined {
   const name = env['OTEL_TRACES_SAMPLER']?.trim();
   if (name === undefined || name === '') return undefined;
   const ratio = Number(env['OTEL_TRACES_SAMPLER_ARG'] ?? '1');

@@ -10,7 +10,7 @@ import {
   PeriodicExportingMetricReader,
   type MetricData,
 } from '@opentelemetry/sdk-metrics';
-import { InMemorySpanExporter, SimpleSpanProcessor, TracerProvider, type ReadableSpan } from '@opentelemetry/sdk-trace';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-base';
 
 export interface TestSdk {
   spans(): ReadableSpan[];
@@ -22,7 +22,7 @@ export interface TestSdk {
 
 export function registerTestSdk(): TestSdk {
   const spanExporter = new InMemorySpanExporter();
-  const tracerProvider = new TracerProvider({ spanProcessors: [new SimpleSpanProcessor({ exporter: spanExporter })] });
+  const tracerProvider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(spanExporter)] });
   context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   trace.setGlobalTracerProvider(tracerProvider);
   const metricExporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);
