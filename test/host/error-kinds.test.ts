@@ -2,6 +2,7 @@
 // `error_kind: "unreachable"` in the status, the journal (and its replay by the
 // next host) and an add through management; for an OAuth server too, which
 // must not read as a protocol error or as waiting for consent.
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
@@ -56,6 +57,35 @@ describe('a remote server nobody answers at', () => {
     await host.start();
     await untilState(host, 'plain', 'error');
     expect(host.server('plain')?.last_run).toMatchObject({ state: 'error', error_kind: 'unreachable', error: expected });
+  });
+
+  test('an OAuth server whose authorization server cannot be reached: unreachable, naming that server', async () => {
+    const deadAs = `http://127.0.0.1:${await freePort()}`;
+    // A real MCP endpoint's answer without a token: 401, and metadata naming an authorization server that is gone.
+    const mcp = createHttpServer((req, res) => {
+      const self = `http://127.0.0.1:${(mcp.address() as { port: number }).port}`;
+      if (req.url?.startsWith('/.well-known/oauth-protected-resource')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${self}/mcp`, authorization_servers: [deadAs] }));
+        return;
+      }
+      res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${self}/.well-known/oauth-protected-resource"` }).end();
+    });
+    await new Promise<void>((resolve) => mcp.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(mcp.address() as { port: number }).port}`;
+      const dir = stateDirWith({ o: { type: 'remote', url: `${origin}/mcp`, auth: { kind: 'oauth' }, reconnect: { max_attempts: 0 } } });
+      host = createMcpHost({ stateDir: dir });
+      await host.start();
+      await untilState(host, 'o', 'error');
+      expect(host.server('o')).toMatchObject({
+        error_kind: 'unreachable',
+        error: `could not reach the authorization server of ${origin}: connection refused (ECONNREFUSED)`,
+      });
+    } finally {
+      await host?.shutdown();
+      host = undefined;
+      await new Promise((resolve) => mcp.close(resolve));
+    }
   });
 
   test('an add through management fails as unreachable and is not saved', async () => {

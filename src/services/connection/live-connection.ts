@@ -93,7 +93,7 @@ export function watchLiveConnection(
                   // it, since a remote connection has no process whose exit would. A server's own error
                   // answer (ProtocolError) means it is alive; a closed stdio transport is reported by `lost`.
                   const why = networkFailure(error)?.reason ?? (error instanceof Error ? error.message : String(error));
-                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server (${why})`));
+                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server: ${why}`));
                 }
               },
             )

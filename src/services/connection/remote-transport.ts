@@ -104,13 +104,19 @@ export function describeRemoteFailure(err: unknown, url: string, witness?: Reach
     return ['unreachable', `${origin} answered HTTP ${status} before any MCP message`];
   }
   if (status !== undefined) return ['protocol', `${origin} answered HTTP ${status}${err instanceof SseError && status < 300 ? ' without an event stream' : ''}`];
-  // The SSE transport keeps only a message: the connect's own fetch saw the failure.
-  const seen = witness?.lastFailure();
   const chained = networkFailure(err);
-  const failed = chained === undefined && !(err instanceof SseError) ? undefined : seen ?? (chained && { origin, failure: chained });
-  if (failed !== undefined) {
-    const kind = witness !== undefined && !witness.answered(failed.origin) ? 'unreachable' : 'transport_closed';
-    return [kind, `could not reach ${failed.origin}: ${failed.failure.reason}`];
+  if (chained !== undefined || err instanceof SseError) {
+    // The connect's own fetch saw the request fail and knows where it went (the SSE transport keeps only a message).
+    const seen = witness?.lastFailure();
+    if (seen !== undefined && (chained === undefined || chained.reason === seen.failure.reason)) {
+      const kind = witness!.answered(seen.origin) ? 'transport_closed' : 'unreachable';
+      return [kind, `could not reach ${seen.origin}: ${seen.failure.reason}`];
+    }
+    if (chained !== undefined && witness?.answered(origin)) {
+      // Only an auth provider sends requests of a connect past its fetch: discovery and tokens.
+      return ['unreachable', `could not reach the authorization server of ${origin}: ${chained.reason}`];
+    }
+    if (chained !== undefined) return [witness === undefined ? 'transport_closed' : 'unreachable', `could not reach ${origin}: ${chained.reason}`];
   }
   if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
   return null;
