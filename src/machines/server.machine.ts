@@ -1,6 +1,7 @@
 import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import { FleetError, type ErrorKind } from '../services/support/errors.js';
+import { networkFailure } from '../services/connection/reachability.js';
 import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { ServerEmitted, ServerEvent } from './server.events.js';
 
@@ -42,7 +43,11 @@ export interface ServerWork {
 
 function asFleetError(error: unknown): FleetError {
   if (error instanceof FleetError) return error;
-  return new FleetError('protocol', error instanceof Error ? error.message : String(error), { cause: error });
+  const message = error instanceof Error ? error.message : String(error);
+  // A request that got no answer at all is not the server breaking the protocol.
+  const network = networkFailure(error);
+  if (network !== undefined) return new FleetError('unreachable', `${message}: ${network.reason}`, { cause: error });
+  return new FleetError('protocol', message, { cause: error });
 }
 
 /** Exponential backoff with jitter: the n-th attempt waits about initial·2^(n-1), capped, ±25 %. */

@@ -1,6 +1,7 @@
 // connect() to remote servers: Streamable HTTP and SSE against a real SDK
 // HTTP server in a child process, headers and bearer auth, `auto` fallback,
-// and the errors of an unreachable, silent or unauthorized server.
+// and the errors of an unreachable, silent or unauthorized server
+// (every kind, each from a real failure: error-kinds.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
@@ -109,12 +110,12 @@ describe('connect: remote', () => {
     expect(error.message).toContain('HTTP 405');
   });
 
-  it('an unreachable server is transport_closed naming the origin', async () => {
+  it('an unreachable server is unreachable naming the origin and the reason', async () => {
     const port = await silentPort();
     await closeSilent(silent.pop()!);
     const error = await connectError('gone', remoteConfig({ url: `http://127.0.0.1:${port}/mcp`, transport: 'streamable_http' }));
-    expect(error.kind).toBe('transport_closed');
-    expect(error.message).toBe(`could not reach http://127.0.0.1:${port}: ECONNREFUSED`);
+    expect(error.kind).toBe('unreachable');
+    expect(error.message).toBe(`could not reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)`);
   });
 
   it('a server that never answers is a timeout', async () => {

@@ -178,7 +178,7 @@ describe('no canary leaves the worker (issue 7 item 5)', () => {
     expect(state.envdump.error).toContain('DUMP_KEY=••••');
     expect(state.envdump.error).toContain('DUMP_QUOTED=••••');
     expect(state.crash).toMatchObject({ state: 'error', error_kind: 'spawn_failed' });
-    expect(state.down).toMatchObject({ state: 'error', error_kind: 'transport_closed' });
+    expect(state.down).toMatchObject({ state: 'error', error_kind: 'unreachable' });
     expect(state.wrongauth).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
     // The fixture offers no OAuth metadata and refuses the request: a human must sign in.
     expect(state.oauth).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });

@@ -88,6 +88,20 @@ describe('connecting', () => {
     const life = running.server('broken');
     expect(life?.state).toBe('error');
   });
+
+  test('a remote server nobody answers at: error.type unreachable on its connect span and its transition', async () => {
+    const { host: running } = await startHost({
+      gone: { type: 'remote', url: 'http://no-such-host.invalid/mcp', reconnect: { max_attempts: 0 } },
+    });
+    await untilState(running, 'gone', 'error');
+    const connect = sdk.spans().find((span) => span.name === 'connect gone');
+    expect(connect?.status.code).toBe(SpanStatusCode.ERROR);
+    expect(connect?.attributes['error.type']).toBe('unreachable');
+    await running.shutdown();
+    host = undefined;
+    const transitions = onlySpan(sdk.spans(), 'server gone').events.map((event) => event.attributes);
+    expect(transitions).toContainEqual(expect.objectContaining({ 'mcp_fleet.server.state': 'error', 'error.type': 'unreachable' }));
+  });
 });
 
 describe('tool calls', () => {

@@ -160,11 +160,32 @@ function authResponse(auth: AuthConfig): AuthResponse {
   }
 }
 
-/** Every secret value of a config (env and header values, token, client secret), for redaction. */
+/**
+ * Every secret value of a config (env and header values, token, client
+ * secret, the query values of a remote URL, where an API key may ride), for
+ * redaction.
+ */
 export function secretValues(config: ServerConfig): string[] {
-  return valuesAtPaths(config, SERVER_SECRET_PATHS)
-    .map(([value]) => value)
-    .filter((value): value is string => typeof value === 'string' && value.length > 0);
+  const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
+  if (config.type === 'remote') values.push(...urlQueryValues(config.url));
+  return values.filter((value): value is string => typeof value === 'string' && value.length > 0);
+}
+
+/** The values of a URL's query, as written and decoded. */
+function urlQueryValues(url: string): string[] {
+  const query = url.split('#')[0]!.split('?')[1];
+  if (query === undefined) return [];
+  return query.split('&').flatMap((pair) => {
+    const raw = pair.slice(pair.indexOf('=') + 1);
+    if (!pair.includes('=') || raw === '') return [];
+    let decoded = raw;
+    try {
+      decoded = decodeURIComponent(raw.replaceAll('+', ' '));
+    } catch {
+      // Not valid percent-encoding: the raw form is all an error could show.
+    }
+    return decoded === raw ? [raw] : [raw, decoded];
+  });
 }
 
 /** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */

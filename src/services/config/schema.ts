@@ -245,7 +245,10 @@ export type AuthConfig = z.infer<typeof AuthConfig>;
 
 export const RemoteServerConfig = z.strictObject({
   type: z.literal('remote'),
-  url: z.url({ protocol: /^https?$/ }),
+  // fetch refuses a URL with user:password@, and every status would show it.
+  url: z.url({ protocol: /^https?$/ }).refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+    message: 'must not contain credentials (user:password@): give them as auth or headers',
+  }),
   /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */
   transport: z.enum(['streamable_http', 'sse', 'auto']).default('auto'),
   /** Sent with every request. Every value is a secret. */

@@ -1,8 +1,8 @@
 /**
  * The remote handshake: open the server over Streamable HTTP or SSE and
  * initialize (remote-transport.ts), then list every tool. A failure closes the
- * client and is reported as the transport saw it (auth, HTTP status,
- * unreachable), or else as a timeout or protocol error.
+ * client and is reported as the transport saw it (auth, HTTP status, a
+ * server never reached), or else as a timeout or protocol error.
  */
 import type { Client } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/schema.js';
@@ -12,6 +12,7 @@ import type { ConnectBound } from './deadlines.js';
 import { connectFailure } from './failures.js';
 import { openConnection } from './open-connection.js';
 import { createRetryAfterLog } from './rate-limits.js';
+import { createReachWitness } from './reachability.js';
 import { describeRemoteFailure, openRemote } from './remote-transport.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 import { observeHandshake, observeToolListing } from '../telemetry/connects.js';
@@ -26,10 +27,11 @@ export async function connectRemote(
 ): Promise<ServerConnection> {
   const progress: HandshakeProgress = { phase: 'initialize' };
   let client: Client | undefined;
+  const witness = createReachWitness();
   try {
     const retryAfter = createRetryAfterLog();
     const session = await observeHandshake(name, config, (opened) => opened.client, () =>
-      openRemote(config, handshake, bound, options.authProvider, retryAfter),
+      openRemote(config, handshake, bound, options.authProvider, retryAfter, witness),
     );
     client = session.client;
     const opened = client;
@@ -38,6 +40,6 @@ export async function connectRemote(
   } catch (err) {
     await client?.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
-    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url));
+    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url, witness));
   }
 }

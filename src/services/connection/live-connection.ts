@@ -2,6 +2,7 @@ import { ProtocolError, SdkError, SdkErrorCode, type OAuthClientProvider } from 
 import { connect, type ConnectOptions, type ServerConnection } from './connection.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
+import { networkFailure } from './reachability.js';
 
 /** Keeps a server's OAuth token fresh while it is ready (a `FleetOAuthProvider`). */
 export interface AuthKeeper {
@@ -91,8 +92,8 @@ export function watchLiveConnection(
                   // The request never reached a server (refused, reset, DNS): over HTTP nothing else reports
                   // it, since a remote connection has no process whose exit would. A server's own error
                   // answer (ProtocolError) means it is alive; a closed stdio transport is reported by `lost`.
-                  const why = error instanceof Error ? error.message : String(error);
-                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server (${why})`));
+                  const why = networkFailure(error)?.reason ?? (error instanceof Error ? error.message : String(error));
+                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server: ${why}`));
                 }
               },
             )

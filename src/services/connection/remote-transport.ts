@@ -7,6 +7,7 @@ import { SSEClientTransport, SdkHttpError, SseError, type Client, type OAuthClie
 import type { RemoteServerConfig } from '../config/schema.js';
 import type { ErrorKind } from '../support/errors.js';
 import { describeAuthFailure } from '../oauth/errors.js';
+import { networkFailure, type ReachWitness } from './reachability.js';
 import { scopeChallengeFetch } from '../oauth/step-up.js';
 import type { Handshake } from './connection.js';
 import type { RetryAfterLog } from './rate-limits.js';
@@ -36,7 +37,8 @@ export function remoteHeaders(config: RemoteServerConfig): Record<string, string
 
 /**
  * Connects `newClient()` to `config.url` and initializes; `authProvider`
- * (SDK OAuth) authorizes every request when given. With `auto`, a 4xx
+ * (SDK OAuth) authorizes every request when given, and `witness` notes what
+ * every request got. With `auto`, a 4xx
  * from Streamable HTTP retries over SSE with a fresh client — except 401/403,
  * which SSE would refuse just the same and which must read as auth failures.
  */
@@ -46,10 +48,11 @@ export async function openRemote(
   bound: RequestBound,
   authProvider: OAuthClientProvider | undefined,
   retryAfter: RetryAfterLog,
+  witness: ReachWitness,
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const fetch = retryAfter.watch(scopeChallengeFetch(authProvider));
+  const fetch = witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider)));
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
@@ -82,8 +85,14 @@ export function httpStatus(err: unknown): number | undefined {
   return undefined;
 }
 
-/** Kind and one-line text for a failure to reach or talk to `url`; null when it is not a transport failure. */
-export function describeRemoteFailure(err: unknown, url: string): [ErrorKind, string] | null {
+/**
+ * Kind and one-line text for a failure to reach or talk to `url`; null when it
+ * is not a transport failure. `witness` is the connect's ({@link openRemote}):
+ * a request no server answered, or a 5xx before the server answered anything
+ * else, is `unreachable`. Without it (a call on a connection that was up) the
+ * server had answered, and a request that gets no answer means it went away.
+ */
+export function describeRemoteFailure(err: unknown, url: string, witness?: ReachWitness): [ErrorKind, string] | null {
   const origin = new URL(url).origin;
   const authFailure = describeAuthFailure(err, origin);
   if (authFailure !== null) return authFailure;
@@ -91,22 +100,24 @@ export function describeRemoteFailure(err: unknown, url: string): [ErrorKind, st
   if (status === 401 || status === 403) {
     return ['auth', `${origin} refused the credentials (HTTP ${status})`];
   }
-  if (status !== undefined) return ['protocol', `${origin} answered HTTP ${status}`];
-  if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
-  const errno = networkErrno(err);
-  if (errno !== undefined) return ['transport_closed', `could not reach ${origin}: ${errno}`];
-  return null;
-}
-
-/**
- * The errno of a failed fetch: fetch() reports network failures as a
- * TypeError whose cause holds it, and the SDK may wrap that TypeError (the
- * era probe does) in an error of its own.
- */
-function networkErrno(err: unknown): string | undefined {
-  for (let at = err, depth = 0; at instanceof Error && depth < 4; at = at.cause, depth++) {
-    const code = (at.cause as { code?: unknown } | undefined)?.code;
-    if (at instanceof TypeError && typeof code === 'string') return code;
+  if (status !== undefined && status >= 500 && witness !== undefined && !witness.answered(origin)) {
+    return ['unreachable', `${origin} answered HTTP ${status} before any MCP message`];
   }
-  return undefined;
+  if (status !== undefined) return ['protocol', `${origin} answered HTTP ${status}${err instanceof SseError && status < 300 ? ' without an event stream' : ''}`];
+  const chained = networkFailure(err);
+  if (chained !== undefined || err instanceof SseError) {
+    // The connect's own fetch saw the request fail and knows where it went (the SSE transport keeps only a message).
+    const seen = witness?.lastFailure();
+    if (seen !== undefined && (chained === undefined || chained.reason === seen.failure.reason)) {
+      const kind = witness!.answered(seen.origin) ? 'transport_closed' : 'unreachable';
+      return [kind, `could not reach ${seen.origin}: ${seen.failure.reason}`];
+    }
+    if (chained !== undefined && witness?.answered(origin)) {
+      // Only an auth provider sends requests of a connect past its fetch: discovery and tokens.
+      return ['unreachable', `could not reach the authorization server of ${origin}: ${chained.reason}`];
+    }
+    if (chained !== undefined) return [witness === undefined ? 'transport_closed' : 'unreachable', `could not reach ${origin}: ${chained.reason}`];
+  }
+  if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
+  return null;
 }

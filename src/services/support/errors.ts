@@ -1,7 +1,12 @@
 import { z } from 'zod';
 
-/** Why a server is in `error` (docs/contract.md, Error kinds), or `needs_reauth` when it waits for a human's consent. */
-export const ErrorKind = z.enum(['spawn_failed', 'timeout', 'protocol', 'auth', 'transport_closed', 'config', 'needs_reauth']);
+/**
+ * Why a server is in `error` (docs/contract.md, Error kinds), or
+ * `needs_reauth` when it waits for a human's consent. `unreachable`: no
+ * answer at all (refused, no such host, TLS, a 5xx before any MCP message);
+ * `protocol`: it answered and broke the protocol.
+ */
+export const ErrorKind = z.enum(['spawn_failed', 'unreachable', 'timeout', 'protocol', 'auth', 'transport_closed', 'config', 'needs_reauth']);
 export type ErrorKind = z.infer<typeof ErrorKind>;
 
 /**

@@ -1,0 +1,106 @@
+// The host's view of a server nobody answers at: state `error` with
+// `error_kind: "unreachable"` in the status, the journal (and its replay by the
+// next host) and an add through management; for an OAuth server too, which
+// must not read as a protocol error or as waiting for consent.
+import { createServer as createHttpServer } from 'node:http';
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, test } from 'vitest';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { StartFailedError } from '../../src/services/support/errors.js';
+import { readConfigFile, stateDirWith, untilState } from './helpers.js';
+import { storedJournalLines } from '../support/journal-files.js';
+
+let host: McpHost | undefined;
+afterEach(async () => {
+  await host?.shutdown();
+  host = undefined;
+});
+
+/** A port that was free a moment ago: nothing listens there. */
+async function freePort(): Promise<number> {
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  const { port } = probe.address() as { port: number };
+  await new Promise((resolve) => probe.close(resolve));
+  return port;
+}
+
+describe('a remote server nobody answers at', () => {
+  test('is in error as unreachable (plain and OAuth), in the status, the journal and the next host', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}/mcp`;
+    const expected = `could not reach http://127.0.0.1:${port}: connection refused (ECONNREFUSED)`;
+    const dir = stateDirWith({
+      plain: { type: 'remote', url, reconnect: { max_attempts: 0 } },
+      oauth: { type: 'remote', url, auth: { kind: 'oauth' }, reconnect: { max_attempts: 0 } },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'plain', 'error');
+    await untilState(host, 'oauth', 'error');
+    for (const name of ['plain', 'oauth']) {
+      expect(host.server(name)).toMatchObject({ state: 'error', ready: false, error_kind: 'unreachable', error: expected });
+    }
+    // The OAuth server was never asked for consent: nothing answered to ask for it.
+    expect(host.events().some((event) => event.type === 'server.transitioned' && event.server === 'oauth' && event.to === 'needs_reauth')).toBe(false);
+
+    const failed = host.events().flatMap((event) => (event.type === 'server.transitioned' && event.to === 'error' ? [[event.server, event.error_kind]] : []));
+    expect(failed).toEqual([
+      ['plain', 'unreachable'],
+      ['oauth', 'unreachable'],
+    ]);
+    await host.shutdown();
+    expect(storedJournalLines(dir).filter((line) => line.includes('"error_kind":"unreachable"'))).toHaveLength(2);
+
+    // The next host replays the journal through its schema: the last run keeps the kind.
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'plain', 'error');
+    expect(host.server('plain')?.last_run).toMatchObject({ state: 'error', error_kind: 'unreachable', error: expected });
+  });
+
+  test('an OAuth server whose authorization server cannot be reached: unreachable, naming that server', async () => {
+    const deadAs = `http://127.0.0.1:${await freePort()}`;
+    // A real MCP endpoint's answer without a token: 401, and metadata naming an authorization server that is gone.
+    const mcp = createHttpServer((req, res) => {
+      const self = `http://127.0.0.1:${(mcp.address() as { port: number }).port}`;
+      if (req.url?.startsWith('/.well-known/oauth-protected-resource')) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ resource: `${self}/mcp`, authorization_servers: [deadAs] }));
+        return;
+      }
+      res.writeHead(401, { 'www-authenticate': `Bearer resource_metadata="${self}/.well-known/oauth-protected-resource"` }).end();
+    });
+    await new Promise<void>((resolve) => mcp.listen(0, '127.0.0.1', resolve));
+    try {
+      const origin = `http://127.0.0.1:${(mcp.address() as { port: number }).port}`;
+      const dir = stateDirWith({ o: { type: 'remote', url: `${origin}/mcp`, auth: { kind: 'oauth' }, reconnect: { max_attempts: 0 } } });
+      host = createMcpHost({ stateDir: dir });
+      await host.start();
+      await untilState(host, 'o', 'error');
+      expect(host.server('o')).toMatchObject({
+        error_kind: 'unreachable',
+        error: `could not reach the authorization server of ${origin}: connection refused (ECONNREFUSED)`,
+      });
+    } finally {
+      await host?.shutdown();
+      host = undefined;
+      await new Promise((resolve) => mcp.close(resolve));
+    }
+  });
+
+  test('an add through management fails as unreachable and is not saved', async () => {
+    const dir = stateDirWith({});
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    const failure = await host.addServer('r2', { type: 'remote', url: 'http://127.0.0.1:1/mcp' }).then(
+      () => new Error('the add succeeded'),
+      (err: unknown) => err,
+    );
+    expect(failure).toBeInstanceOf(StartFailedError);
+    expect((failure as StartFailedError).kind).toBe('unreachable');
+    expect((failure as Error).message).toBe(
+      'server "r2" failed to start (unreachable): could not reach http://127.0.0.1:1: fetch does not connect to this port (bad port)',
+    );
+    expect(readConfigFile(dir).servers).toEqual({});
+  });
+});
