@@ -9,6 +9,7 @@ import { registerCallCommand } from './cli/call.js';
 import { registerConnectCommand } from './cli/connect.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerListCommand } from './cli/list.js';
+import { registerRefreshCommand } from './cli/refresh.js';
 import { registerRegistryCommand } from './cli/registry.js';
 import { registerRemoveCommand } from './cli/remove.js';
 import { registerSearchCommand } from './cli/search.js';
@@ -49,6 +50,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerCallCommand(program, io);
   registerSearchCommand(program, io);
   registerApprovalsCommands(program, io);
+  registerRefreshCommand(program, io);
   registerAuthCommand(program, io);
   registerImportCommand(program, io);
   registerRegistryCommand(program, io);

@@ -49,7 +49,7 @@ function fakeConnection(client: Client, initial: Tool[]) {
     listTools: vi.fn(() => {
       const next = deferred<Tool[]>();
       listings.push(next);
-      return next.promise;
+      return next.promise.then((tools) => ({ tools, ttlMs: null }));
     }),
     replaceTools: vi.fn((listing: Tool[]) => {
       connection.allTools = listing;

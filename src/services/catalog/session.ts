@@ -9,6 +9,7 @@
 import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
+import type { CatalogFreshness } from './freshness.js';
 import { listenForChanges } from './listen.js';
 import { startCatalogSync } from './sync.js';
 import { redact, secretValues } from '../config/credentials.js';
@@ -26,6 +27,8 @@ export interface ServerSessionOptions {
   logger: { info(message: string): void; warn(message: string): void };
   /** The tool listing changed (`live.connection.allTools`): the tools must be registered again. */
   onToolsChanged(): void;
+  /** Where readers find this server's sync while the session runs (expired listings, forced refreshes). */
+  catalogs: CatalogFreshness;
 }
 
 /** Starts the session; returns the function that ends it (no more listings, logs or prompt commands). */
@@ -68,6 +71,15 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     },
     onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),
+    maxAgeMs: config.catalog_max_age_seconds == null ? null : config.catalog_max_age_seconds * 1000,
+  });
+  const detach = options.catalogs.attach(server, {
+    due: () => sync.due(),
+    freshen: () => sync.freshen(),
+    async refresh() {
+      await sync.refresh();
+      return sync.offer();
+    },
   });
 
   const stopListening = listenForChanges(client, (error) =>
@@ -75,6 +87,7 @@ export function startServerSession(options: ServerSessionOptions): () => void {
   );
 
   return function stopServerSession() {
+    detach();
     stopListening();
     sync.stop();
     stopLog();
