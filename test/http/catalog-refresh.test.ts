@@ -67,6 +67,20 @@ describe('POST /api/mcp/servers/:name/refresh', () => {
     expect(off.status).toBe(409);
     expect(off.json.error).toEqual({ code: 'not_ready', message: 'server "off" is not ready (state: disabled)' });
   });
+
+  it('a listing that fails is one error naming it; the tools listed before stay', { timeout: 60_000 }, async () => {
+    fleet = await startFleet((dir) => ({ py: python(dir, 'py') }));
+    await untilState(fleet, 'py', 'ready', 30_000);
+    const before = await toolNames();
+    await fleet.request('/api/mcp/tools/py__break_listing/call', { method: 'POST', body: { arguments: {} } });
+    const reply = await fleet.request('/api/mcp/servers/py/refresh', { method: 'POST' });
+    expect(reply.status).toBe(500);
+    expect(reply.json.error.code).toBe('protocol');
+    // The Python SDK does not tell a client what its handler raised.
+    expect(reply.json.error.message).toBe('server py: cannot list its catalog: Internal server error');
+    expect(await toolNames()).toEqual(before);
+    expect((await fleet.request('/api/mcp/servers/py')).json.state).toBe('ready');
+  });
 });
 
 describe('catalog_max_age_seconds', () => {

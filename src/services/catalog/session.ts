@@ -6,7 +6,7 @@
  * the catalog view is folded from; a new tool listing asks the machine to
  * register the tools again.
  */
-import type { Prompt, Resource, ResourceTemplateType } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, type Prompt, type Resource, type ResourceTemplateType } from '@modelcontextprotocol/client';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
 import type { CatalogFreshness } from './freshness.js';
@@ -16,6 +16,7 @@ import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { promptsListed, resourcesListed, type JournalEventInput } from '../journal/events.js';
 import type { LiveConnection } from '../connection/live-connection.js';
+import { FleetError } from '../support/errors.js';
 
 export interface ServerSessionOptions {
   server: string;
@@ -77,7 +78,11 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     due: () => sync.due(),
     freshen: () => sync.freshen(),
     async refresh() {
-      await sync.refresh();
+      try {
+        await sync.refresh();
+      } catch (error) {
+        throw listingFailure(server, error, secrets);
+      }
       return sync.offer();
     },
   });
@@ -93,4 +98,16 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     stopLog();
     prompts.remove(server, owner);
   };
+}
+
+/** A forced listing that failed, as one secret-free line with its kind. */
+function listingFailure(server: string, error: unknown, secrets: string[]): FleetError {
+  const kind =
+    error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
+      ? 'timeout'
+      : error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed
+        ? 'transport_closed'
+        : 'protocol';
+  const message = error instanceof Error ? error.message : String(error);
+  return new FleetError(kind, `server ${server}: cannot list its catalog: ${redact(message, secrets)}`, { cause: error });
 }
