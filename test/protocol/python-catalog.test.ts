@@ -28,26 +28,35 @@ async function pythonHost(
   protocol: Era,
   { env = {}, config = {} }: { env?: Record<string, string>; config?: Record<string, unknown> } = {},
 ): Promise<Running> {
+  // A start that fails says why (the server's error is only logged).
+  const warnings: string[] = [];
+  const options = { logger: { info() {}, warn: (message: string) => void warnings.push(message) } };
+  const started = (promise: Promise<Running>) =>
+    promise.catch((error: Error) => {
+      throw new Error(`${error.message}: ${warnings.join(' / ')}`);
+    });
   if (transport === 'http') {
     http = await startPythonHttpFixture('growing_catalog', ['--http'], env);
     const url = http.url;
-    running = await startHost(
-      () => ({ py: { type: 'remote', url, transport: 'streamable_http', protocol, timeout_seconds: 20, ...config } }),
-      ['py'],
+    running = await started(
+      startHost(() => ({ py: { type: 'remote', url, transport: 'streamable_http', protocol, timeout_seconds: 20, ...config } }), ['py'], options),
     );
   } else {
-    running = await startHost(
-      (dir) => ({
-        py: {
-          type: 'local',
-          command: pythonCommand('growing_catalog'),
-          env: { FIXTURE_PID_FILE: join(dir, 'py.pid'), ...env },
-          protocol,
-          timeout_seconds: 20,
-          ...config,
-        },
-      }),
-      ['py'],
+    running = await started(
+      startHost(
+        (dir) => ({
+          py: {
+            type: 'local',
+            command: pythonCommand('growing_catalog'),
+            env: { FIXTURE_PID_FILE: join(dir, 'py.pid'), ...env },
+            protocol,
+            timeout_seconds: 20,
+            ...config,
+          },
+        }),
+        ['py'],
+        options,
+      ),
     );
   }
   return running;
