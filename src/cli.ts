@@ -10,6 +10,7 @@ import { registerConnectCommand } from './cli/connect.js';
 import { CliError, USAGE_EXIT_CODE } from './cli/errors.js';
 import { registerImportCommand } from './cli/import.js';
 import { registerListCommand } from './cli/list.js';
+import { registerRefreshCommand } from './cli/refresh.js';
 import { registerRegistryCommand } from './cli/registry.js';
 import { registerRemoveCommand } from './cli/remove.js';
 import { registerSearchCommand } from './cli/search.js';
@@ -53,6 +54,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerCallCommand(program, io);
   registerSearchCommand(program, io);
   registerApprovalsCommands(program, io);
+  registerRefreshCommand(program, io);
   registerAuthCommand(program, io);
   registerImportCommand(program, io);
   registerRegistryCommand(program, io);

@@ -16,6 +16,7 @@ import { SEARCH_TOOLS_NAME } from './services/tools/search-tools-tool.js';
 import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
+import { createCatalogFreshness } from './services/catalog/freshness.js';
 import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
 import { jsonEqual } from './services/support/json-equal.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
@@ -23,7 +24,7 @@ import { createConfigStore, type ConfigStore } from './services/config/store.js'
 import type { CredentialsStore } from './services/oauth/credentials-store.js';
 import { clientMetadataDocument, type ClientMetadataDocument } from './services/oauth/client-metadata-document.js';
 import type { PendingConsents } from './services/oauth/pending-consents.js';
-import { HostNotRunningError, NotFoundError } from './services/support/errors.js';
+import { HostNotRunningError, NotFoundError, NotReadyError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
 import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
@@ -130,6 +131,13 @@ export interface CatalogEntry extends ServerView {
 
 export type { ConfigDiff as CatalogDiff } from './services/catalog/config-diff.js';
 
+/** What a server offers after a forced re-list: its registered tools, its resources and its prompts, counted. */
+export interface CatalogCounts {
+  tools: number;
+  resources: number;
+  prompts: number;
+}
+
 /** The MCP host: the library's main object (docs/library.md). */
 export interface McpHost {
   readonly stateDir: string;
@@ -182,6 +190,20 @@ export interface McpHost {
    */
   beginAuth(name: string): Promise<AuthBegun>;
   catalog(): CatalogEntry[];
+  /**
+   * Re-lists every listing of a ready server that expired (older than its
+   * `catalog_max_age_seconds`, or past the `ttlMs` its server gave), one
+   * request per listing however many callers wait; resolves once done. The
+   * reads (`tools()`, `searchTools()`, `catalog()`, `prompts()`) start this
+   * and answer at once; the HTTP routes and `runAgentTurn` wait for it.
+   */
+  freshen(): Promise<void>;
+  /**
+   * Re-lists a server's tools, resources and prompts now; a changed tool
+   * listing is registered (and journaled as a catalog change) before it
+   * resolves. Rejects with NotFoundError (unknown server) or NotReadyError.
+   */
+  refreshCatalog(name: string): Promise<CatalogCounts>;
   /** Every prompt of every ready server, as slash commands `/server:prompt`. */
   prompts(): PromptEntry[];
   /**
@@ -253,6 +275,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const approvals = createApprovals({ append, approve: options.approve });
   const mount = createToolMount({ append, projected: () => journal.projection.context, spill, approvals });
   const prompts = createPromptRegistry();
+  const catalogs = createCatalogFreshness();
+  /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
+  const freshenSoon = () => void catalogs.freshen();
   const auth = createServerAuth({
     ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
     consentTimeoutMs: options.consentTimeoutMs,
@@ -280,6 +305,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     leftovers,
     eras,
     knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
+    catalogs,
   });
 
   let actor: ReturnType<typeof createRegistryActor> | null = null;
@@ -468,11 +494,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     tools(toolOptions) {
+      freshenSoon();
       const tools = deferredTools.marked(mount.list());
       return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools) : tools);
     },
 
-    searchTools: (query, searchOptions) => fleetSearch.search(query, searchOptions),
+    searchTools(query, searchOptions) {
+      freshenSoon();
+      return fleetSearch.search(query, searchOptions);
+    },
 
     hasTool(name) {
       if (mount.get(name) !== undefined || name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
@@ -529,6 +559,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     catalog() {
+      freshenSoon();
       const context = projected();
       return host.status().map((status) => {
         const server = context.servers[status.name];
@@ -558,7 +589,22 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       });
     },
 
-    prompts: () => prompts.list(),
+    prompts() {
+      freshenSoon();
+      return prompts.list();
+    },
+
+    freshen: () => catalogs.freshen(),
+
+    async refreshCatalog(name) {
+      running();
+      const view = host.server(name);
+      if (!view) throw new NotFoundError(name);
+      const handle = catalogs.get(name);
+      if (!handle) throw new NotReadyError(name, view.state);
+      const offer = await handle.refresh();
+      return { tools: mount.forServer(name).length, resources: offer.resources.length, prompts: offer.prompts.length };
+    },
     renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
 
     async catalogDiff() {

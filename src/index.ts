@@ -2,7 +2,7 @@
 // anything not listed is internal and may change.
 
 export { createMcpHost } from './host.js';
-export type { CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host.js';
+export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host.js';
 export { createManagementApp } from './http/app.js';
 export type { ManagementAppOptions } from './http/app.js';
 
@@ -62,6 +62,7 @@ export {
   FleetError,
   HostNotRunningError,
   NotFoundError,
+  NotReadyError,
   PreconditionFailedError,
   StartFailedError,
 } from './services/support/errors.js';

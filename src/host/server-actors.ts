@@ -10,6 +10,7 @@ import { serverMachine, type AuthCheck, type ServerWork } from '../machines/serv
 import type { ServerEvent } from '../machines/server.events.js';
 import type { PromptRegistry } from '../services/capabilities/prompts.js';
 import type { ClientHandlers } from '../services/capabilities/client-handlers.js';
+import type { CatalogFreshness } from '../services/catalog/freshness.js';
 import { startServerSession } from '../services/catalog/session.js';
 import { openLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { JournalEventInput } from '../services/journal/events.js';
@@ -29,11 +30,13 @@ export interface ServerActorDeps {
   eras: EraVerdicts;
   /** Whether a server's catalog from an earlier run is known (an `on_demand` server waits with it published). */
   knowsCatalog(name: string): boolean;
+  /** The ready servers' catalog syncs, for reads and forced refreshes. */
+  catalogs: CatalogFreshness;
 }
 
 /** The server machine with this host's actors. */
 export function hostServerMachine(deps: ServerActorDeps) {
-  const { auth, clientHandlers, prompts, append, logger, leftovers, eras } = deps;
+  const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs } = deps;
   return serverMachine.provide({
     guards: {
       knowsCatalog: ({ context }) => deps.knowsCatalog(context.name),
@@ -69,6 +72,7 @@ export function hostServerMachine(deps: ServerActorDeps) {
           prompts,
           logger,
           onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
+          catalogs,
         }),
       ),
     },

@@ -8,6 +8,7 @@ import {
   FleetError,
   HostNotRunningError,
   NotFoundError,
+  NotReadyError,
   PreconditionFailedError,
   StartFailedError,
 } from '../services/support/errors.js';
@@ -57,6 +58,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof ConfigError) return answer(400, 'invalid_config', err.message, err.field);
   if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
+  if (err instanceof NotReadyError) return answer(409, 'not_ready', err.message);
   if (err instanceof AuthNotApplicableError) return answer(409, err.code, err.message);
   if (err instanceof HostNotRunningError) return answer(503, err.reason, err.message);
   if (err instanceof PreconditionFailedError) {

@@ -53,6 +53,7 @@ export const FIELD_SAMPLES: Readonly<Record<string, unknown>> = {
   max_total_timeout_seconds: 300,
   log_level: 'warning',
   protocol: '2025',
+  catalog_max_age_seconds: 120,
 };
 
 export type ServerType = 'local' | 'remote';

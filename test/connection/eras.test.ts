@@ -8,10 +8,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig, ServerConfig, type LocalServerConfig } from '../../src/services/config/schema.js';
 import type { ServerConnection } from '../../src/services/connection/connection.js';
-import { eraKey } from '../../src/services/era/negotiation.js';
+import { eraKey, STDIO_PROBE_MS } from '../../src/services/era/negotiation.js';
 import { fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from '../../src/services/era/verdicts.js';
 import { FleetError } from '../../src/services/support/errors.js';
-import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
+import { fixture, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
 
 const servers: HttpFixture[] = [];
@@ -113,6 +113,15 @@ describe('eras over stdio', () => {
     const error = await connectError('old', fixtureConfig('healthy', { protocol: '2026' }));
     expect(error.kind).toBe('protocol');
     expect(error.message).toContain('2026-07-28');
+  });
+
+  it('protocol 2026 waits for a server slower to start than the auto probe bound (no fallback to hurry to)', { timeout: 60_000 }, async () => {
+    // modern.mjs behind a start-up delay past STDIO_PROBE_MS, as a Python server importing its SDK on a busy machine.
+    const delayed = ['-e', `setTimeout(() => import(process.argv[1]), ${STDIO_PROBE_MS + 1000})`, fixture('modern')];
+    const config = ServerConfig.parse({ type: 'local', command: [process.execPath, ...delayed], protocol: '2026', timeout_seconds: 30 });
+    const connection = await connectTracked('slow-modern', config);
+    expect(connection.client.getProtocolEra()).toBe('modern');
+    expect(await callText(connection, 'era')).toBe('modern');
   });
 
   it('a dual-era server is spoken to in the era asked for', async () => {

@@ -92,7 +92,7 @@ test('changes reported and the listing handed over match a plain diff, listing a
         const connection = {
           client,
           allTools: first.map(toolOf),
-          listTools: vi.fn(() => new Promise<Tool[]>((resolve) => answers.push(resolve))),
+          listTools: vi.fn(() => new Promise<Tool[]>((resolve) => answers.push(resolve)).then((tools) => ({ tools, ttlMs: null }))),
           replaceTools: vi.fn((listing: Tool[]) => {
             connection.allTools = listing;
           }),

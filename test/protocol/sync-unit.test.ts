@@ -5,7 +5,8 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange } from '../../src/services/catalog/sync.js';
+import { startCatalogSync, type CatalogChange, type CatalogSyncOptions } from '../../src/services/catalog/sync.js';
+import { MAX_TTL_MS, ttlOf, type ToolListing } from '../../src/services/connection/tool-listing.js';
 import type { ServerConnection } from '../../src/services/connection/connection.js';
 import { HELD_PER_METHOD, notificationsOf } from '../../src/services/connection/notifications.js';
 
@@ -36,20 +37,25 @@ afterEach(async () => {
 
 function deferred<T>() {
   let resolve!: (value: T) => void;
-  const promise = new Promise<T>((r) => (resolve = r));
-  return { promise, resolve };
+  let reject!: (error: Error) => void;
+  const promise = new Promise<T>((res, rej) => ((resolve = res), (reject = rej)));
+  return { promise, resolve, reject };
 }
+
+/** A tool listing as the connection answers it, with the server's `ttlMs`. */
+const listing = (tools: Tool[], ttlMs: number | null) => ({ tools, ttlMs }) as unknown as ToolListing;
 
 /** A connection whose `listTools` answers only when the test says so. */
 function fakeConnection(client: Client, initial: Tool[]) {
-  const listings: Array<ReturnType<typeof deferred<Tool[]>>> = [];
+  // A bare array answers without a ttlMs.
+  const listings: Array<ReturnType<typeof deferred<Tool[] | ToolListing>>> = [];
   const connection = {
     client,
     allTools: initial,
     listTools: vi.fn(() => {
-      const next = deferred<Tool[]>();
+      const next = deferred<Tool[] | ToolListing>();
       listings.push(next);
-      return next.promise;
+      return next.promise.then((answer) => (Array.isArray(answer) ? { tools: answer, ttlMs: null } : answer));
     }),
     replaceTools: vi.fn((listing: Tool[]) => {
       connection.allTools = listing;
@@ -59,7 +65,11 @@ function fakeConnection(client: Client, initial: Tool[]) {
 }
 
 /** Starts a sync on `connection` that records changes; a listing error fails the test. */
-function startSync(connection: ReturnType<typeof fakeConnection>['connection'], debounceMs: number) {
+function startSync(
+  connection: ReturnType<typeof fakeConnection>['connection'],
+  debounceMs: number,
+  extra: Partial<CatalogSyncOptions> = {},
+) {
   const changes: CatalogChange[] = [];
   const onTools = vi.fn();
   const sync = startCatalogSync({
@@ -72,6 +82,7 @@ function startSync(connection: ReturnType<typeof fakeConnection>['connection'], 
     onError: (_kind, error) => {
       throw error;
     },
+    ...extra,
   });
   closers.push(async () => sync.stop());
   return { sync, changes, onTools };
@@ -141,6 +152,99 @@ describe('catalog sync', () => {
     await sync.idle();
     expect(listings).toHaveLength(1);
     expect(onTools).not.toHaveBeenCalled();
+  });
+});
+
+describe('catalog freshness', () => {
+  test('a listing older than maxAgeMs is listed again by freshen, once for any number of readers', async () => {
+    const { client } = await pair();
+    const { connection, listings } = fakeConnection(client, [tool('a')]);
+    let clock = 0;
+    const { sync, changes, onTools } = startSync(connection, 1, { maxAgeMs: 1000, now: () => clock });
+    await sync.idle();
+    const promptsBefore = promptListings;
+
+    clock = 999;
+    expect(sync.due()).toBe(false);
+    await sync.freshen();
+    expect(connection.listTools).not.toHaveBeenCalled();
+
+    clock = 1000;
+    expect(sync.due()).toBe(true);
+    const readers = Array.from({ length: 5 }, () => sync.freshen());
+    await vi.waitFor(() => expect(listings).toHaveLength(1));
+    // A reader arriving while the listing runs joins it too.
+    readers.push(sync.freshen());
+    listings[0]!.resolve([tool('a'), tool('b')]);
+    await Promise.all(readers);
+    expect(connection.listTools).toHaveBeenCalledTimes(1);
+    expect(promptListings).toBe(promptsBefore + 1);
+    expect(onTools).toHaveBeenCalledTimes(1);
+    // (The fixture's prompts are renamed on every listing: a prompts change too.)
+    expect(changes.filter((change) => change.kind === 'tools')).toEqual([{ kind: 'tools', added: ['b'], removed: [], changed: [] }]);
+    // Aged from when the listing was asked for.
+    expect(sync.due()).toBe(false);
+    clock = 1999;
+    expect(sync.due()).toBe(false);
+    clock = 2000;
+    expect(sync.due()).toBe(true);
+  });
+
+  test("a listing's ttlMs ages it; a failed listing keeps the one before and is tried again", async () => {
+    const { client } = await pair();
+    const { connection, listings } = fakeConnection(client, [tool('a')]);
+    let clock = 0;
+    const errors: Error[] = [];
+    const { sync, changes } = startSync(connection, 1, { now: () => clock, onError: (_kind, error) => errors.push(error) });
+    await sync.idle();
+    clock = 1_000_000;
+    expect(sync.due()).toBe(false);
+
+    const refreshed = sync.refresh();
+    await vi.waitFor(() => expect(listings).toHaveLength(1));
+    listings[0]!.resolve(listing([tool('a')], 500));
+    await refreshed;
+    clock += 499;
+    expect(sync.due()).toBe(false);
+    clock += 1;
+    expect(sync.due()).toBe(true);
+
+    const failing = sync.freshen();
+    await vi.waitFor(() => expect(listings).toHaveLength(2));
+    listings[1]!.reject(new Error('server busy'));
+    await failing;
+    expect(errors.map((error) => error.message)).toEqual(['server busy']);
+    expect(connection.allTools.map((t) => t.name)).toEqual(['a']);
+    expect(sync.due()).toBe(true);
+
+    const retried = sync.freshen();
+    await vi.waitFor(() => expect(listings).toHaveLength(3));
+    listings[2]!.resolve(listing([tool('a'), tool('c')], null));
+    await retried;
+    expect(changes.filter((change) => change.kind === 'tools')).toEqual([{ kind: 'tools', added: ['c'], removed: [], changed: [] }]);
+    // No hint and no age policy: never due again.
+    clock += 1e9;
+    expect(sync.due()).toBe(false);
+  });
+
+  test("ttlOf: a modern result's positive ttlMs, capped at 24 h; 0, a missing one or a 2025 result give none", () => {
+    const era = (value: 'modern' | 'legacy') => ({ getProtocolEra: () => value }) as unknown as Client;
+    expect(ttlOf(era('modern'), { tools: [], ttlMs: 1500 })).toBe(1500);
+    expect(ttlOf(era('modern'), { tools: [], ttlMs: 10 * MAX_TTL_MS })).toBe(MAX_TTL_MS);
+    expect(ttlOf(era('modern'), { tools: [], ttlMs: 0 })).toBeNull();
+    expect(ttlOf(era('modern'), { tools: [] })).toBeNull();
+    expect(ttlOf(era('legacy'), { tools: [], ttlMs: 1500 })).toBeNull();
+  });
+
+  test('refresh rejects with a failed listing', async () => {
+    const { client } = await pair();
+    const { connection, listings } = fakeConnection(client, [tool('a')]);
+    const { sync } = startSync(connection, 1, { onError: () => {} });
+    await sync.idle();
+    const refreshed = sync.refresh();
+    await vi.waitFor(() => expect(listings).toHaveLength(1));
+    listings[0]!.reject(new Error('tools/list timed out'));
+    await expect(refreshed).rejects.toThrow('tools/list timed out');
   });
 });
 

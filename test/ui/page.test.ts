@@ -252,6 +252,25 @@ describe('the management page', () => {
     expect(fleet.config().servers.mach.auth).toMatchObject({ kind: 'client_credentials', client_id: 'job', client_secret: MACHINE_SECRET });
   });
 
+  it('sets a catalog max age, and clears it back to none', async () => {
+    const save = async (value: string) => {
+      await select('mach');
+      await detail().getByRole('button', { name: 'Edit' }).click();
+      const dialog = page.locator('#server-dialog');
+      await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
+      await dialog.getByLabel('Catalog max age (s)').fill(value);
+      const patch = page.waitForRequest((r) => r.method() === 'PATCH');
+      await dialog.getByRole('button', { name: 'Save changes' }).click();
+      const body = (await patch).postDataJSON();
+      await dialog.waitFor({ state: 'hidden' });
+      return body;
+    };
+    expect(await save('300')).toEqual({ catalog_max_age_seconds: 300 });
+    expect(fleet.config().servers.mach.catalog_max_age_seconds).toBe(300);
+    expect(await save('')).toEqual({ catalog_max_age_seconds: null });
+    expect(fleet.config().servers.mach.catalog_max_age_seconds ?? null).toBeNull();
+  });
+
   it('a server that does not start is reported in the form, and nothing is saved', async () => {
     await page.getByRole('button', { name: 'Add server' }).click();
     const dialog = page.locator('#server-dialog');

@@ -6,7 +6,8 @@ import type { McpHost } from '../../host.js';
 export function catalogRoutes(host: McpHost): Router {
   const router = loadExpress().Router();
 
-  router.get('/', function catalog(_req, res) {
+  router.get('/', async function catalog(_req, res) {
+    await host.freshen();
     res.json({ servers: host.catalog() });
   });
 

@@ -13,7 +13,8 @@ const RenderBody = z.strictObject({ arguments: z.record(z.string(), z.unknown())
 export function promptRoutes(host: McpHost): Router {
   const router = loadExpress().Router();
 
-  router.get('/', function listPrompts(_req, res) {
+  router.get('/', async function listPrompts(_req, res) {
+    await host.freshen();
     res.json({ prompts: host.prompts() });
   });
 

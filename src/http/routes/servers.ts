@@ -63,6 +63,12 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     res.json(await host.restartServer(req.params.name));
   });
 
+  // Re-lists tools, resources and prompts now (a server that never announces its changes); answers the counts.
+  router.post('/:name/refresh', async function refreshCatalog(req, res) {
+    requireServer(host, req.params.name);
+    res.json(await host.refreshCatalog(req.params.name));
+  });
+
   // Starts consent (needs_reauth → authenticating); the answer is the URL to open.
   router.post('/:name/auth', async function beginAuth(req, res) {
     requireServer(host, req.params.name);

@@ -19,7 +19,9 @@ const SearchLimit = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().
 export function toolRoutes(host: McpHost): Router {
   const router = loadExpress().Router();
 
-  router.get('/', function listTools(_req, res) {
+  // Listings that expired (catalog_max_age_seconds, a server's ttlMs) are listed again before the answer.
+  router.get('/', async function listTools(_req, res) {
+    await host.freshen();
     const tools = host.tools().map((tool) => ({
       name: tool.name,
       description: tool.description,
@@ -32,9 +34,10 @@ export function toolRoutes(host: McpHost): Router {
   });
 
   // Before any `/:name` route, so that a tool can never shadow it.
-  router.get('/search', function searchTools(req, res) {
+  router.get('/search', async function searchTools(req, res) {
     const query = searchQuery(req.query.q);
     const limit = searchLimit(req.query.limit);
+    await host.freshen();
     res.json({ tools: host.searchTools(query, limit === undefined ? {} : { limit }) });
   });
 

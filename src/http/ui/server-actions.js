@@ -55,6 +55,9 @@ export function serverActions(state, view) {
     const result = await openServerForm($('#server-dialog'), entry);
     if (result?.unchanged) toast('Nothing changed.');
     if (result?.saved) {
+      // The saved config at once, not at the next refresh: an Edit right after opens on what was saved.
+      const current = state.servers.get(name);
+      if (current) state.servers.set(name, { ...current, config: result.saved.config, version: result.saved.version });
       toast(`Saved ${name}: ${result.saved.state.replaceAll('_', ' ')}.`);
       scheduleRefresh();
     }

@@ -217,6 +217,7 @@ function buildControls(config, editing) {
   c.timeout = input({ type: 'number', min: '1', step: 'any', value: config.timeout_seconds ?? '', placeholder: '60' });
   c.callTimeout = input({ type: 'number', min: '1', step: 'any', value: config.call_timeout_seconds ?? '', placeholder: '120' });
   c.maxCalls = input({ type: 'number', min: '1', step: '1', value: config.max_concurrent_calls ?? '', placeholder: '16' });
+  c.maxAge = input({ type: 'number', min: '1', step: 'any', value: config.catalog_max_age_seconds ?? '' });
   c.include = input({ value: (config.tools?.include ?? []).join(', '), class: 'mono' });
   c.exclude = input({ value: (config.tools?.exclude ?? []).join(', '), class: 'mono' });
   return c;
@@ -281,6 +282,12 @@ function layout(c, editing) {
       field('call_timeout_seconds', 'Call timeout (s)', c.callTimeout),
       field('max_concurrent_calls', 'Concurrent calls', c.maxCalls),
     ),
+    field(
+      'catalog_max_age_seconds',
+      'Catalog max age (s)',
+      c.maxAge,
+      'Optional. Tools, resources and prompts listed longer ago than this are listed again when next read, for a server whose changes do not arrive. Empty: rely on its announcements.',
+    ),
     field('tools.include', 'Only these tools', c.include, 'Original tool names, comma-separated. Empty: all tools.'),
     field('tools.exclude', 'Never these tools', c.exclude, 'Original tool names, comma-separated.'),
   );
@@ -320,6 +327,8 @@ function addBody(c) {
     const n = numberOf(c[control]);
     if (n !== undefined) body[key] = n;
   }
+  const maxAge = numberOf(c.maxAge);
+  if (maxAge !== undefined) body.catalog_max_age_seconds = maxAge;
   const include = list(c.include.value);
   const exclude = list(c.exclude.value);
   if (include.length > 0 || exclude.length > 0) body.tools = { include: include.length > 0 ? include : null, exclude };
@@ -359,6 +368,9 @@ function patchBody(c, config) {
     const n = numberOf(c[control]);
     if (n !== undefined && n !== config[key]) patch[key] = n;
   }
+  // Emptied: back to no age limit.
+  const maxAge = numberOf(c.maxAge) ?? null;
+  if (maxAge !== (config.catalog_max_age_seconds ?? null)) patch.catalog_max_age_seconds = maxAge;
   const include = list(c.include.value);
   const tools = {};
   if (!same(include.length > 0 ? include : null, config.tools?.include ?? null)) tools.include = include.length > 0 ? include : null;

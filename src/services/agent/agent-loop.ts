@@ -12,6 +12,8 @@ import type { ChatMessage, HostModel, ModelTool, ToolCall } from './host-model.j
 export interface ToolHost {
   tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
+  /** Re-lists the catalog listings that expired; the turn waits for it before it reads the tools. */
+  freshen?(): Promise<void>;
 }
 
 export interface AgentTurnOptions {
@@ -65,6 +67,7 @@ export async function runAgentTurn(
   for (let round = 1; round <= maxRounds; round++) {
     options.signal?.throwIfAborted();
     // Read each round: a server that became ready (or went away) changes what the model may call.
+    await host.freshen?.();
     const tools: ModelTool[] = host.tools({ loading }).map(({ name, description, parameters }) => ({ name, description, parameters }));
     const listed = new Set(tools.map((tool) => tool.name));
     for (const tool of found.values()) if (!listed.has(tool.name)) tools.push(tool);

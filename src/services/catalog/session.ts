@@ -6,14 +6,17 @@
  * the catalog view is folded from; a new tool listing asks the machine to
  * register the tools again.
  */
+import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
+import type { CatalogFreshness } from './freshness.js';
 import { listenForChanges } from './listen.js';
 import { startCatalogSync } from './sync.js';
 import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { promptsListed, resourcesListed, type JournalEventInput } from '../journal/events.js';
 import type { LiveConnection } from '../connection/live-connection.js';
+import { FleetError } from '../support/errors.js';
 
 export interface ServerSessionOptions {
   server: string;
@@ -25,6 +28,8 @@ export interface ServerSessionOptions {
   logger: { info(message: string): void; warn(message: string): void };
   /** The tool listing changed (`live.connection.allTools`): the tools must be registered again. */
   onToolsChanged(): void;
+  /** Where readers find this server's sync while the session runs (expired listings, forced refreshes). */
+  catalogs: CatalogFreshness;
 }
 
 /** Starts the session; returns the function that ends it (no more listings, logs or prompt commands). */
@@ -61,6 +66,19 @@ export function startServerSession(options: ServerSessionOptions): () => void {
     },
     onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),
+    maxAgeMs: config.catalog_max_age_seconds == null ? null : config.catalog_max_age_seconds * 1000,
+  });
+  const detach = options.catalogs.attach(server, {
+    due: () => sync.due(),
+    freshen: () => sync.freshen(),
+    async refresh() {
+      try {
+        await sync.refresh();
+      } catch (error) {
+        throw listingFailure(server, error, secrets);
+      }
+      return sync.offer();
+    },
   });
 
   const stopListening = listenForChanges(client, (error) =>
@@ -68,9 +86,22 @@ export function startServerSession(options: ServerSessionOptions): () => void {
   );
 
   return function stopServerSession() {
+    detach();
     stopListening();
     sync.stop();
     stopLog();
     prompts.remove(server, owner);
   };
+}
+
+/** A forced listing that failed, as one secret-free line with its kind. */
+function listingFailure(server: string, error: unknown, secrets: string[]): FleetError {
+  const kind =
+    error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
+      ? 'timeout'
+      : error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed
+        ? 'transport_closed'
+        : 'protocol';
+  const message = error instanceof Error ? error.message : String(error);
+  return new FleetError(kind, `server ${server}: cannot list its catalog: ${redact(message, secrets)}`, { cause: error });
 }

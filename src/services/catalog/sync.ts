@@ -9,12 +9,17 @@
  * starts (the tools were listed at connect); a change a server announced
  * before the sync listened was held by the connection's notification
  * dispatcher and is replayed to it.
+ *
+ * A server may also never announce a change (on the 2026-07-28 era a change
+ * sent the 2025 way is dropped): a listing older than `maxAgeMs`, or past the
+ * `ttlMs` its result carried, is re-listed when a reader calls `freshen`, one
+ * listing per kind however many readers wait for it; `refresh` re-lists now.
  */
 import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontextprotocol/client';
 import type { ServerConnection } from '../connection/connection.js';
 import { jsonEqual } from '../support/json-equal.js';
 import { notificationsOf } from '../connection/notifications.js';
-import { listEveryPage } from '../connection/tool-listing.js';
+import { listEveryPage, ttlOf } from '../connection/tool-listing.js';
 import { observeSync, type SyncTrigger } from '../telemetry/catalog.js';
 import { observeRequest } from '../telemetry/requests.js';
 
@@ -49,6 +54,10 @@ export interface CatalogSyncOptions {
   onChange(change: CatalogChange): void;
   /** A listing failed; the previous one stays. */
   onError(kind: CatalogKind, error: Error): void;
+  /** `catalog_max_age_seconds` in ms: a listing older than this is re-listed by the next {@link CatalogSync.freshen}; null: only the server's `ttlMs` ages it. */
+  maxAgeMs?: number | null;
+  /** The clock, in ms (default `Date.now`). */
+  now?: () => number;
 }
 
 export interface CatalogSync {
@@ -56,6 +65,17 @@ export interface CatalogSync {
   offer(): Offer;
   /** Resolves once no listing is scheduled or running (for callers that must see a settled catalog). */
   idle(): Promise<void>;
+  /** Whether a listing expired: what {@link freshen} would re-list. */
+  due(): boolean;
+  /**
+   * Re-lists each kind whose listing expired (older than `maxAgeMs`, or past
+   * the server's `ttlMs`), joining a listing of that kind already under way;
+   * resolves once they are done. A failed listing keeps the one before (and
+   * goes to `onError`), so the next call tries again.
+   */
+  freshen(): Promise<void>;
+  /** Re-lists tools, resources and prompts now, whatever their age; rejects with the first listing that failed. */
+  refresh(): Promise<void>;
   /** Stops listening; listings still running are dropped. */
   stop(): void;
 }
@@ -71,6 +91,16 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   /** Per kind, the window after a listing started: `again` when a change arrived in it. */
   const windows = new Map<CatalogKind, { timer: NodeJS.Timeout; again: boolean }>();
   const running = new Set<Promise<void>>();
+  const now = options.now ?? Date.now;
+  const maxAgeMs = options.maxAgeMs ?? null;
+  /** Per kind, when the listing in use was asked for and the server's `ttlMs` for it; null until one succeeded. */
+  const fresh: Record<CatalogKind, Freshness | null> = {
+    tools: { at: now(), ttlMs: connection.connectTtlMs ?? null },
+    resources: null,
+    prompts: null,
+  };
+  /** Per kind, the latest listing started: what readers of an expired kind wait on instead of listing again. */
+  const latest = new Map<CatalogKind, Promise<void>>();
   let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
   /** Whether resources / prompts were listed once: the first listing is not a change. */
   const listed = { resources: false, prompts: false };
@@ -90,7 +120,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       open.again = true;
       return;
     }
-    relist(kind, 'list_changed');
+    void relist(kind, 'list_changed');
     openWindow(kind);
   }
 
@@ -100,7 +130,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       timer: setTimeout(() => {
         windows.delete(kind);
         if (!window.again) return;
-        relist(kind, 'list_changed');
+        void relist(kind, 'list_changed');
         openWindow(kind);
       }, debounceMs),
     };
@@ -109,26 +139,49 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   const listingDue = () => [...windows.values()].some((window) => window.again);
 
-  function relist(kind: CatalogKind, trigger: SyncTrigger): void {
+  /** Starts a listing of `kind`; the promise rejects when it fails (which `onError` is told of either way). */
+  function relist(kind: CatalogKind, trigger: SyncTrigger): Promise<void> {
     const mine = ++generation[kind];
+    const startedAt = now();
     const current = () => !stopping.signal.aborted && generation[kind] === mine;
     // Telemetry: whether this listing changed the catalog (onChange was told).
     const changesBefore = changeCount;
     const changed = () => changeCount !== changesBefore;
     // A kind the server does not offer lists nothing: no span for it.
     const offered = kind === 'tools' || capabilities[kind] !== undefined;
-    const listing = offered ? observeSync(connection, kind, trigger, changed, () => listAndApply(kind, current)) : listAndApply(kind, current);
+    const markListed = (ttlMs: number | null) => (fresh[kind] = { at: startedAt, ttlMs });
+    const listing = offered
+      ? observeSync(connection, kind, trigger, changed, () => listAndApply(kind, current, markListed))
+      : listAndApply(kind, current, markListed);
     const run = listing.catch((error: unknown) => {
       if (current()) options.onError(kind, error instanceof Error ? error : new Error(String(error)));
     });
     running.add(run);
-    void run.finally(() => running.delete(run));
+    latest.set(kind, run);
+    void run.finally(() => {
+      running.delete(run);
+      if (latest.get(kind) === run) latest.delete(kind);
+    });
+    return listing;
   }
 
-  async function listAndApply(kind: CatalogKind, current: () => boolean): Promise<void> {
+  const isOffered = (kind: CatalogKind) => kind === 'tools' || capabilities[kind] !== undefined;
+
+  /** Whether `kind`'s listing is past its age or its server-given lifetime. */
+  function expired(kind: CatalogKind): boolean {
+    const known = fresh[kind];
+    // Never listed (the first listing failed, or is under way): only an age policy asks again.
+    if (known === null) return maxAgeMs !== null;
+    const age = now() - known.at;
+    return (maxAgeMs !== null && age >= maxAgeMs) || (known.ttlMs !== null && age >= known.ttlMs);
+  }
+
+  async function listAndApply(kind: CatalogKind, current: () => boolean, markListed: (ttlMs: number | null) => void): Promise<void> {
     if (kind === 'tools') {
-      const listing = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopping.signal));
+      const result = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopping.signal));
       if (!current()) return;
+      markListed(result.ttlMs);
+      const listing = result.tools;
       const { change, stable, keyed, before } = diff('tools', connection.allTools, listing, toolName, toolIndex, true);
       // Whichever listing stays `allTools`, its index serves the next diff.
       toolIndex = change === null ? before : keyed;
@@ -140,8 +193,11 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     }
     if (kind === 'resources') {
       if (!capabilities.resources) return;
-      const [resources, resourceTemplates] = await Promise.all([listResources(), listResourceTemplates()]);
+      const [listedResources, listedTemplates] = await Promise.all([listResources(), listResourceTemplates()]);
       if (!current()) return;
+      markListed(shorter(ttlOf(client, listedResources), ttlOf(client, listedTemplates)));
+      const { resources } = listedResources;
+      const { resourceTemplates } = listedTemplates;
       const before = offer;
       offer = { ...offer, resources, resourceTemplates };
       options.onOffer(offer, 'resources');
@@ -157,8 +213,10 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       return;
     }
     if (!capabilities.prompts) return;
-    const prompts = await listPrompts();
+    const listedPrompts = await listPrompts();
     if (!current()) return;
+    markListed(ttlOf(client, listedPrompts));
+    const { prompts } = listedPrompts;
     const before = offer.prompts;
     offer = { ...offer, prompts };
     options.onOffer(offer, 'prompts');
@@ -171,24 +229,25 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   }
 
   const bound = { signal: stopping.signal, timeout: options.timeoutMs };
-  const listResources = async () =>
-    (await observeRequest(client, 'resources/list', {}, () => listEveryPage(bound, (request) => client.listResources(undefined, request))))
-      .resources;
-  const listResourceTemplates = async () =>
-    (
-      await observeRequest(client, 'resources/templates/list', {}, () =>
-        listEveryPage(bound, (request) => client.listResourceTemplates(undefined, request)),
-      )
-    ).resourceTemplates;
-  const listPrompts = async () =>
-    (await observeRequest(client, 'prompts/list', {}, () => listEveryPage(bound, (request) => client.listPrompts(undefined, request))))
-      .prompts;
+  // `refresh`: a listing always reaches the server, never the SDK's response cache.
+  const listResources = () =>
+    observeRequest(client, 'resources/list', {}, () =>
+      listEveryPage(bound, (request) => client.listResources(undefined, { ...request, cacheMode: 'refresh' })),
+    );
+  const listResourceTemplates = () =>
+    observeRequest(client, 'resources/templates/list', {}, () =>
+      listEveryPage(bound, (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
+    );
+  const listPrompts = () =>
+    observeRequest(client, 'prompts/list', {}, () =>
+      listEveryPage(bound, (request) => client.listPrompts(undefined, { ...request, cacheMode: 'refresh' })),
+    );
 
   // Resources and prompts are listed for the catalog. The tools were listed at
   // connect; a change announced since then was held by the dispatcher and is
   // replayed here, to listeners subscribed only now that everything they call exists.
-  relist('resources', 'connect');
-  relist('prompts', 'connect');
+  void relist('resources', 'connect');
+  void relist('prompts', 'connect');
   const dispatcher = notificationsOf(client);
   const unsubscribe = [
     dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),
@@ -204,6 +263,16 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
         if (listingDue()) await new Promise((resolve) => setTimeout(resolve, debounceMs));
       }
     },
+    due: () => !stopping.signal.aborted && KINDS.some((kind) => isOffered(kind) && expired(kind)),
+    async freshen() {
+      if (stopping.signal.aborted) return;
+      const due = KINDS.filter((kind) => isOffered(kind) && expired(kind));
+      await Promise.all(due.map((kind) => latest.get(kind) ?? relist(kind, 'expired').catch(() => undefined)));
+    },
+    async refresh() {
+      if (stopping.signal.aborted) throw new Error('catalog sync stopped');
+      await Promise.all(KINDS.map((kind) => relist(kind, 'refresh')));
+    },
     stop() {
       stopping.abort(new Error('catalog sync stopped'));
       for (const window of windows.values()) clearTimeout(window.timer);
@@ -211,6 +280,19 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       for (const off of unsubscribe) off();
     },
   };
+}
+
+const KINDS: readonly CatalogKind[] = ['tools', 'resources', 'prompts'];
+
+/** When a listing in use was asked for (ms) and how long its server said it stays fresh (null: no hint). */
+interface Freshness {
+  at: number;
+  ttlMs: number | null;
+}
+
+/** The shorter of two lifetimes (null: none). */
+function shorter(a: number | null, b: number | null): number | null {
+  return a === null ? b : b === null ? a : Math.min(a, b);
 }
 
 /** A listing and, by key, the index of the last item with that key (the one a listing's key stands for). */

@@ -131,6 +131,12 @@ const common = {
   ping_interval_seconds: z.number().min(0).max(86_400).default(30),
   /** Bound on one whole tool call, progress or not; absent or `null`: only `call_timeout_seconds` applies. */
   max_total_timeout_seconds: z.number().positive().max(86_400).nullable().optional(),
+  /**
+   * Seconds a tools, resources or prompts listing is trusted: one older than
+   * this is listed again when it is next read. Absent or `null`: rely on the
+   * server's announcements (and the `ttlMs` of its list results).
+   */
+  catalog_max_age_seconds: z.number().positive().max(86_400).nullable().optional(),
   /** `logging/setLevel` sent once the server is ready; absent or `null`: the server's own default. */
   log_level: LoggingLevel.nullable().optional(),
 };

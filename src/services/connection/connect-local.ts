@@ -39,8 +39,8 @@ export async function connectLocal(
     await observeHandshake(name, config, () => client, () =>
       client.connect(watchTaskHandles(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior }),
     );
-    const tools = await observeToolListing(name, config, client, () => listAllTools(client, bound, progress));
-    return openConnection(name, config, client, tools, options, { child, stderrTail: tail.read });
+    const listing = await observeToolListing(name, config, client, () => listAllTools(client, bound, progress));
+    return openConnection(name, config, client, listing, options, { child, stderrTail: tail.read });
   } catch (err) {
     const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
     await child.close();

@@ -35,8 +35,8 @@ export async function connectRemote(
     );
     client = session.client;
     const opened = client;
-    const tools = await observeToolListing(name, config, opened, () => listAllTools(opened, bound, progress));
-    return openConnection(name, config, client, tools, options, null, retryAfter);
+    const listing = await observeToolListing(name, config, opened, () => listAllTools(opened, bound, progress));
+    return openConnection(name, config, client, listing, options, null, retryAfter);
   } catch (err) {
     await client?.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);

@@ -31,7 +31,7 @@ import { connectRemote } from './connect-remote.js';
 import { connectBound } from './deadlines.js';
 import { notificationsOf } from './notifications.js';
 import { TASKS_EXTENSION } from './tasks.js';
-import { LazyValidator } from './tool-listing.js';
+import { LazyValidator, type ToolListing } from './tool-listing.js';
 import { traceConnect } from '../telemetry/connects.js';
 
 export { filterTools } from './tool-listing.js';
@@ -80,8 +80,10 @@ export interface ServerConnection {
   readonly tools: Tool[];
   /** Every tool the server listed, before the filter: a changed filter applies without reconnecting. */
   readonly allTools: Tool[];
-  /** Lists every page of tools again (after `notifications/tools/list_changed`); changes nothing by itself. */
-  listTools(signal?: AbortSignal): Promise<Tool[]>;
+  /** The `ttlMs` of the listing made at connect (null: none); the catalog sync keeps track from there. */
+  readonly connectTtlMs: number | null;
+  /** Lists every page of tools again (after `notifications/tools/list_changed`, or an expired listing); changes nothing by itself. */
+  listTools(signal?: AbortSignal): Promise<ToolListing>;
   /** Makes `listing` the server's tools: `tools`/`allTools` and the output-schema validation of calls follow it. */
   replaceTools(listing: Tool[]): void;
   /** What the server said it is in `initialize`. */

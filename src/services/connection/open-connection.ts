@@ -14,7 +14,7 @@ import type { ConnectOptions, ServerConnection } from './connection.js';
 import { settle } from './deadlines.js';
 import { callFailure, describeChildExit, type CallFailureContext } from './failures.js';
 import type { RetryAfterLog } from './rate-limits.js';
-import { filterTools, listAllTools } from './tool-listing.js';
+import { filterTools, listAllTools, type ToolListing } from './tool-listing.js';
 import { nameConnection } from '../telemetry/lifecycle.js';
 
 // How long close() waits for a remote server to acknowledge the end of its session.
@@ -26,12 +26,12 @@ export interface ChildSide {
   stderrTail: () => string;
 }
 
-/** The connection to `client`, whose server listed `allTools`. */
+/** The connection to `client`, whose server listed `listing` at connect. */
 export function openConnection(
   name: string,
   config: ServerConfig,
   client: Client,
-  allTools: Tool[],
+  listing: ToolListing,
   options: ConnectOptions,
   local: ChildSide | null,
   retryAfter?: RetryAfterLog,
@@ -39,6 +39,7 @@ export function openConnection(
   const secrets = secretValues(config);
   const version = client.getServerVersion();
   const child = local?.child;
+  const allTools = listing.tools;
   let listedTools = allTools;
   // Calls hand the SDK the listed definition: it validates structured output against it.
   let byName = new Map(allTools.map((tool) => [tool.name, tool]));
@@ -87,6 +88,7 @@ export function openConnection(
     get allTools() {
       return listedTools;
     },
+    connectTtlMs: listing.ttlMs,
     listTools(signal = new AbortController().signal) {
       const bound = { signal, timeout: config.timeout_seconds * 1000 };
       return listAllTools(client, bound, { phase: 'tools/list' });

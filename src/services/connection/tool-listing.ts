@@ -14,15 +14,42 @@ export interface HandshakeProgress {
   phase: 'initialize' | 'tools/list';
 }
 
+/** A tool listing and how long the server said it stays fresh. */
+export interface ToolListing {
+  tools: Tool[];
+  /** The result's `ttlMs` (2026-07-28 era), or null when it gave none (see {@link ttlOf}). */
+  ttlMs: number | null;
+}
+
 /** Every page of the server's tools. */
-export async function listAllTools(client: Client, bound: RequestBound, progress: HandshakeProgress): Promise<Tool[]> {
+export async function listAllTools(client: Client, bound: RequestBound, progress: HandshakeProgress): Promise<ToolListing> {
   progress.phase = 'tools/list';
-  return (await listEveryPage(bound, (request) => client.listTools(undefined, request))).tools;
+  const result = await listEveryPage(bound, (request) => client.listTools(undefined, { ...request, cacheMode: 'refresh' }));
+  return { tools: result.tools, ttlMs: ttlOf(client, result) };
+}
+
+/** The SDK's own cap on a `ttlMs` (24 h): a server cannot pin a listing forever. */
+export const MAX_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * How long a list result stays fresh, in ms, by the server's `ttlMs` on the
+ * 2026-07-28 era; null when there is no usable hint. `0` counts as none: both
+ * SDKs stamp it on every result whose author set nothing, and it tells a
+ * response cache not to reuse the body, while the catalog is kept current by
+ * the server's announcements; re-listing it on every read would cost a
+ * request per read for every modern server.
+ */
+export function ttlOf(client: Client, result: object): number | null {
+  if (client.getProtocolEra() !== 'modern') return null;
+  const ttlMs = (result as { ttlMs?: unknown }).ttlMs;
+  if (typeof ttlMs !== 'number' || !Number.isFinite(ttlMs) || ttlMs <= 0) return null;
+  return Math.min(ttlMs, MAX_TTL_MS);
 }
 
 /**
  * One list request with every page (the SDK follows `nextCursor` when no cursor
- * is given), on a signal of its own: the SDK adds an abort listener to the
+ * is given; callers ask for `cacheMode: 'refresh'`, so a listing always reaches
+ * the server, never the SDK's response cache), on a signal of its own: the SDK adds an abort listener to the
  * signal of every page it requests and never removes it, so a long-lived
  * signal handed to it directly would collect one per page.
  */

@@ -17,9 +17,10 @@ export const MODERN_REVISION = '2026-07-28';
 /** How long a legacy verdict is trusted before the server is probed again. */
 export const LEGACY_VERDICT_MAX_AGE_MS = 7 * 24 * 3600 * 1000;
 /**
- * The probe's bound on stdio, where silence means a legacy server that
- * ignores unknown requests (the SDK then falls back to `initialize`); over
- * HTTP silence is an outage and the connect's own deadline applies.
+ * The probe's bound on stdio under `auto`, where silence means a legacy
+ * server that ignores unknown requests (the SDK then falls back to
+ * `initialize`); over HTTP silence is an outage and the connect's own
+ * deadline applies.
  */
 export const STDIO_PROBE_MS = 3000;
 
@@ -30,7 +31,9 @@ export function versionNegotiation(config: ServerConfig): VersionNegotiationOpti
     case '2025':
       return { mode: 'legacy' };
     case '2026':
-      return { mode: { pin: MODERN_REVISION }, probe };
+      // A pin has no fallback to hurry to: silence is only a slow start (a Python
+      // server takes seconds to import its SDK), bounded by the connect's deadline.
+      return { mode: { pin: MODERN_REVISION } };
     case 'auto':
       return { mode: 'auto', probe };
   }

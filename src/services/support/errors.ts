@@ -60,6 +60,17 @@ export class ConflictError extends Error {
   }
 }
 
+/** A server that must be ready for what was asked (a catalog refresh) is not. */
+export class NotReadyError extends Error {
+  override readonly name = 'NotReadyError';
+  constructor(
+    readonly server: string,
+    readonly state: string,
+  ) {
+    super(`server "${server}" is not ready (state: ${state})`);
+  }
+}
+
 /**
  * A server added or changed through management ended in `error`; nothing was
  * persisted (management is all-or-nothing).

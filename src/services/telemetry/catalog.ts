@@ -11,8 +11,8 @@ import { connectionServer, serverContext } from './lifecycle.js';
 import { endFailed } from './spans.js';
 import { tracer, tracingOn } from './tracer.js';
 
-/** Why a listing runs: the first one after connect, or a `list_changed` notification. */
-export type SyncTrigger = 'connect' | 'list_changed';
+/** Why a listing runs: the first one after connect, a `list_changed` notification, an expired listing read, or a forced refresh. */
+export type SyncTrigger = 'connect' | 'list_changed' | 'expired' | 'refresh';
 
 /** Runs `run`, one listing of `kind` for `connection`, observed; `changed()` says afterwards whether it changed the catalog. */
 export async function observeSync(
