@@ -1,5 +1,5 @@
-// The embedded-fleet example of docs/_incoming/startup.md, run as written
-// (the ```js runnable block) against a real PostgreSQL: it settles, lists
+// The embedded-fleet example of docs/several-workers.md, run as written
+// (not runnable in the docs suite, which has no database) against a real PostgreSQL: it settles, lists
 // itself in the fleet, calls a tool, shuts down, and its process exits.
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,10 +21,13 @@ afterAll(async () => {
   await cluster?.destroy();
 });
 
+/** The first ```js block under the heading "An embedded host in the fleet" of docs/several-workers.md. */
 function example(): string {
-  const doc = readFileSync(join(root, 'docs/_incoming/startup.md'), 'utf8');
-  const block = /```js runnable\n([\s\S]*?)```/.exec(doc);
-  if (!block) throw new Error('docs/_incoming/startup.md has no ```js runnable block');
+  const doc = readFileSync(join(root, 'docs/several-workers.md'), 'utf8');
+  const section = doc.split('\n## An embedded host in the fleet\n')[1];
+  if (section === undefined) throw new Error('docs/several-workers.md has no "## An embedded host in the fleet" section');
+  const block = /^```js\n([\s\S]*?)^```$/m.exec(section.split('\n## ')[0]!);
+  if (!block) throw new Error('docs/several-workers.md: "An embedded host in the fleet" has no ```js block');
   return block[1]!;
 }
 
