@@ -2,20 +2,8 @@
 // moment the port accepts, checked against the configured servers. And the
 // busy CPU loops that make the startup window wide enough to be hit.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { TOKEN } from '../http/helpers.js';
-
-/** A port that was free a moment ago (the worker is told it with --port, so it can be polled before it prints it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+export { freePort } from '../support/ports.js';
 
 /** `count` processes spinning a CPU each, until `stop()`. */
 export function busyLoops(count: number): { stop(): Promise<void> } {

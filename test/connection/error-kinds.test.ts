@@ -10,7 +10,6 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
-import { createServer as createNetServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServerConfig } from '../../src/services/config/schema.js';
@@ -20,6 +19,7 @@ import { networkFailure } from '../../src/services/connection/reachability.js';
 import { ConfigError, ErrorKind, FleetError } from '../../src/services/support/errors.js';
 import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, tempDir } from './helpers.js';
+import { freePort } from '../support/ports.js';
 
 const servers: HttpServer[] = [];
 let plainOrigin: string; // answers 503 to everything
@@ -32,15 +32,6 @@ async function listen(server: HttpServer): Promise<number> {
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return (server.address() as { port: number }).port;
-}
-
-/** A port that was free a moment ago: nothing listens there. */
-async function freePort(): Promise<number> {
-  const probe = createNetServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
 }
 
 beforeAll(async () => {

@@ -3,27 +3,18 @@
 // next host) and an add through management; for an OAuth server too, which
 // must not read as a protocol error or as waiting for consent.
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { StartFailedError } from '../../src/services/support/errors.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';
 import { storedJournalLines } from '../support/journal-files.js';
+import { freePort } from '../support/ports.js';
 
 let host: McpHost | undefined;
 afterEach(async () => {
   await host?.shutdown();
   host = undefined;
 });
-
-/** A port that was free a moment ago: nothing listens there. */
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 describe('a remote server nobody answers at', () => {
   test('is in error as unreachable (plain and OAuth), in the status, the journal and the next host', async () => {

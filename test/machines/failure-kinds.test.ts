@@ -2,22 +2,14 @@
 // (not a FleetError): a request that got no answer at all is `unreachable`,
 // anything else stays `protocol`. The failures are real: fetch() to a port
 // nothing listens on, and an error thrown by code.
-import { createServer } from 'node:net';
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { serverMachine, type ServerWork } from '../../src/machines/server.machine.js';
 import { ServerConfig } from '../../src/services/config/schema.js';
 import type { LiveConnection } from '../../src/services/connection/live-connection.js';
+import { freePort } from '../support/ports.js';
 
 const config = ServerConfig.parse({ type: 'remote', url: 'http://127.0.0.1:9/mcp', reconnect: { max_attempts: 0 } });
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  const { port } = probe.address() as { port: number };
-  await new Promise((resolve) => probe.close(resolve));
-  return port;
-}
 
 async function failWith(connect: () => Promise<unknown>): Promise<{ error: string | null; errorKind: string | null }> {
   const machine = serverMachine.provide({ actors: { connect: fromPromise<LiveConnection, ServerWork>(async () => (await connect()) as LiveConnection) } });

@@ -9,6 +9,9 @@ import { join, resolve } from 'node:path';
 import { buildProgram, type CliIO } from '../../src/cli.js';
 import { fixture } from '../fixtures/index.js';
 import { request as rawRequest, type Reply, type RequestOptions } from '../http/helpers.js';
+import { until } from '../support/wait.js';
+
+export { until };
 
 const BIN = resolve('bin/mcp-fleet.js');
 
@@ -17,15 +20,6 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
   const env = { ...process.env };
   for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
   return { ...env, ...extra };
-}
-
-/** Resolves once `predicate` holds, polling; rejects after `timeoutMs`. */
-export async function until(predicate: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await predicate())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** A loopback port nothing listens on (bound, then released). */

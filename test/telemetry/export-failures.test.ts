@@ -20,19 +20,12 @@ import {
 import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';
+import { until } from '../support/wait.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
 const HEADER_SECRET = 'hdr-secret-7f3a9c';
 const PASSWORD = 'pw-secret-51b2';
 const QUERY_SECRET = 'query-secret-e80d';
-
-async function until(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
   const env = { ...process.env };

@@ -12,6 +12,7 @@ import { requestedExporters, startTelemetryExport } from '../../src/cli/telemetr
 import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';
+import { until } from '../support/wait.js';
 
 const BIN = resolve('bin/mcp-fleet.js');
 
@@ -35,14 +36,6 @@ function attr(list: OtlpSpan['attributes'] | undefined, key: string): unknown {
 /** OTLP/JSON ids are hex in the JS exporter's JSON encoding. */
 function hex(id: string): string {
   return /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex');
-}
-
-async function until(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 /** The test's environment without anything that would redirect the CLI or its export. */

@@ -6,7 +6,6 @@
 // the same port under the same page.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +13,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { launchBrowser, openRecordedPage } from './browser.js';
+import { freePort } from '../support/ports.js';
 
 // The project compiles without the DOM lib; these callbacks run in the page.
 declare const window: any;
@@ -28,17 +28,6 @@ let port: number;
 let worker: ChildProcess | undefined;
 let browser: Browser;
 let page: Page;
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address() as { port: number };
-      probe.close(() => resolve(free));
-    });
-  });
-}
 
 /** Starts `mcp-fleet serve` on the state dir and port; resolves once every enabled server has settled. */
 async function startWorker(): Promise<void> {
@@ -165,8 +154,17 @@ describe('what the page says agrees with the worker', () => {
 
   it('draws the lifecycle at a readable size, zooms, and pans by dragging', async () => {
     await select('plain');
+    const pageScroll = await page.evaluate(() => window.scrollY);
     await page.getByRole('tab', { name: 'Lifecycle' }).click();
     await detail().locator('svg #state_ready.current').waitFor();
+    // The current state is brought into the pane's view by scrolling the pane, never the page.
+    expect(await page.evaluate(() => window.scrollY)).toBe(pageScroll);
+    const seen = await page.evaluate(() => {
+      const pane = document.querySelector('#detail .diagram').getBoundingClientRect();
+      const current = document.querySelector('#detail .diagram svg .current').getBoundingClientRect();
+      return current.left >= pane.left && current.right <= pane.right && current.top >= pane.top && current.bottom <= pane.bottom;
+    });
+    expect(seen).toBe(true);
     const smallest = () =>
       page.evaluate(() => Math.min(...[...document.querySelectorAll('#detail .diagram svg text')].map((t: any) => t.getBoundingClientRect().height)));
     // Text boxes are about 1.2 times the font size: 12 px text or larger.

@@ -396,6 +396,17 @@ function renderServers() {
   renderDetail();
 }
 
+/** Scrolls the lifecycle pane alone so the current state sits in its middle. */
+function centreCurrentState() {
+  const pane = $('#detail .diagram');
+  const current = pane?.querySelector('svg .current');
+  if (!pane || !current) return;
+  const box = current.getBoundingClientRect();
+  const frame = pane.getBoundingClientRect();
+  pane.scrollLeft += box.left + box.width / 2 - (frame.left + frame.width / 2);
+  pane.scrollTop += box.top + box.height / 2 - (frame.top + frame.height / 2);
+}
+
 /** The state badge, or `unknown` (with the last known state) while the worker cannot be reached. */
 function shownBadge(entry) {
   if (!state.offline) return badge(entry.state);
@@ -422,8 +433,8 @@ function renderDetail() {
       setTab: (tab) => {
         state.tab = tab;
         renderDetail();
-        // The diagram is larger than the panel: bring the current state into view.
-        if (tab === 'lifecycle') $('#detail .diagram svg .current')?.scrollIntoView({ block: 'nearest', inline: 'center' });
+        // The diagram is larger than its pane: centre the current state in the pane (not the page).
+        if (tab === 'lifecycle') centreCurrentState();
       },
       zoom: state.diagramZoom,
       setZoom: (zoom) => {
