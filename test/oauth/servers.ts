@@ -131,6 +131,8 @@ export interface McpResourceServer {
   presentedTokens: string[];
   /** With `dpop`: the key thumbprint (`jkt`) of every proof it accepted, in order. */
   dpopKeys: string[];
+  /** Revokes at this resource server every access token presented so far: each is answered 401 from now on, valid JWT or not. */
+  refuseTokensSoFar(): void;
   close(): Promise<void>;
 }
 
@@ -161,6 +163,7 @@ export async function startMcpResourceServer(
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   const presentedTokens: string[] = [];
   const dpopKeys: string[] = [];
+  const refused = new Set<string>();
 
   http.on('request', async (req, res) => {
     const issuer = currentIssuer();
@@ -180,6 +183,7 @@ export async function startMcpResourceServer(
     let scopes: string[];
     try {
       if (token === undefined) throw new Error('no token');
+      if (refused.has(token)) throw new Error('revoked');
       const { payload } = await jwtVerify(token, jwksOf(issuer), { issuer, audience: url });
       if (options.dpop) dpopKeys.push(await checkDpopProof(req, token, payload, url));
       scopes = String(payload.scope ?? '').split(' ');
@@ -222,6 +226,9 @@ export async function startMcpResourceServer(
     url,
     presentedTokens,
     dpopKeys,
+    refuseTokensSoFar() {
+      for (const token of presentedTokens) refused.add(token);
+    },
     async close() {
       await Promise.all([...sessions.values()].map((transport) => transport.close()));
       await close(http);

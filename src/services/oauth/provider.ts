@@ -461,6 +461,19 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   /**
+   * The MCP server refused the access token `presented` (a 401): resolves
+   * with the access token to use instead. When the token held now is another
+   * one, this or another request (or worker) replaced it already, and that
+   * one is used; otherwise one locked refresh, shared by every request the
+   * same token was refused for, which takes tokens another worker stored
+   * meanwhile instead of refreshing again. Rejects when only a consent helps.
+   */
+  async replaceRefused(presented: string): Promise<string | undefined> {
+    if (this.#record.tokens?.access_token === presented) await this.#refreshRefused();
+    return this.#record.tokens?.access_token;
+  }
+
+  /**
    * While the server is ready: refreshes in the background before expiry, and
    * calls `onLost` when the server needs consent again. Returns the stop function.
    */

@@ -11,7 +11,10 @@
  *   instead of failing silently.
  * - A `401` from the MCP endpoint: its `resource_metadata` is where discovery
  *   looks, and a refused token sends the next authorization back to
- *   discovery (the authorization server may have moved, SEP-2352).
+ *   discovery (the authorization server may have moved, SEP-2352). A refused
+ *   bearer token is replaced by the provider (the one another request or
+ *   worker got already, else one refresh) and the request sent once more
+ *   with it; only a replacement refused too reaches the SDK's own auth().
  *
  * The transport also sends discovery, registration and token requests through
  * this fetch: only answers of the MCP endpoint itself count as its challenges.
@@ -19,7 +22,7 @@
  * a step-up) never leave: the provider's locked refresh answers them
  * (sdk-refresh.ts), so no refresh bypasses the credentials lock.
  */
-import { extractWWWAuthenticateParams, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { extractWWWAuthenticateParams, isDpopNonceChallenge, type FetchLike, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { FleetOAuthProvider } from './provider.js';
 import { answeringSdkRefresh } from './sdk-refresh.js';
 
@@ -33,7 +36,23 @@ export function scopeChallengeFetch(provider: OAuthClientProvider | undefined): 
   return answeringSdkRefresh(provider, async function fetchWatchingChallenges(url, init) {
     const response = await fetch(url, init);
     if (!sameEndpoint(new URL(url), endpoint)) return response;
-    if (response.status === 401) await provider.noteUnauthorized(response, new Headers(init?.headers).has('authorization'));
+    if (response.status === 401) {
+      const headers = new Headers(init?.headers);
+      const presented = /^Bearer (.+)$/i.exec(headers.get('authorization') ?? '')?.[1];
+      await provider.noteUnauthorized(response, headers.has('authorization'));
+      // A refused bearer token is replaced here, once per token however many requests it refused, and the request
+      // sent again: handed to the SDK, each 401 would start an auth() that refreshes whatever token is held by then.
+      if (presented !== undefined && !isDpopNonceChallenge(response)) {
+        const replacement = await provider.replaceRefused(presented).catch(() => undefined);
+        if (replacement !== undefined && replacement !== presented) {
+          await response.body?.cancel();
+          headers.set('authorization', `Bearer ${replacement}`);
+          const retried = await fetch(url, { ...init, headers });
+          if (retried.status === 401) await provider.noteUnauthorized(retried, true);
+          return retried;
+        }
+      }
+    }
     if (response.status === 403) {
       const challenge = extractWWWAuthenticateParams(response);
       if (challenge.error === 'insufficient_scope') await provider.noteScopeChallenge(challenge.scope);
