@@ -316,6 +316,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   let stopAnnouncing = () => {};
   let announced = false;
 
+  /** Servers whose tokens came while a connect or refresh was under way: watched until that attempt ends. */
+  const tokensAwaitingOutcome = new Map<string, { unsubscribe(): void }>();
+
   /** Tokens were stored for `name` (here or by another worker): a server waiting for them goes on. */
   function tokensArrived(name: string): void {
     const ref = current(name);
@@ -323,6 +326,17 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     const snapshot = ref.getSnapshot();
     if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
     else if (snapshot.matches('needs_reauth')) ref.send({ type: 'server.restart' });
+    else if ((snapshot.matches('pending') || snapshot.matches('authenticating')) && !tokensAwaitingOutcome.has(name)) {
+      // An attempt that read the credentials before these tokens were stored may still end in needs_reauth:
+      // then it goes on with them, rather than wait for a consent nobody needs.
+      const subscription = ref.subscribe((next) => {
+        if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
+        subscription.unsubscribe();
+        tokensAwaitingOutcome.delete(name);
+        if (next.matches('needs_reauth') && !stopping) ref.send({ type: 'server.restart' });
+      });
+      tokensAwaitingOutcome.set(name, subscription);
+    }
   }
 
   async function reread(name: string): Promise<Reread> {
@@ -644,6 +658,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       stopping ??= (async () => {
         stopWatching();
         stopWatchingTokens();
+        for (const subscription of tokensAwaitingOutcome.values()) subscription.unsubscribe();
+        tokensAwaitingOutcome.clear();
         // Calls waiting for a decision are not made: their callers are answered now, not at their timeout.
         approvals.close();
         await starting?.catch(() => undefined);

@@ -79,8 +79,8 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
 
   async function writeRow(client: pg.PoolClient, server: string, record: CredentialsRecord): Promise<void> {
     await client.query(
-      `insert into credentials (server, record, updated_by) values ($1, $2::jsonb, $3)
-       on conflict (server) do update set record = excluded.record, updated_at = now(), updated_by = excluded.updated_by`,
+      `insert into credentials (server, record, updated_at, updated_by) values ($1, $2::jsonb, clock_timestamp(), $3)
+       on conflict (server) do update set record = excluded.record, updated_at = clock_timestamp(), updated_by = excluded.updated_by`,
       [server, JSON.stringify(sealCredentialsRecord(key, server, record)), workerId],
     );
     // Workers waiting on a consent (or in needs_reauth) learn on commit that tokens are there.
@@ -106,6 +106,37 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
     }
   }
 
+  /** The database's clock now; null when it cannot be read (then a catch-up reads every row). */
+  async function databaseNow(): Promise<Date | null> {
+    try {
+      const { rows } = await db.pool.query<{ now: Date }>('select now() as now');
+      return rows[0]!.now;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * The servers whose row holds tokens and was written since `at` (every row
+   * holding tokens when `at` is null). A write stamps the row just before its
+   * commit, which notifies: the margin covers a commit that came a little later.
+   */
+  async function storedSince(at: Date | null): Promise<string[]> {
+    const { rows } = await db.pool.query<{ server: string; record: unknown }>(
+      "select server, record from credentials where $1::timestamptz is null or updated_at >= $1::timestamptz - interval '10 seconds'",
+      [at],
+    );
+    return rows.flatMap(({ server, record }) => {
+      try {
+        const parsed = CredentialsRecord.safeParse(openCredentialsRecord(key, server, record));
+        return parsed.success && parsed.data.tokens !== null ? [server] : [];
+      } catch {
+        // A row this worker cannot open is said so where it is loaded.
+        return [];
+      }
+    });
+  }
+
   /** `error` as DatabaseUnavailableError when it says the database is away (its message names host:port, never the password). */
   function unavailable(error: unknown): unknown {
     if (error instanceof DatabaseUnavailableError || !isConnectionError(error)) return error;
@@ -114,10 +145,24 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
 
   return {
     watchTokens(onTokens) {
-      return listen(db, TOKENS_CHANNEL, (payload) => {
-        const { server, by } = JSON.parse(payload) as { server: string; by: string };
-        if (by !== workerId) onTokens(server);
-      });
+      /** The database's time when nothing stored since could have been missed: the last (re)start of the LISTEN. */
+      let since = databaseNow();
+      return listen(
+        db,
+        TOKENS_CHANNEL,
+        (payload) => {
+          const { server, by } = JSON.parse(payload) as { server: string; by: string };
+          if (by !== workerId) onTokens(server);
+        },
+        {
+          // Notifications sent while the connection was down are lost: the rows stored since say what they were.
+          onReconnect() {
+            const from = since;
+            since = databaseNow();
+            void from.then((at) => storedSince(at)).then((servers) => servers.forEach(onTokens), () => undefined);
+          },
+        },
+      );
     },
 
     async load(server, serverUrl, configuredClientId) {
