@@ -69,11 +69,12 @@ function workerEnv(secretKey) {
  * `databaseUrl`, on that PostgreSQL as `workerId`. Resolves once its API
  * listens (the banner names the URL), with `spawnedAt` (the clock just before
  * spawn) and `ready`: a promise of `{ at, line }` once it printed its
- * "N of M enabled servers ready" summary.
+ * "N of M enabled servers ready" summary. `args`: more `serve` arguments.
  */
-export async function startWorker({ stateDir, databaseUrl, workerId, secretKey, startupConcurrency = 1 }) {
+export async function startWorker({ stateDir, databaseUrl, workerId, secretKey, startupConcurrency = 1, args: extra = [] }) {
   const args = [BIN, 'serve', '--state-dir', stateDir, '--port', '0', '--log-level', 'warn', '--startup-concurrency', String(startupConcurrency)];
   if (databaseUrl !== undefined) args.push('--database-url', databaseUrl, '--worker-id', workerId);
+  args.push(...extra);
   const spawnedAt = performance.now();
   const child = spawn(process.execPath, args, { env: workerEnv(secretKey), stdio: ['ignore', 'pipe', 'pipe'] });
   live.add(child);

@@ -11,7 +11,12 @@
 //     bench/fixtures/mini-server.mjs children, imported with
 //     `mcp-fleet import`): spawn → /readyz 200, → every server ready in
 //     GET /api/mcp/servers, → the startup summary, PostgreSQL against the
-//     file store.
+//     file store;
+//   - refresh storm: an OAuth server's access token revoked at the resource
+//     server (a real oidc-provider rotating refresh tokens, revoking the grant
+//     on reuse) while 3 workers make 20 concurrent calls each: refresh grants
+//     per revoked token (target 1) and ms until all 60 calls succeeded,
+//     against one worker alone making 20.
 // Every worker is a real `mcp-fleet serve` process; everything is stopped and
 // removed in `finally`, and killed at exit if that did not run.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -430,6 +435,120 @@ async function measureColdStart({ cluster, secretKey, reps, cleanup }) {
   return { stats, targets, markdown };
 }
 
+// ── refresh storm ───────────────────────────────────────────────────────────
+
+const oauthFixtures = await import('../../test/oauth/servers.ts');
+const STORM_CALLS = 20;
+
+/**
+ * `count` workers on a fresh database behind one public URL (nobody listens
+ * there: the consent's callback is sent to the first worker), an OAuth
+ * server consented once; resolves with their clients once it is ready on all.
+ */
+async function consentedWorkers({ cluster, secretKey, count, mcpUrl, cleanup }) {
+  const databaseUrl = await postgres.newDatabase(cluster);
+  const publicUrl = 'http://127.0.0.1:9';
+  const workers = [];
+  for (let i = 1; i <= count; i++) {
+    workers.push(await worker(cleanup, { databaseUrl, workerId: `w${i}`, secretKey, sockets: STORM_CALLS, args: ['--public-url', publicUrl] }));
+  }
+  const server = { type: 'remote', url: mcpUrl, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } };
+  const added = await workers[0].client.request('POST', '/api/mcp/servers', { name: 'remote', ...server });
+  if (added.status !== 201) throw new Error(`adding the OAuth server: ${added.status} ${added.text}`);
+  const stateOn = async (w, state) => {
+    const until = performance.now() + 30_000;
+    while ((await w.client.request('GET', '/api/mcp/servers/remote')).json?.state !== state) {
+      if (performance.now() > until) throw new Error(`remote not ${state} on a worker`);
+      await sleep(20);
+    }
+  };
+  for (const w of workers) await stateOn(w, 'needs_reauth');
+  const begun = await workers[0].client.request('POST', '/api/mcp/servers/remote/auth');
+  const callback = await oauthFixtures.consentAsUser(begun.json.authorization_url, 'alice', (at) => {
+    const url = new URL(at);
+    return fetch(`${workers[0].url}${url.pathname}${url.search}`);
+  });
+  if (callback.status !== 200) throw new Error(`consent: ${callback.status} ${callback.text}`);
+  for (const w of workers) await stateOn(w, 'ready');
+  return workers;
+}
+
+/** One storm: the held access token refused, STORM_CALLS calls on each worker at once. */
+async function storm(workers, as, mcp) {
+  mcp.refuseTokensSoFar();
+  const before = as.tokenRequests.length;
+  const start = performance.now();
+  const answers = await Promise.all(
+    workers.flatMap((w) =>
+      Array.from({ length: STORM_CALLS }, (_, i) => w.client.request('POST', '/api/mcp/tools/remote__echo/call', { arguments: { text: `${i}` } })),
+    ),
+  );
+  const ms = performance.now() - start;
+  const failed = answers.filter((a) => a.status !== 200 || a.json?.details?.is_error !== false).length;
+  const grants = as.tokenRequests.slice(before).filter((grant) => grant === 'refresh_token').length;
+  const states = await Promise.all(workers.map(async (w) => (await w.client.request('GET', '/api/mcp/servers/remote')).json?.state));
+  return { ms, failed, grants, stuck: states.filter((state) => state !== 'ready').length };
+}
+
+async function measureRefreshStorm({ cluster, secretKey, reps, cleanup }) {
+  const as = await oauthFixtures.startAuthorizationServer({ accessTokenTtl: 600 });
+  cleanup(() => as.close());
+  const mcp = await oauthFixtures.startMcpResourceServer(as.issuer);
+  cleanup(() => mcp.close());
+  const fleet = await consentedWorkers({ cluster, secretKey, count: 3, mcpUrl: mcp.url, cleanup });
+  const alone = await consentedWorkers({ cluster, secretKey, count: 1, mcpUrl: mcp.url, cleanup });
+  const raw = { alone: [], fleet: [] };
+  await alternate(['alone', 'fleet'], reps, async (key) => {
+    const r = await storm(key === 'fleet' ? fleet : alone, as, mcp);
+    raw[key].push(r);
+    log(`refresh storm ${key} rep ${raw[key].length}: ${r.grants} refresh grant(s), ${r.ms.toFixed(0)} ms, ${r.failed} failed, ${r.stuck} not ready`);
+    return r.ms;
+  });
+  const stats = Object.fromEntries(
+    Object.entries(raw).map(([key, runs]) => [
+      key,
+      {
+        ms: summarize(runs.map((r) => r.ms)),
+        grants: runs.map((r) => r.grants),
+        failed: runs.reduce((n, r) => n + r.failed, 0),
+        stuck: runs.reduce((n, r) => n + r.stuck, 0),
+      },
+    ]),
+  );
+  const row = (key, label, calls) => [
+    label,
+    String(calls),
+    stats[key].grants.join(', '),
+    fmtRange(stats[key].ms, 0),
+    `${(stats[key].ms.median / stats.alone.ms.median).toFixed(2)}×`,
+    `${stats[key].failed} failed, ${stats[key].stuck} needing consent`,
+  ];
+  const markdown =
+    '**Refresh storm** (an OAuth server, oidc-provider rotating refresh tokens and revoking the grant on a reused one; each repetition the ' +
+    'access token held is revoked at the resource server, which answers 401, while every worker makes ' +
+    `${STORM_CALLS} concurrent \`echo\` calls through \`POST /api/mcp/tools/:tool/call\`; ms until every call succeeded)
+
+` +
+    table(['workers', 'calls', 'refresh grants per revoked token', 'ms until all succeeded', 'vs one worker', 'outcome'], [
+      row('alone', 'one worker (baseline)', STORM_CALLS),
+      row('fleet', '3 workers on PostgreSQL', 3 * STORM_CALLS),
+    ]);
+  const onePerToken = [...stats.fleet.grants, ...stats.alone.grants].every((n) => n === 1);
+  const targets = [
+    {
+      name: 'refresh grants per access token revoked during 3 workers x 20 calls (target 1)',
+      value: `${stats.fleet.grants.join(', ')} (one worker alone: ${stats.alone.grants.join(', ')}); ${stats.fleet.failed + stats.alone.failed} calls failed`,
+      pass: onePerToken && stats.fleet.failed + stats.alone.failed === 0 && stats.fleet.stuck + stats.alone.stuck === 0,
+    },
+    {
+      name: 'refresh storm: ms until all 60 calls succeeded vs one worker making 20 (informational)',
+      value: `${fmt(stats.fleet.ms.median, 0)} vs ${fmt(stats.alone.ms.median, 0)} ms`,
+      pass: null,
+    },
+  ];
+  return { stats, targets, markdown };
+}
+
 // ── the suite ───────────────────────────────────────────────────────────────
 
 await runSuite('fleet', async ({ quick, reps }) => {
@@ -444,13 +563,15 @@ await runSuite('fleet', async ({ quick, reps }) => {
     const propagation = await measurePropagation({ cluster, secretKey, patches: quick ? 15 : 50, cleanup });
     const throughput = await measureThroughput({ cluster, secretKey, reps, calls: quick ? 500 : 2000, cleanup });
     const cold = await measureColdStart({ cluster, secretKey, reps, cleanup });
+    const refreshStorm = await measureRefreshStorm({ cluster, secretKey, reps, cleanup });
     return {
       title: 'Fleet: several workers on one PostgreSQL',
       propagation: propagation.stats,
       throughput: throughput.stats,
       coldStart: cold.stats,
-      targets: [...propagation.targets, ...throughput.targets, ...cold.targets],
-      markdown: [propagation.markdown, throughput.markdown, cold.markdown].join('\n\n'),
+      refreshStorm: refreshStorm.stats,
+      targets: [...propagation.targets, ...throughput.targets, ...cold.targets, ...refreshStorm.targets],
+      markdown: [propagation.markdown, throughput.markdown, cold.markdown, refreshStorm.markdown].join('\n\n'),
     };
   } finally {
     for (const fn of undo.reverse()) {
