@@ -11,12 +11,8 @@ import { FleetError } from '../support/errors.js';
 
 /** The `unreachable` failure of an OAuth request; the refresh token it would have used is kept. */
 export class AuthorizationServerAwayError extends FleetError {
-  constructor(
-    readonly origin: string,
-    readonly reason: string,
-    options?: { cause?: unknown },
-  ) {
-    super('unreachable', `OAuth: ${origin} cannot be reached (${reason}); the stored grant is kept and tried again with backoff`, options);
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('unreachable', message, options);
   }
 }
 
@@ -25,28 +21,35 @@ export function isAuthorizationServerAway(err: unknown): err is AuthorizationSer
 }
 
 /**
- * `inner` (default: the global fetch), except that a request that got no
- * answer, or a 5xx, rejects with an AuthorizationServerAwayError naming the
- * origin. The SDK's OAuth helpers would read a 5xx as a broken answer, and
- * its discovery skips a metadata URL that did not answer: neither is what
+ * `inner` (default: the global fetch) for the OAuth requests of the MCP
+ * server at `serverUrl`, except that a request that got no answer, or a
+ * 5xx, rejects with an AuthorizationServerAwayError: "could not reach the
+ * authorization server of <server>: connection refused (ECONNREFUSED)". The
+ * SDK's OAuth helpers would read a 5xx as a broken answer, and its
+ * discovery skips a metadata URL that did not answer: neither is what
  * happened.
  */
-export function fetchNotingAway(inner: FetchLike = fetch): FetchLike {
+export function fetchNotingAway(serverUrl: string, inner: FetchLike = fetch): FetchLike {
+  const server = new URL(serverUrl).origin;
   return async function fetchOrAway(url, init) {
     const origin = new URL(url).origin;
+    // Discovery asks the MCP server itself first (its protected resource metadata).
+    const whom = origin === server ? server : `the authorization server of ${server}`;
     let response: Response;
     try {
       response = await inner(url, init);
     } catch (err) {
       const failure = networkFailure(err);
-      if (failure !== undefined) throw new AuthorizationServerAwayError(origin, failure.reason, { cause: err });
+      if (failure !== undefined) throw new AuthorizationServerAwayError(`could not reach ${whom}: ${failure.reason}`, { cause: err });
       // A bounded request that ran out of time: as good as no answer. A caller's own abort passes through.
-      if (err instanceof Error && err.name === 'TimeoutError') throw new AuthorizationServerAwayError(origin, 'no answer in time', { cause: err });
+      if (err instanceof Error && err.name === 'TimeoutError') {
+        throw new AuthorizationServerAwayError(`could not reach ${whom}: no answer in time`, { cause: err });
+      }
       throw err;
     }
     if (response.status >= 500) {
       await response.body?.cancel().catch(() => undefined);
-      throw new AuthorizationServerAwayError(origin, `HTTP ${response.status}`);
+      throw new AuthorizationServerAwayError(`${whom} answered HTTP ${response.status} (${new URL(url).pathname})`);
     }
     return response;
   };

@@ -322,7 +322,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const discovered = await discoverAuthorization(this.#config.url, {
       resourceMetadataUrl: this.#resourceMetadataUrl,
       serverHeaders: this.#config.headers,
-      fetch: fetchNotingAway(),
+      fetch: fetchNotingAway(this.#config.url),
     });
     await this.saveDiscoveryState(discovered);
     return discovered;
@@ -568,7 +568,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
         refreshToken: tokens.refresh_token,
         resource,
         dpop,
-        fetchFn: fetchNotingAway(boundedFetch),
+        fetchFn: fetchNotingAway(this.#config.url, boundedFetch),
       });
     } catch (err) {
       if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
