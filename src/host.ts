@@ -323,6 +323,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     const snapshot = ref.getSnapshot();
     if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
     else if (snapshot.matches('needs_reauth')) ref.send({ type: 'server.restart' });
+    // Another worker reached the authorization server: no need to wait out the backoff.
+    else if (snapshot.matches({ error: 'awaiting_authorization_server' })) ref.send({ type: 'server.restart' });
   }
 
   async function reread(name: string): Promise<Reread> {

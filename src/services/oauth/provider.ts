@@ -322,7 +322,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const discovered = await discoverAuthorization(this.#config.url, {
       resourceMetadataUrl: this.#resourceMetadataUrl,
       serverHeaders: this.#config.headers,
-      fetch: fetchNotingAway(this.#config.url),
+      // Bounded: a refresh waits for this, and a consent's answer to the user does too.
+      fetch: fetchNotingAway(this.#config.url, boundedFetch),
     });
     await this.saveDiscoveryState(discovered);
     return discovered;
@@ -693,7 +694,7 @@ async function dpopSessionFor(
   return DpopSession.create({ keyPair: await dpopKeyPairOf(stored) });
 }
 
-/** fetch bounded by REFRESH_TIMEOUT_MS, for the refresh made holding the lock. */
+/** fetch bounded by REFRESH_TIMEOUT_MS, for the refresh made holding the lock and the discovery it may need first. */
 function boundedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
   const timeout = AbortSignal.timeout(REFRESH_TIMEOUT_MS);
   return fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout });
