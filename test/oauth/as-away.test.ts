@@ -114,7 +114,8 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     await untilState(fleet.host, 'remote', 'error', 15_000);
     const view = fleet.host.server('remote')!;
     expect(view.error_kind).toBe('unreachable');
-    expect(view.error).toBe(`could not reach the authorization server of ${new URL(mcp.url).origin}: connection refused (ECONNREFUSED)`);
+    // Refused, as a rule; a pooled connection cut by the stop reads as reset or closed.
+    expect(view.error).toMatch(new RegExp(`^could not reach the authorization server of ${new URL(mcp.url).origin}: connection (refused|reset|closed)`));
     expect(await expectFastFailure(fleet.host)).toContain('not ready');
     const seen = transitions(fleet.host, consented);
     expect(seen.some((event) => event.to === 'error' && event.error_kind === 'unreachable')).toBe(true);
@@ -178,7 +179,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     expect(Date.now() - started).toBeLessThan(5000);
     expect(begun.status, begun.text).toBe(503);
     expect(begun.json.error.code).toBe('unreachable');
-    expect(begun.json.error.message).toMatch(/connection refused/);
+    expect(begun.json.error.message).toMatch(/could not reach the authorization server of http:\/\/127\.0\.0\.1:\d+: connection/);
     expect(fleet.host.server('remote')?.state).toBe('needs_reauth');
 
     // Back: the same request starts the consent.
