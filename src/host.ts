@@ -326,6 +326,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     const snapshot = ref.getSnapshot();
     if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
     else if (snapshot.matches('needs_reauth')) ref.send({ type: 'server.restart' });
+    // Another worker reached the authorization server: no need to wait out the backoff.
+    else if (snapshot.matches({ error: 'awaiting_authorization_server' })) ref.send({ type: 'server.restart' });
     else if ((snapshot.matches('pending') || snapshot.matches('authenticating')) && !tokensAwaitingOutcome.has(name)) {
       // An attempt that read the credentials before these tokens were stored may still end in needs_reauth:
       // then it goes on with them, rather than wait for a consent nobody needs.
@@ -333,7 +335,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
         subscription.unsubscribe();
         tokensAwaitingOutcome.delete(name);
-        if (next.matches('needs_reauth') && !stopping) ref.send({ type: 'server.restart' });
+        const waits = next.matches('needs_reauth') || next.matches({ error: 'awaiting_authorization_server' });
+        if (waits && !stopping) ref.send({ type: 'server.restart' });
       });
       tokensAwaitingOutcome.set(name, subscription);
     }

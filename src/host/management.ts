@@ -211,13 +211,20 @@ export function createManagement(deps: ManagementDeps): Management {
       if (!before.matches('needs_reauth') && !consenting(before)) {
         throw new AuthNotApplicableError(name, 'not_needed', `server "${name}" is ${stateName(before)}: consent starts only from needs_reauth`);
       }
-      ref.send({ type: 'auth.begin' });
-      // The invoked consent reports its URL, or fails and leaves for needs_reauth.
-      const after = await waitFor(ref, (snapshot) => snapshot.context.authorizationUrl !== null || !consenting(snapshot), {
-        timeout: Infinity,
-      });
-      if (after.context.authorizationUrl !== null && consenting(after)) return { authorization_url: after.context.authorizationUrl };
-      throw new FleetError('auth', after.context.error ?? `the consent of server "${name}" could not start`);
+      // Why a consent failed, with its kind: the authorization server away is `unreachable`, not a refusal.
+      let failure: FleetError | undefined;
+      const listening = ref.on('consent.failed', ({ error }) => (failure = error));
+      try {
+        ref.send({ type: 'auth.begin' });
+        // The invoked consent reports its URL, or fails and leaves for needs_reauth.
+        const after = await waitFor(ref, (snapshot) => snapshot.context.authorizationUrl !== null || !consenting(snapshot), {
+          timeout: Infinity,
+        });
+        if (after.context.authorizationUrl !== null && consenting(after)) return { authorization_url: after.context.authorizationUrl };
+        throw failure ?? new FleetError('auth', after.context.error ?? `the consent of server "${name}" could not start`);
+      } finally {
+        listening.unsubscribe();
+      }
     },
   };
 }

@@ -17,6 +17,7 @@ import type { JournalEventInput } from '../services/journal/events.js';
 import type { ServerAuth } from '../services/oauth/server-auth.js';
 import type { EraVerdicts } from '../services/era/verdicts.js';
 import type { Drain } from '../services/support/drain.js';
+import { isFleetError } from '../services/support/errors.js';
 
 export interface ServerActorDeps {
   auth: ServerAuth;
@@ -52,6 +53,10 @@ export function hostServerMachine(deps: ServerActorDeps) {
                 setupClient: clientHandlers.setup(input.name),
                 answerInput: (request, signal) => clientHandlers.answer(input.name, request, signal),
                 eras,
+              }).catch((error: unknown) => {
+                // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
+                const away = provider?.away ?? null;
+                throw away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error;
               }),
             ),
         ),

@@ -74,6 +74,8 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   // Fleet errors carry one secret-free line by contract; anything else may not.
   // An OAuth failure is the authorization server's (or its callback port's), not ours.
   if (err instanceof FleetError && err.kind === 'auth') return answer(502, 'auth', err.message);
+  // Another party did not answer (the authorization server of a consent): try again later.
+  if (err instanceof FleetError && err.kind === 'unreachable') return answer(503, 'unreachable', err.message);
   if (err instanceof FleetError) return answer(500, err.kind, err.message);
   return answer(500, 'internal', 'internal error');
 }

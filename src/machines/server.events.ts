@@ -42,4 +42,6 @@ export type ServerEvent =
 /** Events a server actor emits for the host to act on. */
 export type ServerEmitted =
   | { type: 'tools.register'; server: string; live: LiveConnection; filter: ToolFilter }
-  | { type: 'tools.unregister'; server: string };
+  | { type: 'tools.unregister'; server: string }
+  /** A consent failed: why, with its kind (the view says `needs_reauth` all the same). */
+  | { type: 'consent.failed'; server: string; error: FleetError };

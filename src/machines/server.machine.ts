@@ -2,6 +2,7 @@ import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xst
 import type { ServerConfig } from '../services/config/schema.js';
 import { FleetError, type ErrorKind } from '../services/support/errors.js';
 import { networkFailure } from '../services/connection/reachability.js';
+import { isAuthorizationServerAway } from '../services/oauth/away.js';
 import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { ServerEmitted, ServerEvent } from './server.events.js';
 
@@ -30,6 +31,10 @@ export interface ServerContext {
   authorizationUrl: string | null;
   /** An `on_demand` server was asked for and connects (until it goes idle). */
   demanded: boolean;
+  /** The error recorded is the authorization server's absence: retried without limit, no consent. */
+  awaitingAuthServer: boolean;
+  /** Retries in a row while the authorization server was away; 0 once ready. */
+  authWaits: number;
 }
 
 /** What a connect of an OAuth server needs first: nothing, or a refresh of its stored token. */
@@ -58,6 +63,7 @@ export function backoffMs(config: ServerConfig, failures: number, random: () => 
 }
 
 const isAuthFailure = { type: 'isAuthFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
+const isAuthServerAway = { type: 'isAuthServerAway', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const recordError = { type: 'recordError', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const closeFor = (next: AfterClosing) => ({ type: 'closeFor', params: { next } }) as const;
 const takeEventConfig = { type: 'takeConfig', params: ({ event }: { event: { config?: ServerConfig } }) => event.config } as const;
@@ -74,6 +80,7 @@ const connectInvoke = {
   },
   onError: [
     { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+    { guard: isAuthServerAway, target: '#server.error', actions: recordError },
     { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
     { target: '#server.error', actions: recordError },
   ],
@@ -111,6 +118,8 @@ export const serverMachine = setup({
     backoff: ({ context }) => backoffMs(context.config, context.failures),
     /** Ready this long: the losses before no longer count toward giving up. */
     stable: ({ context }) => context.config.reconnect.max_delay_seconds * 1000,
+    /** The reconnect backoff, counted by the waits for the authorization server. */
+    authServerBackoff: ({ context }) => backoffMs(context.config, context.authWaits),
   },
   actors: {
     /** Spawn or open, initialize, list every tool page; bounded by `timeout_seconds`. */
@@ -177,6 +186,9 @@ export const serverMachine = setup({
     usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
+    /** A refresh (or the connect that needed one) got no answer from the authorization server: `unreachable`, no consent. */
+    isAuthServerAway: (_, params: { error: unknown }) => isAuthorizationServerAway(params.error),
+    awaitsAuthServer: ({ context }) => context.awaitingAuthServer,
     isReconnecting: ({ context }) => context.failures > 0,
     mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
     disablesIt: (_, config: ServerConfig | undefined) => config !== undefined && !config.enabled,
@@ -194,17 +206,24 @@ export const serverMachine = setup({
       filter: context.config.tools,
     })),
     unregisterTools: emit(({ context }) => ({ type: 'tools.unregister' as const, server: context.name })),
+    reportConsentFailure: emit(({ context, event }) => ({
+      type: 'consent.failed' as const,
+      server: context.name,
+      error: asFleetError((event as { error?: unknown }).error),
+    })),
     adoptConnection: assign({ live: (_, live: LiveConnection) => live }),
     forgetConnection: assign({ live: null }),
     recordError: assign((_, params: { error: unknown }) => {
       const failure = asFleetError(params.error);
-      return { error: failure.message, errorKind: failure.kind };
+      return { error: failure.message, errorKind: failure.kind, awaitingAuthServer: isAuthorizationServerAway(failure) };
     }),
     /** A human must act: the view says so with its own kind, `needs_reauth`. */
     markNeedsReauth: assign({ errorKind: 'needs_reauth' as const }),
-    clearError: assign({ error: null, errorKind: null }),
+    clearError: assign({ error: null, errorKind: null, awaitingAuthServer: false }),
     countFailure: assign({ failures: ({ context }) => context.failures + 1 }),
-    resetFailures: assign({ failures: 0 }),
+    resetFailures: assign({ failures: 0, authWaits: 0 }),
+    countAuthWait: assign({ authWaits: ({ context }) => context.authWaits + 1 }),
+    resetAuthWaits: assign({ authWaits: 0 }),
     openCircuit: assign({
       error: ({ context }) =>
         `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
@@ -233,6 +252,8 @@ export const serverMachine = setup({
     next: 'stopped',
     authorizationUrl: null,
     demanded: false,
+    awaitingAuthServer: false,
+    authWaits: 0,
   }),
   initial: 'boot',
   on: {
@@ -343,7 +364,8 @@ export const serverMachine = setup({
             onDone: { target: 'connecting' },
             onError: [
               { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
-              // Unreachable or failing for another reason: the connect's answer says the rest.
+              { guard: isAuthServerAway, target: '#server.error', actions: recordError },
+              // Failing for another reason (the credentials could not be read): the connect's answer says the rest.
               { target: 'connecting' },
             ],
           },
@@ -357,7 +379,7 @@ export const serverMachine = setup({
           on: {
             'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event.url } },
             'auth.completed': { target: 'connecting' },
-            'auth.failed': { target: '#server.needs_reauth', actions: recordError },
+            'auth.failed': { target: '#server.needs_reauth', actions: [recordError, 'reportConsentFailure'] },
           },
         },
         connecting: {
@@ -368,6 +390,8 @@ export const serverMachine = setup({
     },
     ready: {
       description: 'connected; the connection watcher and the catalog session run here; tools unregistered on exit',
+      // The authorization server answered (or was not needed): a later absence waits from the start of the backoff.
+      entry: 'resetAuthWaits',
       exit: 'unregisterTools',
       invoke: [
         { src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
@@ -405,6 +429,8 @@ export const serverMachine = setup({
         'connection.closed': [
           // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
           { guard: isAuthFailure, target: 'closing', actions: [recordError, 'markNeedsReauth', closeFor('needs_reauth')] },
+          // The token ran out and the authorization server is away: waits for it, not for a person.
+          { guard: isAuthServerAway, target: 'closing', actions: [recordError, closeFor('error')] },
           { target: 'closing', actions: [recordError, 'countFailure', closeFor('error')] },
         ],
         'server.restart': { target: 'closing', actions: ['resetFailures', closeFor('pending')] },
@@ -486,6 +512,7 @@ export const serverMachine = setup({
       states: {
         deciding: {
           always: [
+            { guard: 'awaitsAuthServer', target: 'awaiting_authorization_server', actions: 'countAuthWait' },
             { guard: 'mayReconnect', target: 'backing_off' },
             { guard: 'isReconnecting', target: 'halted', actions: 'openCircuit' },
             { target: 'halted' },
@@ -494,6 +521,11 @@ export const serverMachine = setup({
         backing_off: {
           description: 'a lost connection: reconnects after exponential backoff with jitter; calls fail fast meanwhile',
           after: { backoff: { target: '#server.pending' } },
+        },
+        awaiting_authorization_server: {
+          description:
+            'unreachable: a token refresh got no answer (or a 5xx) from the authorization server; retried after the reconnect backoff without limit, the stored grant kept; calls fail fast meanwhile',
+          after: { authServerBackoff: { target: '#server.pending' } },
         },
         halted: {
           description: 'no automatic reconnect: a failed start, or the circuit opened after reconnect.max_attempts',

@@ -36,6 +36,9 @@ const AUTH_CONNECTED = 'authenticating_connecting --> ready : connect done';
 const ENABLE = 'disabled --> pending : server.enable';
 const ENABLING_CHANGE = 'disabled --> pending : server.configure';
 const BACKOFF = 'error_backing_off --> pending : after backoff';
+const AS_AWAY = 'authenticating_refreshing --> error : refreshToken failed [isAuthServerAway]';
+const AS_BACK = 'error_awaiting_authorization_server --> pending : after authServerBackoff';
+const RESTART_READY = 'ready --> closing : server.restart';
 const STOP_READY = 'ready --> closing : server.stop';
 const IDLE = 'ready --> closing : server.idle';
 const STOP_ANY = 'any_state --> stopped : server.stop';
@@ -89,7 +92,7 @@ const INTERNAL: Record<string, InternalNote> = {
     observed: 'a refresh_token grant at the authorization server, then ready with no consent',
   },
   'authenticating_refreshing --> authenticating_connecting : refreshToken failed': {
-    observed: 'the authorization server down: the refresh fails, the connect goes on with the stored token',
+    observed: 'a token endpoint answering 400 without an OAuth error: the refresh fails, the connect goes on with the stored token',
   },
   'authenticating_consenting --> authenticating_consenting : auth.url': {
     observed: 'POST /auth answers with the authorization URL the consent reported',
@@ -183,6 +186,9 @@ const INTERNAL: Record<string, InternalNote> = {
     impliedBy: [BACKOFF],
     because: 'backing_off is entered only from deciding',
   },
+  'error_deciding --> error_awaiting_authorization_server : always [awaitsAuthServer]': {
+    observed: 'the authorization server stopped: error (unreachable), then error → pending after the backoff, no consent',
+  },
   'error_deciding --> error_halted : always [isReconnecting]': {
     observed: 'the circuit opens: "gave up after N reconnect attempt(s)"',
   },
@@ -199,6 +205,15 @@ const NOT_DRIVEN: Record<string, string> = {
   'authenticating_connecting --> error : connect failed [isReconnecting]':
     'needs an OAuth server that lost its connection (failures > 0) and must refresh before reconnecting; a remote ' +
     'connection is lost only by an unanswered ping, which the fixture never lets happen (the journal edge is taken via a plain failed connect)',
+  'pending_connecting --> error : connect failed [isAuthServerAway]':
+    'needs an MCP server refusing a token our clock still holds valid while the authorization server is away; ' +
+    'the journal edge pending → error is taken via a failed start, the wait for the authorization server via refreshToken failed',
+  'authenticating_connecting --> error : connect failed [isAuthServerAway]':
+    'needs the authorization server to go away between the refresh and the connect that follows it; the journal edge ' +
+    'is taken via a plain failed connect, the wait for the authorization server via refreshToken failed',
+  'ready --> closing : connection.closed [isAuthServerAway]':
+    'needs a ready server whose token runs out while its authorization server is stopped, driven end to end by ' +
+    'test/oauth/as-away.test.ts; the journal edge ready → error is taken via a lost connection',
   'closing --> closing : server.restart [mayRestart]': RETARGET,
   'closing --> closing : server.disable [isNotStopping]': RETARGET,
   'closing --> closing : server.enable [isNotStopping]': RETARGET,
@@ -737,27 +752,51 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     expect(host.tools().filter((tool) => tool.name.startsWith('lost__'))).toEqual([]);
   });
 
-  scenario('ob AS down', 'its authorization server down: the refresh fails, the connect uses the stored token', async () => {
+  scenario('ob bad refresh', 'its token endpoint answers 400 without an OAuth error: the refresh fails, the connect uses the stored token', async () => {
     await addOAuthServer('ob', mcp.b.url, oauth.as3);
     await consent('ob');
-    await patch('ob', { enabled: false });
-    await watch.took('ob', 'ready', 'disabled', 'ready --> closing : server.disable');
-    await closeOnce(oauth.as3);
     expireStoredToken('ob');
+    oauth.as3.failWith({ status: 400, pathSuffix: '/token' });
     const stored = credentials('ob').tokens.access_token as string;
     const presented = mcp.b.presentedTokens.length;
-    expect((await patch('ob', { enabled: true })).json.state).toBe('ready');
-    await watch.took('ob', 'disabled', 'pending', ENABLE);
+    expect((await post('/api/mcp/servers/ob/restart')).json.state).toBe('ready');
+    oauth.as3.failWith(null);
+    await watch.took('ob', 'ready', 'pending', RESTART_READY);
     await watch.took('ob', 'pending', 'authenticating', MUST_REFRESH);
     await watch.took('ob', 'authenticating', 'ready', AUTH_CONNECTED);
     expect(mcp.b.presentedTokens.slice(presented)).toContain(stored);
     watch.observe(
       'authenticating_refreshing --> authenticating_connecting : refreshToken failed',
-      'ob: authorization server down, connected with the stored token',
+      'ob: the token endpoint answered 400 without an OAuth error, connected with the stored token',
+    );
+    // The token endpoint answers again: the ready server's own refresh (retried within 10 s) stores a fresh token.
+    await poll(() => credentials('ob').tokens.expires_at > Date.now(), 'ob refreshed in the background', 20_000);
+  });
+
+  scenario('ob AS down', 'its authorization server stopped: authenticating → error (unreachable), ready by itself once it is back', async () => {
+    await oauth.as3.pause();
+    expireStoredToken('ob');
+    const grants = oauth.as3.grants.length;
+    const restarted = await post('/api/mcp/servers/ob/restart');
+    expect(restarted.json).toMatchObject({ state: 'error', error_kind: 'unreachable' });
+    await watch.took('ob', 'ready', 'pending', RESTART_READY);
+    await watch.took('ob', 'pending', 'authenticating', MUST_REFRESH);
+    const away = await watch.took('ob', 'authenticating', 'error', AS_AWAY);
+    expect(away).toMatchObject({ error_kind: 'unreachable', error: expect.stringContaining('could not reach the authorization server of') });
+    // Back before the first retry (about reconnect.initial_delay_seconds): that retry refreshes, no consent.
+    await oauth.as3.resume();
+    await watch.took('ob', 'error', 'pending', AS_BACK);
+    await watch.took('ob', 'pending', 'authenticating', MUST_REFRESH);
+    await watch.took('ob', 'authenticating', 'ready', AUTH_CONNECTED);
+    expect(oauth.as3.grants.slice(grants)).toEqual(['refresh_token']);
+    watch.observe(
+      'error_deciding --> error_awaiting_authorization_server : always [awaitsAuthServer]',
+      'ob: unreachable while its authorization server was stopped, then ready by itself',
     );
   });
 
   scenario('ob MCP down', 'its MCP server gone: authenticating → error, rolled back to disabled', async () => {
+    expireStoredToken('ob');
     await patch('ob', { enabled: false });
     await watch.took('ob', 'ready', 'disabled', 'ready --> closing : server.disable');
     await closeOnce(mcp.b);

@@ -58,6 +58,8 @@ export const PSEUDO_STATES: Record<string, string> = {
 export const CLOSING_DESTINATIONS: Record<string, State[]> = {
   'connection.closed [isAuthFailure]': ['needs_reauth'],
   'connection.closed': ['error'],
+  // The token ran out while the authorization server is away: error (unreachable), waiting for it.
+  'connection.closed [isAuthServerAway]': ['error'],
   'server.restart': ['pending'],
   'server.disable': ['disabled'],
   'server.configure [disablesIt]': ['disabled'],

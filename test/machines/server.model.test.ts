@@ -90,6 +90,21 @@ const families = {
       'idle.elapses',
     ],
   },
+  // The authorization server away: waits and retries (no consent), recovers, loses it again while ready.
+  authServerAway: {
+    attempts: 3,
+    events: [
+      'check.refresh',
+      'refresh.succeeds',
+      'refresh.fails_away',
+      'connect.succeeds',
+      'connect.fails_away',
+      'connection.away_lost',
+      'away_backoff.elapses',
+      'server.restart',
+      'close.done',
+    ],
+  },
   onDemand: {
     attempts: 2,
     events: [
@@ -168,7 +183,7 @@ const scenarios: Scenario[] = [
     queued: false,
     maxAttempts: 1,
     transitions: true,
-    families: ['management', 'oauth'],
+    families: ['management', 'oauth', 'authServerAway'],
   },
   {
     label: 'OAuth, queued at startup, never reconnects',
@@ -276,13 +291,22 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
   const states = new Set(paths.map((path) => topState(path.state)));
   expect([...states].sort()).toEqual([...ServerState.options].sort());
   const phases = new Set(paths.map((path) => phaseOf(path.state)));
-  expect(phases.size).toBe(14);
+  expect(phases.size).toBe(15);
   const taken = new Set(paths.flatMap((path) => path.steps.slice(1).map((step) => step.event.type)));
   const initial = walks[0]!.shortest[0]!.steps[0]!.state;
   const all = new Set(modelEvents(walks[0]!.configs, initial).map((event) => event.type));
   expect([...taken].sort()).toEqual([...all].sort());
   // The connect cycle is walked twice: ready, lost, reconnected.
   expect(paths.some((path) => path.steps.filter((step) => step.event.type === 'connect.succeeds').length === 2)).toBe(true);
+  // The authorization server away is waited for past reconnect.max_attempts (1 here), then ready with no consent.
+  expect(
+    paths.some(
+      (path) =>
+        path.steps.filter((step) => step.event.type === 'away_backoff.elapses').length >= 2 &&
+        path.state.matches('ready') &&
+        !path.steps.some((step) => step.state.matches('needs_reauth')),
+    ),
+  ).toBe(true);
   // Past reconnect.max_attempts the circuit opens.
   expect(paths.some((path) => /gave up after 1 reconnect/.test(path.state.context.error ?? ''))).toBe(true);
   expect(paths.some((path) => /gave up after 0 reconnect/.test(path.state.context.error ?? ''))).toBe(true);

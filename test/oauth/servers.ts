@@ -27,6 +27,12 @@ export interface AuthorizationServer {
   documentFetches: string[];
   /** Withdraws the grant a refresh token belongs to (as a user or an admin would): every later refresh is refused. */
   revokeGrantOf(refreshToken: string): Promise<void>;
+  /** Stops listening (connections refused), keeping every grant it issued, until `resume`. */
+  pause(): Promise<void>;
+  /** Listens again on the same port, as the same server (its grants and keys intact). */
+  resume(): Promise<void>;
+  /** Answers the requests whose path ends with `pathSuffix` with `status` (a failing proxy in front); null: answers normally again. */
+  failWith(failure: { status: number; pathSuffix: string } | null): void;
   close(): Promise<void>;
 }
 
@@ -106,7 +112,15 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   });
   let registrations = 0;
   provider.on('registration_create.success', () => registrations++);
-  http.on('request', provider.callback());
+  const answer = provider.callback();
+  let failure: { status: number; pathSuffix: string } | null = null;
+  http.on('request', (req: IncomingMessage, res) => {
+    if (failure !== null && (req.url ?? '/').split('?')[0]!.endsWith(failure.pathSuffix)) {
+      res.writeHead(failure.status, { 'content-type': 'text/html' }).end('<html>upstream unavailable</html>');
+      return;
+    }
+    void answer(req, res);
+  });
   return {
     issuer,
     provider,
@@ -120,7 +134,10 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
       await (await provider.Grant.find(found.grantId))?.destroy();
       await found.destroy();
     },
-    close: () => close(http),
+    pause: () => close(http),
+    resume: () => new Promise((resolve) => http.listen(port, '127.0.0.1', () => resolve())),
+    failWith: (next) => (failure = next),
+    close: () => (http.listening ? close(http) : Promise.resolve()),
   };
 }
 

@@ -121,6 +121,8 @@ export async function beginConsent(
   try {
     disarm = provider.armConsent({ onAuthorizationUrl: (at) => (authorizationUrl = at) });
     await provider.invalidateCredentials('tokens');
+    // Read afresh: the authorization server may have moved, and one that is away says so now rather than in the browser.
+    await provider.invalidateCredentials('discovery');
     const result = await auth(provider, { serverUrl: config.url, scope: provider.clientMetadata.scope });
     if (result !== 'REDIRECT' || authorizationUrl === undefined) {
       throw new FleetError('auth', `${origin} did not ask for a consent`);
@@ -131,8 +133,12 @@ export async function beginConsent(
       recordedState = state;
     }
   } catch (err) {
-    const [, why] = describeAuthFailure(err, origin) ?? ['auth', err instanceof Error ? err.message : String(err)];
-    const error = new FleetError('auth', redact(`cannot start OAuth consent with ${origin}: ${why}`, secretValues(config)));
+    const [kind, why] = describeAuthFailure(err, origin) ?? ['auth', err instanceof Error ? err.message : String(err)];
+    // The authorization server away stays `unreachable`: the user can only try again later.
+    const error = new FleetError(
+      kind === 'unreachable' ? 'unreachable' : 'auth',
+      redact(`cannot start OAuth consent with ${origin}: ${why}`, secretValues(config)),
+    );
     end(error);
     throw error;
   }

@@ -19,18 +19,21 @@ import {
   type OAuthDiscoveryState,
   type OAuthProtectedResourceMetadata,
 } from '@modelcontextprotocol/client';
+import { isAuthorizationServerAway } from './away.js';
 
 export interface DiscoveryOptions {
   /** The `resource_metadata` URL of the server's last `WWW-Authenticate` challenge, if it named one. */
   resourceMetadataUrl?: URL;
   /** The MCP server's config headers: sent with discovery requests to its own origin (a gateway in front of it may want them), to no other. */
   serverHeaders?: Record<string, string>;
+  /** The fetch every discovery request goes through (default: the global one). */
+  fetch?: FetchLike;
 }
 
 /** Discovers the authorization server of the MCP server at `serverUrl`. */
 export async function discoverAuthorization(serverUrl: string, options: DiscoveryOptions = {}): Promise<OAuthDiscoveryState> {
   const { resourceMetadataUrl } = options;
-  const fetchFn = withServerHeaders(new URL(serverUrl).origin, options.serverHeaders ?? {});
+  const fetchFn = withServerHeaders(new URL(serverUrl).origin, options.serverHeaders ?? {}, options.fetch ?? fetch);
   const resourceMetadata = await protectedResourceMetadata(serverUrl, resourceMetadataUrl, fetchFn);
   const named = resourceMetadata?.authorization_servers?.[0];
   const authorizationServerUrl = named ?? new URL('/', serverUrl).href;
@@ -51,19 +54,19 @@ export async function discoverAuthorization(serverUrl: string, options: Discover
 }
 
 /** A fetch adding `headers` to requests for `origin` (never overriding one the request sets). */
-function withServerHeaders(origin: string, headers: Record<string, string>): FetchLike {
+function withServerHeaders(origin: string, headers: Record<string, string>, send: FetchLike): FetchLike {
   return function fetchDiscovery(url, init) {
-    if (new URL(url).origin !== origin || Object.keys(headers).length === 0) return fetch(url, init);
+    if (new URL(url).origin !== origin || Object.keys(headers).length === 0) return send(url, init);
     const sent = new Headers(init?.headers);
     for (const [name, value] of Object.entries(headers)) if (!sent.has(name)) sent.set(name, value);
-    return fetch(url, { ...init, headers: sent });
+    return send(url, { ...init, headers: sent });
   };
 }
 
 /**
  * The server's protected resource metadata, or undefined when it publishes
- * none (any answer but metadata). A network failure is thrown: the server is
- * unreachable, not unprotected.
+ * none (any answer but metadata). A network failure (or, through a fetch
+ * noting it, a 5xx) is thrown: the server is unreachable, not unprotected.
  */
 async function protectedResourceMetadata(
   serverUrl: string,
@@ -73,7 +76,7 @@ async function protectedResourceMetadata(
   try {
     return await discoverOAuthProtectedResourceMetadata(serverUrl, resourceMetadataUrl === undefined ? {} : { resourceMetadataUrl }, fetchFn);
   } catch (err) {
-    if (err instanceof TypeError) throw err;
+    if (err instanceof TypeError || isAuthorizationServerAway(err)) throw err;
     return undefined;
   }
 }

@@ -3,6 +3,7 @@ import {
   IssuerMismatchError,
   OAuthClientFlowError,
   OAuthError,
+  OAuthErrorCode,
   UnauthorizedError,
 } from '@modelcontextprotocol/client';
 import { FleetError } from '../support/errors.js';
@@ -30,6 +31,8 @@ export class ConsentRequiredError extends FleetError {
  */
 export function describeAuthFailure(err: unknown, origin: string): [FleetError['kind'], string] | null {
   if (err instanceof FleetError) return [err.kind, err.message];
+  // Our own answer for a refresh that reached no authorization server (sdk-refresh.ts), or the server's for itself.
+  if (err instanceof OAuthError && err.code === OAuthErrorCode.TemporarilyUnavailable) return ['unreachable', err.message];
   if (err instanceof OAuthError) return ['auth', `OAuth with ${origin} failed (${err.code})`];
   if (err instanceof AuthorizationServerMismatchError) {
     return ['auth', `${origin} names the authorization server ${err.currentIssuer}, not ${err.recordedIssuer}: credentials not sent`];

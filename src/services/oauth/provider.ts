@@ -39,6 +39,7 @@ import { changeCredentials, createFileCredentialsStore, type CredentialsStore, t
 import { createDpopKey, dpopKeyPairOf, type StoredDpopKey } from './dpop-key.js';
 import { discoverAuthorization } from './discovery.js';
 import { ConsentRequiredError } from './errors.js';
+import { fetchNotingAway, isAuthorizationServerAway, type AuthorizationServerAwayError } from './away.js';
 import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
 import { countRefresh } from '../telemetry/oauth.js';
 
@@ -158,6 +159,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   #resourceMetadataUrl: URL | undefined;
   /** With `auth.dpop`, the key tokens are bound to (loaded or made on first use). */
   #dpop: Promise<DpopSession> | undefined;
+  /** Why the last refresh could not reach the authorization server; null once one got an answer. */
+  #away: AuthorizationServerAwayError | null = null;
 
   /** Read by the SDK: offered as the client id where the server supports it. */
   readonly clientMetadataUrl: string | undefined;
@@ -282,6 +285,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       return;
     }
     // A step-up to a scope the token lacks cannot be a refresh (RFC 6749, section 6): only the user can grant it.
+    // The refresh got no answer: the grant may be intact, and the authorization URL would not load either.
+    if (this.#away !== null && steppingUpTo === undefined) throw this.#away;
     const reason =
       steppingUpTo !== undefined
         ? `the server requires the scope "${steppingUpTo}"`
@@ -317,6 +322,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const discovered = await discoverAuthorization(this.#config.url, {
       resourceMetadataUrl: this.#resourceMetadataUrl,
       serverHeaders: this.#config.headers,
+      // Bounded: a refresh waits for this, and a consent's answer to the user does too.
+      fetch: fetchNotingAway(this.#config.url, boundedFetch),
     });
     await this.saveDiscoveryState(discovered);
     return discovered;
@@ -412,6 +419,15 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     };
   }
 
+  /**
+   * Why this provider's last refresh could not reach the authorization
+   * server (`unreachable`: nobody needs to consent); null when it got an
+   * answer, or none was tried.
+   */
+  get away(): AuthorizationServerAwayError | null {
+    return this.#away;
+  }
+
   /** Whether a connect must refresh the stored token first: it has a refresh token and is (nearly) expired. */
   needsRefresh(): boolean {
     const tokens = this.#record.tokens;
@@ -491,15 +507,25 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     // Made ready before the lock: each may store something (the discovery, a first DPoP key), which takes the lock itself.
     let prepared: Prepared | undefined;
     if (held?.refresh_token !== undefined) {
-      const discovery = await this.discoveryState();
+      const discovery = await this.discoveryState().catch((err: unknown) => {
+        if (isAuthorizationServerAway(err)) this.#noteAway(err, refused);
+        throw err;
+      });
       const session = await this.dpop();
       const key = this.#record.dpop_key;
       prepared = { discovery, dpop: session === undefined || key === null ? undefined : { key, session } };
     }
     const { url, auth } = this.#config;
-    const outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, (current) =>
-      this.#refreshHolding(current, held, prepared, refused),
-    );
+    let outcome: RefreshOutcome;
+    try {
+      outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, (current) =>
+        this.#refreshHolding(current, held, prepared, refused),
+      );
+    } catch (err) {
+      if (isAuthorizationServerAway(err)) this.#noteAway(err, refused);
+      throw err;
+    }
+    this.#away = null;
     if (outcome.record !== null) {
       this.#adopt(outcome.record);
       // A step-up that ends in new tokens is over.
@@ -556,7 +582,7 @@ export class FleetOAuthProvider implements OAuthClientProvider {
         refreshToken: tokens.refresh_token,
         resource,
         dpop,
-        fetchFn: boundedFetch,
+        fetchFn: fetchNotingAway(this.#config.url, boundedFetch),
       });
     } catch (err) {
       if (err instanceof OAuthError && REFRESH_REFUSALS.has(err.code)) {
@@ -615,11 +641,25 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       // anything else (network, 5xx, the database away) is tried again.
       this.refresh().catch((err: unknown) => {
         if (err instanceof ConsentRequiredError || this.#lostListeners.size === 0) return;
-        this.#timer = setTimeout(() => this.#schedule(), REFRESH_RETRY_MS);
+        // Tried again by the expiry at the latest, so a token that runs out meanwhile is reported then.
+        const untilExpiry = tokens.expires_at! - this.#now();
+        this.#timer = setTimeout(() => this.#schedule(), untilExpiry > 0 ? Math.min(REFRESH_RETRY_MS, untilExpiry) : REFRESH_RETRY_MS);
         this.#timer.unref();
       });
     }, delay);
     this.#timer.unref();
+  }
+
+  /**
+   * A refresh found the authorization server away. When the access token held
+   * can no longer be used — expired, or refused by the server — a ready
+   * connection is told: it is as good as lost until the server is back.
+   */
+  #noteAway(error: AuthorizationServerAwayError, refused: boolean): void {
+    this.#away = error;
+    const tokens = this.#record.tokens;
+    const expired = tokens?.expires_at !== undefined && this.#now() >= tokens.expires_at;
+    if (refused || expired) this.#reportLost(error);
   }
 
   #reportLost(error: FleetError): void {
@@ -667,7 +707,7 @@ async function dpopSessionFor(
   return DpopSession.create({ keyPair: await dpopKeyPairOf(stored) });
 }
 
-/** fetch bounded by REFRESH_TIMEOUT_MS, for the refresh made holding the lock. */
+/** fetch bounded by REFRESH_TIMEOUT_MS, for the refresh made holding the lock and the discovery it may need first. */
 function boundedFetch(url: string | URL, init?: RequestInit): Promise<Response> {
   const timeout = AbortSignal.timeout(REFRESH_TIMEOUT_MS);
   return fetch(url, { ...init, signal: init?.signal ? AbortSignal.any([init.signal, timeout]) : timeout });

@@ -11,6 +11,7 @@
  * its tokens as if the endpoint had answered.
  */
 import type { FetchLike } from '@modelcontextprotocol/client';
+import { isAuthorizationServerAway } from './away.js';
 import { ConsentRequiredError } from './errors.js';
 import type { FleetOAuthProvider } from './provider.js';
 
@@ -25,6 +26,10 @@ export function answeringSdkRefresh(provider: FleetOAuthProvider, next: FetchLik
       // Only a consent helps now (the server's listeners were told): the SDK hears it as the endpoint would say it.
       if (err instanceof ConsentRequiredError) {
         return tokenResponse(400, { error: 'invalid_grant', error_description: 'the refresh token was rejected' });
+      }
+      // No answer: said so, so that the SDK neither reads it as a broken answer nor falls back to a consent.
+      if (isAuthorizationServerAway(err)) {
+        return tokenResponse(503, { error: 'temporarily_unavailable', error_description: err.message });
       }
       throw err;
     }

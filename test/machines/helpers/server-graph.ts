@@ -83,18 +83,22 @@ export function modelEvents(configs: ConfigSet, snapshot: ServerSnapshot): Model
     { type: 'refresh.succeeds' },
     { type: 'refresh.fails_auth' },
     { type: 'refresh.fails' },
+    { type: 'refresh.fails_away' },
     { type: 'consent.url' },
     { type: 'consent.completes' },
     { type: 'consent.fails' },
     { type: 'connect.succeeds' },
     { type: 'connect.fails' },
     { type: 'connect.fails_auth' },
+    { type: 'connect.fails_away' },
     { type: 'catalog.changed' },
     { type: 'connection.lost' },
     { type: 'connection.auth_lost' },
+    { type: 'connection.away_lost' },
     { type: 'close.done' },
     { type: 'close.fails' },
     { type: 'backoff.elapses' },
+    { type: 'away_backoff.elapses' },
     { type: 'stable.elapses' },
     { type: 'server.demand' },
     { type: 'call.started' },
@@ -110,6 +114,7 @@ const failed = (id: string, error: unknown): AnyEventObject => ({ type: `xstate.
 /** The machine's delayed events, fired by name instead of waited for. */
 export const afterEvents = {
   backoff: 'xstate.after.backoff.server.error.backing_off',
+  authServerBackoff: 'xstate.after.authServerBackoff.server.error.awaiting_authorization_server',
   stable: 'xstate.after.stable.server.ready',
 } as const;
 
@@ -145,6 +150,8 @@ function toMachineEvent(snapshot: ServerSnapshot, event: ModelEvent): AnyEventOb
       return failed(invokeOf('server.authenticating.refreshing'), failures.auth());
     case 'refresh.fails':
       return failed(invokeOf('server.authenticating.refreshing'), failures.refresh());
+    case 'refresh.fails_away':
+      return failed(invokeOf('server.authenticating.refreshing'), failures.away());
     case 'consent.url':
       return { type: 'auth.url', url: 'https://auth.example.com/authorize?state=x' };
     case 'consent.completes':
@@ -157,18 +164,24 @@ function toMachineEvent(snapshot: ServerSnapshot, event: ModelEvent): AnyEventOb
       return failed(connectInvoke(snapshot), failures.spawn());
     case 'connect.fails_auth':
       return failed(connectInvoke(snapshot), failures.auth());
+    case 'connect.fails_away':
+      return failed(connectInvoke(snapshot), failures.away());
     case 'catalog.changed':
       return { type: 'catalog.tools_changed' };
     case 'connection.lost':
       return { type: 'connection.closed', error: failures.lost() };
     case 'connection.auth_lost':
       return { type: 'connection.closed', error: failures.auth() };
+    case 'connection.away_lost':
+      return { type: 'connection.closed', error: failures.away() };
     case 'close.done':
       return done(invokeOf('server.closing'));
     case 'close.fails':
       return failed(invokeOf('server.closing'), new Error('kill failed'));
     case 'backoff.elapses':
       return { type: afterEvents.backoff };
+    case 'away_backoff.elapses':
+      return { type: afterEvents.authServerBackoff };
     case 'stable.elapses':
       return { type: afterEvents.stable };
     case 'idle.elapses':
@@ -279,6 +292,8 @@ export function canHappen(snapshot: ServerSnapshot, event: ModelEvent): boolean 
       return snapshot.matches('closing');
     case 'backoff':
       return snapshot.matches({ error: 'backing_off' });
+    case 'away_backoff':
+      return snapshot.matches({ error: 'awaiting_authorization_server' });
     case 'stable':
       return snapshot.matches('ready') && snapshot.context.failures > 0;
     case 'idle':

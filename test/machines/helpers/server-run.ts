@@ -35,7 +35,7 @@ type ServerRef = ActorRefFrom<typeof serverMachine>;
 export const NAME = 'files';
 
 /** The delays never elapse by themselves: paths fire them by name. */
-export const noTimers = { delays: { backoff: 2 ** 30, stable: 2 ** 30 } };
+export const noTimers = { delays: { backoff: 2 ** 30, stable: 2 ** 30, authServerBackoff: 2 ** 30 } };
 
 /** Lets promise settlements and sent-back events reach the machine (no timers are involved). */
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -55,6 +55,8 @@ export function perform(event: ModelEvent, actor: ServerRef, world: ServerWorld)
       return world.failRefresh(failures.auth());
     case 'refresh.fails':
       return world.failRefresh(failures.refresh());
+    case 'refresh.fails_away':
+      return world.failRefresh(failures.away());
     case 'consent.url':
       return world.consentSends({ type: 'auth.url', url: 'https://auth.example.com/authorize?state=x' });
     case 'consent.completes':
@@ -67,6 +69,8 @@ export function perform(event: ModelEvent, actor: ServerRef, world: ServerWorld)
       return world.failConnect(failures.spawn());
     case 'connect.fails_auth':
       return world.failConnect(failures.auth());
+    case 'connect.fails_away':
+      return world.failConnect(failures.away());
     case 'catalog.changed':
       return world.catalogChanged();
     // The connection ends; the machine's own watcher must notice.
@@ -74,12 +78,16 @@ export function perform(event: ModelEvent, actor: ServerRef, world: ServerWorld)
       return world.lose(failures.lost());
     case 'connection.auth_lost':
       return world.lose(failures.auth());
+    case 'connection.away_lost':
+      return world.lose(failures.away());
     case 'close.done':
       return world.finishClose();
     case 'close.fails':
       return world.finishClose(new Error('kill failed'));
     case 'backoff.elapses':
       return actor.send({ type: afterEvents.backoff } as never);
+    case 'away_backoff.elapses':
+      return actor.send({ type: afterEvents.authServerBackoff } as never);
     case 'stable.elapses':
       return actor.send({ type: afterEvents.stable } as never);
     // The ready server's idle watch sees `idle_timeout_seconds` go by (on the faked clock).
@@ -107,6 +115,7 @@ export function phaseOf(snapshot: ServerSnapshot): Phase {
     ['needs_reauth', 'needs_reauth'],
     [{ error: 'backing_off' }, 'backing_off'],
     [{ error: 'halted' }, 'halted'],
+    [{ error: 'awaiting_authorization_server' }, 'awaiting_as'],
   ];
   return pairs.find(([value]) => snapshot.matches(value))?.[1] ?? (JSON.stringify(snapshot.value) as Phase);
 }
@@ -197,7 +206,7 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
     // `stable` while ready, `backoff` while backing off; the idle timer of an `on_demand` server with no call in flight.
     timers:
       (facts.phase === 'ready' ? 1 : 0) +
-      (facts.phase === 'backing_off' ? 1 : 0) +
+      (facts.phase === 'backing_off' || facts.phase === 'awaiting_as' ? 1 : 0) +
       (facts.phase === 'ready' && facts.config.start === 'on_demand' && facts.calls === 0 ? 1 : 0),
     consentsBegun: facts.consents,
     closeCalls,

@@ -33,8 +33,10 @@ export type ModelEvent =
   | { type: 'refresh.succeeds' }
   /** The authorization server rejects the refresh: only a consent helps. */
   | { type: 'refresh.fails_auth' }
-  /** The refresh fails for another reason (unreachable): the connect will say the rest. */
+  /** The refresh fails for another reason (the credentials unreadable): the connect will say the rest. */
   | { type: 'refresh.fails' }
+  /** The refresh got no answer (or a 5xx) from the authorization server: unreachable, no consent. */
+  | { type: 'refresh.fails_away' }
   | { type: 'consent.url' }
   | { type: 'consent.completes' }
   | { type: 'consent.fails' }
@@ -42,15 +44,21 @@ export type ModelEvent =
   | { type: 'connect.fails' }
   /** No usable token. */
   | { type: 'connect.fails_auth' }
+  /** The connect needed a refresh that got no answer from the authorization server. */
+  | { type: 'connect.fails_away' }
   /** The ready server's tool listing changed. */
   | { type: 'catalog.changed' }
   | { type: 'connection.lost' }
   /** The ready server's token can no longer be refreshed. */
   | { type: 'connection.auth_lost' }
+  /** The ready server's token ran out while the authorization server is away. */
+  | { type: 'connection.away_lost' }
   | { type: 'close.done' }
   | { type: 'close.fails' }
   /** The reconnect backoff is over. */
   | { type: 'backoff.elapses' }
+  /** The wait for the authorization server is over: try again. */
+  | { type: 'away_backoff.elapses' }
   /** The server stayed ready long enough for its earlier losses not to count. */
   | { type: 'stable.elapses' }
   /** One of an `on_demand` server's tools is called or loaded through search. */
@@ -86,6 +94,8 @@ export type Phase =
   | 'backing_off'
   /** error, no automatic reconnect. */
   | 'halted'
+  /** error (unreachable), the authorization server away: tried again after a backoff, without limit. */
+  | 'awaiting_as'
   | 'stopped';
 
 export type ClosingTo = 'pending' | 'disabled' | 'error' | 'needs_reauth' | 'stopped';
@@ -117,6 +127,8 @@ export interface ServerFacts {
   catalogKnown: boolean;
   /** Calls in flight on the ready connection. */
   calls: number;
+  /** The closing server lost its connection to the authorization server's absence: it waits for it, not a person. */
+  authServerAway: boolean;
 }
 
 const PHASE_STATE: Record<Exclude<Phase, 'closing'>, ServerState> = {
@@ -132,6 +144,7 @@ const PHASE_STATE: Record<Exclude<Phase, 'closing'>, ServerState> = {
   needs_reauth: 'needs_reauth',
   backing_off: 'error',
   halted: 'error',
+  awaiting_as: 'error',
   stopped: 'stopped',
 };
 
@@ -167,6 +180,7 @@ export function initialFacts(config: ServerConfig, queued: boolean, catalogKnown
     demanded: false,
     catalogKnown,
     calls: 0,
+    authServerAway: false,
   };
   // A disabled server is out of the startup queue: enabling it later connects it (or re-queues a hand edit).
   if (!config.enabled) return { ...facts, queued: false };
@@ -201,6 +215,7 @@ function start(facts: ServerFacts, config = facts.config, queued = false): Serve
     errorKind: null,
     gaveUp: false,
     authorizationUrl: false,
+    authServerAway: false,
   };
 }
 
@@ -237,6 +252,15 @@ function settleError(facts: ServerFacts): ServerFacts {
   return { ...facts, phase: 'halted', closingTo: null, gaveUp: failures > 0 };
 }
 
+/**
+ * The authorization server did not answer a refresh: `unreachable`, tried
+ * again after a backoff for as long as it takes (reconnect.max_attempts is
+ * for servers that fail, not for a party that is away), the grant kept.
+ */
+function awaitAuthServer(facts: ServerFacts): ServerFacts {
+  return { ...facts, phase: 'awaiting_as', closingTo: null, errorKind: 'unreachable', authServerAway: false, authorizationUrl: false };
+}
+
 /** A connect (or reconnect) that failed. */
 function connectFailed(facts: ServerFacts, kind: ErrorKind): ServerFacts {
   if (kind === 'auth') return needsReauth(facts);
@@ -259,7 +283,7 @@ function arrive(facts: ServerFacts): ServerFacts {
     case 'needs_reauth':
       return needsReauth(facts);
     case 'error':
-      return settleError(facts);
+      return facts.authServerAway ? awaitAuthServer(facts) : settleError(facts);
     case 'stopped':
       return { ...facts, phase: 'stopped', closingTo: null };
   }
@@ -340,6 +364,8 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
       return phase === 'refreshing' ? { ...facts, phase: 'auth_connecting' } : facts;
     case 'refresh.fails_auth':
       return phase === 'refreshing' ? needsReauth(facts) : facts;
+    case 'refresh.fails_away':
+      return phase === 'refreshing' ? awaitAuthServer(facts) : facts;
 
     case 'consent.url':
       return phase === 'consenting' ? { ...facts, authorizationUrl: true } : facts;
@@ -364,13 +390,17 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
       return connectingPhases.includes(phase) ? connectFailed(facts, 'spawn_failed') : facts;
     case 'connect.fails_auth':
       return connectingPhases.includes(phase) ? connectFailed(facts, 'auth') : facts;
+    case 'connect.fails_away':
+      return connectingPhases.includes(phase) ? awaitAuthServer(facts) : facts;
 
     case 'catalog.changed':
       return phase === 'ready' ? { ...facts, registrations: facts.registrations + 1 } : facts;
     case 'connection.lost':
       return phase === 'ready'
-        ? closeTo(facts, 'error', { failures: facts.failures + 1, errorKind: 'transport_closed' })
+        ? closeTo(facts, 'error', { failures: facts.failures + 1, errorKind: 'transport_closed', authServerAway: false })
         : facts;
+    case 'connection.away_lost':
+      return phase === 'ready' ? closeTo(facts, 'error', { errorKind: 'unreachable', authServerAway: true }) : facts;
     case 'connection.auth_lost':
       return phase === 'ready' ? closeTo(facts, 'needs_reauth', { errorKind: 'needs_reauth' }) : facts;
     case 'stable.elapses':
@@ -382,6 +412,8 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
 
     case 'backoff.elapses':
       return phase === 'backing_off' ? start(facts) : facts;
+    case 'away_backoff.elapses':
+      return phase === 'awaiting_as' ? start(facts) : facts;
 
     case 'server.demand':
       // Waiting for it: it starts now (an OAuth server checks its token first).

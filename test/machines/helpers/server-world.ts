@@ -10,6 +10,7 @@ import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine
 import type { ServerEvent } from '../../../src/machines/server.events.js';
 import type { ServerConnection } from '../../../src/services/connection/connection.js';
 import type { LiveConnection } from '../../../src/services/connection/live-connection.js';
+import { AuthorizationServerAwayError } from '../../../src/services/oauth/away.js';
 import { FleetError } from '../../../src/services/support/errors.js';
 
 /** The failures a scripted world produces; the model expects the same kinds. */
@@ -19,6 +20,7 @@ export const failures = {
   lost: () => new FleetError('transport_closed', 'process exited with code 7'),
   refresh: () => new FleetError('transport_closed', 'token endpoint unreachable'),
   consent: () => new FleetError('auth', 'consent refused'),
+  away: () => new AuthorizationServerAwayError('could not reach the authorization server of https://mcp.example.com: connection refused (ECONNREFUSED)'),
 };
 
 /** The tools every fake server lists. */
