@@ -149,7 +149,7 @@ describe('connection errors', () => {
   test('a stopped cluster is a connection error, a syntax error is not; the pool recovers once it is back', async () => {
     const own = await startPostgres({ database: 'stopping' });
     const idleErrors: Error[] = [];
-    const database = openDatabase(own.url, { onIdleError: (error) => idleErrors.push(error) });
+    const database = openDatabase(own.url, { onConnectionError: (error) => idleErrors.push(error) });
     try {
       const syntax = await database.pool.query('selec 1').catch((error: unknown) => error);
       expect(syntax).toBeInstanceOf(pg.DatabaseError);
