@@ -107,7 +107,8 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const tokenRequests: string[] = [];
   let hold: { arrived: () => void; released: Promise<void> } | undefined;
   provider.use(async (ctx, next) => {
-    if (hold !== undefined && ctx.method === 'POST' && ctx.path === '/token') {
+    const request = ctx as unknown as { method: string; path: string };
+    if (hold !== undefined && request.method === 'POST' && request.path === '/token') {
       hold.arrived();
       await hold.released;
     }
