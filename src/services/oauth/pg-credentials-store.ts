@@ -114,10 +114,39 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
 
   return {
     watchTokens(onTokens) {
-      return listen(db, TOKENS_CHANNEL, (payload) => {
-        const { server, by } = JSON.parse(payload) as { server: string; by: string };
-        if (by !== workerId) onTokens(server);
-      });
+      /** The database's clock when rows were last looked at: a reconnect tells what was stored since. */
+      let seen: Date | null = null;
+      let stopped = false;
+      void db.pool
+        .query<{ now: Date }>('select now() as now')
+        .then(({ rows }) => (seen ??= rows[0]?.now ?? null))
+        .catch(() => {});
+      async function catchUp(): Promise<void> {
+        // Notifications sent while the connection was down are lost: the rows stored by others since say the same.
+        // A minute of margin covers a transaction that began before `seen` and committed after it.
+        const { rows } = await db.pool.query<{ server: string; now: Date }>(
+          `select server, now() as now from credentials
+           where updated_by <> $1 and ($2::timestamptz is null or updated_at > $2::timestamptz - interval '60 seconds')`,
+          [workerId, seen],
+        );
+        if (stopped) return;
+        if (rows[0] !== undefined) seen = rows[0].now;
+        for (const { server } of rows) onTokens(server);
+      }
+      const stop = listen(
+        db,
+        TOKENS_CHANNEL,
+        (payload) => {
+          const { server, by } = JSON.parse(payload) as { server: string; by: string };
+          if (by !== workerId) onTokens(server);
+        },
+        // A read that fails now is retried at the next reconnect; tokens held meanwhile stay in use.
+        { onReconnect: () => void catchUp().catch(() => {}) },
+      );
+      return () => {
+        stopped = true;
+        return stop();
+      };
     },
 
     async load(server, serverUrl, configuredClientId) {
