@@ -8,6 +8,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MIGRATION_LOCK_KEY } from '../../src/services/database/migrations.js';
+import { fixtureCommand } from '../fixtures/index.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
 import { deadPort } from '../security/processes.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
@@ -26,6 +27,8 @@ afterAll(async () => {
   await as?.close();
 });
 
+/** A local server without OAuth: the one whose config change is checked to reach the other worker. */
+const healthy = () => ({ type: 'local', command: fixtureCommand('healthy.mjs'), env: {} });
 const oauthServer = () => ({ type: 'remote', url: mcp.url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } });
 
 /** Two workers, the first one the public URL of both, with the OAuth server `remote` configured and waiting for a consent. */
@@ -34,8 +37,10 @@ async function twoWorkers(url: string): Promise<{ a: FleetWorkerProcess; b: Flee
   const publicUrl = `http://127.0.0.1:${port}`;
   const a = await bed.worker('w1', url, { port, args: ['--public-url', publicUrl] });
   const b = await bed.worker('w2', url, { args: ['--public-url', publicUrl] });
+  expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
   expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'remote', ...oauthServer() } })).status).toBe(201);
   for (const on of [a, b]) await untilStateOn(on, 'remote', 'needs_reauth');
+  for (const on of [a, b]) await untilStateOn(on, 'echo', 'ready');
   return { a, b };
 }
 
@@ -76,13 +81,13 @@ async function duringOutage(a: FleetWorkerProcess, b: FleetWorkerProcess): Promi
 /** With the cluster back: a change made on `a` reaches `b`. */
 async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSeconds: number): Promise<void> {
   await expect
-    .poll(async () => (await a.request('/api/mcp/servers/remote', { method: 'PATCH', json: { timeout_seconds: timeoutSeconds } })).status, {
+    .poll(async () => (await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: timeoutSeconds } })).status, {
       timeout: 20_000,
       interval: 250,
     })
     .toBe(200);
   await expect
-    .poll(async () => (await b.request('/api/mcp/servers/remote')).json.config.timeout_seconds, {
+    .poll(async () => (await b.request('/api/mcp/servers/echo')).json.config.timeout_seconds, {
       timeout: 15_000,
       interval: 100,
       message: `the change did not reach ${b.id}:\n${b.output()}`,
