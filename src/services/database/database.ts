@@ -41,13 +41,13 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   // process. pg-pool listens only while a client is idle, not while it is
   // checked out (a transaction, an advisory lock held across a refresh), so
   // every client gets a listener of its own for its whole life. Its next query
-  // then fails with a connection error, and withTransaction discards it. The
-  // pool's own 'error' (the idle case) is heard here too, told once above.
+  // then fails with a connection error, and withTransaction discards it.
   pool.on('connect', function listenForConnectionErrors(client) {
     client.on('error', function onConnectionError(error) {
       options.onConnectionError?.(error);
     });
   });
+  // The pool re-emits an idle client's error; the client's own listener told it already.
   pool.on('error', function onIdleClientError() {});
   let closing: Promise<void> | undefined;
   return {
