@@ -149,7 +149,7 @@ describe('connection errors', () => {
   test('a stopped cluster is a connection error, a syntax error is not; the pool recovers once it is back', async () => {
     const own = await startPostgres({ database: 'stopping' });
     const idleErrors: Error[] = [];
-    const database = openDatabase(own.url, { onIdleError: (error) => idleErrors.push(error) });
+    const database = openDatabase(own.url, { onConnectionError: (error) => idleErrors.push(error) });
     try {
       const syntax = await database.pool.query('selec 1').catch((error: unknown) => error);
       expect(syntax).toBeInstanceOf(pg.DatabaseError);
@@ -166,6 +166,34 @@ describe('connection errors', () => {
       expect(refused).toBeInstanceOf(Error);
       expect(isConnectionError(refused)).toBe(true);
 
+      await own.start();
+      expect((await database.pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
+    } finally {
+      await database.close();
+      await own.destroy();
+    }
+  });
+
+  test('a connection checked out of the pool (a transaction open) that the server drops is heard, not an uncaught error', async () => {
+    const own = await startPostgres({ database: 'checked_out' });
+    const connectionErrors: Error[] = [];
+    const database = openDatabase(own.url, { onConnectionError: (error) => connectionErrors.push(error) });
+    try {
+      let inside!: () => void;
+      const entered = new Promise<void>((resolve) => (inside = resolve));
+      // As a refresh holding its lock: the transaction waits on something else while the server goes.
+      const held = withTransaction(database.pool, async (client) => {
+        inside();
+        await vi.waitFor(() => expect(connectionErrors.length).toBeGreaterThan(0), { timeout: 15_000 });
+        await client.query('select 1');
+      }).catch((error: unknown) => error);
+      await entered;
+      await own.stop('immediate');
+      const failure = await held;
+      expect(failure).toBeInstanceOf(Error);
+      expect(isConnectionError(failure)).toBe(true);
+      expect(connectionErrors.every(isConnectionError)).toBe(true);
+      // The broken client was discarded: once the server is back, the pool works.
       await own.start();
       expect((await database.pool.query('select 1 as one')).rows).toEqual([{ one: 1 }]);
     } finally {

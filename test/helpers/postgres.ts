@@ -19,8 +19,8 @@ export interface PgCluster {
   dir: string;
   /** The cluster's data directory (`dir/data`), where `postmaster.pid` lives while it runs. */
   dataDir: string;
-  /** `pg_ctl stop -m fast`: the data stays, `start()` brings it back. */
-  stop(): Promise<void>;
+  /** `pg_ctl stop -m fast` (or `immediate`: no clean shutdown, as a crash): the data stays, `start()` brings it back. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
   /** Starts the stopped cluster again on the same port and dir. */
   start(): Promise<void>;
   /** Stops the cluster and removes its dir; a second call does nothing. */
@@ -78,9 +78,9 @@ export async function startPostgres(options: { database?: string } = {}): Promis
     port: 0,
     dir,
     dataDir,
-    async stop() {
+    async stop(mode = 'fast') {
       if (!running) return;
-      await pgCtl(['stop', '-D', dataDir, '-m', 'fast', '-w', '-t', '60']);
+      await pgCtl(['stop', '-D', dataDir, '-m', mode, '-w', '-t', '60']);
       running = false;
     },
     async start() {

@@ -284,6 +284,36 @@ describe('credentials in PostgreSQL', () => {
     expect(await rowText(db, 'remote')).toBe(storedText);
   });
 
+  it('tokens stored while a watcher was not listening are told once it listens again', async () => {
+    const key = newKey();
+    const url = await freshDatabase();
+    const a = worker(url, key, 'worker-a');
+    const b = worker(url, key, 'worker-b');
+    const told: string[] = [];
+    const stop = b.store.watchTokens!((server) => told.push(server));
+    cleanups.push(async () => stop());
+    const listeners = async () =>
+      (
+        await a.db.pool.query<{ n: number }>(
+          "select count(*)::int as n from pg_stat_activity where application_name = 'mcp-fleet listen mcp_fleet_tokens' and query ilike 'listen%'",
+        )
+      ).rows[0]!.n;
+    await expect.poll(listeners, { timeout: 10_000, interval: 20 }).toBe(1);
+    await a.store.save('first', await fullRecord('https://mcp.example.com/first'));
+    await expect.poll(() => told, { timeout: 5_000, interval: 20 }).toEqual(['first']);
+
+    // The watcher's connection is cut; the next tokens are stored before it is back (its first retry waits 250 ms).
+    await a.db.pool.query("select pg_terminate_backend(pid) from pg_stat_activity where application_name = 'mcp-fleet listen mcp_fleet_tokens'");
+    await expect.poll(listeners, { timeout: 5_000, interval: 5 }).toBe(0);
+    await a.store.save('second', await fullRecord('https://mcp.example.com/second'));
+    // Not from the lost notification but from the rows, read once LISTEN is back.
+    await expect.poll(() => told.includes('second'), { timeout: 10_000, interval: 20 }).toBe(true);
+    // What this worker stored itself is never told to it.
+    await b.store.save('own', await fullRecord('https://mcp.example.com/own'));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(told).not.toContain('own');
+  });
+
   it('the database stopped: load and a refresh reject with DatabaseUnavailableError naming host:port, never the password', async () => {
     const own = await startPostgres();
     cleanups.push(() => own.destroy());

@@ -25,6 +25,11 @@ export interface AuthorizationServer {
   registrations(): number;
   /** With `clientIdMetadataDocuments`: the URL of every client ID metadata document it fetched, in order. */
   documentFetches: string[];
+  /**
+   * Holds every token request from now on until `release()`: `arrived`
+   * resolves when the first one is waiting (a refresh holding its lock, say).
+   */
+  holdTokenRequests(): { arrived: Promise<void>; release(): void };
   /** Withdraws the grant a refresh token belongs to (as a user or an admin would): every later refresh is refused. */
   revokeGrantOf(refreshToken: string): Promise<void>;
   /** Stops listening (connections refused), keeping every grant it issued, until `resume`. */
@@ -106,7 +111,13 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
   const grants: string[] = [];
   provider.on('grant.success', (ctx) => grants.push(String(ctx.oidc.params?.grant_type)));
   const tokenRequests: string[] = [];
+  let hold: { arrived: () => void; released: Promise<void> } | undefined;
   provider.use(async (ctx, next) => {
+    const request = ctx as unknown as { method: string; path: string };
+    if (hold !== undefined && request.method === 'POST' && request.path === '/token') {
+      hold.arrived();
+      await hold.released;
+    }
     await next();
     if (ctx.oidc?.route === 'token') tokenRequests.push(String(ctx.oidc.params?.grant_type));
   });
@@ -128,6 +139,20 @@ export async function startAuthorizationServer(options: AuthorizationServerOptio
     tokenRequests,
     registrations: () => registrations,
     documentFetches,
+    holdTokenRequests() {
+      let arrived!: () => void;
+      let release!: () => void;
+      const arrival = new Promise<void>((resolve) => (arrived = resolve));
+      const released = new Promise<void>((resolve) => (release = resolve));
+      hold = { arrived, released };
+      return {
+        arrived: arrival,
+        release() {
+          hold = undefined;
+          release();
+        },
+      };
+    },
     async revokeGrantOf(refreshToken) {
       const found = await provider.RefreshToken.find(refreshToken);
       if (!found?.grantId) throw new Error('no such refresh token');

@@ -19,8 +19,11 @@ export interface OpenDatabaseOptions {
   applicationName?: string;
   /** Most connections the pool opens at once (pg's default: 10). */
   max?: number;
-  /** Told when an idle connection breaks (the server restarted, the network dropped). */
-  onIdleError?: (error: Error) => void;
+  /**
+   * Told when a connection of the pool breaks, idle or checked out (the
+   * server restarted, the network dropped): once per connection.
+   */
+  onConnectionError?: (error: Error) => void;
 }
 
 /** How long a connect may take before the pool gives up: without it an unreachable host hangs a query forever. */
@@ -34,12 +37,18 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
     max: options.max,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
   });
-  // An idle client whose connection drops emits 'error' on the pool; unheard,
-  // that crashes the process. The pool already threw the client away, and the
-  // next query opens a fresh one or reports its own failure.
-  pool.on('error', function onIdleClientError(error) {
-    options.onIdleError?.(error);
+  // A client whose connection drops emits 'error'; unheard, that ends the
+  // process. pg-pool listens only while a client is idle, not while it is
+  // checked out (a transaction, an advisory lock held across a refresh), so
+  // every client gets a listener of its own for its whole life. Its next query
+  // then fails with a connection error, and withTransaction discards it.
+  pool.on('connect', function listenForConnectionErrors(client) {
+    client.on('error', function onConnectionError(error) {
+      options.onConnectionError?.(error);
+    });
   });
+  // The pool re-emits an idle client's error; the client's own listener told it already.
+  pool.on('error', function onIdleClientError() {});
   let closing: Promise<void> | undefined;
   return {
     pool,

@@ -3,6 +3,8 @@
  * connection would be handed to other queries and lose the subscription.
  * Notifications sent while the connection was down are lost by PostgreSQL,
  * so every reconnect is reported: the listener catches up from the tables.
+ * The one implementation of it: the config, the tokens and the journal all
+ * listen through here, so a dropped connection has one error path.
  */
 import pg from 'pg';
 import type { Database } from './database.js';
@@ -10,16 +12,27 @@ import type { Database } from './database.js';
 export interface ListenOptions {
   /** Called once LISTEN is back after the connection was lost or refused (not after a first connect that worked). */
   onReconnect?: () => void;
-  /** Told each time the connection fails or drops (once per failure; the listener retries). */
+  /** Told when the connection fails or drops: once per outage, not per retry (the listener retries until it is back). */
   onError?: (error: Error) => void;
   /** First retry delay; doubles up to 5 s. */
   retryMs?: number;
+  /** Shown in `pg_stat_activity.application_name` (default: `mcp-fleet listen CHANNEL`). */
+  applicationName?: string;
+}
+
+/** Stops listening: resolves once the connection is ended. */
+export interface Listening {
+  (): Promise<void>;
+  /** Resolves once the first attempt is over, LISTEN on or not (a failed one was told to `onError`, and is retried). */
+  readonly started: Promise<void>;
 }
 
 const MAX_RETRY_MS = 5_000;
+/** How long a connect may take: without it an unreachable host hangs the listener forever. */
+const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Listens on `channel` until the returned function is called; `onNotify` gets each payload. */
-export function listen(db: Database, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): () => void {
+export function listen(db: Database, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): Listening {
   const firstRetry = options.retryMs ?? 250;
   let stopped = false;
   let client: pg.Client | null = null;
@@ -30,18 +43,25 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
 
   async function connect(): Promise<void> {
     if (stopped) return;
-    const next = new pg.Client({ connectionString: db.url, connectionTimeoutMillis: 10_000, application_name: `mcp-fleet listen ${channel}` });
+    const next = new pg.Client({
+      connectionString: db.url,
+      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      // A peer gone without a word (a host that died) is noticed, not waited on forever.
+      keepAlive: true,
+      application_name: options.applicationName ?? `mcp-fleet listen ${channel}`,
+    });
     client = next;
     next.on('notification', (message) => {
-      if (message.channel === channel) onNotify(message.payload ?? '');
+      if (message.channel === channel && !stopped) onNotify(message.payload ?? '');
     });
-    // A dropped connection emits 'error' and/or 'end': both lead to one retry.
+    // A dropped connection emits 'error' and/or 'end': both lead to one retry. The listener
+    // stays for the client's whole life: an 'error' nobody hears ends the process.
     let lost = false;
     const onLost = (error?: Error) => {
       if (lost || stopped) return;
       lost = true;
+      if (!missed) options.onError?.(error ?? new Error('Connection terminated: the listening connection ended'));
       missed = true;
-      options.onError?.(error ?? new Error('the connection ended'));
       next.end().catch(() => {});
       schedule();
     };
@@ -66,13 +86,15 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
   function schedule(): void {
     clearTimeout(timer);
     timer = setTimeout(() => void connect(), retry);
+    timer.unref();
     retry = Math.min(retry * 2, MAX_RETRY_MS);
   }
 
-  void connect();
-  return () => {
+  const started = connect();
+  const stop = async function stopListening(): Promise<void> {
     stopped = true;
     clearTimeout(timer);
-    client?.end().catch(() => {});
+    await client?.end().catch(() => {});
   };
+  return Object.assign(stop, { started });
 }

@@ -56,7 +56,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
   const where = redactUrl(options.url);
   const db = openDatabase(options.url, {
     applicationName: `mcp-fleet ${workerId}`.slice(0, 63),
-    onIdleError: (error) => logger.warn(`database ${where}: a connection dropped (${error.message})`),
+    onConnectionError: (error) => logger.warn(`database ${where}: a connection dropped (${error.message})`),
   });
   let reached = false;
   return {

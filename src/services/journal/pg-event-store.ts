@@ -24,8 +24,8 @@
  *   with `DatabaseUnavailableError`.
  */
 import { createHash } from 'node:crypto';
-import pg from 'pg';
 import { DatabaseUnavailableError, isConnectionError, withTransaction, type Database } from '../database/database.js';
+import { listen, type Listening } from '../database/listen.js';
 import { createListeners, type EventStore, type JournalSnapshot } from './event-store.js';
 import type { JournalEvent, JournalEventInput } from './events.js';
 
@@ -85,8 +85,8 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
   let appending: Promise<unknown> = Promise.resolve();
   let closeDone: Promise<void> | undefined;
 
-  let listener: pg.Client | null = null;
-  let connecting: Promise<void> | null = null;
+  /** The LISTEN connection (database/listen.ts), from `load()` on. */
+  let listening: Listening | null = null;
   let retryTimer: NodeJS.Timeout | null = null;
   let retryDelay = RETRY_FIRST_MS;
   /** A failure was told: the next is not, until something succeeds. */
@@ -96,7 +96,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     options.onError?.(error instanceof Error ? error : new Error(String(error)));
   }
 
-  /** One message per run of failures; then try again after the backoff. */
+  /** One message per run of failures; then read again after the backoff. */
   function trouble(error: unknown): void {
     if (!failing) {
       failing = true;
@@ -116,7 +116,6 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     retryTimer = null;
     if (closed) return;
     try {
-      if (listener === null) await listen();
       await tellUpTo(Infinity);
       failing = false;
       retryDelay = RETRY_FIRST_MS;
@@ -125,41 +124,11 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     }
   }
 
-  /** Opens the listening connection: a client of its own, not one of the pool's. */
-  function listen(): Promise<void> {
-    connecting ??= (async function connectListener() {
-      const client = new pg.Client({ ...db.pool.options, keepAlive: true });
-      const lost = (error: Error) => {
-        if (listener !== client) return;
-        listener = null;
-        client.end().catch(() => {});
-        trouble(error);
-      };
-      client.on('error', lost);
-      client.on('end', () => lost(new Error('Connection terminated: the listening connection ended')));
-      client.on('notification', function onNotification(message) {
-        if (message.channel !== EVENTS_CHANNEL) return;
-        const seq = Number(message.payload);
-        // Before `load()` sets `told`, the read after it finds these events.
-        if (!loaded || closed || !Number.isSafeInteger(seq)) return;
-        tellUpTo(seq).catch(trouble);
-      });
-      try {
-        await client.connect();
-        await client.query(`listen ${EVENTS_CHANNEL}`);
-      } catch (error) {
-        await client.end().catch(() => {});
-        throw error;
-      }
-      if (closed) {
-        await client.end().catch(() => {});
-        return;
-      }
-      listener = client;
-    })().finally(() => {
-      connecting = null;
-    });
-    return connecting;
+  function onNotification(payload: string): void {
+    const seq = Number(payload);
+    // Before `load()` sets `told`, the read after it finds these events.
+    if (!loaded || closed || !Number.isSafeInteger(seq)) return;
+    tellUpTo(seq).catch(trouble);
   }
 
   function tell(event: JournalEvent): void {
@@ -224,8 +193,15 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
       const events = own.rows.map(eventOf);
       told = last;
       ownSinceSnapshot = events.length;
-      // Listening before anything is told; what is committed meanwhile is read below.
-      await listen().catch(trouble);
+      // Listening before anything is told; what is committed meanwhile is read below. A LISTEN
+      // that fails now is told to trouble() and retried; its reconnect catches up by reading.
+      listening ??= listen(db, EVENTS_CHANNEL, onNotification, {
+        applicationName: db.pool.options.application_name,
+        retryMs: RETRY_FIRST_MS,
+        onError: trouble,
+        onReconnect: () => void tellUpTo(Infinity).catch(trouble),
+      });
+      await listening.started;
       loaded = true;
       // What was committed between the max above and LISTEN. Told after the
       // caller subscribes: a read answers in a later turn of the event loop.
@@ -303,7 +279,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     }
   }
 
-  /** Waits for pending appends, stops telling, UNLISTENs and ends the listening connection; the database stays open. */
+  /** Waits for pending appends, stops telling and ends the listening connection; the database stays open. */
   async function closeStore(): Promise<void> {
     closing = true;
     // Appends under way finish (and are told); none start.
@@ -312,13 +288,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     if (retryTimer !== null) clearTimeout(retryTimer);
     retryTimer = null;
     await telling;
-    await connecting?.catch(() => {});
-    const client = listener;
-    listener = null;
-    if (client !== null) {
-      await client.query(`unlisten ${EVENTS_CHANNEL}`).catch(() => {});
-      await client.end().catch(() => {});
-    }
+    await listening?.();
   }
 
   return {
