@@ -331,12 +331,19 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     else if ((snapshot.matches('pending') || snapshot.matches('authenticating')) && !tokensAwaitingOutcome.has(name)) {
       // An attempt that read the credentials before these tokens were stored may still end in needs_reauth:
       // then it goes on with them, rather than wait for a consent nobody needs.
-      const subscription = ref.subscribe((next) => {
-        if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
-        subscription.unsubscribe();
-        tokensAwaitingOutcome.delete(name);
-        const waits = next.matches('needs_reauth') || next.matches({ error: 'awaiting_authorization_server' });
-        if (waits && !stopping) ref.send({ type: 'server.restart' });
+      const forget = () => {
+        if (tokensAwaitingOutcome.get(name) === subscription) tokensAwaitingOutcome.delete(name);
+      };
+      const subscription = ref.subscribe({
+        next(next) {
+          if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
+          subscription.unsubscribe();
+          forget();
+          const waits = next.matches('needs_reauth') || next.matches({ error: 'awaiting_authorization_server' });
+          if (waits && !stopping) ref.send({ type: 'server.restart' });
+        },
+        // A removed server's actor stops without another snapshot: a server added again by that name is watched afresh.
+        complete: forget,
       });
       tokensAwaitingOutcome.set(name, subscription);
     }
