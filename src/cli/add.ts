@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { ServerView } from '../services/journal/server-view.js';
-import { SERVER_NAME_PATTERN } from '../services/config/schema.js';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../services/config/schema.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { UsageError } from './errors.js';
 import { checked, choice, envName, httpUrl, jsonObject, keyValues, seconds } from './flags.js';
@@ -129,7 +129,7 @@ function parseConfig(json: string): Record<string, unknown> {
 
 /** Checked here too, so a typo is one line before the worker is asked. */
 function parseName(name: string): string {
-  if (!SERVER_NAME_PATTERN.test(name)) throw new UsageError('NAME', `use 1-64 letters, digits, _ and - (got ${JSON.stringify(name)})`);
+  if (!SERVER_NAME_PATTERN.test(name)) throw new UsageError('NAME', `${SERVER_NAME_RULE}: ${JSON.stringify(name)}`);
   return name;
 }
 

@@ -7,6 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../services/config/paths.js';
+import { SERVER_NAME_RULE } from '../services/config/schema.js';
 import { ConfigError } from '../services/support/errors.js';
 import { UsageError } from './errors.js';
 
@@ -121,7 +122,7 @@ export function stateDirOf(flag: string | undefined): string {
   try {
     dir = resolveStateDir(flag);
   } catch (err) {
-    if (err instanceof ConfigError) throw new UsageError(`$${PROFILE_ENV}`, `not a profile name: ${quoted(process.env[PROFILE_ENV] ?? '')}; use 1-64 letters, digits, _ and -`);
+    if (err instanceof ConfigError) throw new UsageError(`$${PROFILE_ENV}`, `not a profile name: ${quoted(process.env[PROFILE_ENV] ?? '')}; a profile name ${SERVER_NAME_RULE}`);
     throw err;
   }
   const source = flag !== undefined && flag !== '' ? '--state-dir' : process.env[STATE_DIR_ENV] ? `$${STATE_DIR_ENV}` : 'state dir';

@@ -300,11 +300,7 @@ async function checkBindable(host: string): Promise<void> {
       probe.listen({ host, port: 0 }, resolve);
     });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
-      throw new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);
-    }
-    throw new CliError(`cannot listen on ${host} (${code ?? (err as Error).message})`);
+    throw listenFailure(err, host, null);
   } finally {
     if (probe.listening) await new Promise((resolve) => probe.close(resolve));
   }
@@ -314,14 +310,19 @@ async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, por
   try {
     return await listen(app, { host: bindHost, port });
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'EADDRINUSE') throw new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
-    // No such name, or an address this machine does not have: the value is wrong, not the moment.
-    if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
-      throw new UsageError('--host', `cannot bind ${JSON.stringify(bindHost)} (${code})`);
-    }
-    throw new CliError(`cannot listen on ${bindHost}:${port} (${code ?? (err as Error).message})`);
+    throw listenFailure(err, bindHost, port);
   }
+}
+
+/** What a failed bind says: a port in use, a `--host` this machine does not have, or the system's reason. */
+function listenFailure(err: unknown, host: string, port: number | null): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' && port !== null) return new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+  // No such name, or an address this machine does not have: the value is wrong, not the moment.
+  if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+    return new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);
+  }
+  return new CliError(`cannot listen on ${port === null ? host : `${host}:${port}`} (${code ?? (err as Error).message})`);
 }
 
 /** The levels of the stderr log (pino's). */

@@ -181,7 +181,7 @@ function reportingFailures<Items, T extends Exporting<Items>>(
   const exportItems = target.export.bind(exporter);
   target.export = (items, done) =>
     exportItems(items, (result) => {
-      // ExportResultCode.FAILED is 1; SUCCESS is 0.
+      // ExportResultCode.SUCCESS is 0; the enum is not imported so this module loads no SDK package until export starts.
       if (result.code !== 0) failures.failed(endpoint, signal, result.error);
       done(result);
     });

@@ -159,6 +159,14 @@ describe('secretValues and redact', () => {
     expect(secretValues(noneCfg)).toEqual([]);
   });
 
+  it("takes a URL's query values as secrets only where the parameter is named like a credential", () => {
+    const url = 'https://mcp.example/mcp?format=json&v=2026&api_key=query-key-123456&X-Amz-Signature=sig%2Fvalue&access_token=tok-998877';
+    const config = ServerConfig.parse({ type: 'remote', url });
+    expect(secretValues(config).sort()).toEqual(['query-key-123456', 'sig%2Fvalue', 'sig/value', 'tok-998877']);
+    expect(redact(`GET ${url} failed on 2026-07-28`, secretValues(config))).not.toMatch(/query-key|sig%2Fvalue|tok-998877/);
+    expect(redact('the 2026-07-28 era as json', secretValues(config))).toBe('the 2026-07-28 era as json');
+  });
+
   it.each([
     ['token abcd and abcdef', ['abcd', 'abcdef'], `token ${MASK} and ${MASK}`],
     ['a.bc a+bc a.bc', ['a.bc'], `${MASK} a+bc ${MASK}`],

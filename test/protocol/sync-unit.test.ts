@@ -5,7 +5,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange, type CatalogSyncOptions } from '../../src/services/catalog/sync.js';
+import { startCatalogSync, type CatalogChange, type CatalogSyncOptions, RETRY_AFTER_FAILURE_MS } from '../../src/services/catalog/sync.js';
 import { MAX_TTL_MS, ttlOf, type ToolListing } from '../../src/services/connection/tool-listing.js';
 import type { ServerConnection } from '../../src/services/connection/connection.js';
 import { HELD_PER_METHOD, notificationsOf } from '../../src/services/connection/notifications.js';
@@ -190,7 +190,7 @@ describe('catalog freshness', () => {
     expect(sync.due()).toBe(true);
   });
 
-  test("a listing's ttlMs ages it; a failed listing keeps the one before and is tried again", async () => {
+  test("a listing's ttlMs ages it; a failed listing keeps the one before and is tried again, not before RETRY_AFTER_FAILURE_MS", async () => {
     const { client } = await pair();
     const { connection, listings } = fakeConnection(client, [tool('a')]);
     let clock = 0;
@@ -215,6 +215,11 @@ describe('catalog freshness', () => {
     await failing;
     expect(errors.map((error) => error.message)).toEqual(['server busy']);
     expect(connection.allTools.map((t) => t.name)).toEqual(['a']);
+    // Reads right after a failure keep the listing they have: no request per read.
+    expect(sync.due()).toBe(false);
+    await sync.freshen();
+    expect(listings).toHaveLength(2);
+    clock += RETRY_AFTER_FAILURE_MS;
     expect(sync.due()).toBe(true);
 
     const retried = sync.freshen();

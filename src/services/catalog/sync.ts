@@ -81,6 +81,9 @@ export interface CatalogSync {
 }
 
 /** Starts syncing `connection`'s catalog and lists everything once. */
+/** After a failed listing, how long reads keep the listing they have before asking again. */
+export const RETRY_AFTER_FAILURE_MS = 5_000;
+
 export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const { connection } = options;
   const client = connection.client;
@@ -99,6 +102,8 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     resources: null,
     prompts: null,
   };
+  /** Per kind, when its last listing failed: an expired kind is not asked again before RETRY_AFTER_FAILURE_MS. */
+  const failedAt: Record<CatalogKind, number | null> = { tools: null, resources: null, prompts: null };
   /** Per kind, the latest listing started: what readers of an expired kind wait on instead of listing again. */
   const latest = new Map<CatalogKind, Promise<void>>();
   let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
@@ -153,9 +158,16 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     const listing = offered
       ? observeSync(connection, kind, trigger, changed, () => listAndApply(kind, current, markListed))
       : listAndApply(kind, current, markListed);
-    const run = listing.catch((error: unknown) => {
-      if (current()) options.onError(kind, error instanceof Error ? error : new Error(String(error)));
-    });
+    const run = listing.then(
+      () => {
+        if (current()) failedAt[kind] = null;
+      },
+      (error: unknown) => {
+        if (!current()) return;
+        failedAt[kind] = now();
+        options.onError(kind, error instanceof Error ? error : new Error(String(error)));
+      },
+    );
     running.add(run);
     latest.set(kind, run);
     void run.finally(() => {
@@ -169,6 +181,9 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   /** Whether `kind`'s listing is past its age or its server-given lifetime. */
   function expired(kind: CatalogKind): boolean {
+    // A server that keeps failing a listing is not asked on every read: once per RETRY_AFTER_FAILURE_MS at most.
+    const failed = failedAt[kind];
+    if (failed !== null && now() - failed < RETRY_AFTER_FAILURE_MS) return false;
     const known = fresh[kind];
     // Never listed (the first listing failed, or is under way): only an age policy asks again.
     if (known === null) return maxAgeMs !== null;

@@ -162,8 +162,8 @@ function authResponse(auth: AuthConfig): AuthResponse {
 
 /**
  * Every secret value of a config (env and header values, token, client
- * secret, the query values of a remote URL, where an API key may ride), for
- * redaction.
+ * secret, and the values of a remote URL's query parameters named like a
+ * credential, where an API key may ride), for redaction.
  */
 export function secretValues(config: ServerConfig): string[] {
   const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
@@ -171,21 +171,34 @@ export function secretValues(config: ServerConfig): string[] {
   return values.filter((value): value is string => typeof value === 'string' && value.length > 0);
 }
 
-/** The values of a URL's query, as written and decoded. */
+/**
+ * Query parameter names that carry a credential (`api_key`, `token`,
+ * `X-Amz-Signature`, `access_token`…). Only their values are secrets: every
+ * other value (`format=json`, `v=2026`) stays readable in logs and errors.
+ */
+const CREDENTIAL_PARAMETER = /key|token|secret|passw|pwd|auth|sig|session|credential|code/i;
+
+/** The values of a URL's query parameters named like a credential, as written and decoded. */
 function urlQueryValues(url: string): string[] {
   const query = url.split('#')[0]!.split('?')[1];
   if (query === undefined) return [];
   return query.split('&').flatMap((pair) => {
-    const raw = pair.slice(pair.indexOf('=') + 1);
-    if (!pair.includes('=') || raw === '') return [];
-    let decoded = raw;
-    try {
-      decoded = decodeURIComponent(raw.replaceAll('+', ' '));
-    } catch {
-      // Not valid percent-encoding: the raw form is all an error could show.
-    }
+    const eq = pair.indexOf('=');
+    if (eq < 0 || !CREDENTIAL_PARAMETER.test(safeDecode(pair.slice(0, eq)))) return [];
+    const raw = pair.slice(eq + 1);
+    if (raw === '') return [];
+    const decoded = safeDecode(raw);
     return decoded === raw ? [raw] : [raw, decoded];
   });
+}
+
+/** Percent-decoded (`+` as a space), or the text itself where it is not valid percent-encoding. */
+function safeDecode(text: string): string {
+  try {
+    return decodeURIComponent(text.replaceAll('+', ' '));
+  } catch {
+    return text;
+  }
 }
 
 /** Values shorter than this are not redacted: `"1"` or `"on"` would blank out every number and word. */

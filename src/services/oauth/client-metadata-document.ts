@@ -1,6 +1,6 @@
 /**
  * The worker's OAuth client ID metadata document (Client ID Metadata
- * Documents, SEP-991): with a public URL the management app publishes it at
+ * Documents): with a public URL the management app publishes it at
  * `<publicUrl>/oauth/client-metadata.json`, and that URL is the worker's
  * `client_id` at every authorization server that advertises
  * `client_id_metadata_document_supported` — the server fetches the document
