@@ -101,7 +101,7 @@ export function directory(flag: string): (value: string) => string {
 }
 
 /** Throws a UsageError when `dir` exists as something other than a directory, or lies under a file. */
-export function checkDirectory(flag: string, dir: string): void {
+function checkDirectory(flag: string, dir: string): void {
   let stats: ReturnType<typeof statSync> | undefined;
   try {
     stats = statSync(dir, { throwIfNoEntry: false });

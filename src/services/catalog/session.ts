@@ -7,6 +7,7 @@
  * register the tools again.
  */
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
+import { describeRemoteFailure } from '../connection/remote-transport.js';
 import { forwardServerLog } from '../capabilities/logging.js';
 import type { PromptRegistry } from '../capabilities/prompts.js';
 import type { CatalogFreshness } from './freshness.js';
@@ -16,7 +17,7 @@ import { redact, secretValues } from '../config/credentials.js';
 import type { ServerConfig } from '../config/schema.js';
 import { promptsListed, resourcesListed, type JournalEventInput } from '../journal/events.js';
 import type { LiveConnection } from '../connection/live-connection.js';
-import { FleetError } from '../support/errors.js';
+import { FleetError, type ErrorKind } from '../support/errors.js';
 
 export interface ServerSessionOptions {
   server: string;
@@ -75,7 +76,7 @@ export function startServerSession(options: ServerSessionOptions): () => void {
       try {
         await sync.refresh();
       } catch (error) {
-        throw listingFailure(server, error, secrets);
+        throw listingFailure(server, config, error, secrets);
       }
       return sync.offer();
     },
@@ -95,13 +96,13 @@ export function startServerSession(options: ServerSessionOptions): () => void {
 }
 
 /** A forced listing that failed, as one secret-free line with its kind. */
-function listingFailure(server: string, error: unknown, secrets: string[]): FleetError {
-  const kind =
-    error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout
-      ? 'timeout'
-      : error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed
-        ? 'transport_closed'
-        : 'protocol';
-  const message = error instanceof Error ? error.message : String(error);
-  return new FleetError(kind, `server ${server}: cannot list its catalog: ${redact(message, secrets)}`, { cause: error });
+function listingFailure(server: string, config: ServerConfig, error: unknown, secrets: string[]): FleetError {
+  const fail = (kind: ErrorKind, message: string) =>
+    new FleetError(kind, `server ${server}: cannot list its catalog: ${redact(message, secrets)}`, { cause: error });
+  if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) return fail('timeout', error.message);
+  if (error instanceof SdkError && error.code === SdkErrorCode.ConnectionClosed) return fail('transport_closed', error.message);
+  // A remote server's failure is worded and kinded as a connect's is (refused, 5xx, credentials).
+  const remote = config.type === 'remote' ? describeRemoteFailure(error, config.url) : null;
+  if (remote !== null) return fail(remote[0], remote[1]);
+  return fail('protocol', error instanceof Error ? error.message : String(error));
 }

@@ -18,7 +18,7 @@ export const CLIENT_METADATA_PATH = '/oauth/client-metadata.json';
 export type ClientMetadataDocument = OAuthClientMetadata & { client_id: string };
 
 /** `<publicUrl>/oauth/client-metadata.json`: the document's URL, and so its `client_id`. */
-export function clientMetadataDocumentUrl(publicUrl: string): string {
+function clientMetadataDocumentUrl(publicUrl: string): string {
   return `${withoutTrailingSlash(publicUrl)}${CLIENT_METADATA_PATH}`;
 }
 

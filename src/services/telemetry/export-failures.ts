@@ -26,7 +26,7 @@ export interface ExportFailureFields {
 export type ExportFailureSink = (fields: ExportFailureFields, message: string) => void;
 
 /** One line per endpoint per this many milliseconds. */
-export const EXPORT_FAILURE_WINDOW_MS = 60_000;
+const EXPORT_FAILURE_WINDOW_MS = 60_000;
 
 interface EndpointState {
   signal: ExportSignal;
