@@ -325,9 +325,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     if (!ref || stopping) return;
     const snapshot = ref.getSnapshot();
     if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
-    else if (snapshot.matches('needs_reauth')) ref.send({ type: 'server.restart' });
-    // Another worker reached the authorization server: no need to wait out the backoff.
-    else if (snapshot.matches({ error: 'awaiting_authorization_server' })) ref.send({ type: 'server.restart' });
+    // needs_reauth, or waiting for the authorization server that another worker reached: no need to wait out the backoff.
+    else if (snapshot.hasTag('awaitsTokens')) ref.send({ type: 'server.restart' });
     else if ((snapshot.matches('pending') || snapshot.matches('authenticating')) && !tokensAwaitingOutcome.has(name)) {
       // An attempt that read the credentials before these tokens were stored may still end in needs_reauth:
       // then it goes on with them, rather than wait for a consent nobody needs.
@@ -339,7 +338,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
           if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
           subscription.unsubscribe();
           forget();
-          const waits = next.matches('needs_reauth') || next.matches({ error: 'awaiting_authorization_server' });
+          const waits = next.hasTag('awaitsTokens');
           if (waits && !stopping) ref.send({ type: 'server.restart' });
         },
         // A removed server's actor stops without another snapshot: a server added again by that name is watched afresh.

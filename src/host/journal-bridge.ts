@@ -90,7 +90,7 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
     ref.on('tools.unregister', () => {
       // A successor actor of the same name may already have mounted its own tools.
       const successor = options.current(name);
-      mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().matches('ready'));
+      mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().hasTag('callable'));
     }),
     ref.subscribe({ next: observe, complete: observe }),
   ];

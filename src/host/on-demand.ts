@@ -32,13 +32,7 @@ export interface OnDemand {
 
 /** A server that will not become ready without a human or a reconnect: a call stops waiting for it. */
 function cannotStart(snapshot: ServerSnapshot): boolean {
-  if (snapshot.status !== 'active') return true;
-  return (
-    snapshot.matches('error') ||
-    snapshot.matches('needs_reauth') ||
-    snapshot.matches('disabled') ||
-    snapshot.matches({ authenticating: 'consenting' })
-  );
+  return snapshot.status !== 'active' || snapshot.hasTag('cannotStart');
 }
 
 export function createOnDemand({ current, projected, stopping }: OnDemandOptions): OnDemand {
@@ -55,11 +49,11 @@ export function createOnDemand({ current, projected, stopping }: OnDemandOptions
       if (ref === undefined) return false;
       ref.send({ type: 'server.demand' });
       try {
-        const reached = await waitFor(ref, (snapshot) => snapshot.matches('ready') || cannotStart(snapshot), {
+        const reached = await waitFor(ref, (snapshot) => snapshot.hasTag('callable') || cannotStart(snapshot), {
           timeout: ref.getSnapshot().context.config.timeout_seconds * 1000,
           ...(signal === undefined ? {} : { signal }),
         });
-        return reached.matches('ready');
+        return reached.hasTag('callable');
       } catch {
         return false;
       }

@@ -148,7 +148,7 @@ export function createToolMount({ append, projected, spill, approvals }: ToolMou
 
   function ensureReady(ref: ServerActorRef, name: string) {
     const snapshot = ref.getSnapshot();
-    if (!snapshot.matches('ready')) throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
+    if (!snapshot.hasTag('callable')) throw new Error(`server "${name}" is not ready (state: ${topState(snapshot)})`);
     return snapshot;
   }
 

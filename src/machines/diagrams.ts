@@ -47,6 +47,7 @@ interface NodeLike {
   transitions: Map<string, TransitionLike[]>;
   always?: TransitionLike[];
   invoke: Array<{ id: string; src: unknown }>;
+  parent?: NodeLike;
 }
 interface TransitionLike {
   eventType: string;
@@ -80,7 +81,11 @@ function eventLabel(node: NodeLike, eventType: string): string {
   if (delayed) return `after ${delayed[1]}`;
   const match = /^xstate\.(done|error)\.actor\.(.+)$/.exec(eventType);
   if (!match) return eventType;
-  const invoked = node.invoke.find((invoke) => invoke.id === match[2]);
+  // A substate may take the end of work its parent invoked (it runs on while the substate changes).
+  let invoked: NodeLike['invoke'][number] | undefined;
+  for (let at: NodeLike | undefined = node; at !== undefined && invoked === undefined; at = at.parent) {
+    invoked = at.invoke.find((invoke) => invoke.id === match[2]);
+  }
   const src = typeof invoked?.src === 'string' ? invoked.src : 'actor';
   return `${src} ${match[1] === 'done' ? 'done' : 'failed'}`;
 }

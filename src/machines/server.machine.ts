@@ -4,6 +4,7 @@ import { FleetError, type ErrorKind } from '../services/support/errors.js';
 import { networkFailure } from '../services/connection/reachability.js';
 import { isAuthorizationServerAway } from '../services/oauth/away.js';
 import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
+import type { ServerState } from '../services/journal/events.js';
 import type { ServerEmitted, ServerEvent } from './server.events.js';
 
 export interface ServerInput {
@@ -13,8 +14,22 @@ export interface ServerInput {
   queued: boolean;
 }
 
-/** Where a `closing` server goes once its process is gone. */
-export type AfterClosing = 'pending' | 'disabled' | 'error' | 'needs_reauth' | 'stopped';
+/**
+ * What views ask of a server, as tags of its states:
+ * - `settling`: on its way to an outcome (connecting, authenticating without a
+ *   human, closing for anything but a stop); the startup queue and management wait for it;
+ * - `cannotStart`: will not become ready without a human or a reconnect (error,
+ *   needs_reauth, disabled, a consent under way): a call stops waiting for it;
+ * - `callable`: ready, its tools mounted;
+ * - `awaitsTokens`: goes on as soon as tokens are stored (needs_reauth, or waiting
+ *   for the authorization server).
+ */
+export type ServerTag = 'settling' | 'cannotStart' | 'callable' | 'awaitsTokens';
+
+/** A `closing` substate's meta: the state the view shows while the connection closes (where it goes next). */
+export interface ServerMeta {
+  shows?: ServerState;
+}
 
 export interface ServerContext {
   name: string;
@@ -25,8 +40,6 @@ export interface ServerContext {
   errorKind: ErrorKind | null;
   /** Connection losses and failed reconnects in a row; 0 once the server stayed ready long enough. */
   failures: number;
-  /** The state `closing` leaves for; the view already shows it. */
-  next: AfterClosing;
   /** The consent's page, once the invoked consent knows it. */
   authorizationUrl: string | null;
   /** An `on_demand` server was asked for and connects (until it goes idle). */
@@ -65,7 +78,6 @@ export function backoffMs(config: ServerConfig, failures: number, random: () => 
 const isAuthFailure = { type: 'isAuthFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const isAuthServerAway = { type: 'isAuthServerAway', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const recordError = { type: 'recordError', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
-const closeFor = (next: AfterClosing) => ({ type: 'closeFor', params: { next } }) as const;
 const takeEventConfig = { type: 'takeConfig', params: ({ event }: { event: { config?: ServerConfig } }) => event.config } as const;
 const queueAsEvent = { type: 'queueAs', params: ({ event }: { event: { queued?: boolean } }) => event.queued ?? false } as const;
 const disablesIt = { type: 'disablesIt', params: ({ event }: { event: { config: ServerConfig } }) => event.config } as const;
@@ -101,6 +113,36 @@ const whenIdle = {
 } as const;
 
 /**
+ * A `closing` server asked again (the substate it moves to is where it goes
+ * next): a disable or a new config change only where it goes, the close runs on.
+ */
+const reaimedWhileClosing = {
+  'server.disable': { target: 'to_disabled', actions: takeEventConfig },
+  'server.enable': { target: 'to_pending', actions: [takeEventConfig, queueAsEvent, 'resetFailures'] },
+  'server.configure': [
+    { guard: disablesIt, target: 'to_disabled', actions: takeEventConfig },
+    { target: 'to_pending', actions: [takeEventConfig, queueAsEvent, 'resetFailures'] },
+  ],
+} as const;
+
+/** A restart of a server closing towards pending or a failure (a disabled or stopped one stays so). */
+const restartedWhileClosing = {
+  'server.restart': { target: 'to_pending', actions: ['leaveQueue', 'resetFailures'] },
+} as const;
+
+/**
+ * The connection of a `closing` server is closed: on to `target`. Each
+ * substate takes the close's end itself (the close, invoked by `closing`, runs
+ * on while a substate changes), so the chart draws where each one leads.
+ * close() never leaves a child behind even when it reports a failure.
+ */
+function closedTo(target: string, then: readonly 'countAuthWait'[] = []): object {
+  const onward = { target, actions: ['forgetConnection', ...then] };
+  // xstate's types of `on` name only the machine's own events; the invoke's done/error events arrive all the same.
+  return { 'xstate.done.actor.closeConnection': onward, 'xstate.error.actor.closeConnection': onward };
+}
+
+/**
  * One MCP server's lifecycle (docs/lifecycle.md). The machine owns all of it: the work
  * that lives and dies with a state is invoked there (connect, token refresh,
  * consent, connection watcher, catalog session, close), so leaving the state
@@ -113,6 +155,8 @@ export const serverMachine = setup({
     context: {} as ServerContext,
     events: {} as ServerEvent,
     emitted: {} as ServerEmitted,
+    tags: {} as ServerTag,
+    meta: {} as ServerMeta,
   },
   delays: {
     backoff: ({ context }) => backoffMs(context.config, context.failures),
@@ -192,11 +236,6 @@ export const serverMachine = setup({
     isReconnecting: ({ context }) => context.failures > 0,
     mayReconnect: ({ context }) => context.failures > 0 && context.failures <= context.config.reconnect.max_attempts,
     disablesIt: (_, config: ServerConfig | undefined) => config !== undefined && !config.enabled,
-    goesTo: ({ context }, params: { next: AfterClosing }) => context.next === params.next,
-    isStopping: ({ context }) => context.next === 'stopped',
-    isNotStopping: ({ context }) => context.next !== 'stopped',
-    /** A restart applies to a server on its way to pending or a failure; a disabled or stopped one stays so. */
-    mayRestart: ({ context }) => context.next !== 'stopped' && context.next !== 'disabled',
   },
   actions: {
     registerTools: emit(({ context }) => ({
@@ -233,7 +272,6 @@ export const serverMachine = setup({
     queueAs: assign({ queued: (_, queued: boolean) => queued }),
     /** Takes the config an event carries, if it carries one (a re-read that found the entry). */
     takeConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
-    closeFor: assign({ next: (_, params: { next: AfterClosing }) => params.next }),
     markDemanded: assign({ demanded: true }),
     forgetDemand: assign({ demanded: false }),
     keepAuthorizationUrl: assign({ authorizationUrl: (_, url: string) => url }),
@@ -249,7 +287,6 @@ export const serverMachine = setup({
     error: null,
     errorKind: null,
     failures: 0,
-    next: 'stopped',
     authorizationUrl: null,
     demanded: false,
     awaitingAuthServer: false,
@@ -266,6 +303,7 @@ export const serverMachine = setup({
     },
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
+      tags: 'cannotStart',
       // Re-enabled, it starts afresh: earlier losses do not count toward giving up.
       entry: ['clearError', 'resetFailures', 'leaveQueue', 'forgetDemand'],
       on: {
@@ -307,6 +345,7 @@ export const serverMachine = setup({
       },
       states: {
         choose: {
+          tags: 'settling',
           always: [
             { guard: 'isQueued', target: 'queued' },
             { guard: and(['isUnasked', 'knowsCatalog']), target: 'on_demand' },
@@ -331,6 +370,7 @@ export const serverMachine = setup({
         },
         checking_auth: {
           description: 'OAuth: is the stored token fresh enough to connect with?',
+          tags: 'settling',
           invoke: {
             src: 'checkAuth',
             input: ({ context }) => ({ name: context.name, config: context.config }),
@@ -346,6 +386,7 @@ export const serverMachine = setup({
           },
         },
         connecting: {
+          tags: 'settling',
           invoke: connectInvoke,
         },
       },
@@ -358,6 +399,7 @@ export const serverMachine = setup({
       states: {
         refreshing: {
           description: 'refreshing the stored token before connecting',
+          tags: 'settling',
           invoke: {
             src: 'refreshToken',
             input: ({ context }) => ({ name: context.name, config: context.config }),
@@ -372,6 +414,7 @@ export const serverMachine = setup({
         },
         consenting: {
           description: 'waiting for the user to finish the consent in the browser (it holds no startup slot)',
+          tags: 'cannotStart',
           invoke: {
             src: 'consent',
             input: ({ context }) => ({ name: context.name, config: context.config }),
@@ -384,12 +427,14 @@ export const serverMachine = setup({
         },
         connecting: {
           description: 'connecting with the fresh token',
+          tags: 'settling',
           invoke: connectInvoke,
         },
       },
     },
     ready: {
       description: 'connected; the connection watcher and the catalog session run here; tools unregistered on exit',
+      tags: 'callable',
       // The authorization server answered (or was not needed): a later absence waits from the start of the backoff.
       entry: 'resetAuthWaits',
       exit: 'unregisterTools',
@@ -428,77 +473,92 @@ export const serverMachine = setup({
       on: {
         'connection.closed': [
           // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
-          { guard: isAuthFailure, target: 'closing', actions: [recordError, 'markNeedsReauth', closeFor('needs_reauth')] },
+          { guard: isAuthFailure, target: 'closing.to_needs_reauth', actions: [recordError, 'markNeedsReauth'] },
           // The token ran out and the authorization server is away: waits for it, not for a person.
-          { guard: isAuthServerAway, target: 'closing', actions: [recordError, closeFor('error')] },
-          { target: 'closing', actions: [recordError, 'countFailure', closeFor('error')] },
+          { guard: isAuthServerAway, target: 'closing.to_awaiting_authorization_server', actions: recordError },
+          { target: 'closing.to_error', actions: [recordError, 'countFailure'] },
         ],
-        'server.restart': { target: 'closing', actions: ['resetFailures', closeFor('pending')] },
-        'server.disable': {
-          target: 'closing',
-          actions: [takeEventConfig, closeFor('disabled')],
-        },
+        'server.restart': { target: 'closing.to_pending', actions: 'resetFailures' },
+        'server.disable': { target: 'closing.to_disabled', actions: takeEventConfig },
         'server.configure': [
-          {
-            guard: disablesIt,
-            target: 'closing',
-            actions: [takeEventConfig, closeFor('disabled')],
-          },
-          {
-            target: 'closing',
-            actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')],
-          },
+          { guard: disablesIt, target: 'closing.to_disabled', actions: takeEventConfig },
+          { target: 'closing.to_pending', actions: [takeEventConfig, queueAsEvent, 'resetFailures'] },
         ],
-        'server.stop': { target: 'closing', actions: closeFor('stopped') },
+        'server.stop': { target: 'closing.to_stopped' },
         'call.started': { actions: sendTo('idleWatch', ({ event }) => event) },
         'call.finished': { actions: sendTo('idleWatch', ({ event }) => event) },
-        'server.idle': { target: 'closing', actions: ['forgetDemand', closeFor('pending')] },
+        'server.idle': { target: 'closing.to_pending', actions: 'forgetDemand' },
       },
     },
     closing: {
-      description: 'tools gone; the connection closes and the process exits, then on to the state the view already shows',
+      description: 'tools gone; the connection closes and the process exits; the substate is where it goes next, which the view already shows',
       invoke: {
+        id: 'closeConnection',
         src: 'closeConnection',
         input: ({ context }) => ({ live: context.live! }),
-        onDone: { target: 'leaving', actions: 'forgetConnection' },
-        // close() never leaves a child behind even when it reports a failure.
-        onError: { target: 'leaving', actions: 'forgetConnection' },
       },
       on: {
-        'server.stop': { actions: closeFor('stopped') },
-        // The view already shows pending: a call arriving now (an idle on-demand server closing) is remembered.
-        'server.demand': { guard: { type: 'goesTo', params: { next: 'pending' } }, actions: 'markDemanded' },
-        // Asked again while closing: only where it goes changes — unless it is being stopped, which is final.
-        'server.restart': { guard: 'mayRestart', actions: ['leaveQueue', 'resetFailures', closeFor('pending')] },
-        'server.disable': { guard: 'isNotStopping', actions: [takeEventConfig, closeFor('disabled')] },
-        'server.enable': {
-          guard: 'isNotStopping',
-          actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')],
-        },
-        // The startup queue reached a server sent back to it while it was still closing;
-        // one that management disabled meanwhile keeps its config and stays out.
-        'server.connect': [
-          { guard: { type: 'goesTo', params: { next: 'disabled' } }, actions: 'leaveQueue' },
-          { actions: ['leaveQueue', takeEventConfig] },
-        ],
-        'server.configure': [
-          { guard: 'isStopping' },
-          { guard: disablesIt, actions: [takeEventConfig, closeFor('disabled')] },
-          { actions: [takeEventConfig, queueAsEvent, 'resetFailures', closeFor('pending')] },
-        ],
+        // Stopped is final: whatever the close was for, a stop wins, and nothing re-aims it after.
+        'server.stop': { target: '.to_stopped' },
+        // The startup queue reached a server sent back to it while it was still closing.
+        'server.connect': { actions: ['leaveQueue', takeEventConfig] },
       },
-    },
-    leaving: {
-      always: [
-        { guard: { type: 'goesTo', params: { next: 'stopped' } }, target: 'stopped' },
-        { guard: { type: 'goesTo', params: { next: 'pending' } }, target: 'pending' },
-        { guard: { type: 'goesTo', params: { next: 'disabled' } }, target: 'disabled' },
-        { guard: { type: 'goesTo', params: { next: 'needs_reauth' } }, target: 'needs_reauth' },
-        { target: 'error' },
-      ],
+      // xstate wants one; unused, since every edge into closing names the substate it goes to.
+      initial: 'to_stopped',
+      states: {
+        to_pending: {
+          description: 'a restart, a new config, or an on-demand server gone idle',
+          tags: 'settling',
+          meta: { shows: 'pending' },
+          on: {
+            ...closedTo('#server.pending'),
+            // A call arriving now (an idle on-demand server closing) is remembered.
+            'server.demand': { actions: 'markDemanded' },
+            ...restartedWhileClosing,
+            ...reaimedWhileClosing,
+          },
+        },
+        to_disabled: {
+          tags: 'settling',
+          meta: { shows: 'disabled' },
+          on: {
+            ...closedTo('#server.disabled'),
+            // Management disabled it meanwhile: it keeps that config and stays out.
+            'server.connect': { actions: 'leaveQueue' },
+            ...reaimedWhileClosing,
+          },
+        },
+        to_error: {
+          description: 'the connection was lost',
+          tags: 'settling',
+          meta: { shows: 'error' },
+          on: { ...closedTo('#server.error'), ...restartedWhileClosing, ...reaimedWhileClosing },
+        },
+        to_awaiting_authorization_server: {
+          description: 'the token ran out while the authorization server is away',
+          tags: 'settling',
+          meta: { shows: 'error' },
+          on: {
+            ...closedTo('#server.error.awaiting_authorization_server', ['countAuthWait']),
+            ...restartedWhileClosing,
+            ...reaimedWhileClosing,
+          },
+        },
+        to_needs_reauth: {
+          description: 'the token can no longer be refreshed',
+          tags: 'settling',
+          meta: { shows: 'needs_reauth' },
+          on: { ...closedTo('#server.needs_reauth'), ...restartedWhileClosing, ...reaimedWhileClosing },
+        },
+        to_stopped: {
+          meta: { shows: 'stopped' },
+          on: closedTo('#server.stopped'),
+        },
+      },
     },
     needs_reauth: {
       description: 'no usable token (refresh rejected, none stored): waits for the user to begin a consent',
+      tags: ['cannotStart', 'awaitsTokens'],
       entry: 'markNeedsReauth',
       on: {
         'auth.begin': { target: '#server.authenticating.consenting' },
@@ -507,6 +567,7 @@ export const serverMachine = setup({
     },
     error: {
       description: 'failed, with a one-line error and its error_kind',
+      tags: 'cannotStart',
       initial: 'deciding',
       on: whenIdle,
       states: {
@@ -523,6 +584,7 @@ export const serverMachine = setup({
           after: { backoff: { target: '#server.pending' } },
         },
         awaiting_authorization_server: {
+          tags: 'awaitsTokens',
           description:
             'unreachable: a token refresh got no answer (or a 5xx) from the authorization server; retried after the reconnect backoff without limit, the stored grant kept; calls fail fast meanwhile',
           after: { authServerBackoff: { target: '#server.pending' } },

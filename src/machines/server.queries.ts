@@ -9,29 +9,32 @@ type ServerRef = ActorRefFrom<typeof serverMachine>;
 
 /**
  * The state views show for a snapshot: its top-level state (`pending.queued` is
- * `pending`). `closing` shows the state it leaves for: tools are already gone
- * and the process is on its way out, so a restart reads `ready → pending`.
+ * `pending`). `closing` shows the state it leaves for (its substate's meta):
+ * tools are already gone and the process is on its way out, so a restart reads
+ * `ready → pending`.
  */
 export function topState(snapshot: SnapshotFrom<typeof serverMachine>): ServerState {
   if (snapshot.status !== 'active') return 'stopped';
   const value = snapshot.value;
   const top = typeof value === 'string' ? value : Object.keys(value)[0]!;
-  if (top === 'closing') return snapshot.context.next;
-  // `boot` and `leaving` are transient: never observed outside a macrostep.
+  if (top === 'closing') {
+    const shown = Object.values(snapshot.getMeta()).find((meta) => meta?.shows !== undefined)?.shows;
+    if (shown === undefined) throw new Error(`closing substate ${JSON.stringify(value)} does not say what it shows`);
+    return shown;
+  }
+  // `boot` is transient: never observed outside a macrostep.
   return top as ServerState;
 }
 
 /**
- * Whether a server is still on its way to an outcome: closing its previous
- * connection, in `pending` (not waiting for its turn or, `on_demand`, for a
- * call), or authenticating without waiting for a human. A consent does not
- * hold the startup queue or a management request.
+ * Whether a server is still on its way to an outcome (tagged `settling`):
+ * closing its previous connection (unless for a stop), in `pending` (not
+ * waiting for its turn or, `on_demand`, for a call), or authenticating without
+ * waiting for a human. A consent does not hold the startup queue or a
+ * management request.
  */
 export function isSettling(snapshot: SnapshotFrom<typeof serverMachine>): boolean {
-  if (snapshot.status !== 'active') return false;
-  if (snapshot.matches('closing')) return snapshot.context.next !== 'stopped';
-  if (snapshot.matches('pending')) return !snapshot.matches({ pending: 'queued' }) && !snapshot.matches({ pending: 'on_demand' });
-  return snapshot.matches('authenticating') && !snapshot.matches({ authenticating: 'consenting' });
+  return snapshot.status === 'active' && snapshot.hasTag('settling');
 }
 
 /** Settles once a server is no longer settling (see {@link isSettling}) or stopped, or after `timeoutMs`. */
@@ -82,10 +85,10 @@ export async function reconnected(
   const settled = (snapshot: SnapshotFrom<typeof serverMachine>) =>
     snapshot.status !== 'active' ||
     snapshot.matches({ error: 'halted' }) ||
-    (snapshot.matches('ready') && snapshot.context.live !== previous);
+    (snapshot.hasTag('callable') && snapshot.context.live !== previous);
   try {
     const snapshot = await waitFor(ref, settled, { timeout: timeoutMs });
-    return snapshot.status === 'active' && snapshot.matches('ready') ? snapshot.context.live : null;
+    return snapshot.status === 'active' && snapshot.hasTag('callable') ? snapshot.context.live : null;
   } catch {
     return null;
   }

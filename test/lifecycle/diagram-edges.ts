@@ -4,16 +4,18 @@
  * an edge added to the machine is demanded by the coverage test at once.
  *
  * The diagram draws the machine's own states: substates (`pending_connecting`),
- * the transient `boot` and `leaving`, `closing`, and `any_state` for the
- * root's transitions. The journal's `server.transitioned` events carry SPEC
- * §4 states only (`topState` of each snapshot), so each diagram edge becomes:
+ * the transient `boot`, `closing` with one substate per destination
+ * (`closing_to_pending`), and `any_state` for the root's transitions. The
+ * journal's `server.transitioned` events carry SPEC §4 states only (`topState`
+ * of each snapshot; a closing server shows where it goes), so each diagram
+ * edge becomes:
  * - `visible`: a change of SPEC state the journal records (`boot → X` is the
- *   first transition, `null → X`; an edge into `closing` shows the state
- *   closing leaves for, see CLOSING_DESTINATIONS);
- * - `retarget`: `closing --> closing : E`, which changes only where closing
- *   goes: visible as `<old destination> → <new>` when that changes;
+ *   first transition, `null → X`; an edge into `closing_to_X` shows X, the
+ *   state that substate's own `closeConnection done` edge leads to);
+ * - `retarget`: an edge between substates of closing, which changes only
+ *   where closing goes: visible as `<old destination> → <new>`;
  * - `internal`: a self-loop, an edge between substates of one state, or one
- *   out of `closing`/`leaving` (the view already shows the destination).
+ *   out of closing (the view already shows the destination).
  */
 import { readFileSync } from 'node:fs';
 import { ServerState } from '../../src/services/journal/events.js';
@@ -34,50 +36,19 @@ export interface DiagramEdge {
 
 export type Row =
   | { kind: 'visible'; edge: DiagramEdge; from: State | null; to: State }
-  | { kind: 'retarget'; edge: DiagramEdge; to: State }
+  /** `from`: the destination it had, when the edge leaves one substate of closing (not closing itself, any of them). */
+  | { kind: 'retarget'; edge: DiagramEdge; from?: State; to: State }
   | { kind: 'internal'; edge: DiagramEdge };
 
 /** Top-level states of the diagram that are not SPEC §4 states, and what the journal makes of them. */
 export const PSEUDO_STATES: Record<string, string> = {
   boot: 'transient initial state: its edge is the first transition, from null',
-  closing: 'shows the state it leaves for (topState)',
-  leaving: 'transient: picks the destination closing already showed',
+  closing: 'shows the state its substate leaves for (topState)',
   any_state: "the root's transitions: taken from every state that does not handle the event itself",
 };
 
-/**
- * Where `closing` leaves for, by the event that entered it: the machine's
- * `closeFor(next)` action on each `ready --> closing` transition, which the
- * diagram does not draw (it shows only `leaving --> X : always [goesTo X]`).
- * The journal shows the destination at the entry into closing, so the edge
- * `ready --> closing : E` is the journal edge `ready → X` for each X here.
- * Read from src/machines/server.machine.ts; every edge into closing must be
- * listed, and every destination must be one `leaving` can go to. An empty
- * list: the event leaves the destination as it was (only on `closing --> closing`).
- */
-export const CLOSING_DESTINATIONS: Record<string, State[]> = {
-  'connection.closed [isAuthFailure]': ['needs_reauth'],
-  'connection.closed': ['error'],
-  // The token ran out while the authorization server is away: error (unreachable), waiting for it.
-  'connection.closed [isAuthServerAway]': ['error'],
-  'server.restart': ['pending'],
-  'server.disable': ['disabled'],
-  'server.configure [disablesIt]': ['disabled'],
-  'server.configure': ['pending'],
-  'server.stop': ['stopped'],
-  // An on-demand server with no call for idle_timeout_seconds goes back to waiting.
-  'server.idle': ['pending'],
-  // While closing, a server being stopped stays stopped: the other events re-aim it only otherwise.
-  'server.restart [mayRestart]': ['pending'],
-  'server.disable [isNotStopping]': ['disabled'],
-  'server.enable [isNotStopping]': ['pending'],
-  'server.configure [isStopping]': [],
-  // The startup queue reaching a server that is still closing: it only leaves the queue; where it goes stays.
-  'server.connect': [],
-  'server.connect [goesTo disabled]': [],
-  // A call to an on-demand server closing on its way back to pending: remembered; where it goes stays.
-  'server.demand [goesTo pending]': [],
-};
+/** The event by which a substate of closing leaves once its connection is closed. */
+const CLOSED = 'closeConnection done';
 
 export interface Diagram {
   /** Every declared state id → its top-level state id. */
@@ -116,9 +87,11 @@ export interface Derived {
   rows: Row[];
   /** Every journal edge the diagram allows through a visible row: the edges the coverage test requires. */
   required: Array<{ from: State | null; to: State }>;
-  /** Where closing can leave for, read from the `leaving` edges. */
+  /** Where closing can leave for, read from the `closeConnection done` edges of its substates. */
   closingLeavesFor: Set<State>;
-  /** What does not add up between the diagram and the tables above; empty when all is well. */
+  /** Each substate of closing → the SPEC state it leaves for (and the journal shows meanwhile). */
+  closingShows: Map<string, State>;
+  /** What does not add up between the diagram and the machine's rules; empty when all is well. */
   problems: string[];
 }
 
@@ -139,24 +112,20 @@ export function deriveRows(diagram: Diagram): Derived {
     }
   }
 
-  // `leaving --> X : always [goesTo X]`, and its unguarded fallback.
-  const closingLeavesFor = new Set<State>();
-  for (const edge of diagram.edges) {
-    if (top(edge.from) !== 'leaving') continue;
-    const to = top(edge.to);
-    if (isSpec(to)) closingLeavesFor.add(to);
-    else problems.push(`"${edge.text}": leaving goes to "${to}", not a SPEC state`);
+  // Each substate of closing leaves, once closed, for the state it is named after.
+  const closingShows = new Map<string, State>();
+  const closingSubstates = [...diagram.topOf].filter(([id, top]) => top === 'closing' && id !== 'closing').map(([id]) => id);
+  for (const id of closingSubstates) {
+    const onward = diagram.edges.filter((edge) => edge.from === id && edge.label === CLOSED);
+    const to = onward.length === 1 ? top(onward[0]!.to) : undefined;
+    if (to !== undefined && isSpec(to)) closingShows.set(id, to);
+    else problems.push(`closing substate "${id}" has ${onward.length} "${CLOSED}" edge(s), not one into a SPEC state`);
   }
-  const destinations = (edge: DiagramEdge): State[] => {
-    const listed = CLOSING_DESTINATIONS[edge.label];
-    if (listed === undefined) {
-      problems.push(`"${edge.text}": an edge into closing that CLOSING_DESTINATIONS does not cover`);
-      return [];
-    }
-    for (const state of listed) {
-      if (!closingLeavesFor.has(state)) problems.push(`"${edge.text}": CLOSING_DESTINATIONS says ${state}, where leaving never goes`);
-    }
-    return listed;
+  const closingLeavesFor = new Set(closingShows.values());
+  const destination = (edge: DiagramEdge): State | undefined => {
+    const shown = closingShows.get(edge.to);
+    if (shown === undefined) problems.push(`"${edge.text}": enters closing without naming where it goes`);
+    return shown;
   };
 
   // A state that handles an event itself (unguarded) is not left by the root's transition for it.
@@ -180,18 +149,18 @@ export function deriveRows(diagram: Diagram): Derived {
           if (source !== to && !handlesItself(source, edge.label)) rows.push({ kind: 'visible', edge, from: source, to });
         }
       }
+    } else if (to === 'closing' && (edge.to === 'closing' || edge.from === edge.to)) {
+      // Closing acts (leaves the startup queue, marks a demand, takes a config) and goes where it went.
+      rows.push({ kind: 'internal', edge });
     } else if (to === 'closing') {
-      const listed = destinations(edge);
-      if (listed.length === 0 && from === 'closing') rows.push({ kind: 'internal', edge });
-      else if (listed.length === 0 && edge.label in CLOSING_DESTINATIONS) {
-        problems.push(`"${edge.text}": enters closing without saying where it goes`);
-      }
-      for (const destination of listed) {
-        if (from === 'closing') rows.push({ kind: 'retarget', edge, to: destination });
-        else if (isSpec(from)) rows.push({ kind: 'visible', edge, from, to: destination });
-        else problems.push(`"${edge.text}": closing entered from "${from}"`);
-      }
-    } else if (from === 'closing' || from === 'leaving' || from === to) {
+      const shown = destination(edge);
+      if (shown === undefined) continue;
+      if (from === 'closing') {
+        const had = closingShows.get(edge.from);
+        rows.push(had === undefined ? { kind: 'retarget', edge, to: shown } : { kind: 'retarget', edge, from: had, to: shown });
+      } else if (isSpec(from)) rows.push({ kind: 'visible', edge, from, to: shown });
+      else problems.push(`"${edge.text}": closing entered from "${from}"`);
+    } else if (from === 'closing' || from === to) {
       rows.push({ kind: 'internal', edge });
     } else if (isSpec(from) && isSpec(to)) {
       rows.push({ kind: 'visible', edge, from, to });
@@ -200,19 +169,13 @@ export function deriveRows(diagram: Diagram): Derived {
     }
   }
 
-  // The table must not outlive the machine: every label it lists enters closing somewhere.
-  for (const label of Object.keys(CLOSING_DESTINATIONS)) {
-    if (!diagram.edges.some((edge) => top(edge.to) === 'closing' && edge.label === label)) {
-      problems.push(`CLOSING_DESTINATIONS lists "${label}", but no edge into closing has that label`);
-    }
-  }
-  for (const state of closingLeavesFor) {
-    if (!Object.values(CLOSING_DESTINATIONS).some((listed) => listed.includes(state))) {
-      problems.push(`leaving can go to ${state}, but no event into closing leads there`);
+  for (const [id, state] of closingShows) {
+    if (!rows.some((row) => row.kind === 'visible' && row.edge.to === id)) {
+      problems.push(`closing substate "${id}" (for ${state}) is never entered from outside closing`);
     }
   }
 
   const required = new Map<string, { from: State | null; to: State }>();
   for (const row of rows) if (row.kind === 'visible') required.set(edgeName(row.from, row.to), { from: row.from, to: row.to });
-  return { rows, required: [...required.values()], closingLeavesFor, problems };
+  return { rows, required: [...required.values()], closingLeavesFor, closingShows, problems };
 }

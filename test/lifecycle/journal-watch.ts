@@ -126,7 +126,12 @@ export class JournalWatch {
       (candidate) =>
         candidate.edge.text === via &&
         ((candidate.kind === 'visible' && candidate.from === from && candidate.to === to) ||
-          (candidate.kind === 'retarget' && candidate.to === to && from !== null && from !== to && this.closingLeavesFor.has(from))),
+          (candidate.kind === 'retarget' &&
+            candidate.to === to &&
+            from !== null &&
+            from !== to &&
+            (candidate.from ?? from) === from &&
+            this.closingLeavesFor.has(from))),
     );
     if (!row) throw new Error(`diagrams/server.mmd has no edge "${via}" that the journal shows as ${edgeName(from, to)}`);
     return row;

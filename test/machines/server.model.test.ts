@@ -20,7 +20,7 @@
 //   the actor holds (and the view shows) is the one the last event brought.
 import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { describe, expect, test } from 'vitest';
-import type { ServerInput } from '../../src/machines/server.machine.js';
+import { serverMachine, type ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
 import { ServerState } from '../../src/services/journal/events.js';
 import { getTransitionPaths, stepsOf } from './helpers/paths.js';
@@ -292,6 +292,19 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
   expect([...states].sort()).toEqual([...ServerState.options].sort());
   const phases = new Set(paths.map((path) => phaseOf(path.state)));
   expect(phases.size).toBe(15);
+  // Every destination of closing, as the machine declares them (one substate each), is reached and left.
+  const destinations = Object.keys(serverMachine.getStateNodeById('server.closing').states);
+  const closingIn = (state: (typeof paths)[number]['state']) =>
+    destinations.find((destination) => state.matches({ closing: destination } as never));
+  const left = new Set(
+    paths.flatMap((path) =>
+      path.steps.slice(1).flatMap((step, index) => {
+        const before = closingIn(path.steps[index]!.state);
+        return before !== undefined && !step.state.matches('closing') ? [before] : [];
+      }),
+    ),
+  );
+  expect([...left].sort()).toEqual([...destinations].sort());
   const taken = new Set(paths.flatMap((path) => path.steps.slice(1).map((step) => step.event.type)));
   const initial = walks[0]!.shortest[0]!.steps[0]!.state;
   const all = new Set(modelEvents(walks[0]!.configs, initial).map((event) => event.type));

@@ -306,7 +306,7 @@ export function canHappen(snapshot: ServerSnapshot, event: ModelEvent): boolean 
     case 'server':
       // Only the startup queue sends it, and only to a server waiting in it.
       // A stopping actor has left the registry already.
-      if (event.type === 'server.connect') return snapshot.context.queued && !(snapshot.matches('closing') && snapshot.context.next === 'stopped');
+      if (event.type === 'server.connect') return snapshot.context.queued && !snapshot.matches({ closing: 'to_stopped' });
       // Sent when only `enabled` flips (src/host/config-change.ts): enable to a disabled config, disable to an enabled one.
       if (event.type === 'server.enable') return !snapshot.context.config.enabled;
       if (event.type === 'server.disable') return snapshot.context.config.enabled;
@@ -341,7 +341,6 @@ export function traversal(input: ServerInput, configs: ConfigSet, { only, fine =
         gaveUp: /gave up/.test(snapshot.context.error ?? ''),
         failures: snapshot.context.failures,
         live: snapshot.context.live !== null,
-        next: snapshot.matches('closing') ? snapshot.context.next : null,
         config: fine ? configLabel(configs, snapshot.context.config) : snapshot.context.config.enabled,
         start: snapshot.context.config.start,
         url: snapshot.context.authorizationUrl !== null,
