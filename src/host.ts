@@ -7,6 +7,7 @@ import { bridgeServer } from './host/journal-bridge.js';
 import { reconcile } from './host/reconcile.js';
 import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
 import { hostServerMachine } from './host/server-actors.js';
+import { createLifecycles } from './services/telemetry/lifecycle.js';
 import { createOnDemand } from './host/on-demand.js';
 import { createToolMount } from './host/tool-mount.js';
 import { createResultSpill } from './services/results/result-spill.js';
@@ -273,7 +274,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
   const approvals = createApprovals({ append, approve: options.approve });
-  const mount = createToolMount({ append, projected: () => journal.projection.context, spill, approvals });
+  const mount = createToolMount({ append, projected: () => journal.projection.context, memo: journal.projection.memo, spill, approvals });
   const prompts = createPromptRegistry();
   const catalogs = createCatalogFreshness();
   /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
@@ -296,6 +297,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
     onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
   });
+  // This host's own: another host in the process may run a server of the same name.
+  const lifecycles = createLifecycles();
   const server = hostServerMachine({
     auth,
     clientHandlers,
@@ -306,6 +309,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     eras,
     knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
     catalogs,
+    lifecycles,
   });
 
   let actor: ReturnType<typeof createRegistryActor> | null = null;
@@ -405,6 +409,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         mount,
         current,
         onFailure: (name, state, kind, error) => logger.warn(`server ${name}: ${state} (${kind}): ${error}`),
+        lifecycles,
       });
     }
   }
@@ -466,7 +471,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   }
 
   const onDemand = createOnDemand({ current, projected, stopping: () => stopping !== null });
-  const fleetSearch = createFleetSearch(projected);
+  const fleetSearch = createFleetSearch(projected, journal.projection.memo);
   const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
 
   const host: McpHost = {
@@ -563,9 +568,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return errorResult('', name, `unknown tool "${name}"`);
     },
 
-    status: () => serverViews(projected()).map(withVersion),
+    status: () => serverViews(projected(), journal.projection.memo).map(withVersion),
     server(name) {
-      const view = serverViews(projected()).find((candidate) => candidate.name === name);
+      const view = serverViews(projected(), journal.projection.memo).find((candidate) => candidate.name === name);
       return view && withVersion(view);
     },
     events: (since) => journal.since(since),

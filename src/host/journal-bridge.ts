@@ -13,7 +13,7 @@ import type { ServerConfig } from '../services/config/schema.js';
 import type { JournalEventInput, ServerState } from '../services/journal/events.js';
 import type { ToolMount } from './tool-mount.js';
 import { forgetServer, noteServerState } from '../services/telemetry/instruments.js';
-import { endLifecycle, noteTransition, type LifecycleOwner } from '../services/telemetry/lifecycle.js';
+import type { LifecycleOwner, Lifecycles } from '../services/telemetry/lifecycle.js';
 import { noteSession } from '../services/telemetry/sessions.js';
 
 export interface JournalBridgeOptions {
@@ -23,6 +23,8 @@ export interface JournalBridgeOptions {
   current(name: string): ServerActorRef | undefined;
   /** Told of every entry into `error` or `needs_reauth`. */
   onFailure?(name: string, state: ServerState, kind: string | null, error: string | null): void;
+  /** The host's lifecycle spans (absent: the server's life is not traced). */
+  lifecycles?: Lifecycles;
 }
 
 /** Observes one server actor until it stops; returns the function that stops observing. */
@@ -63,7 +65,7 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
     });
     if (failed) options.onFailure?.(name, state, errorKind, error);
     noteServerState(ref, state);
-    noteTransition(lifecycle, name, last, state, failed ? errorKind : null);
+    options.lifecycles?.noteTransition(lifecycle, name, last, state, failed ? errorKind : null);
     readySince = noteSession(name, currentConfig(), readySince, state, failed ? errorKind : null);
     last = state;
   }
@@ -79,7 +81,7 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
     for (const subscription of subscriptions) subscription.unsubscribe();
     subscriptions = [];
     forgetServer(ref);
-    endLifecycle(lifecycle, name);
+    options.lifecycles?.end(lifecycle, name);
     // A replaced actor leaves the name to its successor, and shutdown leaves every
     // server visible as `stopped`; only a real removal ends the view.
     if (!options.current(name)) append({ type: 'server.removed', server: name });

@@ -16,6 +16,7 @@ import { openLiveConnection, type LiveConnection } from '../services/connection/
 import type { JournalEventInput } from '../services/journal/events.js';
 import type { ServerAuth } from '../services/oauth/server-auth.js';
 import type { EraVerdicts } from '../services/era/verdicts.js';
+import type { Lifecycles } from '../services/telemetry/lifecycle.js';
 import type { Drain } from '../services/support/drain.js';
 import { isFleetError } from '../services/support/errors.js';
 
@@ -33,11 +34,13 @@ export interface ServerActorDeps {
   knowsCatalog(name: string): boolean;
   /** The ready servers' catalog syncs, for reads and forced refreshes. */
   catalogs: CatalogFreshness;
+  /** This host's lifecycle spans: a server's connect and re-sync spans go under its own. */
+  lifecycles: Lifecycles;
 }
 
 /** The server machine with this host's actors. */
 export function hostServerMachine(deps: ServerActorDeps) {
-  const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs } = deps;
+  const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs, lifecycles } = deps;
   return serverMachine.provide({
     guards: {
       knowsCatalog: ({ context }) => deps.knowsCatalog(context.name),
@@ -53,6 +56,7 @@ export function hostServerMachine(deps: ServerActorDeps) {
                 setupClient: clientHandlers.setup(input.name),
                 answerInput: (request, signal) => clientHandlers.answer(input.name, request, signal),
                 eras,
+                lifecycle: () => lifecycles.spanOf(input.name),
               }).catch((error: unknown) => {
                 // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
                 const away = provider?.away ?? null;

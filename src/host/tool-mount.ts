@@ -27,6 +27,7 @@ import {
   ownerOf,
   shadowedByRegistration,
   visibleTools,
+  type OwnersMemo,
   type ProjectionContext,
   type VisibleTool,
 } from '../services/journal/projection.js';
@@ -88,13 +89,15 @@ export interface ToolMountOptions {
   append(event: JournalEventInput): void;
   /** The projection now: it already holds every event appended. */
   projected(): ProjectionContext;
+  /** The projection's owners memo (its `memo`); absent: owners are computed afresh for each new context. */
+  memo?: OwnersMemo;
   /** Where results above `max_result_bytes` are kept for servers with `large_results: "spill"`; absent: they are truncated. */
   spill?: ResultSpill;
   /** The gate of `ask` tools (`tools.approval`); absent: every `ask` call is denied. */
   approvals?: Approvals;
 }
 
-export function createToolMount({ append, projected, spill, approvals }: ToolMountOptions): ToolMount {
+export function createToolMount({ append, projected, memo, spill, approvals }: ToolMountOptions): ToolMount {
   /** Agent tools whose approval is `deny`: never offered (`list`), and a call is refused. */
   const denied = new WeakSet<AgentTool>();
   /** Per server, its mounted registration. */
@@ -130,7 +133,7 @@ export function createToolMount({ append, projected, spill, approvals }: ToolMou
   }
 
   function visibleList(): AgentTool[] {
-    const tools = visibleTools(projected());
+    const tools = visibleTools(projected(), memo);
     let found = resolved.get(tools);
     if (found === undefined) {
       found = [];
@@ -394,7 +397,7 @@ export function createToolMount({ append, projected, spill, approvals }: ToolMou
     list: () => [...visibleList()],
     get(name) {
       // The winner of a name, without resolving every visible tool (a call right after a re-sync of 5,000 tools).
-      const owner = ownerOf(projected(), name);
+      const owner = ownerOf(projected(), name, memo);
       const registration = owner === undefined ? undefined : mounted.get(owner);
       const place = registration === undefined ? undefined : byNameOf(registration).get(name);
       return registration === undefined || place === undefined ? undefined : agentAt(registration, place);

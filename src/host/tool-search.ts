@@ -8,7 +8,7 @@
  * away and nothing else is re-indexed.
  */
 import type { ToolEntry } from '../services/journal/events.js';
-import { ownerOf, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
+import { ownerOf, type OwnersMemo, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
 import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
 import { isDenied } from '../services/approvals/policy.js';
 import type { ApprovalSetting } from '../services/config/schema.js';
@@ -58,7 +58,7 @@ function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null
   return null;
 }
 
-export function createFleetSearch(projected: () => ProjectionContext): FleetSearch {
+export function createFleetSearch(projected: () => ProjectionContext, memo?: OwnersMemo): FleetSearch {
   const index = createToolIndex();
   /** Per server, the entry list the index holds. */
   const indexed = new Map<string, readonly ToolEntry[]>();
@@ -110,7 +110,7 @@ export function createFleetSearch(projected: () => ProjectionContext): FleetSear
       const reachable = (tool: SearchableTool): boolean => {
         const server = context.servers[tool.server];
         if (server === undefined) return false;
-        return server.registered_since === 0 || ownerOf(context, tool.name) === tool.server;
+        return server.registered_since === 0 || ownerOf(context, tool.name, memo) === tool.server;
       };
       return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
         const server = context.servers[tool.server]!;

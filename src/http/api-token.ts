@@ -39,6 +39,7 @@ export function tokensEqual(expected: string, presented: string): boolean {
 }
 
 // The expected token is the same on every request: hash it once (one entry; it changes only with the token).
+// The digest is a function of the token alone, so two apps in one process cannot get each other's.
 let lastExpected: { token: string; digest: Buffer } | undefined;
 function digestOf(token: string): Buffer {
   if (lastExpected?.token !== token) lastExpected = { token, digest: hash('sha256', token, 'buffer') };

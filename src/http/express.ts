@@ -8,6 +8,7 @@
 import { createRequire } from 'node:module';
 import type express from 'express';
 
+// The module itself, as Node's own module cache would keep it.
 let loaded: typeof express | undefined;
 
 export function loadExpress(): typeof express {

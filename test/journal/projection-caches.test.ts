@@ -5,13 +5,16 @@
 // of random journals, each read equals what the plain algorithms (written out
 // here, as the projection had them before it kept anything) give for the same
 // context, and what the projection itself gives for a copy of that context
-// (a new object graph: nothing cached for it).
+// (a new object graph: nothing cached for it). Each projection keeps its own
+// owners memo: another's reads never change what it reuses.
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { JournalEvent, ServerState } from '../../src/services/journal/events.js';
 import {
+  createProjection,
   emptyProjection,
   ownerOf,
+  ownersMemo,
   project,
   serverViews,
   shadowedByRegistration,
@@ -143,33 +146,66 @@ test('owners, views, visible tools and what a registration hid match the plain a
       fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }),
       fc.array(fc.boolean(), { minLength: 60, maxLength: 60 }),
       (steps, readBefore, againstCopy) => {
+      const memo = ownersMemo();
+      // Another projection's memo (another host's), read on copies in between.
+      const other = ownersMemo();
       let context = emptyProjection();
-      let previousViews = serverViews(context);
+      let previousViews = serverViews(context, memo);
       steps.forEach((s, index) => {
         const before = context;
         // Sometimes the reads ran on `before` (its owners are known), sometimes not.
-        if (readBefore[index]) visibleTools(before);
+        if (readBefore[index]) visibleTools(before, memo);
         context = project(context, eventOf(s, index + 1, context));
         if (s.kind === 'register' || s.kind === 'reregister') {
           expect(shadowedByRegistration(before, context, s.server)).toEqual(plainShadowedBy(before, context, s.server));
           expect(shadowedByRegistration(copy(before), context, s.server)).toEqual(plainShadowedBy(before, context, s.server));
         }
-        const views = serverViews(context);
+        const views = serverViews(context, memo);
         expect(views).toEqual(plainViews(context));
         // Reads of a copy in between make the projection compute afresh; without them it keeps what it can.
-        if (againstCopy[index]) expect(views).toEqual(serverViews(copy(context)));
+        if (againstCopy[index]) expect(views).toEqual(serverViews(copy(context), memo));
+        if (readBefore[index]) expect(views).toEqual(serverViews(copy(context), other));
         // A view object is kept only while it says the same.
         for (const view of views) {
           const kept = previousViews.find((old) => old === view);
           if (kept) expect(JSON.stringify(kept)).toBe(JSON.stringify(plainViews(context).find((v) => v.name === view.name)));
         }
         previousViews = views;
-        if (againstCopy[index]) expect(visibleTools(context)).toEqual(visibleTools(copy(context)));
+        if (againstCopy[index]) expect(visibleTools(context, memo)).toEqual(visibleTools(copy(context)));
         const owners = plainOwners(context);
-        for (const name of NAMES) expect(ownerOf(context, name)).toBe(owners.get(name));
+        for (const name of NAMES) expect(ownerOf(context, name, memo)).toBe(owners.get(name));
       });
       },
     ),
     { numRuns: 300 },
   );
+});
+
+test("each projection keeps its own owners: another's reads never replace the owners it reuses", () => {
+  const first = createProjection();
+  const second = createProjection();
+  const registered = (seq: number, server: string, tools: string[]): JournalEvent => ({
+    seq,
+    at: new Date(0).toISOString(),
+    type: 'tools.registered',
+    server,
+    tools: tools.map((name) => ({ name, original: name, description: '' })),
+  });
+  first.apply(registered(1, 'twin', ['twin__echo', 'twin__add']));
+  second.apply(registered(1, 'twin', ['twin__env']));
+  expect(serverViews(first.context, first.memo)[0]!.tool_count).toBe(2);
+  const owners = first.memo.last!.owners;
+  expect([...owners]).toEqual([['twin__echo', 'twin'], ['twin__add', 'twin']]);
+
+  // The second projection changes its registrations and is read in between.
+  second.apply(registered(2, 'twin', ['twin__env', 'twin__fail']));
+  expect(visibleTools(second.context, second.memo).map((tool) => tool.name)).toEqual(['twin__env', 'twin__fail']);
+  expect(first.memo.last!.owners).toBe(owners);
+
+  // An event of the first that changes no registration reuses its owners, not the second's.
+  first.apply({ seq: 2, at: new Date(0).toISOString(), type: 'server.log', server: 'twin', level: 'info', logger: null, message: 'hi' });
+  expect(visibleTools(first.context, first.memo).map((tool) => tool.name)).toEqual(['twin__echo', 'twin__add']);
+  expect(first.memo.last!.owners).toBe(owners);
+  expect(ownerOf(first.context, 'twin__env', first.memo)).toBeUndefined();
+  expect(ownerOf(second.context, 'twin__echo', second.memo)).toBeUndefined();
 });

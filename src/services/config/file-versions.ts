@@ -23,7 +23,7 @@ type Ledger = z.infer<typeof Ledger>;
 
 export const VERSIONS_FILE = 'config_versions.json';
 
-/** The content hash a version is kept for; memoized per (frozen, shared) config object. */
+/** The content hash a version is kept for; memoized per (frozen, shared) config object: a function of the config alone. */
 const hashes = new WeakMap<ServerConfig, string>();
 function hashOf(config: ServerConfig): string {
   let hash = hashes.get(config);
@@ -34,7 +34,7 @@ function hashOf(config: ServerConfig): string {
   return hash;
 }
 
-/** Writes of one ledger, in order, shared by every store of the process. */
+/** Writes of one ledger, in order, shared by every store of the process: keyed by file, so stores of other state dirs never wait on each other. */
 const writes = createSerialQueue();
 
 /** The versions of the servers of `stateDir`'s config. */

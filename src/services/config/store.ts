@@ -331,7 +331,7 @@ async function writeDocument(
   );
 }
 
-/** Writes to one config file, shared by every store in the process. */
+/** Writes to one config file, shared by every store in the process: keyed by file, so stores of other files never wait on each other. */
 const writes = createSerialQueue();
 
 /** Runs `task` after every earlier write to `file` in this process has settled. */

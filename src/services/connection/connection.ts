@@ -33,6 +33,7 @@ import { notificationsOf } from './notifications.js';
 import { TASKS_EXTENSION } from './tasks.js';
 import { LazyValidator, type ToolListing } from './tool-listing.js';
 import { traceConnect } from '../telemetry/connects.js';
+import type { LifecycleSpan } from '../telemetry/lifecycle.js';
 
 export { filterTools } from './tool-listing.js';
 
@@ -62,6 +63,8 @@ export interface ConnectOptions {
   eras?: EraVerdicts;
   /** Answers what a task asks for while it runs (2026-07-28 tasks): the host's elicitation, sampling and roots. */
   answerInput?: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>;
+  /** The server's lifecycle span in its host, read when a connect or re-sync span starts: they go under it. */
+  lifecycle?: LifecycleSpan;
 }
 
 /** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */
@@ -117,7 +120,7 @@ export async function connect(
       ? connectLocal(name, config, bound, { newClient, prior }, options)
       : connectRemote(name, config, bound, { newClient, prior }, options);
   try {
-    return await traceConnect(name, config, () =>
+    return await traceConnect(name, config, options.lifecycle, () =>
       openInKnownEra(open, { config, key: eraKey(name, config), eras: options.eras, signal: bound.signal }),
     );
   } finally {

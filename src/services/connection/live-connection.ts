@@ -20,7 +20,7 @@ export interface LiveConnection {
 }
 
 /** What a live connection is opened with, beside its server and signal. */
-export interface LiveConnectOptions extends Pick<ConnectOptions, 'setupClient' | 'eras' | 'answerInput'> {
+export interface LiveConnectOptions extends Pick<ConnectOptions, 'setupClient' | 'eras' | 'answerInput' | 'lifecycle'> {
   /** The OAuth provider of an OAuth server, which also keeps its token fresh. */
   authProvider?: OAuthClientProvider & AuthKeeper;
 }

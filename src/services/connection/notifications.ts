@@ -47,6 +47,7 @@ export interface NotificationDispatcher {
 
 type Listener = (notification: ServerNotifications[NotificationMethod]) => void;
 
+// Keyed by the SDK client, which one connection of one host owns.
 const dispatchers = new WeakMap<Client, NotificationDispatcher>();
 
 /**

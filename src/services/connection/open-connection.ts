@@ -111,6 +111,6 @@ export function openConnection(
     },
   };
   // The catalog's re-sync spans name the server by its connection.
-  nameConnection(connection, name, config);
+  nameConnection(connection, name, config, options.lifecycle);
   return connection;
 }

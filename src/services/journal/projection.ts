@@ -173,6 +173,8 @@ interface Derived {
   visible?: readonly VisibleTool[];
   views?: readonly ServerView[];
 }
+// Safe to share between hosts: keyed by an immutable record, and everything in it is a
+// function of that record alone (owners reused from a memo are equal to those computed).
 const derivedOf = new WeakMap<Servers, Derived>();
 
 function derived(servers: Servers): Derived {
@@ -186,11 +188,24 @@ function derived(servers: Servers): Derived {
 
 /** What decides who owns each tool name: every registered server, its registration and its tools. */
 type Registrations = Array<{ name: string; registered_at: number; tools: readonly ToolEntry[] }>;
-/** The latest owners computed, and from which registrations (also by server name): most events change no registration. */
-let lastOwners: { registrations: Registrations; byName: Map<string, Registrations[number]>; owners: Map<string, string> } | null = null;
+/** The latest owners computed, and from which registrations (also by server name). */
+type LastOwners = { registrations: Registrations; byName: Map<string, Registrations[number]>; owners: Map<string, string> };
+
+/**
+ * One projection's latest owners: most events change no registration, so the
+ * next `servers` record usually has the same owners. Each projection keeps its
+ * own (`createProjection`), so the hosts of one process never take turns on it.
+ */
+export interface OwnersMemo {
+  last: LastOwners | null;
+}
+
+export function ownersMemo(): OwnersMemo {
+  return { last: null };
+}
 
 /** Whether `servers` has exactly the registrations `lastOwners` was computed from: one pass, nothing allocated. */
-function unchangedRegistrations(servers: Servers, last: NonNullable<typeof lastOwners>): boolean {
+function unchangedRegistrations(servers: Servers, last: LastOwners): boolean {
   let registered = 0;
   for (const name in servers) {
     const server = servers[name] as ProjectedServer;
@@ -202,8 +217,8 @@ function unchangedRegistrations(servers: Servers, last: NonNullable<typeof lastO
   return registered === last.registrations.length;
 }
 
-function remember(registrations: Registrations, owners: Map<string, string>): void {
-  lastOwners = { registrations, byName: new Map(registrations.map((entry) => [entry.name, entry])), owners };
+function remember(memo: OwnersMemo, registrations: Registrations, owners: Map<string, string>): void {
+  memo.last = { registrations, byName: new Map(registrations.map((entry) => [entry.name, entry])), owners };
 }
 
 function registrationsOf(servers: Servers): Registrations {
@@ -220,7 +235,7 @@ function registrationsOf(servers: Servers): Registrations {
  * changed descriptions or schemas, not names). Checked in O(servers + its
  * tools), without building a map.
  */
-function ownersKept(last: NonNullable<typeof lastOwners>, next: Registrations): boolean {
+function ownersKept(last: LastOwners, next: Registrations): boolean {
   const previous = last.registrations;
   const moved = next.at(-1);
   if (moved === undefined || next.length !== previous.length) return false;
@@ -246,31 +261,33 @@ function ownersKept(last: NonNullable<typeof lastOwners>, next: Registrations): 
  * shared name goes to the last registered; docs/contract.md, Tools). One pass over all tools, servers taken oldest
  * registration first so a later one overwrites; computed again only when a
  * registration changed (a state change of any server makes a new `servers`
- * record, not new owners). Shared: do not change the map.
+ * record, not new owners). Without a memo, computed afresh for each new record.
+ * Shared: do not change the map.
  */
-function ownersOf(servers: Servers): Map<string, string> {
+function ownersOf(servers: Servers, memo: OwnersMemo = ownersMemo()): Map<string, string> {
   const cache = derived(servers);
   if (cache.owners === undefined) {
-    if (lastOwners !== null && unchangedRegistrations(servers, lastOwners)) {
-      cache.owners = lastOwners.owners;
+    const last = memo.last;
+    if (last !== null && unchangedRegistrations(servers, last)) {
+      cache.owners = last.owners;
       return cache.owners;
     }
     const registrations = registrationsOf(servers);
-    if (lastOwners !== null && ownersKept(lastOwners, registrations)) {
-      cache.owners = lastOwners.owners;
+    if (last !== null && ownersKept(last, registrations)) {
+      cache.owners = last.owners;
     } else {
       const owners = new Map<string, string>();
       for (const server of registrations) for (const tool of server.tools) owners.set(tool.name, server.name);
       cache.owners = owners;
     }
-    remember(registrations, cache.owners);
+    remember(memo, registrations, cache.owners);
   }
   return cache.owners;
 }
 
 /** The server whose tool of this name an agent sees (undefined: none). */
-export function ownerOf(context: ProjectionContext, name: string): string | undefined {
-  return ownersOf(context.servers).get(name);
+export function ownerOf(context: ProjectionContext, name: string, memo?: OwnersMemo): string | undefined {
+  return ownersOf(context.servers, memo).get(name);
 }
 
 /**
@@ -280,10 +297,10 @@ export function ownerOf(context: ProjectionContext, name: string): string | unde
  * servers; within one server (`a.b` and `a_b` namespace alike) its later tool
  * wins, in the place of the first. Shared: do not change the array.
  */
-export function visibleTools(context: ProjectionContext): readonly VisibleTool[] {
+export function visibleTools(context: ProjectionContext, memo?: OwnersMemo): readonly VisibleTool[] {
   const cache = derived(context.servers);
   if (cache.visible === undefined) {
-    const owners = ownersOf(context.servers);
+    const owners = ownersOf(context.servers, memo);
     const out: VisibleTool[] = [];
     const ordered = Object.values(context.servers)
       .filter((server) => server.registered_since > 0)
@@ -361,7 +378,11 @@ function shadowedOf(server: ProjectedServer, owners: Map<string, string>): strin
   return [...hidden];
 }
 
-/** A server's view, and the owners it was made with: most events change one server, and no owners. */
+/**
+ * A server's view, and the owners it was made with: most events change one server, and no owners.
+ * Safe to share between hosts: keyed by an immutable projected server, and the view is a function
+ * of that server and the owners alone.
+ */
 const viewOf = new WeakMap<ProjectedServer, { owners: Map<string, string>; view: ServerView }>();
 
 /**
@@ -383,10 +404,10 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
 }
 
 /** Every server's `ServerView`, in the order they were first configured. A fresh array; the views are shared. */
-export function serverViews(context: ProjectionContext): ServerView[] {
+export function serverViews(context: ProjectionContext, memo?: OwnersMemo): ServerView[] {
   const cache = derived(context.servers);
   if (cache.views === undefined) {
-    const owners = ownersOf(context.servers);
+    const owners = ownersOf(context.servers, memo);
     cache.views = Object.values(context.servers).map((server) => viewFor(server, owners));
   }
   return [...cache.views];
@@ -415,6 +436,8 @@ export function createProjection(initial: readonly JournalEvent[] = [], from: Pr
     get context(): ProjectionContext {
       return store.getSnapshot().context;
     },
+    /** This projection's owners memo, for `ownerOf`, `visibleTools` and `serverViews` of its contexts. */
+    memo: ownersMemo(),
     store,
   };
 }

@@ -136,7 +136,7 @@ function withClientsByIssuer(json: unknown): unknown {
   return { ...rest, clients: { [stamp]: client } };
 }
 
-/** Writes and deletes of one credentials file, in call order. */
+/** Writes and deletes of one credentials file, in call order: keyed by file, as two stores of one file must not interleave. */
 const writes = createSerialQueue();
 
 /**

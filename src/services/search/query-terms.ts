@@ -37,6 +37,7 @@ interface SynonymTable {
   domain: Map<string, string[]>;
   wordnet: Map<string, string[]>;
 }
+// Built once from constant lists; never changed after.
 let table: SynonymTable | undefined;
 
 /** Both lists keyed by index term, built on first use, not at import: a host that never searches pays nothing. */

@@ -32,6 +32,7 @@ interface Table {
   components: Int8Array;
 }
 
+// Read once from the file shipped with the package; never changed after.
 let table: Table | undefined;
 
 /** Whether the table has been read: for tests of laziness. */

@@ -75,6 +75,7 @@ export function sessionAttributes(client: Client, into: Attributes): Attributes 
   return into;
 }
 
+// The digest is a function of the id alone, so whichever host asks gets the same answer.
 let lastSession: { id: string; digest: string } | undefined;
 
 /**

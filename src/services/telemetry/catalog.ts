@@ -31,7 +31,7 @@ export async function observeSync(
     if (known !== undefined) built[ATTR.server] = known.server;
     return built;
   };
-  const parent = known === undefined ? context.active() : serverContext(known.server, context.active());
+  const parent = serverContext(known?.lifecycle, context.active());
   const span = traced ? tracer().startSpan(`catalog.sync ${kind}`, { kind: SpanKind.INTERNAL }, parent) : undefined;
   if (span !== undefined && span.isRecording()) span.setAttributes(attributes());
   const started = performance.now();

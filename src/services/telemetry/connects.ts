@@ -8,7 +8,7 @@ import { context, SpanKind, trace } from '@opentelemetry/api';
 import type { Client } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/schema.js';
 import { ATTR, errorType, peerAttributes, requestAttributes, sessionAttributes } from './attributes.js';
-import { serverContext } from './lifecycle.js';
+import { serverContext, type LifecycleSpan } from './lifecycle.js';
 import { endFailed, observe } from './spans.js';
 import { tracer, tracingOn } from './tracer.js';
 
@@ -19,10 +19,15 @@ export interface ConnectOutcome {
   tools: readonly unknown[];
 }
 
-/** Runs `run` (the whole connect) inside `connect {server}` when tracing; plain otherwise. */
-export async function traceConnect<T extends ConnectOutcome>(server: string, config: ServerConfig, run: () => Promise<T>): Promise<T> {
+/** Runs `run` (the whole connect) inside `connect {server}` when tracing, under `lifecycle`'s span when it has one; plain otherwise. */
+export async function traceConnect<T extends ConnectOutcome>(
+  server: string,
+  config: ServerConfig,
+  lifecycle: LifecycleSpan | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
   if (!tracingOn()) return run();
-  const parent = serverContext(server, context.active());
+  const parent = serverContext(lifecycle, context.active());
   const span = tracer().startSpan(`connect ${server}`, { kind: SpanKind.INTERNAL }, parent);
   if (span.isRecording()) span.setAttributes(peerAttributes(config, { [ATTR.server]: server }));
   try {

@@ -38,6 +38,7 @@ export interface Instruments {
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
 const SESSION_BUCKETS = [1, 10, 60, 300, 1800, 3600, 4 * 3600, 24 * 3600];
 
+// Process-wide like the meter provider they are built on (the global OpenTelemetry API): every host records on the same instruments.
 let builtFor: Meter | null = null;
 let built: Instruments | null = null;
 let serversGauge: ObservableGauge | undefined;
@@ -91,7 +92,9 @@ function create(on: Meter): Instruments {
   };
 }
 
-// The state of every observed server actor, for the servers-by-state gauge.
+// The state of every observed server actor, for the servers-by-state gauge. Keyed by the actor,
+// which one host owns and alone adds and forgets; the gauge counts the servers of every host in the
+// process, as the meter it reports through is the process's.
 const states = new Map<object, string>();
 
 /** Notes the state `actor` is in now (the journal bridge calls this on each transition). */

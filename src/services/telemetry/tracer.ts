@@ -13,6 +13,7 @@ export const SCOPE_VERSION = '0.1.0';
 // The API's no-op provider, which a proxy without a delegate hands out.
 const NOOP_TRACER_PROVIDER = new ProxyTracerProvider().getDelegate();
 
+// Caches of what the global OpenTelemetry API hands out: the same for every host in the process.
 let scopeTracer: Tracer | undefined;
 
 /** mcp-fleet's tracer (a proxy: it follows a provider registered later). */
