@@ -79,10 +79,10 @@ async function duringOutage(a: FleetWorkerProcess, b: FleetWorkerProcess): Promi
 }
 
 /**
- * With the cluster back: a change made on `a` reaches `b`, of the local `echo` and of the OAuth server `remote`
- * (whose restart on `b` reads the stored tokens again: it comes back ready, with no consent).
+ * With the cluster back: a change made on `a` reaches `b`, of the local `echo` and of the OAuth server `remote`.
+ * With `tokensKept`, `remote`'s restarts read the stored tokens again and come back ready, with no consent.
  */
-async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSeconds: number): Promise<void> {
+async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSeconds: number, tokensKept = true): Promise<void> {
   for (const name of ['echo', 'remote']) {
     await expect
       .poll(async () => (await a.request(`/api/mcp/servers/${name}`, { method: 'PATCH', json: { timeout_seconds: timeoutSeconds } })).status, {
@@ -98,8 +98,10 @@ async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSec
       })
       .toBe(timeoutSeconds);
   }
-  for (const on of [a, b]) await untilStateOn(on, 'remote', 'ready');
-  await call(b, 'caught up');
+  if (tokensKept) {
+    for (const on of [a, b]) await untilStateOn(on, 'remote', 'ready');
+    await call(b, 'caught up');
+  }
   expect(running(a), a.output()).toBe(true);
   expect(running(b), b.output()).toBe(true);
 }
@@ -144,7 +146,8 @@ describe('the database stopped while workers hold connections of their own', { t
     } finally {
       if (!released) hold.release();
     }
-    await caughtUp(a, b, 22);
+    // The refresh answered during the outage rotated the refresh token and could not be stored: the grant may be gone.
+    await caughtUp(a, b, 22, false);
   });
 
   it('a consent half done: the workers stay up, writes answer 503; back, the consent finishes and reaches both', async () => {
