@@ -78,21 +78,30 @@ async function duringOutage(a: FleetWorkerProcess, b: FleetWorkerProcess): Promi
   expect(running(b), b.output()).toBe(true);
 }
 
-/** With the cluster back: a change made on `a` reaches `b`. */
-async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSeconds: number): Promise<void> {
-  await expect
-    .poll(async () => (await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: timeoutSeconds } })).status, {
-      timeout: 20_000,
-      interval: 250,
-    })
-    .toBe(200);
-  await expect
-    .poll(async () => (await b.request('/api/mcp/servers/echo')).json.config.timeout_seconds, {
-      timeout: 15_000,
-      interval: 100,
-      message: `the change did not reach ${b.id}:\n${b.output()}`,
-    })
-    .toBe(timeoutSeconds);
+/**
+ * With the cluster back: a change made on `a` reaches `b`, of the local `echo` and of the OAuth server `remote`.
+ * With `tokensKept`, `remote`'s restarts read the stored tokens again and come back ready, with no consent.
+ */
+async function caughtUp(a: FleetWorkerProcess, b: FleetWorkerProcess, timeoutSeconds: number, tokensKept = true): Promise<void> {
+  for (const name of ['echo', 'remote']) {
+    await expect
+      .poll(async () => (await a.request(`/api/mcp/servers/${name}`, { method: 'PATCH', json: { timeout_seconds: timeoutSeconds } })).status, {
+        timeout: 20_000,
+        interval: 250,
+      })
+      .toBe(200);
+    await expect
+      .poll(async () => (await b.request(`/api/mcp/servers/${name}`)).json.config.timeout_seconds, {
+        timeout: 15_000,
+        interval: 100,
+        message: `the change of ${name} did not reach ${b.id}:\n${b.output()}`,
+      })
+      .toBe(timeoutSeconds);
+  }
+  if (tokensKept) {
+    for (const on of [a, b]) await untilStateOn(on, 'remote', 'ready');
+    await call(b, 'caught up');
+  }
   expect(running(a), a.output()).toBe(true);
   expect(running(b), b.output()).toBe(true);
 }
@@ -137,13 +146,13 @@ describe('the database stopped while workers hold connections of their own', { t
     } finally {
       if (!released) hold.release();
     }
-    await caughtUp(a, b, 22);
+    // The refresh answered during the outage rotated the refresh token and could not be stored: the grant may be gone.
+    await caughtUp(a, b, 22, false);
   });
 
   it('a consent half done: the workers stay up, writes answer 503; back, the consent finishes and reaches both', async () => {
     const { a, b } = await twoWorkers(await bed.database());
     const authorizationUrl = await beginConsent(a);
-    // A fast stop: the test cluster runs with synchronous_commit=off, so an immediate one may lose the pending consent just committed.
     await bed.cluster().stop('fast');
     try {
       await duringOutage(a, b);

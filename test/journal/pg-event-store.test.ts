@@ -395,3 +395,32 @@ describe('the PostgreSQL event store when the database goes away', () => {
     expect(errors[0]).toBeInstanceOf(DatabaseUnavailableError);
   });
 });
+
+describe('the PostgreSQL event store when the database lost events it had committed', () => {
+  // What a crash with synchronous_commit = off, or a failover to a standby that lagged, leaves: rows told, then gone.
+  async function forget(db: Database, after: number): Promise<void> {
+    await db.pool.query('delete from events where seq > $1', [after]);
+  }
+
+  test('the seqs given again are told, own and others, with one message naming the lost range', async () => {
+    const [db1, db2] = pair(await freshDatabase());
+    const errors: Error[] = [];
+    const w1 = await loaded({ db: db1, workerId: 'w1', onError: (error) => errors.push(error) });
+    const w2 = await loaded({ db: db2, workerId: 'w2' });
+    await w1.store.append([log('a', 'one'), log('a', 'two'), log('a', 'three')]);
+    await until(() => w1.told.length === 3 && w2.told.length === 3, 'both were told the first three');
+    await forget(db1, 1);
+
+    // Its own append gets seq 2 again: told, not taken for the lost one.
+    await w1.store.append([log('a', 'again')]);
+    expect(w1.told.at(-1)).toMatchObject({ seq: 2, message: 'again' });
+    expect(errors.map((error) => error.message)).toEqual([
+      'the event store of worker w1: the database has lost events it had committed (seq 2 to 3); the events stored from now on are told with the seqs given again',
+    ]);
+    // The other worker's catch-up (as after a reconnect) finds the history shorter than what it told.
+    await w2.store.append([log('b', 'from w2')]);
+    await until(() => w1.told.at(-1)?.seq === 3, 'w1 was told w2s event at seq 3 again');
+    expect(w1.told.at(-1)).toMatchObject({ seq: 3, worker: 'w2', message: 'from w2' });
+    expect(w2.told.at(-1)).toMatchObject({ seq: 3, worker: 'w2', message: 'from w2' });
+  });
+});

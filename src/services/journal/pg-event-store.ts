@@ -21,7 +21,9 @@
  * - The listening connection comes back by itself (backoff 250 ms doubling to
  *   5 s) and then reads everything after the last event told: nothing is
  *   lost, nothing told twice. An append while the database is away rejects
- *   with `DatabaseUnavailableError`.
+ *   with `DatabaseUnavailableError`. A database that comes back without
+ *   events it had committed gives their seqs again: the store then tells
+ *   from there again (`rewind`), so new events are not taken as told.
  */
 import { createHash } from 'node:crypto';
 import { DatabaseUnavailableError, isConnectionError, withTransaction, type Database } from '../database/database.js';
@@ -71,6 +73,8 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
   let told = 0;
   /** Own events stored but not yet told, by seq: told without a read once their turn comes. */
   const known = new Map<number, JournalEvent>();
+  /** The history's end an append found below `told` (the database lost events); rewound to by the next tell. */
+  let lostAfter: number | null = null;
   /** Reads and tells, one after another. */
   let telling: Promise<void> = Promise.resolve();
   let ownSinceSnapshot = 0;
@@ -150,12 +154,41 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
   }
 
   /**
+   * The database came back without events it had committed and this store
+   * had told (a crash with `synchronous_commit = off`, a failover to a standby
+   * that lagged, a restore): their seqs are given again to new events. Told
+   * from `to` on again, so those reach the subscribers instead of being taken
+   * for events already told; what was told of the lost ones stays told.
+   */
+  function rewind(to: number): void {
+    report(
+      new Error(
+        `the event store of worker ${workerId}: the database has lost events it had committed (seq ${to + 1} to ${told}); ` +
+          'the events stored from now on are told with the seqs given again',
+      ),
+    );
+    told = to;
+    for (const seq of known.keys()) if (seq > to) known.delete(seq);
+  }
+
+  /**
    * Tells every event up to `needed` (Infinity: all there is), in seq order:
    * own ones from memory when it is their turn, the rest read. Queued behind
    * any earlier call; rejects if a read fails (what is told stays told).
    */
   function tellUpTo(needed: number, own: readonly JournalEvent[] = []): Promise<void> {
     const step = telling.then(async function catchUp() {
+      // A catch-up (a reconnect, a retry) first asks whether the history still reaches what was told.
+      if (needed === Infinity && !closed) {
+        const { rows } = await db.pool.query<{ last: string }>('select coalesce(max(seq), 0)::text as last from events');
+        const last = Number(rows[0]?.last ?? 0);
+        if (last < told) rewind(last);
+      }
+      // An append of this store found the history shorter than what was told.
+      if (lostAfter !== null) {
+        if (lostAfter < told) rewind(lostAfter);
+        lostAfter = null;
+      }
       for (const event of own) if (event.seq > told) known.set(event.seq, event);
       tellKnown();
       while (told < needed && !closed) {
@@ -222,6 +255,8 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
           'select coalesce(max(seq), 0)::text as last, clock_timestamp() as now from events',
         );
         const last = Number(rows[0]?.last ?? 0);
+        // Every event told was committed, and none commits past the lock meanwhile: fewer now means some were lost.
+        if (last < told) lostAfter = Math.min(lostAfter ?? last, last);
         const at = (rows[0]?.now ?? new Date()).toISOString();
         let events = inputs.map((input, index) => {
           const seq = last + index + 1;
