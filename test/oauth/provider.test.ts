@@ -13,7 +13,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig } from '../../src/services/config/schema.js';
 import { credentialsPath, loadCredentials } from '../../src/services/oauth/credentials-file.js';
 import { discoverAuthorization } from '../../src/services/oauth/discovery.js';
+import { changeCredentials, createFileCredentialsStore, type CredentialsStore } from '../../src/services/oauth/credentials-store.js';
 import { beginConsent, createOAuthProvider, type OAuthServerConfig } from '../../src/services/oauth/index.js';
+import { consentAsUser, startAuthorizationServer, startMcpResourceServer } from './servers.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
@@ -228,5 +230,97 @@ describe('client registration', () => {
     expect(server.registrations).toEqual([expect.objectContaining({ application_type: 'native' })]);
     const plain = await authorizationServer(true);
     expect(await consentClientId(`${plain.origin}/mcp`, null)).toBe('registered-client');
+  });
+});
+
+describe('tokens a refresh received but could not store', () => {
+  it('are used, stored at the first chance, and their refresh token never sent again (a store whose commit fails once)', async () => {
+    const as = await startAuthorizationServer({ accessTokenTtl: 4 });
+    cleanups.push(() => as.close());
+    const mcp = await startMcpResourceServer(as.issuer);
+    cleanups.push(() => mcp.close());
+    const config = oauthConfig(mcp.url);
+    const files = createFileCredentialsStore(stateDir());
+    /** Fails the commit of the next locked change once its function has run (the database gone before the commit). */
+    let failNextCommit = false;
+    const store: CredentialsStore = {
+      ...files,
+      lockForRefresh: (server, url, clientId, fn) =>
+        files.lockForRefresh(server, url, clientId, async (current) => {
+          const change = await fn(current);
+          if (failNextCommit) {
+            failNextCommit = false;
+            throw new Error('connection terminated before the commit');
+          }
+          return change;
+        }),
+    };
+    const provider = await createOAuthProvider({ credentials: store, name: 'flaky', config });
+    const session = await beginConsent(provider, config, { timeoutMs: 20_000 });
+    const callback = await consentAsUser(session.authorizationUrl);
+    expect(callback.status, callback.text).toBe(200);
+    await session.completed;
+    const consented = (await files.load('flaky', config.url, null)).tokens!;
+
+    // Due at half-life: the refresh is answered, and the commit fails.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    failNextCommit = true;
+    await provider.refresh();
+    const unsaved = (await provider.tokens())!;
+    expect(unsaved.access_token).not.toBe(consented.access_token);
+    expect(unsaved.refresh_token).not.toBe(consented.refresh_token);
+    expect(as.grants.filter((grant) => grant === 'refresh_token')).toHaveLength(1);
+
+    // A provider made now (a reconnect) uses them too, and the store gets them at the first chance.
+    const again = await createOAuthProvider({ credentials: store, name: 'flaky', config });
+    expect((await again.tokens())?.access_token).toBe(unsaved.access_token);
+    await expect.poll(async () => (await files.load('flaky', config.url, null)).tokens?.refresh_token, { timeout: 5000 }).toBe(unsaved.refresh_token);
+
+    // The next refresh starts from them: granted, never a reuse of the rotated refresh token.
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    await again.refresh();
+    expect(as.tokenRequests.filter((grant) => grant === 'refresh_token')).toHaveLength(2);
+    expect(as.grants.filter((grant) => grant === 'refresh_token')).toHaveLength(2);
+    const stored = (await files.load('flaky', config.url, null)).tokens!;
+    expect(stored.refresh_token).not.toBe(unsaved.refresh_token);
+    expect((await again.tokens())?.access_token).toBe(stored.access_token);
+  });
+
+  it('give way to newer tokens another hand stored meanwhile', async () => {
+    const as = await startAuthorizationServer({ accessTokenTtl: 4 });
+    cleanups.push(() => as.close());
+    const mcp = await startMcpResourceServer(as.issuer);
+    cleanups.push(() => mcp.close());
+    const config = oauthConfig(mcp.url);
+    const files = createFileCredentialsStore(stateDir());
+    /** Fails every commit while set (the database away). */
+    let failing = false;
+    const store: CredentialsStore = {
+      ...files,
+      lockForRefresh: (server, url, clientId, fn) =>
+        files.lockForRefresh(server, url, clientId, async (current) => {
+          const change = await fn(current);
+          if (failing) throw new Error('connection terminated before the commit');
+          return change;
+        }),
+    };
+    const provider = await createOAuthProvider({ credentials: store, name: 'other', config });
+    const session = await beginConsent(provider, config, { timeoutMs: 20_000 });
+    expect((await consentAsUser(session.authorizationUrl)).status).toBe(200);
+    await session.completed;
+
+    await new Promise((resolve) => setTimeout(resolve, 2100));
+    failing = true;
+    await provider.refresh();
+    const unsaved = (await provider.tokens())!;
+    // Another worker stores tokens of a consent of its own while these wait.
+    const newer = { access_token: 'newer-access', token_type: 'Bearer', refresh_token: 'newer-refresh', obtained_at: Date.now() };
+    await changeCredentials(files, 'other', config.url, null, (current) => ({ ...current, tokens: newer }));
+    failing = false;
+    const again = await createOAuthProvider({ credentials: store, name: 'other', config });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    expect((await files.load('other', config.url, null)).tokens?.refresh_token).toBe('newer-refresh');
+    expect((await again.tokens())?.access_token).toBe('newer-access');
+    expect(unsaved.access_token).not.toBe('newer-access');
   });
 });

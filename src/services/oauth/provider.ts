@@ -54,6 +54,79 @@ const MAX_REFRESH_AHEAD_MS = 60_000;
 const REFRESH_RETRY_MS = 10_000;
 /** Bound on the refresh request: it runs holding the credentials lock, which other workers may be waiting for. */
 const REFRESH_TIMEOUT_MS = 30_000;
+/** Tokens a refresh could not store are tried again after this, doubling up to UNSAVED_RETRY_MAX_MS. */
+const UNSAVED_RETRY_MS = 250;
+const UNSAVED_RETRY_MAX_MS = 4_000;
+
+/**
+ * Tokens a refresh received but could not store (the database went away
+ * before its commit). The authorization server rotated the refresh token, so
+ * these are the only valid ones: every provider of the process uses them
+ * instead of the stored ones while the store still holds `from`, and they are
+ * stored at the first chance. Kept per store, then per server, across the
+ * providers a connect, a refresh or a consent each make.
+ */
+interface Unsaved {
+  /** The tokens to store. */
+  tokens: StoredTokens;
+  /** The discovery the refresh used, for a record that had none. */
+  discovery: CredentialsRecord['discovery'];
+  /** The stored tokens the refresh started from: stored tokens other than these are newer, and win. */
+  from: StoredTokens | null;
+  serverUrl: string;
+  clientId: string | null;
+  attempt: number;
+  timer: NodeJS.Timeout | undefined;
+  storing: Promise<void> | null;
+}
+const unsavedByStore = new WeakMap<CredentialsStore, Map<string, Unsaved>>();
+
+function unsavedOf(store: CredentialsStore): Map<string, Unsaved> {
+  let kept = unsavedByStore.get(store);
+  if (kept === undefined) unsavedByStore.set(store, (kept = new Map()));
+  return kept;
+}
+
+/**
+ * `current` (as stored) with the unsaved tokens of `entry` in place of the
+ * ones they replace; `write` when that is a change to store. Stored tokens
+ * other than the ones the refresh started from are newer (or the same,
+ * committed after all): the unsaved ones are then done with.
+ */
+function withUnsaved(current: CredentialsRecord, entry: Unsaved | undefined): { record: CredentialsRecord; write: boolean; done: boolean } {
+  if (entry === undefined) return { record: current, write: false, done: false };
+  if (!sameTokens(current.tokens, entry.from)) return { record: current, write: false, done: true };
+  return { record: { ...current, tokens: entry.tokens, discovery: current.discovery ?? entry.discovery }, write: true, done: false };
+}
+
+/**
+ * Stores the unsaved tokens of `server`, under its lock, if the store still
+ * holds the tokens they replace; tried again with backoff while the store
+ * fails. Drops them once stored, or once newer tokens are found stored.
+ */
+function storeUnsaved(store: CredentialsStore, server: string): Promise<void> {
+  const kept = unsavedOf(store);
+  const entry = kept.get(server);
+  if (entry === undefined) return Promise.resolve();
+  clearTimeout(entry.timer);
+  entry.storing ??= store
+    .lockForRefresh(server, entry.serverUrl, entry.clientId, async function storeUnsavedTokens(current) {
+      const { record, write } = withUnsaved(current, entry);
+      return { record: write ? record : null, result: undefined };
+    })
+    .then(
+      () => {
+        if (kept.get(server) === entry) kept.delete(server);
+      },
+      () => {
+        entry.storing = null;
+        if (kept.get(server) !== entry) return;
+        entry.timer = setTimeout(() => void storeUnsaved(store, server), Math.min(UNSAVED_RETRY_MAX_MS, UNSAVED_RETRY_MS * 2 ** entry.attempt++));
+        entry.timer.unref();
+      },
+    );
+  return entry.storing;
+}
 
 /** A remote server config whose `auth.kind` is `oauth`. */
 export type OAuthServerConfig = RemoteServerConfig & { auth: Extract<RemoteServerConfig['auth'], { kind: 'oauth' }> };
@@ -170,10 +243,12 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     this.#name = options.name;
     this.#config = options.config;
     this.#credentials = credentials;
-    this.#record = record;
+    this.#record = withUnsaved(record, unsavedOf(credentials).get(options.name)).record;
     this.#now = options.now ?? Date.now;
     this.port = port;
     this.#publicCallback = options.publicUrl === undefined ? undefined : `${options.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}`;
+    // A new use of the server is a chance to store what an earlier refresh could not.
+    void storeUnsaved(credentials, options.name);
   }
 
   /** Whether the callback comes to the management app at a public URL (any worker of the fleet), not to a loopback port. */
@@ -516,15 +591,30 @@ export class FleetOAuthProvider implements OAuthClientProvider {
       prepared = { discovery, dpop: session === undefined || key === null ? undefined : { key, session } };
     }
     const { url, auth } = this.#config;
+    const kept = unsavedOf(this.#credentials);
+    const before = kept.get(this.#name);
+    /** What the authorization server answered inside the lock, and the stored tokens it replaces. */
+    let answered: { record: CredentialsRecord; from: StoredTokens | null } | null = null;
     let outcome: RefreshOutcome;
     try {
-      outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, (current) =>
-        this.#refreshHolding(current, held, prepared, refused),
-      );
+      outcome = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, async (stored) => {
+        // Unsaved tokens first: the refresh starts from them, and whatever this commits stores them.
+        const { record: current, write } = withUnsaved(stored, before);
+        const change = await this.#refreshHolding(current, held, prepared, refused);
+        if (change.record !== null && change.result.lost === null && !sameTokens(change.record.tokens, current.tokens)) {
+          answered = { record: change.record, from: stored.tokens };
+        }
+        if (change.record === null && write) return { record: current, result: { record: current, lost: null } };
+        return change;
+      });
     } catch (err) {
       if (isAuthorizationServerAway(err)) this.#noteAway(err, refused);
-      throw err;
+      if (answered === null) throw err;
+      // Received but not stored: the refresh token was rotated, so these are the tokens to use until they are stored.
+      this.#keepUnsaved(answered);
+      return;
     }
+    if (kept.get(this.#name) === before) kept.delete(this.#name);
     this.#away = null;
     if (outcome.record !== null) {
       this.#adopt(outcome.record);
@@ -601,6 +691,28 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return { record, result: { record, lost: null } };
   }
 
+  /** Keeps tokens a refresh received but could not store, uses them, and tries storing them again. */
+  #keepUnsaved({ record, from }: { record: CredentialsRecord; from: StoredTokens | null }): void {
+    const kept = unsavedOf(this.#credentials);
+    clearTimeout(kept.get(this.#name)?.timer);
+    const entry: Unsaved = {
+      tokens: record.tokens!,
+      discovery: record.discovery,
+      from,
+      serverUrl: this.#config.url,
+      clientId: this.#config.auth.client_id,
+      attempt: 0,
+      timer: undefined,
+      storing: null,
+    };
+    kept.set(this.#name, entry);
+    this.#away = null;
+    this.#steppingUpTo = undefined;
+    this.#adopt(record);
+    entry.timer = setTimeout(() => void storeUnsaved(this.#credentials, this.#name), UNSAVED_RETRY_MS);
+    entry.timer.unref();
+  }
+
   /** The issuer of the authorization server discovery last named; undefined before any discovery. */
   #discoveredIssuer(): string | undefined {
     const discovery = this.#record.discovery as unknown as OAuthDiscoveryState | null;
@@ -618,8 +730,9 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   /** Takes `record` (as stored) as this provider's: a replaced DPoP key drops its session, new tokens their schedule. */
-  #adopt(record: CredentialsRecord): void {
+  #adopt(stored: CredentialsRecord): void {
     const before = this.#record;
+    const record = withUnsaved(stored, unsavedOf(this.#credentials).get(this.#name)).record;
     this.#record = record;
     if (before.dpop_key !== null && (record.dpop_key === null || !sameDpopKey(before.dpop_key, record.dpop_key))) {
       this.#dpop = undefined;
