@@ -4,11 +4,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { buildProgram, type CliIO } from '../../src/cli.js';
 import { fixture } from '../fixtures/index.js';
 import { request as rawRequest, type Reply, type RequestOptions } from '../http/helpers.js';
+import { freePort } from '../support/ports.js';
 import { until } from '../support/wait.js';
 
 export { until };
@@ -23,16 +23,7 @@ export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv 
 }
 
 /** A loopback port nothing listens on (bound, then released). */
-export function deadPort(): Promise<number> {
-  return new Promise((done, fail) => {
-    const server = createServer();
-    server.once('error', fail);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => done(port));
-    });
-  });
-}
+export const deadPort = freePort;
 
 /** A child whose stdout and stderr are kept whole. */
 export interface Captured {
