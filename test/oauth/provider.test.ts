@@ -233,38 +233,48 @@ describe('client registration', () => {
   });
 });
 
+/**
+ * A real authorization server and MCP server, a file store whose commits fail
+ * while `failing.commits` > 0 (each failure counts one down: 1 fails the next,
+ * Infinity all of them; the database gone before the commit), and a provider
+ * consented through it.
+ */
+async function consentedBehindFlakyStore(name: string) {
+  const as = await startAuthorizationServer({ accessTokenTtl: 4 });
+  cleanups.push(() => as.close());
+  const mcp = await startMcpResourceServer(as.issuer);
+  cleanups.push(() => mcp.close());
+  const config = oauthConfig(mcp.url);
+  const files = createFileCredentialsStore(stateDir());
+  const failing = { commits: 0 };
+  const store: CredentialsStore = {
+    ...files,
+    lockForRefresh: (server, url, clientId, fn) =>
+      files.lockForRefresh(server, url, clientId, async (current) => {
+        const change = await fn(current);
+        if (failing.commits > 0) {
+          failing.commits -= 1;
+          throw new Error('connection terminated before the commit');
+        }
+        return change;
+      }),
+  };
+  const provider = await createOAuthProvider({ credentials: store, name, config });
+  const session = await beginConsent(provider, config, { timeoutMs: 20_000 });
+  const callback = await consentAsUser(session.authorizationUrl);
+  expect(callback.status, callback.text).toBe(200);
+  await session.completed;
+  return { as, config, files, store, provider, failing };
+}
+
 describe('tokens a refresh received but could not store', () => {
   it('are used, stored at the first chance, and their refresh token never sent again (a store whose commit fails once)', async () => {
-    const as = await startAuthorizationServer({ accessTokenTtl: 4 });
-    cleanups.push(() => as.close());
-    const mcp = await startMcpResourceServer(as.issuer);
-    cleanups.push(() => mcp.close());
-    const config = oauthConfig(mcp.url);
-    const files = createFileCredentialsStore(stateDir());
-    /** Fails the commit of the next locked change once its function has run (the database gone before the commit). */
-    let failNextCommit = false;
-    const store: CredentialsStore = {
-      ...files,
-      lockForRefresh: (server, url, clientId, fn) =>
-        files.lockForRefresh(server, url, clientId, async (current) => {
-          const change = await fn(current);
-          if (failNextCommit) {
-            failNextCommit = false;
-            throw new Error('connection terminated before the commit');
-          }
-          return change;
-        }),
-    };
-    const provider = await createOAuthProvider({ credentials: store, name: 'flaky', config });
-    const session = await beginConsent(provider, config, { timeoutMs: 20_000 });
-    const callback = await consentAsUser(session.authorizationUrl);
-    expect(callback.status, callback.text).toBe(200);
-    await session.completed;
+    const { as, config, files, store, provider, failing } = await consentedBehindFlakyStore('flaky');
     const consented = (await files.load('flaky', config.url, null)).tokens!;
 
     // Due at half-life: the refresh is answered, and the commit fails.
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    failNextCommit = true;
+    failing.commits = 1;
     await provider.refresh();
     const unsaved = (await provider.tokens())!;
     expect(unsaved.access_token).not.toBe(consented.access_token);
@@ -287,36 +297,16 @@ describe('tokens a refresh received but could not store', () => {
   });
 
   it('give way to newer tokens another hand stored meanwhile', async () => {
-    const as = await startAuthorizationServer({ accessTokenTtl: 4 });
-    cleanups.push(() => as.close());
-    const mcp = await startMcpResourceServer(as.issuer);
-    cleanups.push(() => mcp.close());
-    const config = oauthConfig(mcp.url);
-    const files = createFileCredentialsStore(stateDir());
-    /** Fails every commit while set (the database away). */
-    let failing = false;
-    const store: CredentialsStore = {
-      ...files,
-      lockForRefresh: (server, url, clientId, fn) =>
-        files.lockForRefresh(server, url, clientId, async (current) => {
-          const change = await fn(current);
-          if (failing) throw new Error('connection terminated before the commit');
-          return change;
-        }),
-    };
-    const provider = await createOAuthProvider({ credentials: store, name: 'other', config });
-    const session = await beginConsent(provider, config, { timeoutMs: 20_000 });
-    expect((await consentAsUser(session.authorizationUrl)).status).toBe(200);
-    await session.completed;
+    const { config, files, store, provider, failing } = await consentedBehindFlakyStore('other');
 
     await new Promise((resolve) => setTimeout(resolve, 2100));
-    failing = true;
+    failing.commits = Infinity;
     await provider.refresh();
     const unsaved = (await provider.tokens())!;
     // Another worker stores tokens of a consent of its own while these wait.
     const newer = { access_token: 'newer-access', token_type: 'Bearer', refresh_token: 'newer-refresh', obtained_at: Date.now() };
     await changeCredentials(files, 'other', config.url, null, (current) => ({ ...current, tokens: newer }));
-    failing = false;
+    failing.commits = 0;
     const again = await createOAuthProvider({ credentials: store, name: 'other', config });
     await new Promise((resolve) => setTimeout(resolve, 1000));
     expect((await files.load('other', config.url, null)).tokens?.refresh_token).toBe('newer-refresh');
