@@ -4,29 +4,20 @@
 // then uses the same tokens, and three workers starting on an expired token
 // with twenty calls each make exactly one refresh request.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { openCredentialsRecord, sealCredentialsRecord } from '../../src/services/secrets/seal-credentials.js';
 import { secretKeyFrom } from '../../src/services/secrets/secret-key.js';
 import { CredentialsRecord } from '../../src/services/oauth/credentials-file.js';
-import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
+import { consentAsUser } from '../oauth/servers.js';
+import { oauthServersForFile } from './oauth-servers.js';
 import { deadPort } from '../security/processes.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
 const bed = fleetTestBed();
 const { secretKey } = bed;
 const worker = bed.worker;
-let as: AuthorizationServer;
-let mcp: McpResourceServer;
-beforeAll(async () => {
-  as = await startAuthorizationServer({ accessTokenTtl: 600 });
-  mcp = await startMcpResourceServer(as.issuer);
-});
-afterAll(async () => {
-  await mcp?.close();
-  await as?.close();
-});
-
-const oauthServer = () => ({ type: 'remote', url: mcp.url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } });
+const oauth = oauthServersForFile();
+const oauthServer = () => oauth.serverConfig();
 
 /** Three workers, the second one the public URL of all; a consent begun on the first, finished on the second. */
 async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
@@ -51,7 +42,7 @@ async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
 
 describe('OAuth across several workers', { timeout: 180_000 }, () => {
   it('a consent begun on one worker finishes on another (--public-url); every worker becomes ready on the one grant', async () => {
-    const grantsBefore = as.grants.length;
+    const grantsBefore = oauth.as.grants.length;
     const url = await bed.database();
     const all = await consentedFleet(url);
     for (const on of all) {
@@ -59,7 +50,7 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
       expect(call.status, call.text).toBe(200);
       expect(call.json.details.is_error, call.text).toBe(false);
     }
-    expect(as.grants.slice(grantsBefore)).toEqual(['authorization_code']);
+    expect(oauth.as.grants.slice(grantsBefore)).toEqual(['authorization_code']);
     // The state was taken: the same answer again changes nothing.
     const replay = await fetch(`${all[1]!.url}/oauth/callback?state=made-up&code=x`);
     expect(replay.status).toBe(400);
@@ -83,7 +74,7 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     } finally {
       await admin.end();
     }
-    const requestsBefore = as.tokenRequests.length;
+    const requestsBefore = oauth.as.tokenRequests.length;
     const again = await Promise.all(['w1', 'w2', 'w3'].map((id) => worker(id, url)));
     for (const on of again) await untilStateOn(on, 'remote', 'ready');
     const calls = await Promise.all(
@@ -94,6 +85,6 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
       ),
     );
     expect(calls.map((call) => [call.status, call.json?.details?.is_error])).toEqual(Array(60).fill([200, false]));
-    expect(as.tokenRequests.slice(requestsBefore)).toEqual(['refresh_token']);
+    expect(oauth.as.tokenRequests.slice(requestsBefore)).toEqual(['refresh_token']);
   });
 });

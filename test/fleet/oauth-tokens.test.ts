@@ -5,24 +5,15 @@
 // lost, by the re-read once the notification connection is back; and an
 // access token the resource server refuses is refreshed once, fleet-wide.
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
+import { describe, expect, it } from 'vitest';
+import { consentAsUser } from '../oauth/servers.js';
+import { oauthServersForFile } from './oauth-servers.js';
 import { deadPort } from '../security/processes.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
 const bed = fleetTestBed();
-let as: AuthorizationServer;
-let mcp: McpResourceServer;
-beforeAll(async () => {
-  as = await startAuthorizationServer({ accessTokenTtl: 600 });
-  mcp = await startMcpResourceServer(as.issuer);
-});
-afterAll(async () => {
-  await mcp?.close();
-  await as?.close();
-});
-
-const oauthServer = () => ({ type: 'remote', url: mcp.url, transport: 'streamable_http', timeout_seconds: 15, auth: { kind: 'oauth' } });
+const oauth = oauthServersForFile();
+const oauthServer = () => oauth.serverConfig();
 const LISTENERS = "select pid from pg_stat_activity where application_name = 'mcp-fleet listen mcp_fleet_tokens'";
 
 /** Three workers behind one public URL (a balancer nobody runs: the test sends each callback to the worker it picks). */
@@ -123,14 +114,14 @@ describe('tokens across several workers', { timeout: 240_000 }, () => {
     for (const on of all) await untilStateOn(on, 'remote', 'ready');
     for (const on of all) expect((await call(on, on.id)).json?.details?.is_error).toBe(false);
 
-    mcp.refuseTokensSoFar();
-    const requestsBefore = as.tokenRequests.length;
+    oauth.mcp.refuseTokensSoFar();
+    const requestsBefore = oauth.as.tokenRequests.length;
     const calls = await Promise.all(all.flatMap((on) => Array.from({ length: 20 }, (_, index) => call(on, `${on.id}-${index}`))));
     expect(
       calls.map((answer) => [answer.status, answer.json?.details?.is_error]),
       calls.map((answer) => answer.text).join('\n'),
     ).toEqual(Array(60).fill([200, false]));
-    expect(as.tokenRequests.slice(requestsBefore)).toEqual(['refresh_token']);
+    expect(oauth.as.tokenRequests.slice(requestsBefore)).toEqual(['refresh_token']);
     for (const on of all) expect((await on.request('/api/mcp/servers/remote')).json.state).toBe('ready');
   });
 });
