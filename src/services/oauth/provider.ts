@@ -15,7 +15,6 @@
  * another authorization server (SEP-2352).
  */
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import {
   DpopSession,
   extractWWWAuthenticateParams,
@@ -42,6 +41,7 @@ import { ConsentRequiredError } from './errors.js';
 import { fetchNotingAway, isAuthorizationServerAway, type AuthorizationServerAwayError } from './away.js';
 import { issuerOf, registrationFor, sameIssuer, withoutRegistration, withRegistration } from './registrations.js';
 import { countRefresh } from '../telemetry/oauth.js';
+import { freeLoopbackPort } from '../support/free-port.js';
 
 /** Refresh answers that mean the grant is gone: only a new consent helps. */
 const REFRESH_REFUSALS = new Set<string>([OAuthErrorCode.InvalidGrant, OAuthErrorCode.InvalidClient, OAuthErrorCode.UnauthorizedClient]);
@@ -838,16 +838,4 @@ function toSdkTokens(stored: StoredTokens | null, now: number): OAuthTokens | un
   const tokens: OAuthTokens = { ...rest };
   if (expiresAt !== undefined) tokens.expires_in = Math.max(0, Math.floor((expiresAt - now) / 1000));
   return tokens;
-}
-
-/** A port free on 127.0.0.1 right now. */
-function freeLoopbackPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
