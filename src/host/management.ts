@@ -1,23 +1,33 @@
 /**
  * Management transactions (docs/lifecycle.md, Management): add, change, restart, remove a
- * server and begin its consent. Each sends an event to the server's existing
- * actor (only a deleted server's actor is replaced), waits for the outcome,
- * and persists only what did not end in `error`; a change that does is
- * rolled back to the previous config. One transaction per server at a time.
+ * server and begin its consent. Each change is a transaction actor
+ * (src/machines/transaction.machine.ts) that sends an event to the server's
+ * existing actor (only a deleted server's actor is replaced), waits for the
+ * outcome, and persists only what did not end in `error`; a change that does
+ * is rolled back to the previous config. The work it invokes is provided
+ * here; the transactions coordinator runs one transaction per server at a time.
  */
-import { isDeepStrictEqual } from 'node:util';
-import { waitFor } from 'xstate';
+import { createActor, fromPromise, waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { settled } from '../machines/server.queries.js';
+import {
+  transactionMachine,
+  type ApplyInput,
+  type PersistInput,
+  type Settled,
+  type TransactionInput,
+  type TransactionRead,
+  type Written,
+} from '../machines/transaction.machine.js';
+import { isBusy, transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../services/config/credentials.js';
 import type { ServerConfig, ServerConfigInput } from '../services/config/schema.js';
-import type { ConfigStore, StoredConfig } from '../services/config/store.js';
+import type { ConfigStore } from '../services/config/store.js';
 import { parseServerConfig } from '../services/config/validate.js';
 import { isOAuthConfig } from '../services/oauth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../services/oauth/server-auth.js';
 import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../services/support/errors.js';
-import { createSerialQueue } from '../services/support/serial-queue.js';
 import type { ServerView } from '../services/journal/server-view.js';
 import { configChangeEvent } from './config-change.js';
 
@@ -51,12 +61,6 @@ export interface Management {
 
 export function createManagement(deps: ManagementDeps): Management {
   const { store } = deps;
-  const queue = createSerialQueue();
-
-  async function persisted(name: string): Promise<ServerConfig | undefined> {
-    const loaded = await store.load();
-    return loaded.servers.find(([candidate]) => candidate === name)?.[1];
-  }
 
   /** The server's actor; throws when the host is not running (never started, or shutting down). */
   function actorOf(name: string): ServerActorRef {
@@ -66,139 +70,105 @@ export function createManagement(deps: ManagementDeps): Management {
     return ref;
   }
 
-  /** Sends the event that moves `ref` to `config`, and waits for its outcome (bounded by its timeout). */
-  async function apply(ref: ServerActorRef, config: ServerConfig): Promise<void> {
-    const event = configChangeEvent(ref.getSnapshot().context.config, config) ?? { type: 'server.restart' as const };
-    ref.send(event);
+  /** How `ref` settled: the failure when it ended in `error`. */
+  async function settledOf(name: string, ref: ServerActorRef, config: ServerConfig): Promise<Settled> {
     await settled(ref, config.timeout_seconds * 1000);
-  }
-
-  function failureOf(name: string, ref: ServerActorRef): StartFailedError | null {
     const snapshot = ref.getSnapshot();
-    if (!snapshot.matches('error')) return null;
+    if (!snapshot.matches('error')) return { failure: null };
     const { error, errorKind } = snapshot.context;
-    return new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error');
+    return { failure: new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error') };
   }
 
-  /** Stops and forgets `name`'s actor; resolves once its process is gone. */
-  async function uninstall(name: string): Promise<void> {
-    const ref = deps.current(name);
-    deps.registry().send({ type: 'server.uninstall', name });
-    if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity });
-  }
-
-  /**
-   * The view after a write, with the version that write committed. Read from
-   * the store later, the version may already be another worker's next one, of
-   * a config this worker has not applied yet: the answer would then have none.
-   * The view's config is the written one, as no other change of `name` is
-   * applied while its transaction runs.
-   */
-  async function viewAt(name: string, written: StoredConfig): Promise<ServerView> {
-    const view = await deps.view(name);
-    return { ...view, version: written.versions[name] ?? view.version };
-  }
-
-  return {
-    busy: (name) => queue.busy(name),
-    idle: (name) => queue.idle(name),
-
-    add(name, input) {
-      return queue.run(name, async () => {
-        const config = parseServerConfig(name, input);
+  /** The work a transaction invokes: events to the server's actor, the store, credentials, views. */
+  const transaction = transactionMachine.provide({
+    actors: {
+      read: fromPromise<TransactionRead, { name: string }>(async ({ input: { name } }) => {
         deps.registry();
-        if (deps.current(name) || (await persisted(name))) throw new ConflictError(name);
-        deps.registry().send({ type: 'server.install', name, config });
-        const ref = actorOf(name);
-        await settled(ref, config.timeout_seconds * 1000);
-        const failure = failureOf(name, ref);
-        if (failure) {
-          await uninstall(name);
-          throw failure;
-        }
-        let written: StoredConfig;
-        try {
-          deps.registry();
-          written = await store.update((servers, { invalidNames }) => {
-            // A hand-written entry of that name that does not validate is still the user's.
-            if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
-            return { ...servers, [name]: config };
-          });
-        } catch (failed) {
-          await uninstall(name);
-          throw failed;
-        }
-        return viewAt(name, written);
-      });
-    },
-
-    update(name, patch, { ifMatch } = {}) {
-      return queue.run(name, async () => {
-        const ref = actorOf(name);
-        const running = ref.getSnapshot().context.config;
+        const running = deps.current(name)?.getSnapshot().context.config ?? null;
         const loaded = await store.load();
-        const expect = (versions: Readonly<Record<string, number>>) => {
-          if (ifMatch !== undefined && versions[name] !== ifMatch) throw new PreconditionFailedError(name, ifMatch, versions[name] ?? null);
-        };
-        expect(loaded.versions);
-        const previous = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? running;
-        const next = mergePatch(previous, patch);
-        await apply(ref, next);
-        const failure = failureOf(name, ref);
-        if (failure) {
-          // All or nothing: back on the config it ran before, and the store untouched.
-          await apply(ref, running);
-          throw failure;
-        }
-        let stored = next;
-        let written: StoredConfig;
-        try {
-          // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
-          deps.registry();
-          // The patch is merged into the config as stored now, under the store's lock: a change another
-          // worker made meanwhile to other fields is kept, not overwritten with what this one read.
-          written = await store.update((servers, { versions }) => {
-            expect(versions);
-            stored = mergePatch(servers[name] ?? previous, patch);
-            return { ...servers, [name]: stored };
-          });
-        } catch (refused) {
-          await apply(ref, running);
-          throw refused;
-        }
-        if (!isDeepStrictEqual(stored, next)) await apply(ref, stored);
-        return viewAt(name, written);
-      });
-    },
-
-    remove(name) {
-      return queue.run(name, async () => {
-        deps.registry();
-        const stored = await persisted(name);
-        if (!deps.current(name) && !stored) throw new NotFoundError(name);
-        await uninstall(name);
-        if (stored) {
+        const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
+        return { running, stored, version: loaded.versions[name] ?? null };
+      }),
+      install: fromPromise<Settled, { name: string; config: ServerConfig }>(async ({ input: { name, config } }) => {
+        deps.registry().send({ type: 'server.install', name, config });
+        return settledOf(name, actorOf(name), config);
+      }),
+      apply: fromPromise<Settled, ApplyInput>(async ({ input: { name, config, restart } }) => {
+        // Gone only once the host shut down: nothing left to move.
+        const ref = deps.current(name);
+        if (!ref) return { failure: null };
+        const change = configChangeEvent(ref.getSnapshot().context.config, config);
+        // A restart reconnects also when only the mounting or `enabled` differs.
+        ref.send(restart ? (change?.type === 'server.configure' ? change : { type: 'server.restart' }) : (change ?? { type: 'server.restart' }));
+        return settledOf(name, ref, config);
+      }),
+      uninstall: fromPromise<void, { name: string }>(async ({ input: { name } }) => {
+        const ref = deps.current(name);
+        deps.registry().send({ type: 'server.uninstall', name });
+        if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity });
+      }),
+      persist: fromPromise<Written, PersistInput>(async ({ input }) => {
+        const { name } = input;
+        if (input.kind === 'remove') {
           await store.update((servers) => {
             delete servers[name];
             return servers;
           });
+          return { config: null, version: null };
         }
-        // Its tokens must not outlive it (a later server of that name is a new one).
-        await deps.forgetCredentials(name);
-      });
+        // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
+        deps.registry();
+        let stored = input.kind === 'add' ? input.config : input.previous;
+        const written = await store.update((servers, { invalidNames, versions }) => {
+          if (input.kind === 'add') {
+            // A hand-written entry of that name that does not validate is still the user's.
+            if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
+            return { ...servers, [name]: stored };
+          }
+          if (input.ifMatch !== null && versions[name] !== input.ifMatch) {
+            throw new PreconditionFailedError(name, input.ifMatch, versions[name] ?? null);
+          }
+          // Merged into the config as stored now, under the store's lock: a change another worker made
+          // meanwhile to other fields is kept, not overwritten with what this one read.
+          stored = mergePatch(servers[name] ?? input.previous, input.patch);
+          return { ...servers, [name]: stored };
+        });
+        return { config: stored, version: written.versions[name] ?? null };
+      }),
+      forget: fromPromise<void, { name: string }>(({ input: { name } }) => deps.forgetCredentials(name)),
+      view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => deps.view(name)),
     },
+  });
+  const transactions = createActor(transactionsMachine.provide({ actors: { transaction } })).start();
+  let requests = 0;
 
-    restart(name) {
-      return queue.run(name, async () => {
-        const ref = actorOf(name);
-        // A hand edit not applied yet (no watcher) is applied by the restart.
-        const config = (await persisted(name)) ?? ref.getSnapshot().context.config;
-        const event = configChangeEvent(ref.getSnapshot().context.config, config);
-        ref.send(event?.type === 'server.configure' ? event : { type: 'server.restart' });
-        await settled(ref, config.timeout_seconds * 1000);
-        return deps.view(name);
+  /** Runs the change once every earlier change of its server finished; the view, or why it failed. */
+  function run(input: TransactionInput): Promise<ServerView | null> {
+    const id = String(requests++);
+    return new Promise((resolve, reject) => {
+      const listening = transactions.on('transaction.finished', ({ id: finished, output }) => {
+        if (finished !== id) return;
+        listening.unsubscribe();
+        if (output.ok) resolve(output.view);
+        else reject(output.error);
       });
+      transactions.send({ type: 'transaction.request', id, input });
+    });
+  }
+
+  const viewOf = async (input: TransactionInput): Promise<ServerView> => (await run(input))!;
+
+  return {
+    busy: (name) => isBusy(transactions.getSnapshot().context, name),
+    idle: async (name) => {
+      await waitFor(transactions, (snapshot) => !isBusy(snapshot.context, name), { timeout: Infinity });
     },
+    add: async (name, input) => viewOf({ kind: 'add', name, config: parseServerConfig(name, input) }),
+    update: (name, patch, { ifMatch } = {}) => viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) }),
+    remove: async (name) => {
+      await run({ kind: 'remove', name });
+    },
+    restart: (name) => viewOf({ kind: 'restart', name }),
 
     async beginAuth(name) {
       const ref = actorOf(name);
