@@ -3,11 +3,13 @@ import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
 import { registryMachine } from './registry.machine.js';
 import { serverMachine } from './server.machine.js';
+import { transactionMachine } from './transaction.machine.js';
 
 /** The machines drawn into `diagrams/`, by file name. */
 export const DIAGRAMMED_MACHINES: Record<string, AnyStateMachine> = {
   server: serverMachine,
   registry: registryMachine,
+  transaction: transactionMachine,
 };
 
 /** A state of the chart, read from the machine definition. */

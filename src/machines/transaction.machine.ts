@@ -316,7 +316,7 @@ export const transactionMachine = setup({
       type: 'final',
     },
     failed: {
-      description: 'the caller gets the error; what the change did was undone',
+      description: 'the caller gets the error; an add or update refused before it was stored is undone',
       type: 'final',
     },
   },
