@@ -98,8 +98,8 @@ export function createManagement(deps: ManagementDeps): Management {
         const ref = deps.current(name);
         if (!ref) return { failure: null };
         const change = configChangeEvent(ref.getSnapshot().context.config, config);
-        // A restart reconnects also when only the mounting or `enabled` differs.
-        ref.send(restart ? (change?.type === 'server.configure' ? change : { type: 'server.restart' }) : (change ?? { type: 'server.restart' }));
+        // Nothing to change reconnects; so does a restart, unless it must bring a new connection config.
+        ref.send(change && (!restart || change.type === 'server.configure') ? change : { type: 'server.restart' });
         return settledOf(name, ref, config);
       }),
       uninstall: fromPromise<void, { name: string }>(async ({ input: { name } }) => {
@@ -118,6 +118,7 @@ export function createManagement(deps: ManagementDeps): Management {
         }
         // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
         deps.registry();
+        /** What is written for the server: the new config, or the patch merged into the entry as stored now. */
         let stored = input.kind === 'add' ? input.config : input.previous;
         const written = await store.update((servers, { invalidNames, versions }) => {
           if (input.kind === 'add') {
