@@ -80,8 +80,8 @@ const readOf = ({ context }: { context: TransactionContext }): TransactionRead =
 /** The config a change starts from: the stored one (a hand edit not applied yet counts), else the running one. */
 const baseOf = (read: TransactionRead): ServerConfig => read.stored ?? read.running ?? notRead();
 
-const withRead = { type: 'keepRead', params: ({ event }: { event: { output: TransactionRead } }) => event.output } as const;
 const readParams = ({ event }: { event: { output: TransactionRead } }) => event.output;
+const withRead = { type: 'keepRead', params: readParams } as const;
 /** The output of the work that just finished, for a guard combined with `and` (which takes no computed params). */
 const outputOf = <T>(event: unknown): T => (event as { output: T }).output;
 const keepError = { type: 'keepError', params: ({ event }: { event: { error: unknown } }) => event.error } as const;
