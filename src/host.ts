@@ -18,7 +18,7 @@ import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
-import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
+import { secretValues, toResponse, type ServerConfigResponse } from './services/config/masking.js';
 import { jsonEqual } from './services/support/json-equal.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';

@@ -10,7 +10,7 @@ import { waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { settled } from '../machines/server.queries.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
-import { mergePatch } from '../services/config/credentials.js';
+import { mergePatch } from '../services/config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../services/config/schema.js';
 import type { ConfigStore, StoredConfig } from '../services/config/store.js';
 import { parseServerConfig } from '../services/config/validate.js';

@@ -16,9 +16,10 @@
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import { reconnected, retriesAfterReconnect, topState } from '../machines/server.queries.js';
+import { reconnected, retriesAfterReconnect } from '../machines/call-retry.js';
+import { topState } from '../machines/server.queries.js';
 import { resourceAgentTools } from '../services/capabilities/resources.js';
-import { secretValues } from '../services/config/credentials.js';
+import { secretValues } from '../services/config/masking.js';
 import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
