@@ -34,7 +34,7 @@ import {
 } from '../services/journal/projection.js';
 import type { ResultSpill } from '../services/results/result-spill.js';
 import type { Approvals } from '../services/approvals/approvals.js';
-import { approvalPolicy } from '../services/approvals/policy.js';
+import { approvalPolicy, deniedMessage } from '../services/approvals/policy.js';
 import {
   MAX_DESCRIPTION_BYTES,
   namespaceToolName,
@@ -212,7 +212,7 @@ export function createToolMount({ append, projected, memo, spill, approvals }: T
         name,
         tool,
         async () => ({
-          content: [{ type: 'text', text: `tool "${agentName}" is denied by policy (tools.approval of server "${name}"): the call was not made` }],
+          content: [{ type: 'text', text: deniedMessage(agentName, name) }],
           isError: true,
         }),
         results,
