@@ -18,7 +18,7 @@ import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
-import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
+import { secretValues, toResponse, type ServerConfigResponse } from './services/config/masking.js';
 import { jsonEqual } from './services/support/json-equal.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
@@ -46,7 +46,7 @@ import {
   type ApproveCallback,
   type PendingApproval,
 } from './services/approvals/approvals.js';
-import { isDenied } from './services/approvals/policy.js';
+import { deniedMessage, isDenied } from './services/approvals/policy.js';
 import { statesByServer, type Presence } from './services/fleet/presence.js';
 
 /** Where the host reports what it does; pino's logger fits. */
@@ -549,7 +549,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         // A tool its policy denies is refused here, without starting its server for nothing.
         const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
         if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
-          return errorResult(owner, original, `tool "${name}" is denied by policy (tools.approval of server "${owner}"): the call was not made`);
+          return errorResult(owner, original, deniedMessage(name, owner));
         }
         if (await onDemand.start(owner, callOptions?.signal)) {
           const started = mount.get(name);

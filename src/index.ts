@@ -39,7 +39,8 @@ export { Root } from './services/capabilities/roots.js';
 
 export { ServerConfig, LocalServerConfig, RemoteServerConfig, AuthConfig } from './services/config/schema.js';
 export type { ServerConfigInput } from './services/config/schema.js';
-export { mergePatch, toResponse, toStorage } from './services/config/credentials.js';
+export { toResponse, toStorage } from './services/config/masking.js';
+export { mergePatch } from './services/config/merge-patch.js';
 export { createConfigStore } from './services/config/store.js';
 export type { ConfigStore, StoredEntry } from './services/config/store.js';
 export { importServers } from './services/config/import.js';

@@ -5,13 +5,13 @@
  * when only `enabled` flipped, else `configure` (through `pending` again).
  */
 import { jsonEqual } from '../services/support/json-equal.js';
-import type { ServerEvent } from '../machines/server.events.js';
+import type { ServerMachineEvent } from '../machines/server.events.js';
 import type { ServerConfig } from '../services/config/schema.js';
 
 /** Fields that only shape the registration of the tools, never the connection. */
 const MOUNT_FIELDS = ['tools', 'max_result_bytes'] as const;
 
-export function configChangeEvent(running: ServerConfig, next: ServerConfig): ServerEvent | null {
+export function configChangeEvent(running: ServerConfig, next: ServerConfig): ServerMachineEvent | null {
   if (jsonEqual(running, next)) return null;
   if (jsonEqual(withFieldsOf(running, next, MOUNT_FIELDS), next)) return { type: 'server.retool', config: next };
   if (jsonEqual({ ...running, enabled: next.enabled }, next)) {

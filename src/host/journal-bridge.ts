@@ -8,7 +8,7 @@
 import type { Subscription } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { topState } from '../machines/server.queries.js';
-import { toResponse } from '../services/config/credentials.js';
+import { toResponse } from '../services/config/masking.js';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { JournalEventInput, ServerState } from '../services/journal/events.js';
 import type { ToolMount } from './tool-mount.js';

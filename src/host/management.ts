@@ -21,7 +21,7 @@ import {
 } from '../machines/transaction.machine.js';
 import { isBusy, transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
-import { mergePatch } from '../services/config/credentials.js';
+import { mergePatch } from '../services/config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../services/config/schema.js';
 import type { ConfigStore } from '../services/config/store.js';
 import { parseServerConfig } from '../services/config/validate.js';

@@ -7,7 +7,7 @@
  */
 import { fromCallback, fromPromise } from 'xstate';
 import { serverMachine, type AuthCheck, type ServerWork } from '../machines/server.machine.js';
-import type { ServerEvent } from '../machines/server.events.js';
+import type { ServerMachineEvent } from '../machines/server.events.js';
 import type { PromptRegistry } from '../services/capabilities/prompts.js';
 import type { ClientHandlers } from '../services/capabilities/client-handlers.js';
 import type { CatalogFreshness } from '../services/catalog/freshness.js';
@@ -69,10 +69,10 @@ export function hostServerMachine(deps: ServerActorDeps) {
         (await auth.needsRefresh(input.name, input.config)) ? 'refresh' : 'connect',
       ),
       refreshToken: fromPromise<void, ServerWork>(({ input }) => auth.refresh(input.name, input.config)),
-      consent: fromCallback<ServerEvent, ServerWork>(({ input, sendBack }) =>
+      consent: fromCallback<ServerMachineEvent, ServerWork>(({ input, sendBack }) =>
         auth.consent(input.name, input.config, sendBack),
       ),
-      catalogSession: fromCallback<ServerEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
+      catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
         startServerSession({
           server: input.name,
           config: input.config,

@@ -16,9 +16,10 @@
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import { reconnected, retriesAfterReconnect, topState } from '../machines/server.queries.js';
+import { reconnected, retriesAfterReconnect } from '../machines/call-retry.js';
+import { topState } from '../machines/server.queries.js';
 import { resourceAgentTools } from '../services/capabilities/resources.js';
-import { secretValues } from '../services/config/credentials.js';
+import { secretValues } from '../services/config/masking.js';
 import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
@@ -33,7 +34,7 @@ import {
 } from '../services/journal/projection.js';
 import type { ResultSpill } from '../services/results/result-spill.js';
 import type { Approvals } from '../services/approvals/approvals.js';
-import { approvalPolicy } from '../services/approvals/policy.js';
+import { approvalPolicy, deniedMessage } from '../services/approvals/policy.js';
 import {
   MAX_DESCRIPTION_BYTES,
   namespaceToolName,
@@ -211,7 +212,7 @@ export function createToolMount({ append, projected, memo, spill, approvals }: T
         name,
         tool,
         async () => ({
-          content: [{ type: 'text', text: `tool "${agentName}" is denied by policy (tools.approval of server "${name}"): the call was not made` }],
+          content: [{ type: 'text', text: deniedMessage(agentName, name) }],
           isError: true,
         }),
         results,

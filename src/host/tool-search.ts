@@ -11,7 +11,6 @@ import type { ToolEntry } from '../services/journal/events.js';
 import { ownerOf, type OwnersMemo, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
 import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
 import { isDenied } from '../services/approvals/policy.js';
-import type { ApprovalSetting } from '../services/config/schema.js';
 
 /** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {
@@ -42,13 +41,7 @@ export interface FleetSearch {
 
 /** Whether a projected server is an `on_demand` one waiting for a call (its view: pending, nothing registered). */
 export function waitsOnDemand(server: ProjectedServer): boolean {
-  return server.config['start'] === 'on_demand' && server.state === 'pending' && server.registered_since === 0;
-}
-
-/** A projected server's `tools.approval` (its masked config keeps it as written). */
-function approvalOf(server: ProjectedServer): Record<string, ApprovalSetting> | undefined {
-  const tools = server.config['tools'] as { approval?: Record<string, ApprovalSetting> } | undefined;
-  return tools?.approval;
+  return server.config.start === 'on_demand' && server.state === 'pending' && server.registered_since === 0;
 }
 
 /** What the index should hold for a server: its registered tools, its last catalog while it waits on demand, or nothing. */
@@ -114,7 +107,7 @@ export function createFleetSearch(projected: () => ProjectionContext, memo?: Own
       };
       return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
         const server = context.servers[tool.server]!;
-        const denied = isDenied(approvalOf(server), tool.original);
+        const denied = isDenied(server.config.tools.approval, tool.original);
         return {
           name: tool.name,
           server: tool.server,

@@ -15,7 +15,7 @@ import {
 import type { ErrorKind } from '../services/support/errors.js';
 import type { Logger } from '../services/support/logger.js';
 import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
-import { redact, secretValuesOf } from '../services/config/credentials.js';
+import { redact, secretValuesOf } from '../services/config/masking.js';
 import { describeZodError } from '../services/support/zod-errors.js';
 
 /** The body of every error response: `{error: {code, message, field?}}`. */

@@ -1,5 +1,5 @@
 import type { ServerConfig } from '../services/config/schema.js';
-import type { ServerEvent } from './server.events.js';
+import type { ServerMachineEvent } from './server.events.js';
 
 /** Events the registry actor accepts. */
 export type RegistryEvent =
@@ -11,7 +11,7 @@ export type RegistryEvent =
    * A hand edit of a published server: `event` is what applies it to the actor. During startup
    * an edit that would connect it sends it back to the end of the queue instead.
    */
-  | { type: 'server.edit'; name: string; event: ServerEvent }
+  | { type: 'server.edit'; name: string; event: ServerMachineEvent }
   /** Stop and forget a server actor. */
   | { type: 'server.uninstall'; name: string }
   /** Cancel and drain startup, stop every published actor. */

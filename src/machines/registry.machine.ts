@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
-import type { ServerEvent } from './server.events.js';
+import type { ServerMachineEvent } from './server.events.js';
 import { serverMachine } from './server.machine.js';
 import { settled } from './server.queries.js';
 
@@ -152,7 +152,7 @@ export const registryMachine = setup({
       if (ref && params.config.enabled) enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
     }),
     /** Applies a hand edit to its actor as it is (after startup there is no queue to wait in). */
-    forwardEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerEvent }) => {
+    forwardEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerMachineEvent }) => {
       const ref = context.servers[params.name];
       if (ref) enqueue.sendTo(ref, params.event);
     }),
@@ -160,11 +160,11 @@ export const registryMachine = setup({
      * During startup, an edit that (re)connects a server sends it to the end of
      * the queue: it connects in its turn, with the config its dequeue re-reads.
      */
-    queueEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerEvent }) => {
+    queueEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerMachineEvent }) => {
       const ref = context.servers[params.name];
       if (!ref) return;
       const { event } = params;
-      const queued: ServerEvent | null =
+      const queued: ServerMachineEvent | null =
         event.type === 'server.configure' && event.config.enabled
           ? { type: 'server.configure', config: event.config, queued: true }
           : event.type === 'server.enable'

@@ -3,7 +3,7 @@ import type { FleetError } from '../services/support/errors.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
 
 /** Events a server actor accepts. Management and the registry send the `server.*` ones; invoked actors the rest. */
-export type ServerEvent =
+export type ServerMachineEvent =
   /** The registry's startup queue reached this server: connect now (with the config it re-read). */
   | { type: 'server.connect'; config?: ServerConfig }
   /**

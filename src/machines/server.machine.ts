@@ -5,7 +5,7 @@ import { networkFailure } from '../services/connection/reachability.js';
 import { isAuthorizationServerAway } from '../services/oauth/away.js';
 import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
 import type { ServerState } from '../services/journal/events.js';
-import type { ServerEmitted, ServerEvent } from './server.events.js';
+import type { ServerEmitted, ServerMachineEvent } from './server.events.js';
 
 export interface ServerInput {
   name: string;
@@ -153,7 +153,7 @@ export const serverMachine = setup({
   types: {
     input: {} as ServerInput,
     context: {} as ServerContext,
-    events: {} as ServerEvent,
+    events: {} as ServerMachineEvent,
     emitted: {} as ServerEmitted,
     tags: {} as ServerTag,
     meta: {} as ServerMeta,
@@ -173,11 +173,11 @@ export const serverMachine = setup({
     /** Refreshes the stored token; rejects with an `auth` FleetError when only a consent can help. */
     refreshToken: fromPromise<void, ServerWork>(async () => {}),
     /** A consent: sends `auth.url`, then `auth.completed` or `auth.failed`; stopping it cancels the consent. */
-    consent: fromCallback<ServerEvent, ServerWork>(({ sendBack }) => {
+    consent: fromCallback<ServerMachineEvent, ServerWork>(({ sendBack }) => {
       sendBack({ type: 'auth.failed', error: new FleetError('auth', 'this host cannot run an OAuth consent') });
     }),
     /** Reports the connection's unexpected end, an unanswered ping or a lost token as `connection.closed`. */
-    watchConnection: fromCallback<ServerEvent, { live: LiveConnection; config: ServerConfig }>(({ input, sendBack }) =>
+    watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(({ input, sendBack }) =>
       watchLiveConnection(
         input.live,
         { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
@@ -185,13 +185,13 @@ export const serverMachine = setup({
       ),
     ),
     /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
-    catalogSession: fromCallback<ServerEvent, ServerWork & { live: LiveConnection }>(() => undefined),
+    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(() => undefined),
     /**
      * Counts the calls of a ready `on_demand` server (`call.started` /
      * `call.finished`) and sends `server.idle` once none ran for `idleMs`;
      * does nothing for an eager server.
      */
-    idleWatch: fromCallback<ServerEvent, { onDemand: boolean; idleMs: number }>(({ input, sendBack, receive }) => {
+    idleWatch: fromCallback<ServerMachineEvent, { onDemand: boolean; idleMs: number }>(({ input, sendBack, receive }) => {
       if (!input.onDemand) return undefined;
       let inFlight = 0;
       let timer: NodeJS.Timeout | undefined;

@@ -1,16 +1,17 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  AuthResponse,
   MASK,
   ServerConfigResponse,
   maskSecret,
-  mergePatch,
   redact,
   secretValues,
   toResponse,
   toStorage,
-} from '../../src/services/config/credentials.js';
-import { LocalServerConfig, ServerConfig } from '../../src/services/config/schema.js';
+} from '../../src/services/config/masking.js';
+import { mergePatch } from '../../src/services/config/merge-patch.js';
+import { AuthKind, LocalServerConfig, ServerConfig } from '../../src/services/config/schema.js';
 import type { ServerConfigInput } from '../../src/services/config/schema.js';
 import { parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
 import { ConfigError } from '../../src/services/support/errors.js';
@@ -47,6 +48,12 @@ function configError(fn: () => unknown): ConfigError {
   }
   throw new Error('expected a ConfigError');
 }
+
+describe('AuthResponse', () => {
+  it('has one masked form for each auth kind, in the same order', () => {
+    expect(AuthResponse.options.map((variant) => variant.shape.kind.value)).toEqual(AuthKind.options);
+  });
+});
 
 describe('maskSecret', () => {
   it.each([

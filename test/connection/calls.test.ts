@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
-import { MASK } from '../../src/services/config/credentials.js';
+import { MASK } from '../../src/services/config/masking.js';
 import { isAbortError } from '../../src/services/connection/call-limiter.js';
 import { FleetError } from '../../src/services/support/errors.js';
 import { connectTracked, firstText, fixtureConfig, isAlive, tempDir, waitFor } from './helpers.js';

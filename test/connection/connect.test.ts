@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isAbortError } from '../../src/services/connection/call-limiter.js';
 import { KILL_GRACE_MS } from '../../src/services/connection/child-transport.js';
-import { MASK } from '../../src/services/config/credentials.js';
+import { MASK } from '../../src/services/config/masking.js';
 import { connect } from '../../src/services/connection/connection.js';
 import { FleetError } from '../../src/services/support/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MASK } from '../../src/services/config/credentials.js';
+import { MASK } from '../../src/services/config/masking.js';
 import { TAIL_CHARS, TAIL_LINES, createStderrTail } from '../../src/services/connection/stderr-tail.js';
 
 describe('createStderrTail', () => {

@@ -60,7 +60,7 @@ test('an edit restarts only the server whose connection settings changed', async
   expect(isAlive(a)).toBe(false);
   expect(readPid(join(dir, 'b.pid'))).toBe(b);
   expect(isAlive(b)).toBe(true);
-  expect(host!.server('a')?.config['env']).toHaveProperty('EXTRA');
+  expect(host!.server('a')?.config).toHaveProperty(['env', 'EXTRA']);
 });
 
 test('a changed tool filter applies without a restart', async () => {

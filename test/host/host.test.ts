@@ -108,7 +108,7 @@ describe('management is all-or-nothing', () => {
     await host.start();
     const view = await host.addServer('fresh', { type: 'local', command: fixtureCommand('healthy'), env: { TOKEN: 'canary-add-0123456789' } });
     expect(view).toMatchObject({ name: 'fresh', state: 'ready', ready: true });
-    expect(view.config['env']).toEqual({ TOKEN: { has_value: true, masked: '••••6789' } });
+    expect(view.config).toHaveProperty('env', { TOKEN: { has_value: true, masked: '••••6789' } });
     expect(readConfigFile(dir).servers['fresh']).toMatchObject({ env: { TOKEN: 'canary-add-0123456789' } });
     expect(statSync(join(dir, 'mcp_servers.json')).mode & 0o777).toBe(0o600);
     await expect(host.addServer('fresh', { type: 'local', command: ['x'] })).rejects.toBeInstanceOf(ConflictError);

@@ -19,6 +19,7 @@ import { createMemoryEventStore } from '../../src/services/journal/event-store.j
 import type { JournalEvent } from '../../src/services/journal/events.js';
 import { createJournal } from '../../src/services/journal/journal.js';
 import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../../src/services/tools/adapter.js';
+import { maskedConfig } from '../journal/masked-config.js';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e.f', 'e_f'] as const;
 
@@ -66,6 +67,8 @@ test('journaled entries, lookups and kept agent tools match a mount that builds 
     fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 8 }), async (steps) => {
       const journal = createJournal({ store: createMemoryEventStore() });
       await journal.open();
+      // The projection knows a server from its server.configured on, as in a host.
+      journal.append({ type: 'server.configured', server: 's', actor: 's', config: maskedConfig() });
       const mount = createToolMount({ append: (event) => journal.append(event), projected: () => journal.projection.context });
       let bound = 1000;
       const ref = fakeRef('s', () => bound);

@@ -3,7 +3,7 @@
 import http from 'node:http';
 import type { McpHost } from '../../src/host.js';
 import { createManagementApp, type ManagementAppOptions } from '../../src/http/app.js';
-import { listen, type Listening } from '../../src/http/listen.js';
+import { listen, type Listening } from '../../src/http/bind.js';
 
 export const TOKEN = 'test-token-0123456789abcdef';
 

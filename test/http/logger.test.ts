@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../src/services/config/credentials.js';
+import { redact } from '../../src/services/config/masking.js';
 import { createLogger, SecretSet } from '../../src/services/support/logger.js';
 
 /** A logger writing into an array of parsed lines. */

@@ -11,6 +11,7 @@ import type { JournalEventInput } from '../../src/services/journal/events.js';
 import { createFileEventStore } from '../../src/services/journal/file-event-store.js';
 import { createJournal, type Journal, type JournalOptions } from '../../src/services/journal/journal.js';
 import { project, serverViews } from '../../src/services/journal/projection.js';
+import { maskedConfig } from './masked-config.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -27,7 +28,7 @@ const configured = (server: string, actor = server): JournalEventInput => ({
   type: 'server.configured',
   server,
   actor,
-  config: { type: 'local' },
+  config: maskedConfig(),
 });
 const transition = (server: string, index: number): JournalEventInput => ({
   type: 'server.transitioned',

@@ -12,6 +12,7 @@ import { createJournal, type Journal } from '../../src/services/journal/journal.
 import { createPgEventStore, type PgEventStore, type PgEventStoreOptions } from '../../src/services/journal/pg-event-store.js';
 import { serverViews } from '../../src/services/journal/projection.js';
 import { postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { maskedConfig } from './masked-config.js';
 
 let cluster: PgCluster;
 const clusters: PgCluster[] = [];
@@ -76,7 +77,7 @@ const log = (server: string, message: string): JournalEventInput => ({
   logger: null,
   message,
 });
-const configured = (server: string): JournalEventInput => ({ type: 'server.configured', server, actor: server, config: {} });
+const configured = (server: string): JournalEventInput => ({ type: 'server.configured', server, actor: server, config: maskedConfig() });
 const moved = (server: string, from: 'pending' | null, to: 'pending' | 'ready'): JournalEventInput => ({
   type: 'server.transitioned',
   server,

@@ -23,6 +23,7 @@ import {
   type ProjectedServer,
   type ProjectionContext,
 } from '../../src/services/journal/projection.js';
+import { maskedConfig } from './masked-config.js';
 
 const SERVERS = ['a', 'b', 'c', 'd'] as const;
 const NAMES = ['t1', 't2', 't3', 't4', 't5'] as const;
@@ -64,7 +65,7 @@ function eventOf(s: Step, seq: number, context: ProjectionContext): JournalEvent
   const at = new Date(seq * 1000).toISOString();
   switch (s.kind) {
     case 'configure':
-      return { seq, at, type: 'server.configured', server: s.server, actor: `${s.server}#1`, config: { n: seq % 3 } };
+      return { seq, at, type: 'server.configured', server: s.server, actor: `${s.server}#1`, config: maskedConfig({ timeout_seconds: 1 + (seq % 3) }) };
     case 'transition':
       return { seq, at, type: 'server.transitioned', server: s.server, actor: `${s.server}#1`, from: null, to: s.to, error: null, error_kind: null };
     case 'register':
@@ -182,8 +183,9 @@ test('owners, views, visible tools and what a registration hid match the plain a
 });
 
 test("each projection keeps its own owners: another's reads never replace the owners it reuses", () => {
-  const first = createProjection();
-  const second = createProjection();
+  const twin: JournalEvent = { seq: 1, at: new Date(0).toISOString(), type: 'server.configured', server: 'twin', actor: 'twin#1', config: maskedConfig() };
+  const first = createProjection([twin]);
+  const second = createProjection([twin]);
   const registered = (seq: number, server: string, tools: string[]): JournalEvent => ({
     seq,
     at: new Date(0).toISOString(),
@@ -191,19 +193,19 @@ test("each projection keeps its own owners: another's reads never replace the ow
     server,
     tools: tools.map((name) => ({ name, original: name, description: '' })),
   });
-  first.apply(registered(1, 'twin', ['twin__echo', 'twin__add']));
-  second.apply(registered(1, 'twin', ['twin__env']));
+  first.apply(registered(2, 'twin', ['twin__echo', 'twin__add']));
+  second.apply(registered(2, 'twin', ['twin__env']));
   expect(serverViews(first.context, first.memo)[0]!.tool_count).toBe(2);
   const owners = first.memo.last!.owners;
   expect([...owners]).toEqual([['twin__echo', 'twin'], ['twin__add', 'twin']]);
 
   // The second projection changes its registrations and is read in between.
-  second.apply(registered(2, 'twin', ['twin__env', 'twin__fail']));
+  second.apply(registered(3, 'twin', ['twin__env', 'twin__fail']));
   expect(visibleTools(second.context, second.memo).map((tool) => tool.name)).toEqual(['twin__env', 'twin__fail']);
   expect(first.memo.last!.owners).toBe(owners);
 
   // An event of the first that changes no registration reuses its owners, not the second's.
-  first.apply({ seq: 2, at: new Date(0).toISOString(), type: 'server.log', server: 'twin', level: 'info', logger: null, message: 'hi' });
+  first.apply({ seq: 3, at: new Date(0).toISOString(), type: 'server.log', server: 'twin', level: 'info', logger: null, message: 'hi' });
   expect(visibleTools(first.context, first.memo).map((tool) => tool.name)).toEqual(['twin__echo', 'twin__add']);
   expect(first.memo.last!.owners).toBe(owners);
   expect(ownerOf(first.context, 'twin__env', first.memo)).toBeUndefined();

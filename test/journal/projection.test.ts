@@ -15,6 +15,7 @@ import {
   visibleTools,
   type ProjectionContext,
 } from '../../src/services/journal/projection.js';
+import { maskedConfig } from './masked-config.js';
 
 /** Stamps events as the journal does: seq from 1, one second apart. */
 function journalOf(inputs: JournalEventInput[]): JournalEvent[] {
@@ -29,7 +30,7 @@ const empty: ProjectionContext = emptyProjection();
 const fold = (events: JournalEvent[]) => events.reduce(project, empty);
 const viewsOf = (events: JournalEvent[]) => serverViews(fold(events));
 
-const configured = (server: string, actor = server, config: Record<string, unknown> = { type: 'local' }): JournalEventInput => ({
+const configured = (server: string, actor = server, config = maskedConfig()): JournalEventInput => ({
   type: 'server.configured',
   server,
   actor,
@@ -60,14 +61,14 @@ const tools = (server: string, ...names: string[]): JournalEventInput => ({
 describe('project()', () => {
   test('a view follows its actor: state, since, error and tools', () => {
     const events = journalOf([
-      configured('files', 'files', { type: 'local', enabled: true }),
+      configured('files', 'files', maskedConfig({ enabled: false })),
       moved('files', null, 'pending'),
       moved('files', 'pending', 'error', 'files', { error: 'no answer to initialize within 1s', error_kind: 'timeout' }),
     ]);
     expect(viewsOf(events)).toEqual([
       expect.objectContaining({
         name: 'files',
-        config: { type: 'local', enabled: true },
+        config: maskedConfig({ enabled: false }),
         state: 'error',
         ready: false,
         error: 'no answer to initialize within 1s',
@@ -89,11 +90,11 @@ describe('project()', () => {
 
   test("a replaced actor's late events are ignored; its successor's are shown", () => {
     const events = journalOf([
-      configured('files', 'files', { timeout_seconds: 60 }),
+      configured('files', 'files', maskedConfig({ timeout_seconds: 60 })),
       moved('files', null, 'pending'),
       moved('files', 'pending', 'ready'),
       // Management replaces the actor (restart / new config) …
-      configured('files', 'files#1', { timeout_seconds: 5 }),
+      configured('files', 'files#1', maskedConfig({ timeout_seconds: 5 })),
       moved('files', null, 'pending', 'files#1'),
       // … and the old one's last steps arrive afterwards.
       moved('files', 'ready', 'stopped', 'files'),
@@ -101,7 +102,7 @@ describe('project()', () => {
     ]);
     const context = fold(events);
     expect(context.servers['files']).toMatchObject({ actor: 'files#1', state: 'pending', error: null });
-    expect(viewsOf(events)[0]!.config).toEqual({ timeout_seconds: 5 });
+    expect(viewsOf(events)[0]!.config).toEqual(maskedConfig({ timeout_seconds: 5 }));
     expect(viewsOf(events)[0]!.since).toBe(events[4]!.at);
     expect(context.lastSeq).toBe(7);
   });
@@ -110,6 +111,19 @@ describe('project()', () => {
     const context = fold(journalOf([moved('ghost', null, 'pending')]));
     expect(context.servers).toEqual({});
     expect(context.lastSeq).toBe(1);
+  });
+
+  test("a removed server's late tools and listings bring back no view", () => {
+    const context = fold(
+      journalOf([
+        configured('gone'),
+        { type: 'server.removed', server: 'gone' },
+        tools('gone', 'gone__echo'),
+        { type: 'tools.unregistered', server: 'gone', tools: ['gone__echo'] },
+      ]),
+    );
+    expect(context.servers).toEqual({});
+    expect(context.lastSeq).toBe(4);
   });
 
   test('removal ends the view; the same name configured again starts afresh', () => {

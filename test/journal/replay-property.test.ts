@@ -31,6 +31,7 @@ import {
   type ProjectedServer,
   type ProjectionContext,
 } from '../../src/services/journal/projection.js';
+import { maskedConfig } from './masked-config.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;
 type Server = (typeof SERVERS)[number];
@@ -136,7 +137,7 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
       switch (step.kind) {
         case 'configure': {
           const actor = `${step.server}#${++actors}`;
-          const event = append({ type: 'server.configured', server: step.server, actor, config: { type: 'local', n: actors } });
+          const event = append({ type: 'server.configured', server: step.server, actor, config: maskedConfig({ timeout_seconds: actors }) });
           if (expected) expected.actor = actor;
           else {
             model.set(step.server, {

@@ -13,6 +13,7 @@ import {
   visibleTools,
   type ProjectionContext,
 } from '../../src/services/journal/projection.js';
+import { maskedConfig } from './masked-config.js';
 
 /** A fleet of servers folded event by event, as the host's journal does. */
 function fleet() {
@@ -23,7 +24,7 @@ function fleet() {
   };
   return {
     configure(server: string) {
-      fold({ type: 'server.configured', server, actor: `${server}#1`, config: {} });
+      fold({ type: 'server.configured', server, actor: `${server}#1`, config: maskedConfig() });
     },
     /** Registers `tools` (agent name, or [agent name, original]); returns what it shadowed. */
     register(server: string, tools: Array<string | [string, string]>) {

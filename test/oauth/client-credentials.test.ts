@@ -5,7 +5,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import { toResponse } from '../../src/services/config/credentials.js';
+import { toResponse } from '../../src/services/config/masking.js';
 import { connect } from '../../src/services/connection/connection.js';
 import { FleetError } from '../../src/services/support/errors.js';
 import { SCOPE, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from './servers.js';

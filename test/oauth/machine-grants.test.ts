@@ -5,7 +5,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toResponse } from '../../src/services/config/credentials.js';
+import { toResponse } from '../../src/services/config/masking.js';
 import { RemoteServerConfig } from '../../src/services/config/schema.js';
 import { connect } from '../../src/services/connection/connection.js';
 import { FleetError } from '../../src/services/support/errors.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { secretValues, toResponse } from '../../src/services/config/credentials.js';
+import { secretValues, toResponse } from '../../src/services/config/masking.js';
 import { ServerConfig, type ServerConfigInput } from '../../src/services/config/schema.js';
 import { parseServerConfig } from '../../src/services/config/validate.js';
 import { isSealed, SecretOpenError } from '../../src/services/secrets/sealed.js';

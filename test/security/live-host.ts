@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { createManagementApp } from '../../src/http/app.js';
-import { listen, type Listening } from '../../src/http/listen.js';
+import { listen, type Listening } from '../../src/http/bind.js';
 import { createLogger } from '../../src/services/support/logger.js';
 import { fixtureCommand } from '../fixtures/index.js';
 

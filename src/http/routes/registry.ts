@@ -10,7 +10,7 @@ import { installInputs, type InstallInput } from '../../services/registry/inputs
 import { chooseOption, installOptions } from '../../services/registry/options.js';
 import type { RegistryServer } from '../../services/registry/server-json.js';
 import { HttpError } from '../errors.js';
-import { secretValuesOf } from '../../services/config/credentials.js';
+import { secretValuesOf } from '../../services/config/masking.js';
 
 export interface RegistryRoutesOptions {
   /** Base URL of the MCP Registry; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */

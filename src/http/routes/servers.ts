@@ -5,7 +5,7 @@ import type { McpHost } from '../../host.js';
 import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
 import type { ServerView } from '../../services/journal/server-view.js';
 import { HttpError } from '../errors.js';
-import { secretValuesOf } from '../../services/config/credentials.js';
+import { secretValuesOf } from '../../services/config/masking.js';
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */

@@ -4,7 +4,7 @@
  * `POST {baseUrl}/chat/completions` with a bearer key.
  */
 import { z } from 'zod';
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 import {
   AssistantMessage,
   HostModelError,

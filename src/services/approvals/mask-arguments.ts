@@ -4,7 +4,7 @@
  * at any depth, keys too. A model that echoes an API key it saw must not put
  * it in the journal.
  */
-import { MASK, redact } from '../config/credentials.js';
+import { MASK, redact } from '../config/masking.js';
 
 export function maskArguments(args: Record<string, unknown>, secrets: readonly string[]): Record<string, unknown> {
   if (secrets.length === 0) return args;

@@ -42,3 +42,8 @@ export function configuredApproval(
 export function isDenied(approval: Readonly<Record<string, ApprovalSetting>> | undefined, original: string): boolean {
   return configuredApproval(approval, original) === 'deny';
 }
+
+/** The answer to a call of a tool its policy denies, wherever the call is refused. */
+export function deniedMessage(tool: string, server: string): string {
+  return `tool "${tool}" is denied by policy (tools.approval of server "${server}"): the call was not made`;
+}

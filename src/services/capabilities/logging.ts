@@ -4,7 +4,7 @@
  * log, with the server's secrets redacted.
  */
 import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 import type { LoggingLevel } from '../config/schema.js';
 import { notificationsOf } from '../connection/notifications.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Client, Prompt, PromptMessage } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 import { FleetError } from '../support/errors.js';
 import { ATTR } from '../telemetry/attributes.js';
 import { observeRequest } from '../telemetry/requests.js';

@@ -8,7 +8,7 @@
 import type { Client, CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { toAgentTool } from '../tools/adapter.js';
 import type { AgentTool, ExecuteOptions } from '../tools/agent-tool.js';
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 import type { ToolFilter } from '../config/schema.js';
 import { filterTools } from '../connection/connection.js';
 import { ATTR } from '../telemetry/attributes.js';

@@ -12,7 +12,7 @@ export type ServerName = z.infer<typeof ServerName>;
 /**
  * Schemas whose values are secrets (docs/credentials.md): in a PATCH, `null` deletes a
  * secret instead of being a value (see requests.ts). Masking in responses is
- * in credentials.ts.
+ * in masking.ts.
  */
 const secrets = z.registry<{ secret: true }>();
 
@@ -248,6 +248,10 @@ export const EnterpriseAuth = z.strictObject({
 
 export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth, ClientCredentialsAuth, WorkloadIdentityAuth, EnterpriseAuth]);
 export type AuthConfig = z.infer<typeof AuthConfig>;
+
+/** Every kind of `auth`: read off the variants above, so a new kind is named in one place. */
+export const AuthKind = z.enum(AuthConfig.options.map((variant) => variant.shape.kind.value) as [AuthConfig['kind'], ...AuthConfig['kind'][]]);
+export type AuthKind = z.infer<typeof AuthKind>;
 
 export const RemoteServerConfig = z.strictObject({
   type: z.literal('remote'),

@@ -7,7 +7,7 @@ import { createSerialQueue } from '../support/serial-queue.js';
 import { configPath } from './paths.js';
 import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
-import { toStorage } from './credentials.js';
+import { toStorage } from './masking.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
 import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
 import type { ServerEntry } from './validate.js';

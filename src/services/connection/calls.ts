@@ -8,7 +8,7 @@
  */
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
 import type { Span } from '@opentelemetry/api';
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import type { ExecuteOptions, ToolProgress } from '../tools/agent-tool.js';

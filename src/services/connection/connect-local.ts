@@ -4,7 +4,7 @@
  * server's own terms: it could not start, it exited (with its stderr), its
  * stdout was not MCP, or it did not answer in time.
  */
-import { redact, secretValues } from '../config/credentials.js';
+import { redact, secretValues } from '../config/masking.js';
 import type { LocalServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { AbortError } from './call-limiter.js';

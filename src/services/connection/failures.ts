@@ -6,7 +6,7 @@
  */
 import { $ZodError } from 'zod/v4/core';
 import { SdkErrorCode, SdkError } from '@modelcontextprotocol/client';
-import { redact, secretValues } from '../config/credentials.js';
+import { redact, secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError, type ErrorKind } from '../support/errors.js';
 import { AbortError } from './call-limiter.js';

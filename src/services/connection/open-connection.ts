@@ -5,7 +5,7 @@
  * closes the session and the child exactly once.
  */
 import { type Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
-import { secretValues } from '../config/credentials.js';
+import { secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/schema.js';
 import { FleetError } from '../support/errors.js';
 import { createCaller, type CallFailure } from './calls.js';

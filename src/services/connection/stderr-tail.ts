@@ -3,7 +3,7 @@
  * Every configured secret is redacted on the way out, and text cut off at the
  * front of the window is dropped so no fragment of a secret can survive.
  */
-import { redact } from '../config/credentials.js';
+import { redact } from '../config/masking.js';
 
 /** Lines kept by a tail. */
 export const TAIL_LINES = 20;

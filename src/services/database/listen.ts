@@ -4,7 +4,8 @@
  * Notifications sent while the connection was down are lost by PostgreSQL,
  * so every reconnect is reported: the listener catches up from the tables.
  * The one implementation of it: the config, the tokens and the journal all
- * listen through here, so a dropped connection has one error path.
+ * listen through here, so a dropped connection has one error path; its
+ * backoff (`createRetry`) is the one every wait for the database uses.
  */
 import pg from 'pg';
 import type { Database } from './database.js';
@@ -27,17 +28,16 @@ export interface Listening {
   readonly started: Promise<void>;
 }
 
+const FIRST_RETRY_MS = 250;
 const MAX_RETRY_MS = 5_000;
 /** How long a connect may take: without it an unreachable host hangs the listener forever. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Listens on `channel` until the returned function is called; `onNotify` gets each payload. */
 export function listen(db: Database, channel: string, onNotify: (payload: string) => void, options: ListenOptions = {}): Listening {
-  const firstRetry = options.retryMs ?? 250;
   let stopped = false;
   let client: pg.Client | null = null;
-  let timer: NodeJS.Timeout | undefined;
-  let retry = firstRetry;
+  const retry = createRetry(() => void connect(), options.retryMs);
   /** Whether a connection was lost or refused before: then the next LISTEN may have missed notifications. */
   let missed = false;
 
@@ -63,7 +63,7 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
       if (!missed) options.onError?.(error ?? new Error('Connection terminated: the listening connection ended'));
       missed = true;
       next.end().catch(() => {});
-      schedule();
+      retry.schedule();
     };
     next.on('error', onLost);
     next.on('end', () => onLost());
@@ -78,23 +78,55 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
       await next.end().catch(() => {});
       return;
     }
-    retry = firstRetry;
+    retry.succeeded();
     if (missed) options.onReconnect?.();
     missed = false;
-  }
-
-  function schedule(): void {
-    clearTimeout(timer);
-    timer = setTimeout(() => void connect(), retry);
-    timer.unref();
-    retry = Math.min(retry * 2, MAX_RETRY_MS);
   }
 
   const started = connect();
   const stop = async function stopListening(): Promise<void> {
     stopped = true;
-    clearTimeout(timer);
+    retry.cancel();
     await client?.end().catch(() => {});
   };
   return Object.assign(stop, { started });
+}
+
+/** An attempt run again after a failure: the delay doubles from `firstMs` up to 5 s, and starts over once one succeeds. */
+export interface Retry {
+  /** Runs the attempt after the next delay (one waits at a time: a later call replaces it). */
+  schedule(): void;
+  /** Whether an attempt is waiting for its delay. */
+  readonly waiting: boolean;
+  /** An attempt worked: the next failure waits the first delay again. */
+  succeeded(): void;
+  /** No more attempts. */
+  cancel(): void;
+}
+
+/** The backoff of everything that waits for the database to come back: the listening connection, the event store's catch-up. */
+export function createRetry(attempt: () => void, firstMs = FIRST_RETRY_MS): Retry {
+  let delay = firstMs;
+  let timer: NodeJS.Timeout | undefined;
+  return {
+    schedule() {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timer = undefined;
+        attempt();
+      }, delay);
+      timer.unref();
+      delay = Math.min(delay * 2, MAX_RETRY_MS);
+    },
+    get waiting() {
+      return timer !== undefined;
+    },
+    succeeded() {
+      delay = firstMs;
+    },
+    cancel() {
+      clearTimeout(timer);
+      timer = undefined;
+    },
+  };
 }

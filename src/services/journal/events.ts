@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ServerConfigResponse } from '../config/masking.js';
 import { LoggingLevel } from '../config/schema.js';
 import { ErrorKind } from '../support/errors.js';
 
@@ -72,7 +73,7 @@ export const JournalEvent = z.discriminatedUnion('type', [
    * A server actor was published: a new `actor` id for this server (a restart
    * or config change replaces the actor). `config` is the masked form.
    */
-  z.object({ ...base, type: z.literal('server.configured'), actor: z.string(), config: z.record(z.string(), z.unknown()) }),
+  z.object({ ...base, type: z.literal('server.configured'), actor: z.string(), config: ServerConfigResponse }),
   z.object({
     ...base,
     type: z.literal('server.transitioned'),
@@ -147,7 +148,7 @@ export const JournalEvent = z.discriminatedUnion('type', [
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 /** The events about one server (all but `worker.started`). */
-export type ServerEvent = Exclude<JournalEvent, { type: 'worker.started' }>;
+export type ServerJournalEvent = Exclude<JournalEvent, { type: 'worker.started' }>;
 
 type DistributiveOmit<T, K extends PropertyKey> = T extends unknown ? Omit<T, K> : never;
 /** An event before the store stamps it with `seq`, `at` (and `worker`). */

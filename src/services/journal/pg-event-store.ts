@@ -27,7 +27,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DatabaseUnavailableError, isConnectionError, withTransaction, type Database } from '../database/database.js';
-import { listen, type Listening } from '../database/listen.js';
+import { createRetry, listen, type Listening } from '../database/listen.js';
 import { createListeners, type EventStore, type JournalSnapshot } from './event-store.js';
 import type { JournalEvent, JournalEventInput } from './events.js';
 
@@ -54,8 +54,6 @@ export const EVENTS_LOCK_KEY: string = createHash('sha256').update('mcp-fleet:ev
 
 /** Events read per query when catching up. */
 const READ_BATCH = 1000;
-const RETRY_FIRST_MS = 250;
-const RETRY_MAX_MS = 5000;
 
 /** A stored row's event, stamp first. */
 function eventOf(row: { event: unknown }): JournalEvent {
@@ -91,8 +89,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
 
   /** The LISTEN connection (database/listen.ts), from `load()` on. */
   let listening: Listening | null = null;
-  let retryTimer: NodeJS.Timeout | null = null;
-  let retryDelay = RETRY_FIRST_MS;
+  const retry = createRetry(() => void recover());
   /** A failure was told: the next is not, until something succeeds. */
   let failing = false;
 
@@ -110,19 +107,16 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
           : new Error(`the event store of worker ${workerId} could not read events: ${messageOf(error)}`, { cause: error }),
       );
     }
-    if (closed || retryTimer !== null) return;
-    retryTimer = setTimeout(recover, retryDelay);
-    retryTimer.unref();
-    retryDelay = Math.min(retryDelay * 2, RETRY_MAX_MS);
+    if (closed || retry.waiting) return;
+    retry.schedule();
   }
 
   async function recover(): Promise<void> {
-    retryTimer = null;
     if (closed) return;
     try {
       await tellUpTo(Infinity);
       failing = false;
-      retryDelay = RETRY_FIRST_MS;
+      retry.succeeded();
     } catch (error) {
       trouble(error);
     }
@@ -230,7 +224,6 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
       // that fails now is told to trouble() and retried; its reconnect catches up by reading.
       listening ??= listen(db, EVENTS_CHANNEL, onNotification, {
         applicationName: db.pool.options.application_name,
-        retryMs: RETRY_FIRST_MS,
         onError: trouble,
         onReconnect: () => void tellUpTo(Infinity).catch(trouble),
       });
@@ -320,8 +313,7 @@ export function createPgEventStore(options: PgEventStoreOptions): PgEventStore {
     // Appends under way finish (and are told); none start.
     await Promise.allSettled([...pending]);
     closed = true;
-    if (retryTimer !== null) clearTimeout(retryTimer);
-    retryTimer = null;
+    retry.cancel();
     await telling;
     await listening?.();
   }

@@ -1,56 +1,10 @@
 import { createStore } from '@xstate/store';
-import type { ErrorKind } from '../support/errors.js';
+import type { AuthKind } from '../config/schema.js';
 import type { LastRun, ServerView } from './server-view.js';
-import type {
-  JournalEvent,
-  ListedPrompt,
-  ListedResource,
-  ListedTemplate,
-  ServerEvent,
-  ServerState,
-  ToolEntry,
-} from './events.js';
+import type { JournalEvent, ServerJournalEvent, ServerState, ToolEntry } from './events.js';
+import type { ProjectedServer } from './projected-server.js';
 
-/**
- * What the projection knows of one server: everything a `ServerView` shows,
- * its tools and its latest listings. Plain JSON, so a snapshot of it folds on
- * exactly as the live one.
- */
-export interface ProjectedServer {
-  name: string;
-  /** The current actor; events of replaced actors (and of the previous run's) are journaled but not projected. */
-  actor: string;
-  config: Record<string, unknown>;
-  state: ServerState;
-  error: string | null;
-  error_kind: ErrorKind | null;
-  since: string;
-  tools: ToolEntry[];
-  /**
-   * The tools of its latest registration, kept when they are unregistered
-   * and into later runs (null: never registered; absent in snapshots made
-   * before it was kept): what an `on_demand` server publishes while it waits.
-   */
-  known_tools?: ToolEntry[] | null;
-  /** `seq` of this server's latest registration: a later one wins a shared name. */
-  registered_at: number;
-  /**
-   * `seq` of the registration that gave this server its place among the
-   * agent's tools: its first since it last had none (0: none now). A
-   * re-registration keeps the place, as the tool registry does.
-   */
-  registered_since: number;
-  last_run: LastRun | null;
-  /**
-   * How this run stands for `last_run` of the next: the latest state before
-   * any `stopped` (a worker's shutdown stops every server; what it knew
-   * before is what a restarted worker should answer), with its tool count.
-   */
-  outcome: LastRun | null;
-  resources: ListedResource[];
-  templates: ListedTemplate[];
-  prompts: ListedPrompt[];
-}
+export type { ProjectedServer } from './projected-server.js';
 
 export interface ProjectionContext {
   servers: Record<string, ProjectedServer>;
@@ -64,11 +18,19 @@ export function emptyProjection(): ProjectionContext {
 const unlisted = { resources: [], templates: [], prompts: [] } satisfies Partial<ProjectedServer>;
 const unregistered = { tools: [], registered_at: 0, registered_since: 0 } satisfies Partial<ProjectedServer>;
 
-function upsert(context: ProjectionContext, event: ServerEvent, change: (server: ProjectedServer) => ProjectedServer) {
-  const current: ProjectedServer = context.servers[event.server] ?? {
+/** The change of a server the projection knows: an event about any other (a removed one's late steps) changes nothing. */
+function upsert(context: ProjectionContext, event: ServerJournalEvent, change: (server: ProjectedServer) => ProjectedServer) {
+  const current = context.servers[event.server];
+  if (current === undefined) return { ...context, lastSeq: event.seq };
+  return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
+}
+
+/** A server as its first `server.configured` brings it in. */
+function configured(event: Extract<JournalEvent, { type: 'server.configured' }>): ProjectedServer {
+  return {
     name: event.server,
-    actor: '',
-    config: {},
+    actor: event.actor,
+    config: event.config,
     state: 'pending',
     error: null,
     error_kind: null,
@@ -78,7 +40,6 @@ function upsert(context: ProjectionContext, event: ServerEvent, change: (server:
     outcome: null,
     ...unlisted,
   };
-  return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
 }
 
 /**
@@ -103,8 +64,11 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
       for (const [name, server] of Object.entries(context.servers)) servers[name] = nextRun(server);
       return { servers, lastSeq: event.seq };
     }
-    case 'server.configured':
-      return upsert(context, event, (server) => ({ ...server, actor: event.actor, config: event.config }));
+    case 'server.configured': {
+      const server = context.servers[event.server];
+      const next = server === undefined ? configured(event) : { ...server, actor: event.actor, config: event.config };
+      return { servers: { ...context.servers, [event.server]: next }, lastSeq: event.seq };
+    }
     case 'server.transitioned':
       if (context.servers[event.server]?.actor !== event.actor) return { ...context, lastSeq: event.seq };
       return upsert(context, event, (server) => {
@@ -445,8 +409,7 @@ export type Projection = ReturnType<typeof createProjection>;
 
 /** The `ServerView` of a projected server (docs/contract.md, API shapes). */
 export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
-  const auth = (server.config['auth'] ?? { kind: 'none' }) as { kind?: string };
-  const kind = AUTH_KINDS.has(auth.kind as AuthKind) ? (auth.kind as AuthKind) : 'none';
+  const kind: AuthKind = server.config.type === 'remote' ? server.config.auth.kind : 'none';
   return {
     name: server.name,
     config: server.config,
@@ -463,9 +426,6 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
     version: null,
   };
 }
-
-type AuthKind = ServerView['auth']['kind'];
-const AUTH_KINDS = new Set<AuthKind>(['none', 'bearer', 'oauth', 'client_credentials', 'workload_identity', 'enterprise']);
 
 function authStatus(kind: AuthKind, state: ServerState): string {
   if (kind === 'none') return 'none';

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { ServerConfigResponse } from '../config/masking.js';
+import { AuthKind } from '../config/schema.js';
 import { ErrorKind } from '../support/errors.js';
 import { ServerState } from './events.js';
 
@@ -17,13 +19,13 @@ export type LastRun = z.infer<typeof LastRun>;
 export const ServerView = z.object({
   name: z.string(),
   /** The masked config (`toResponse()`); never a secret. */
-  config: z.record(z.string(), z.unknown()),
+  config: ServerConfigResponse,
   state: ServerState,
   ready: z.boolean(),
   error: z.string().nullable(),
   error_kind: ErrorKind.nullable(),
   auth: z.object({
-    kind: z.enum(['none', 'bearer', 'oauth', 'client_credentials', 'workload_identity', 'enterprise']),
+    kind: AuthKind,
     /** `none` | `configured` | `authorized` | `needs_reauth` | `authenticating`. */
     status: z.string(),
   }),

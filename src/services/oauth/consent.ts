@@ -9,7 +9,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { auth } from '@modelcontextprotocol/client';
-import { redact, secretValues } from '../config/credentials.js';
+import { redact, secretValues } from '../config/masking.js';
 import { FleetError } from '../support/errors.js';
 import { describeAuthFailure } from './errors.js';
 import type { PendingConsents } from './pending-consents.js';

@@ -1,5 +1,5 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
-import { MASK, MIN_REDACTED_LENGTH, redact } from '../config/credentials.js';
+import { MASK, MIN_REDACTED_LENGTH, redact } from '../config/masking.js';
 
 export type { Logger } from 'pino';
 

@@ -7,7 +7,7 @@
  * held back. The endpoint is shown without credentials, query or fragment, and
  * no value of `OTEL_EXPORTER_OTLP_*_HEADERS` reaches a line.
  */
-import { MASK, redact } from '../config/credentials.js';
+import { MASK, redact } from '../config/masking.js';
 
 type Env = Record<string, string | undefined>;
 export type ExportSignal = 'traces' | 'metrics';

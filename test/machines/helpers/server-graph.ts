@@ -8,7 +8,7 @@
 import { createEmptyActor, type ActorLogic, type ActorScope, type AnyEventObject, type SnapshotFrom } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
-import type { ServerEvent } from '../../../src/machines/server.events.js';
+import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
 import { ServerConfig, type ServerConfigInput } from '../../../src/services/config/schema.js';
 import type { ModelEvent } from './server-spec.js';
 import { failures, type FakeConnection } from './server-world.js';
@@ -245,7 +245,7 @@ export function serverGraph(bounds: Bounds, knowsCatalog = true): ActorLogic<Ser
     transition(snapshot: ServerSnapshot, event: ModelEvent, scope: ActorScope<ServerSnapshot, ModelEvent>) {
       const before = countersOf(snapshot);
       catalogNow = before.catalog;
-      const next = machine.transition(snapshot, toMachineEvent(snapshot, event) as ServerEvent, scope as never);
+      const next = machine.transition(snapshot, toMachineEvent(snapshot, event) as ServerMachineEvent, scope as never);
       // A macrostep from a non-connecting state into a connecting one is a new attempt (so is re-entering pending).
       const reentered = event.type === 'server.restart' || event.type === 'server.configure';
       const attempt = connectingNow(next) && (!connectingNow(snapshot) || reentered);

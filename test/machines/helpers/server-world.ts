@@ -7,7 +7,7 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine.js';
-import type { ServerEvent } from '../../../src/machines/server.events.js';
+import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
 import type { ServerConnection } from '../../../src/services/connection/connection.js';
 import type { LiveConnection } from '../../../src/services/connection/live-connection.js';
 import { AuthorizationServerAwayError } from '../../../src/services/oauth/away.js';
@@ -106,10 +106,10 @@ class Calls<T> {
 
 /** Callback actors that live as long as their state: started and stopped ones are counted. */
 class Sessions {
-  readonly all: Array<{ owner: string; sendBack(event: ServerEvent): void; stopped: boolean }> = [];
+  readonly all: Array<{ owner: string; sendBack(event: ServerMachineEvent): void; stopped: boolean }> = [];
 
   actor<TInput>() {
-    return fromCallback<ServerEvent, TInput>(({ sendBack, self }) => {
+    return fromCallback<ServerMachineEvent, TInput>(({ sendBack, self }) => {
       const session = { owner: self._parent?.id ?? '?', sendBack, stopped: false };
       this.all.push(session);
       return () => {
@@ -191,7 +191,7 @@ export function createServerWorld(options: ServerWorldOptions = {}) {
     failRefresh(error: FleetError): void {
       refreshes.take('refresh').reject(error);
     },
-    consentSends(event: ServerEvent): void {
+    consentSends(event: ServerMachineEvent): void {
       consents.take('consent').sendBack(event);
     },
     catalogChanged(): void {
