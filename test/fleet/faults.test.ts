@@ -4,16 +4,17 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
 const run = promisify(execFile);
-const BIN = resolve('bin/mcp-fleet.js');
 
 const bed = fleetTestBed();
 const { secretKey } = bed;
@@ -162,7 +163,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-nokey-'));
     const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
-      env: { ...process.env, MCP_FLEET_SECRET_KEY: '', MCP_FLEET_STATE_DIR: '' },
+      env: cleanEnv({ MCP_FLEET_SECRET_KEY: '' }),
     }).catch((error: { code: number; stderr: string }) => error);
     expect(failed).toMatchObject({ code: 1 });
     expect((failed as { stderr: string }).stderr).toMatch(/MCP_FLEET_SECRET_KEY.*secret_key/s);
@@ -175,7 +176,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       ['mysql://root:hunter2-pw@127.0.0.1/db', 'the scheme is mysql, not postgres'],
     ] as const) {
       const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
-        env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: '' },
+        env: cleanEnv({ MCP_FLEET_SECRET_KEY: secretKey }),
       }).catch((error: { code: number; stderr: string }) => error);
       // A usage error: exit 2, one line.
       expect(failed).toMatchObject({ code: 2 });
@@ -191,7 +192,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     const [command, ...args] = fixtureCommand('healthy.mjs');
     writeFileSync(file, JSON.stringify({ mcpServers: { imported: { command, args, env: { TOKEN: 'canary-import-77aa' } } } }));
     const { stdout } = await run(process.execPath, [BIN, 'import', file, '--database-url', url], {
-      env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: dir },
+      env: cleanEnv({ MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: dir }),
     });
     expect(stdout).toContain('imported 1 server');
     const admin = new pg.Client({ connectionString: url });
