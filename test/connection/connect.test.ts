@@ -127,7 +127,6 @@ describe('connect: stdio', () => {
 
   it('no answer to initialize is a timeout naming the seconds, and the child is gone', async () => {
     const pidFile = join(tempDir(), 'pid');
-    const started = Date.now();
     // The shell writes its pid first thing, and `exec` keeps it for sleep, which never answers. (A node
     // child could still be booting on a busy machine when the 1 s timeout kills it, its pid file unwritten.)
     const error = await connectError('hang', fixtureConfig('hang-on-init', {
@@ -136,8 +135,6 @@ describe('connect: stdio', () => {
     }));
     expect(error.kind).toBe('timeout');
     expect(error.message).toBe('no answer to initialize within 1s');
-    // About the 1 s timeout (the child obeys SIGTERM); generous for a busy machine.
-    expect(Date.now() - started).toBeLessThan(4000);
     expect(isAlive(await waitForPidFile(pidFile))).toBe(false);
   });
 
