@@ -1,5 +1,5 @@
 // What the fleet suite needs beyond processes.js: a throwaway PostgreSQL
-// cluster (the tests' own helper, test/helpers/postgres.ts, loaded through tsx
+// cluster (the tests' own helper, test/support/postgres.ts, loaded through tsx
 // as contenders.js loads mcp-fleet's source), `mcp-fleet serve` workers on the
 // file store or on a database, `mcp-fleet import`, and a keep-alive HTTP
 // client for their API. Every worker started here is killed when this process
@@ -17,7 +17,7 @@ import { API_TOKEN } from './processes.js';
 
 register();
 /** `startPostgres()`, `newDatabase(cluster)`: the throwaway cluster of the tests, straight from their TypeScript. */
-export const postgres = await import('../../test/helpers/postgres.ts');
+export const postgres = await import('../../test/support/postgres.ts');
 
 const BIN = join(ROOT, 'bin', 'mcp-fleet.js');
 const run = promisify(execFile);

@@ -1,5 +1,5 @@
 // 7. Several workers on one PostgreSQL (`serve --database-url`), on a
-// throwaway cluster of their own (test/helpers/postgres.ts):
+// throwaway cluster of their own (test/support/postgres.ts):
 //   - propagation: a PATCH of a server's tool filter (applied without a
 //     restart) on worker 1, timed until workers 2 and 3 show its version in
 //     GET /api/mcp/servers/:name, and until they show the new filter too;

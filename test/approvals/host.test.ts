@@ -194,11 +194,10 @@ describe('tools.approval on a real host', () => {
     const h = await started();
     const call = h.callTool('h__echo', { text: 'late' });
     await nextApproval(h);
-    const began = Date.now();
     await h.shutdown();
     host = undefined;
+    // Answered by the shutdown itself, not by the approval's timeout.
     const result = await call;
-    expect(Date.now() - began).toBeLessThan(10_000);
     expect(result.details.is_error).toBe(true);
     expect(text(result)).toContain('the host shut down');
   });

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatApprovalsTable } from '../../src/cli/approvals.js';
 import { approvalWait } from '../../src/cli/call.js';
 import { fixtureCommand } from '../fixtures/index.js';
-import { BIN, cleanEnv, cli, startServe, type ServeWorker, type Run } from './run.js';
+import { BIN, cli, startServe, type ServeWorker, type Run } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
 let dir: string;
 let worker: ServeWorker | undefined;

@@ -1,38 +1,19 @@
 // The CLI as real child processes: `serve` on a random port with real stdio
 // fixture servers, and the client commands talking to it through the API.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fixture, fixtureCommand } from '../fixtures/index.js';
+import { BIN, cli } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 import { isAlive, readPid } from '../support/processes.js';
+import { until } from '../support/wait.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 const ENV_SECRET = 'canary-cli-env-SECRET-0001';
 const ADDED_SECRET = 'canary-cli-added-SECRET-0002';
-
-/** The test's environment without anything that would redirect the CLI. */
-function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
-  return { ...env, ...extra };
-}
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(env), timeout: 30_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 interface Worker {
   child: ChildProcess;
@@ -56,15 +37,6 @@ function startServe(dir: string, args: string[] = []): Worker {
   workers.push(child);
   return { child, stdout: () => stdout, stderr: () => stderr, exit };
 }
-
-async function until(predicate: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 
 const workers: ChildProcess[] = [];
 const dirs: string[] = [];

@@ -3,17 +3,17 @@
 // (followConsentRedirect) against a real HTTP authorization endpoint.
 // The OAuth flows themselves run in test/conformance against the suite's
 // mock authorization servers.
-import { execFile, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CliError } from '../../src/cli/client.js';
 import { followConsentRedirect, parseConnectContext } from '../../src/cli/connect-auth.js';
 import { deadPort, startHttpFixture as startFixtureProcess } from '../security/processes.js';
+import { cli, type Run } from '../support/cli.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 const REDIRECT = 'http://127.0.0.1:5999/oauth/callback';
 
 const children: ChildProcess[] = [];
@@ -35,29 +35,13 @@ afterEach(async () => {
   for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 function stateDir(): string {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-connect-'));
   dirs.push(dir);
   return dir;
 }
 
-function connectCli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = { ...process.env };
-  for (const key of ['MCP_CONFORMANCE_SCENARIO', 'MCP_CONFORMANCE_CONTEXT', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) {
-    delete clean[key];
-  }
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, 'connect', ...args], { env: { ...clean, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
+const connectCli = (args: string[], env: Record<string, string> = {}): Promise<Run> => cli(['connect', ...args], env);
 
 /** Starts the HTTP fixture server (Streamable HTTP at /mcp), stopped after the test; resolves with its URL. */
 async function startHttpFixture(): Promise<string> {

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deadPort } from '../security/processes.js';
-import { cli, startServe, type ServeWorker } from './run.js';
+import { cli, startServe, type ServeWorker } from '../support/cli.js';
 
 let worker: ServeWorker;
 let port: number;

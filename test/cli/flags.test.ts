@@ -6,7 +6,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { cli } from './run.js';
+import { cli } from '../support/cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-flags-'));
 const file = join(root, 'a-file');

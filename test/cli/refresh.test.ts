@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pythonCommand } from '../fixtures/index.js';
-import { cli, startServe, type ServeWorker } from './run.js';
+import { cli, startServe, type ServeWorker } from '../support/cli.js';
 
 let dir: string;
 let worker: ServeWorker | undefined;

@@ -2,16 +2,17 @@
 // processes, against a local registry (test/fixtures/registry-server.mjs) and
 // a real worker. Secrets given by flags or the shell never reach stdout or
 // stderr; an entry that cannot be added leaves the config file as it was.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { headerSecretEntry, startRegistry, type LocalRegistry } from '../registry/fixture.js';
+import { BIN, cli, type Run } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 const SECRET = 'canary-registry-SECRET-0001';
 const HEADER_SECRET = 'canary-registry-header-SECRET-0002';
 
@@ -19,22 +20,6 @@ let registry: LocalRegistry;
 let remote: HttpFixture;
 let worker: ChildProcess;
 let dir: string;
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
-  const clean = { ...process.env };
-  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE', 'MCP_FLEET_REGISTRY_URL']) delete clean[key];
-  return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...clean, ...env }, timeout: 30_000 }, (err, stdout, stderr) => {
-      done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
-}
 
 /** `add NAME --from-registry SPEC` against this test's worker and registry. */
 const add = (name: string, spec: string, ...flags: string[]) =>
@@ -64,7 +49,7 @@ beforeAll(async () => {
   registry = await startRegistry([headerSecretEntry(remote.url)]);
   dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-registry-'));
   writeFileSync(join(dir, 'mcp_servers.json'), `${JSON.stringify({ servers: {} }, null, 2)}\n`);
-  worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   worker.stdout!.on('data', (chunk) => (out += chunk));
   const deadline = Date.now() + 20_000;

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatSearchTable } from '../../src/cli/search.js';
 import { fixtureCommand } from '../fixtures/index.js';
-import { cli, startServe, type ServeWorker } from './run.js';
+import { cli, startServe, type ServeWorker } from '../support/cli.js';
 
 let dir: string;
 let worker: ServeWorker | undefined;

@@ -10,7 +10,8 @@ import { join } from 'node:path';
 import { expect, test } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
-import { BIN, cleanEnv, cli } from './run.js';
+import { BIN, cli } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 import { busyLoops, freePort, watchStartup } from './startup-window.js';
 
 const names = ['alpha', 'beta', 'gamma', 'delta', 'off'];

@@ -1,17 +1,14 @@
-import { execFile } from 'node:child_process';
 import { copyFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import type { CliIO } from '../../src/cli.js';
 import { runImport } from '../../src/cli/import.js';
 import { createConfigStore } from '../../src/services/config/store.js';
+import { cli } from '../support/cli.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 
-const run = promisify(execFile);
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const claudeFixture = fileURLToPath(new URL('./fixtures/claude_desktop_config.json', import.meta.url));
 const FIXTURE_SECRETS = ['ghp_FIXTURESECRET0000000000000001', 'FIXTURESECRET-linear-0002'];
 
@@ -123,11 +120,8 @@ describe('mcp-fleet import (the binary)', () => {
   it('writes a valid 0600 config from a Claude Desktop file', async () => {
     await copyFile(claudeFixture, path.join(dir, 'claude_desktop_config.json'));
     const stateDir = path.join(dir, 'state');
-    const { stdout, stderr } = await run(
-      process.execPath,
-      [path.join(root, 'bin/mcp-fleet.js'), 'import', 'claude_desktop_config.json', '--state-dir', stateDir],
-      { cwd: dir, env: { ...process.env, MCP_FLEET_PROFILE: '' } },
-    );
+    const { code, stdout, stderr } = await cli(['import', 'claude_desktop_config.json', '--state-dir', stateDir], {}, { cwd: dir });
+    expect(code).toBe(0);
     expect(stdout).toContain('imported 4 servers');
     for (const secret of FIXTURE_SECRETS) expect(stdout + stderr).not.toContain(secret);
     const file = path.join(stateDir, 'mcp_servers.json');
@@ -141,13 +135,8 @@ describe('mcp-fleet import (the binary)', () => {
 
   it('exits 1 on an invalid file', async () => {
     await writeFile(path.join(dir, 'bad.json'), '{"mcpServers": [}');
-    const failure = await run(process.execPath, [path.join(root, 'bin/mcp-fleet.js'), 'import', 'bad.json', '--state-dir', dir], {
-      cwd: dir,
-    }).then(
-      () => null,
-      (err: { code: number; stderr: string }) => err,
-    );
-    expect(failure?.code).toBe(1);
-    expect(failure?.stderr).toContain('mcp-fleet import: bad.json: invalid JSON: line 1 column 17: expected a value');
+    const failure = await cli(['import', 'bad.json', '--state-dir', dir], {}, { cwd: dir });
+    expect(failure.code).toBe(1);
+    expect(failure.stderr).toContain('mcp-fleet import: bad.json: invalid JSON: line 1 column 17: expected a value');
   });
 });

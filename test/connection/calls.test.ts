@@ -7,7 +7,8 @@ import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
 import { MASK } from '../../src/services/config/masking.js';
 import { isAbortError } from '../../src/services/connection/call-limiter.js';
 import { FleetError } from '../../src/services/support/errors.js';
-import { connectTracked, firstText, fixtureConfig, isAlive, tempDir, waitFor } from './helpers.js';
+import { untilValue } from '../support/wait.js';
+import { connectTracked, firstText, fixtureConfig, isAlive, tempDir } from './helpers.js';
 
 /** The file's text, or undefined while it is absent or empty. */
 function readIfThere(file: string): string | undefined {
@@ -61,14 +62,12 @@ describe('callTool', () => {
   it('a call without progress times out after call_timeout_seconds', async () => {
     const connection = await connectTracked('healthy', fixtureConfig('healthy', { call_timeout_seconds: 1 }));
     const started = Date.now();
+    // The tool answers after 30 s: a `timeout` error is the call timeout's, not the tool's answer.
     const error = await callError(connection.callTool('slow', { ms: 30_000, steps: 0 }));
-    const elapsed = Date.now() - started;
     expect(error).toBeInstanceOf(FleetError);
     expect((error as FleetError).kind).toBe('timeout');
     expect((error as FleetError).message).toBe('tool "slow" did not answer within 1s');
-    expect(elapsed).toBeGreaterThanOrEqual(950);
-    // Long before the tool would have answered (30 s); generous, as a busy machine runs timers late.
-    expect(elapsed).toBeLessThan(10_000);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     // The connection survives a timed-out call.
     expect(firstText(await connection.callTool('echo', { text: 'still here' }))).toBe('still here');
   });
@@ -80,20 +79,20 @@ describe('callTool', () => {
     const controller = new AbortController();
     const pending = connection.callTool('wait_for_cancel', {}, { signal: controller.signal });
     // Aborted once the server has the call.
-    await waitFor(() => readIfThere(arrived));
+    await untilValue(() => readIfThere(arrived), 'the server to have the call');
     controller.abort();
     const error = await callError(pending);
     expect(isAbortError(error)).toBe(true);
     expect((error as Error).message).toContain('was cancelled');
     // The fixture only logs when its request is aborted; with the connection still
     // open, that can only be the cancelled notification.
-    const line = await waitFor(() => {
+    const line = await untilValue(() => {
       try {
         return readFileSync(log, 'utf8').trim() || undefined;
       } catch {
         return undefined;
       }
-    });
+    }, 'the cancellation in the log');
     expect(line).toMatch(/^cancelled \d+$/);
     expect(isAlive(connection.pid!)).toBe(true);
   });
@@ -132,15 +131,13 @@ describe('callTool', () => {
     const connection = await connectTracked('crashy', fixtureConfig('crash-mid-call'), {
       onClose: (error) => closes.push(error),
     });
-    const started = Date.now();
     const error = await callError(connection.callTool('crash', {}));
-    // Promptly: not after call_timeout_seconds (120 s by default); generous for a busy machine.
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // The crash's own error, not the call timeout's (that one would be `timeout`).
     expect(error).toBeInstanceOf(FleetError);
     expect((error as FleetError).kind).toBe('transport_closed');
     expect((error as FleetError).message).toMatch(/^call to tool "crash" failed: process exited with code 7: .*crash-mid-call: exiting/);
 
-    await waitFor(() => (closes.length > 0 ? true : undefined));
+    await untilValue(() => closes.length > 0, 'onClose');
     expect(closes).toHaveLength(1);
     expect(closes[0]!.kind).toBe('transport_closed');
     expect(closes[0]!.message).toMatch(/^process exited with code 7: .*crash-mid-call: exiting with code 7/);
@@ -162,7 +159,7 @@ describe('callTool', () => {
     const secret = 'runtime-canary-71d0c3';
     const connection = await connectTracked('healthy', fixtureConfig('healthy', { env: { API_KEY: secret } }));
     await connection.callTool('stderr', { text: `debug: using key ${secret}` });
-    const tail = await waitFor(() => (connection.stderrTail().includes('debug:') ? connection.stderrTail() : undefined));
+    const tail = await untilValue(() => (connection.stderrTail().includes('debug:') ? connection.stderrTail() : undefined), 'debug: on stderr');
     expect(tail).toContain(`debug: using key ${MASK}`);
     expect(tail).not.toContain(secret);
   });
@@ -193,7 +190,7 @@ describe('the child environment', () => {
     expect(await env(parentOnly)).toEqual({ set: true, length: 20, value: 'inherited-value-5150' });
     expect(await env('MCP_FLEET_TEST_UNSET')).toEqual({ set: false, length: 0 });
     await connection.callTool('stderr', { text: `leaking inherited-value-5150` });
-    const tail = await waitFor(() => (connection.stderrTail().includes('leaking') ? connection.stderrTail() : undefined));
+    const tail = await untilValue(() => (connection.stderrTail().includes('leaking') ? connection.stderrTail() : undefined), 'leaking on stderr');
     expect(tail).toContain(`leaking ${MASK}`);
   });
 
@@ -204,17 +201,17 @@ describe('the child environment', () => {
     }));
     const controller = new AbortController();
     const pending = connection.callTool('wait_for_cancel', {}, { signal: controller.signal });
-    await waitFor(() => readIfThere(join(dir, 'relative-wait.log')));
+    await untilValue(() => readIfThere(join(dir, 'relative-wait.log')), 'the server to have the call');
     controller.abort();
     await callError(pending);
     // The fixture resolved its relative log path against its own cwd.
-    const line = await waitFor(() => {
+    const line = await untilValue(() => {
       try {
         return readFileSync(join(dir, 'relative.log'), 'utf8');
       } catch {
         return undefined;
       }
-    });
+    }, 'the cancellation in the relative log');
     expect(line).toMatch(/^cancelled/);
   });
 });

@@ -8,6 +8,7 @@ import { ServerConfig, type LocalServerConfig } from '../../src/services/config/
 import { connect, type ConnectOptions, type ServerConnection } from '../../src/services/connection/connection.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive } from '../support/processes.js';
+import { untilValue } from '../support/wait.js';
 
 const open = new Set<ServerConnection>();
 const dirs: string[] = [];
@@ -48,27 +49,16 @@ export function tempDir(): string {
 }
 
 
-/** Polls `read` until it returns a value, or fails after `ms` (generous: a busy machine starts processes slowly). */
-export async function waitFor<T>(read: () => T | undefined, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = read();
-    if (value !== undefined) return value;
-    if (Date.now() > until) throw new Error(`condition not met within ${ms}ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** The pid a fixture wrote to its FIXTURE_PID_FILE, once it has. */
 export function waitForPidFile(file: string): Promise<number> {
-  return waitFor(() => {
+  return untilValue(() => {
     try {
       const pid = Number(readFileSync(file, 'utf8'));
       return pid > 0 ? pid : undefined;
     } catch {
       return undefined;
     }
-  });
+  }, `a pid in ${file}`);
 }
 
 /** The text of a call result's first content block. */

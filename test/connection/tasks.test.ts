@@ -9,7 +9,8 @@ import { describe, expect, it } from 'vitest';
 import { AbortError } from '../../src/services/connection/call-limiter.js';
 import { FleetError } from '../../src/services/support/errors.js';
 import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
-import { connectTracked, firstText, fixtureConfig, tempDir, waitFor } from './helpers.js';
+import { untilValue } from '../support/wait.js';
+import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
 
 function taskLog(): { file: string; lines: () => string[] } {
   const file = join(tempDir(), 'tasks.log');
@@ -34,12 +35,12 @@ describe('a tool call answered with a task', () => {
     const connection = await connectTracked('t', fixtureConfig('tasks-server', { env: { FIXTURE_TASK_LOG: log.file } }));
     const controller = new AbortController();
     const call = connection.callTool('long_job', { ms: 60_000, steps: 1 }, { signal: controller.signal });
-    await waitFor(() => (log.lines().length > 0 ? true : undefined));
+    await untilValue(() => log.lines().length > 0, 'the first task log line');
     controller.abort();
     const error = await call.then(() => null, (err: unknown) => err);
     expect(error).toBeInstanceOf(AbortError);
     expect((error as Error).message).toBe('call to tool "long_job" on server "t" was cancelled');
-    await waitFor(() => (log.lines().includes('cancel task-1') ? true : undefined));
+    await untilValue(() => log.lines().includes('cancel task-1'), 'cancel task-1 in the log');
   });
 
   it('is cancelled when it reports nothing new within call_timeout_seconds', async () => {
@@ -49,7 +50,7 @@ describe('a tool call answered with a task', () => {
     const error = await connection.callTool('long_job', { ms: 60_000, steps: 1 }).then(() => null, (err: unknown) => err);
     expect((error as FleetError).kind).toBe('timeout');
     expect((error as FleetError).message).toContain('reported nothing new within 0.5s');
-    await waitFor(() => (log.lines().includes('cancel task-1') ? true : undefined));
+    await untilValue(() => log.lines().includes('cancel task-1'), 'cancel task-1 in the log');
   });
 
   it('asking for input fails the call when the connection has no one to answer it', async () => {

@@ -1,10 +1,10 @@
-// The throwaway cluster the database tests run on (test/helpers/postgres.ts):
+// The throwaway cluster the database tests run on (test/support/postgres.ts):
 // stop/start keeps the data, destroy leaves no directory and no server behind.
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, test } from 'vitest';
-import { postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
 const started: PgCluster[] = [];
 afterAll(async () => {

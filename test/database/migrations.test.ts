@@ -1,4 +1,4 @@
-// The schema on a real PostgreSQL (test/helpers/postgres.ts): migrations run
+// The schema on a real PostgreSQL (test/support/postgres.ts): migrations run
 // once even when three workers start together, a newer schema is refused, and
 // the connection helpers tell "the database is away" from "the query is wrong".
 import pg from 'pg';
@@ -12,7 +12,7 @@ import {
   type Database,
 } from '../../src/services/database/database.js';
 import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/services/database/migrations.js';
-import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
 const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'workers'];
 

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { installPackedProject, ROOT } from '../helpers/packed-project.js';
+import { installPackedProject, ROOT } from '../support/packed-project.js';
 import { documentationExamples, extractExamples, type DocExample } from './extract.js';
 import { assertPassed, ExampleRunner, explain, type ExampleOutcome } from './runner.js';
 

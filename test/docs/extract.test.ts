@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ROOT } from '../helpers/packed-project.js';
+import { ROOT } from '../support/packed-project.js';
 import { DocExampleError, documentationExamples, documentationFiles, extractExamples } from './extract.js';
 
 const SAMPLE = 'test/docs/fixtures/sample.md';

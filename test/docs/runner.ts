@@ -1,5 +1,5 @@
 // Runs documentation examples the way a reader would, in the project where the
-// packed tarball is installed (test/helpers/packed-project.ts):
+// packed tarball is installed (test/support/packed-project.ts):
 // - js: saved as <name>.mjs, run with `node`;
 // - ts: saved as <name>.ts, type-checked and compiled with the repository's
 //   tsc and compiler options against the installed declarations, then run;
@@ -12,7 +12,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { cleanEnv, ROOT, type PackedProject } from '../helpers/packed-project.js';
+import { cleanEnv } from '../support/env.js';
+import { ROOT, type PackedProject } from '../support/packed-project.js';
 import type { DocExample } from './extract.js';
 
 /** How long an example may run before it is killed and fails (ms). */

@@ -9,7 +9,7 @@ import { promisify } from 'node:util';
 import pg from 'pg';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { generateSecretKeyText } from '../../src/fleet.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 

@@ -11,7 +11,7 @@ import { generateSecretKeyText, openSharedStores } from '../../src/fleet.js';
 import { createMcpHost } from '../../src/index.js';
 import { ServerConfig } from '../../src/services/config/schema.js';
 import { createOAuthProvider, isOAuthConfig } from '../../src/services/oauth/index.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer } from '../oauth/servers.js';
 
 let cluster: PgCluster;
@@ -73,10 +73,8 @@ it('a worker waiting for the authorization server retries at once when another w
     const parsed = ServerConfig.parse(config);
     if (!isOAuthConfig(parsed)) throw new Error('not an OAuth config');
     const provider = await createOAuthProvider({ credentials: w2.credentials, name: 'remote', config: parsed });
-    const waited = Date.now();
     await provider.refresh();
     await expect.poll(() => host.server('remote')?.state, { timeout: 10_000, interval: 25 }).toBe('ready');
-    expect(Date.now() - waited).toBeLessThan(10_000);
     expect(as.grants).toEqual(['authorization_code', 'refresh_token']);
     expect((await host.callTool('remote__echo', { text: 'hi' })).details.is_error).toBe(false);
   } finally {

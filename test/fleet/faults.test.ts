@@ -4,15 +4,17 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
+import { until } from '../support/wait.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
 const run = promisify(execFile);
-const BIN = resolve('bin/mcp-fleet.js');
 
 const bed = fleetTestBed();
 const { secretKey } = bed;
@@ -103,26 +105,46 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     expect(b.output()).toContain('config notifications:');
   });
 
-  it('a worker killed with SIGKILL amid writes leaves no partial row, and the others see it not alive after three missed heartbeats', async () => {
+  it('a worker killed with SIGKILL amid a write leaves the previous row whole, and the others see it not alive after three missed heartbeats', async () => {
     const url = await bed.database();
     const a = await worker('w1', url);
     const b = await worker('w2', url);
     expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...healthy() } })).status).toBe(201);
     await untilReadyOn(b, 'echo');
-    const writes = Array.from({ length: 10 }, (_, index) =>
-      b.request('/api/mcp/servers/echo', { method: 'PATCH', json: { env: { [`K${index}`]: 'v' } } }).catch(() => undefined),
-    );
-    await new Promise((resolveSoon) => setTimeout(resolveSoon, 300));
-    b.child.kill('SIGKILL');
-    await Promise.all(writes);
-    await b.exited;
-    // Every stored row opens and validates on the survivor, which applies what the killed worker stored.
-    await untilReadyOn(a, 'echo');
+    expect((await b.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 31 } })).status).toBe(200);
     const admin = new pg.Client({ connectionString: url });
     await admin.connect();
     try {
-      const rows = await admin.query('select name, config is null as gone from servers');
-      expect(rows.rows).toEqual([{ name: 'echo', gone: false }]);
+      const row = () => admin.query('select version, config is null as gone from servers where name = $1', ['echo']);
+      const counter = () => admin.query('select version from config_versions where id = 1');
+      const [before, counted] = [(await row()).rows, (await counter()).rows];
+      // Each row write waits in a trigger for a lock the test holds: the next write stops mid-transaction,
+      // after it bumped the global version, inside its insert into servers.
+      await admin.query(`create function hold_row_writes() returns trigger language plpgsql as $$
+        begin perform pg_advisory_xact_lock(7, 7); return new; end $$`);
+      await admin.query('create trigger hold_row_writes before insert or update on servers for each row execute function hold_row_writes()');
+      await admin.query('select pg_advisory_lock(7, 7)');
+      const write = b.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 45 } }).then(
+        (reply) => `answered ${reply.status}`,
+        () => 'cut off',
+      );
+      await until(async () => {
+        const waiting = await admin.query(
+          `select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike 'insert into servers%' and pid <> pg_backend_pid()`,
+        );
+        return waiting.rowCount === 1;
+      }, 'the write to reach the row');
+      b.child.kill('SIGKILL');
+      expect(await write).toBe('cut off');
+      await b.exited;
+      await admin.query('select pg_advisory_unlock(7, 7)');
+      await admin.query('drop trigger hold_row_writes on servers');
+      // The killed transaction is rolled back whole: the row and the global version are the previous ones.
+      expect((await row()).rows).toEqual(before);
+      expect((await counter()).rows).toEqual(counted);
+      // The survivor opens and validates the row, and writes past the lock the dead worker held.
+      expect((await a.request('/api/mcp/servers/echo')).json.config.timeout_seconds).toBe(31);
+      expect((await a.request('/api/mcp/servers/echo', { method: 'PATCH', json: { timeout_seconds: 46 } })).status).toBe(200);
     } finally {
       await admin.end();
     }
@@ -141,7 +163,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-nokey-'));
     const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
-      env: { ...process.env, MCP_FLEET_SECRET_KEY: '', MCP_FLEET_STATE_DIR: '' },
+      env: cleanEnv({ MCP_FLEET_SECRET_KEY: '' }),
     }).catch((error: { code: number; stderr: string }) => error);
     expect(failed).toMatchObject({ code: 1 });
     expect((failed as { stderr: string }).stderr).toMatch(/MCP_FLEET_SECRET_KEY.*secret_key/s);
@@ -154,7 +176,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       ['mysql://root:hunter2-pw@127.0.0.1/db', 'the scheme is mysql, not postgres'],
     ] as const) {
       const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
-        env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: '' },
+        env: cleanEnv({ MCP_FLEET_SECRET_KEY: secretKey }),
       }).catch((error: { code: number; stderr: string }) => error);
       // A usage error: exit 2, one line.
       expect(failed).toMatchObject({ code: 2 });
@@ -170,7 +192,7 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     const [command, ...args] = fixtureCommand('healthy.mjs');
     writeFileSync(file, JSON.stringify({ mcpServers: { imported: { command, args, env: { TOKEN: 'canary-import-77aa' } } } }));
     const { stdout } = await run(process.execPath, [BIN, 'import', file, '--database-url', url], {
-      env: { ...process.env, MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: dir },
+      env: cleanEnv({ MCP_FLEET_SECRET_KEY: secretKey, MCP_FLEET_STATE_DIR: dir }),
     });
     expect(stdout).toContain('imported 1 server');
     const admin = new pg.Client({ connectionString: url });

@@ -5,7 +5,7 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
-import { pgBinary } from '../helpers/postgres.js';
+import { pgBinary } from '../support/postgres.js';
 import { TOKEN } from '../http/helpers.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateSecretKeyText, openSharedStores } from '../../src/fleet.js';
 import { createMcpHost } from '../../src/index.js';
 import { fixtureCommand } from '../fixtures/index.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 
 let cluster: PgCluster;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import type { ConfigStore } from '../../src/services/config/store.js';
 import { openDatabase, type Database } from '../../src/services/database/database.js';
 import { migrate } from '../../src/services/database/migrations.js';
 import { newKey } from '../secrets/keys.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 
 let cluster: PgCluster;
 const cleanups: Array<() => Promise<void> | void> = [];

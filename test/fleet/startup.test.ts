@@ -5,15 +5,16 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { busyLoops, freePort, watchStartup } from '../cli/startup-window.js';
 import { fleetTestBed } from './workers.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
 const run = promisify(execFile);
-const BIN = resolve('bin/mcp-fleet.js');
 const bed = fleetTestBed();
 
 /** A database holding `servers` (mcp-fleet's own file format), through `mcp-fleet import`. */
@@ -23,7 +24,7 @@ async function databaseWith(servers: Record<string, unknown>): Promise<string> {
   const file = join(dir, 'mcp_servers.json');
   writeFileSync(file, JSON.stringify({ servers }));
   await run(process.execPath, [BIN, 'import', file, '--database-url', url], {
-    env: { ...process.env, MCP_FLEET_SECRET_KEY: bed.secretKey, MCP_FLEET_STATE_DIR: dir, MCP_FLEET_DATABASE_URL: '' },
+    env: cleanEnv({ MCP_FLEET_SECRET_KEY: bed.secretKey, MCP_FLEET_STATE_DIR: dir }),
   });
   return url;
 }

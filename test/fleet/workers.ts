@@ -3,13 +3,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
 import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { TOKEN } from '../http/helpers.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 
 export interface FleetWorkerProcess {
   id: string;
@@ -54,14 +55,7 @@ export function startFleetWorker(options: StartWorkerOptions): Promise<FleetWork
       ...(options.args ?? []),
     ],
     {
-      env: {
-        ...process.env,
-        MCP_FLEET_API_TOKEN: TOKEN,
-        MCP_FLEET_STATE_DIR: '',
-        MCP_FLEET_DATABASE_URL: '',
-        MCP_FLEET_SECRET_KEY: options.secretKey,
-        ...options.env,
-      },
+      env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN, MCP_FLEET_SECRET_KEY: options.secretKey, ...options.env }),
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { McpHost } from '../../src/host.js';
 import type { ServerState } from '../../src/services/journal/events.js';
 import { isAlive, allGone } from '../support/processes.js';
+import { waitForEvent } from '../support/wait.js';
 
 /** A fresh state dir holding `servers` as its `mcp_servers.json`. */
 export function stateDirWith(servers: Record<string, unknown>): string {
@@ -17,22 +18,12 @@ export function readConfigFile(dir: string): { servers: Record<string, Record<st
 }
 
 /** Resolves once `server` is in `state` according to the host's status (the journal projection). */
-export function untilState(host: McpHost, server: string, state: ServerState, timeoutMs = 15_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const check = () => host.server(server)?.state === state;
-    if (check()) return resolve();
-    const timer = setTimeout(() => {
-      unsubscribe();
-      reject(new Error(`${server} did not reach ${state} (now ${host.server(server)?.state ?? 'absent'})`));
-    }, timeoutMs);
-    const unsubscribe = host.subscribe(() => {
-      if (check()) {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve();
-      }
-    });
-  });
+export async function untilState(host: McpHost, server: string, state: ServerState, timeoutMs = 15_000): Promise<void> {
+  await waitForEvent((listener) => host.subscribe(listener), () => host.server(server)?.state === state, `${server} to reach ${state}`, timeoutMs).catch(
+    (error: Error) => {
+      throw new Error(`${error.message} (now ${host.server(server)?.state ?? 'absent'})`);
+    },
+  );
 }
 
 export { isAlive, allGone };

@@ -113,9 +113,13 @@ describe('start: on_demand', () => {
     const slow = host.callTool('od__slow', { ms: 1200 });
     await untilState(host, 'od', 'ready');
     const pid = pidOf(pidFile);
-    await new Promise((resolve) => setTimeout(resolve, 800));
-    expect(host.server('od')!.state).toBe('ready');
-    expect((await slow).details.is_error).toBe(false);
+    // Every state od shows while the call runs (past idle_timeout_seconds), up to its answer.
+    const seen: string[] = [];
+    const unsubscribe = host.subscribe(() => seen.push(host.server('od')?.state ?? 'absent'));
+    const result = await slow;
+    unsubscribe();
+    expect(result.details.is_error).toBe(false);
+    expect(seen.filter((state) => state !== 'ready')).toEqual([]);
     await untilState(host, 'od', 'pending');
     await untilGone(pid);
   });

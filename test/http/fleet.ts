@@ -10,6 +10,7 @@ import type { ServerState } from '../../src/services/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { serve, type Reply, type RequestOptions, type Served } from './helpers.js';
 import { isAlive, allGone, readPid } from '../support/processes.js';
+import { untilValue } from '../support/wait.js';
 
 /** Secret values planted in configs and bodies; no reply may contain one. */
 export const CANARIES = ['canary-env-SECRET-0001', 'canary-replaced-SECRET-0002', 'canary-header-SECRET-0003', 'canary-token-SECRET-0004'];
@@ -79,15 +80,13 @@ export async function startFleet(
 
 /** Polls the API until `server` is in `state`. */
 export async function untilState(fleet: Fleet, server: string, state: ServerState, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
   let last: string | undefined;
-  while (Date.now() < deadline) {
-    const reply = await fleet.request(`/api/mcp/servers/${server}`);
-    last = reply.json?.state;
-    if (last === state) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`${server} did not reach ${state} (last: ${last})`);
+  await untilValue(async () => {
+    last = (await fleet.request(`/api/mcp/servers/${server}`)).json?.state;
+    return last === state;
+  }, `${server} to reach ${state}`, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message} (last: ${last})`);
+  });
 }
 
 export { isAlive, allGone, readPid };

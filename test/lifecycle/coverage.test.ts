@@ -22,7 +22,8 @@ import {
 } from '../oauth/servers.js';
 import { allGone, isAlive, readPid } from '../support/processes.js';
 import { deriveRows, edgeName, readServerDiagram, type Row, type State } from './diagram-edges.js';
-import { JournalWatch, poll, type Transitioned } from './journal-watch.js';
+import { untilValue } from '../support/wait.js';
+import { JournalWatch, WAIT_MS, type Transitioned } from './journal-watch.js';
 
 // The diagram edges the scenarios name, as server.mmd writes them.
 const BOOT_PENDING = 'boot --> pending : always [isEnabled]';
@@ -407,7 +408,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     for (const name of ['alpha', 'gamma', 'once', 'stubborn', 'od']) pidOf(name);
     watch.observe('pending_queued --> pending_choose : server.connect', 'alpha, gamma, crashy, once, stubborn, od connected in file order');
     // hung1 takes the slot and never answers: the servers after it wait in the queue, with no process.
-    await poll(() => pidIfAny('hung1'), 'hung1 to be spawned');
+    await untilValue(() => pidIfAny('hung1'), 'hung1 to be spawned', WAIT_MS);
     pidOf('hung1');
     expect(['hung2', 'hung3', 'hung4'].filter((name) => existsSync(pidFile(name)))).toEqual([]);
     expect(['hung2', 'hung3', 'hung4'].map((name) => host.server(name)?.state)).toEqual(['pending', 'pending', 'pending']);
@@ -618,10 +619,10 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     const old = pidOf('hung1');
     // Both requests wait for the server to leave pending, which only the final shutdown does.
     outstanding.push(api('POST', '/api/mcp/servers/hung1/restart'));
-    const fresh = await poll(() => {
+    const fresh = await untilValue(() => {
       const pid = pidIfAny('hung1');
       return pid !== undefined && pid !== old && isAlive(pid) ? pid : undefined;
-    }, 'a new hung1 process');
+    }, 'a new hung1 process', WAIT_MS);
     pids.add(fresh);
     expect(await allGone([old])).toBe(true);
     watch.observe('pending --> pending : server.restart', `hung1: process ${old} replaced by ${fresh}`);
@@ -633,7 +634,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       (event) => event.type === 'server.configured' && event.server === 'hung4' && event.config.timeout_seconds === 590,
       'hung4: server.configured with timeout_seconds 590',
     );
-    const spawned = await poll(() => pidIfAny('hung4'), 'hung4 to be spawned');
+    const spawned = await untilValue(() => pidIfAny('hung4'), 'hung4 to be spawned', WAIT_MS);
     pids.add(spawned);
     watch.observe('pending --> pending : server.configure', `hung4: left the queue and spawned ${spawned}`);
     noTransitionsSince(mark, 'hung1', 'hung4');
@@ -769,7 +770,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       'ob: the token endpoint answered 400 without an OAuth error, connected with the stored token',
     );
     // The token endpoint answers again: the ready server's own refresh (retried within 10 s) stores a fresh token.
-    await poll(() => credentials('ob').tokens.expires_at > Date.now(), 'ob refreshed in the background', 20_000);
+    await untilValue(() => credentials('ob').tokens.expires_at > Date.now(), 'ob refreshed in the background', 20_000);
   });
 
   scenario('ob AS down', 'its authorization server stopped: authenticating → error (unreachable), ready by itself once it is back', async () => {

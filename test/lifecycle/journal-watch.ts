@@ -7,6 +7,7 @@
  */
 import type { McpHost } from '../../src/host.js';
 import type { JournalEvent } from '../../src/services/journal/events.js';
+import { waitForEvent } from '../support/wait.js';
 import { edgeName, type Row, type State } from './diagram-edges.js';
 
 export type Transitioned = Extract<JournalEvent, { type: 'server.transitioned' }>;
@@ -70,22 +71,11 @@ export class JournalWatch {
 
   /** Resolves with `find()`'s first defined answer, re-checked on every journal event; rejects after `timeoutMs`. */
   until<T>(find: () => T | undefined, what: string, timeoutMs = WAIT_MS): Promise<T> {
-    const found = find();
-    if (found !== undefined) return Promise.resolve(found);
-    return new Promise<T>((resolve, reject) => {
-      const listener = () => {
-        const value = find();
-        if (value === undefined) return;
-        clearTimeout(timer);
-        this.#listeners.delete(listener);
-        resolve(value);
-      };
-      const timer = setTimeout(() => {
-        this.#listeners.delete(listener);
-        reject(new Error(`[${this.scenario}] waited ${timeoutMs} ms for ${what}; it did not come`));
-      }, timeoutMs);
+    const subscribe = (listener: () => void) => {
       this.#listeners.add(listener);
-    });
+      return () => void this.#listeners.delete(listener);
+    };
+    return waitForEvent(subscribe, find, `[${this.scenario}] ${what}`, timeoutMs);
   }
 
   /** The first event after `since` that `match` accepts. */
@@ -135,16 +125,5 @@ export class JournalWatch {
     );
     if (!row) throw new Error(`diagrams/server.mmd has no edge "${via}" that the journal shows as ${edgeName(from, to)}`);
     return row;
-  }
-}
-
-/** Polls `check` (a condition outside the journal: a pid file, a process) until it holds; bounded. */
-export async function poll<T>(check: () => T | undefined | false, what: string, timeoutMs = WAIT_MS): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`waited ${timeoutMs} ms for ${what}; it did not happen`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
   }
 }

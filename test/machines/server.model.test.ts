@@ -25,11 +25,18 @@ import { topState } from '../../src/machines/server.queries.js';
 import { ServerState } from '../../src/services/journal/events.js';
 import { getTransitionPaths, stepsOf } from './helpers/paths.js';
 import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
-import { NAME, phaseOf, runPath, runPaths } from './helpers/server-run.js';
+import { serverMutants } from './helpers/server-mutants.js';
+import { firstMismatch, NAME, phaseOf, runPath, runPaths } from './helpers/server-run.js';
 import { initialFacts, specState, type ModelEvent } from './helpers/server-spec.js';
 
-/** Tens of thousands of steps per test: room for two cores busy with other tests. */
-const PATHS_TIMEOUT_MS = 600_000;
+/**
+ * A walk's timeout, from its size. With the two cores busy with other tests, 4295 paths of 25 127 steps
+ * took 78 s and 991 shortest paths 22 s (each path starts an actor and a journal): a few times that.
+ */
+const timeoutFor = (paths: ReadonlyArray<{ steps: readonly unknown[] }>): number =>
+  Math.max(60_000, paths.length * 50 + stepsOf(paths) * 10);
+/** A broken machine fails within a few thousand paths (25 s, the slowest, on two busy cores). */
+const MUTANT_TIMEOUT_MS = 120_000;
 
 /** Simple paths are walked per family of events (all of them at once would be millions of paths). */
 const families = {
@@ -241,7 +248,9 @@ function walk(scenario: Scenario) {
   // Every state, telling configs apart (each config an event brings is a state of its own).
   const shortest = getShortestPaths(bounds(3), traversal(input, configs, { fine: true }));
   // Every transition, states told apart by `enabled` only.
-  const transitions = scenario.transitions ? getTransitionPaths(bounds(2), traversal(input, configs), wasRefused) : [];
+  const transitions = scenario.transitions
+    ? getTransitionPaths(bounds(2), traversal(input, configs), wasRefused, { pastSelfLoops: true })
+    : [];
   const simple = scenario.families.map((family) => {
     const { attempts, events } = families[family];
     return { family, paths: getSimplePaths(bounds(attempts), traversal(input, configs, { only: new Set(events) })) };
@@ -263,23 +272,21 @@ describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, in
   test(`every state (${shortest.length} shortest paths, all events) holds the model at every step`, async () => {
     expect(shortest.length).toBeGreaterThan(60);
     (await runPaths(shortest, run)).assertNone();
-  }, PATHS_TIMEOUT_MS);
+  }, timeoutFor(shortest));
 
   if (scenario.transitions) {
     test(`every transition (${transitions.length} paths, ${stepsOf(transitions)} steps) holds the model at every step`, async () => {
       expect(transitions.length).toBeGreaterThan(1000);
       (await runPaths(transitions, run)).assertNone();
-    }, PATHS_TIMEOUT_MS);
+    }, timeoutFor(transitions));
   }
 
-  test.each(simple.map(({ family, paths }) => [family, paths.length, stepsOf(paths), paths] as const))(
-    'every simple path of the %s events (%i paths, %i steps) holds the model at every step',
-    async (_family, count, _steps, paths) => {
-      expect(count).toBeGreaterThan(50);
+  for (const { family, paths } of simple) {
+    test(`every simple path of the ${family} events (${paths.length} paths, ${stepsOf(paths)} steps) holds the model at every step`, async () => {
+      expect(paths.length).toBeGreaterThan(50);
       (await runPaths(paths, run)).assertNone();
-    },
-    PATHS_TIMEOUT_MS,
-  );
+    }, timeoutFor(paths));
+  }
 });
 
 test('the walks reach every SPEC §4 state and every substate, and take every event', () => {
@@ -424,5 +431,39 @@ describe('discrepancies found by the walks, as the shortest paths that show them
       { type: 'close.done' },
     ]);
     expect(mismatch).toBeNull();
+  });
+});
+
+describe('the model test fails on a broken machine', () => {
+  // Local, added by management, reconnect.max_attempts 1: one loss reconnects, the second failure gives up.
+  const configs = configSet('local', 1);
+  const input: ServerInput = { name: NAME, config: configs.base, queued: false };
+  /** Every transition of the machine's own graph (and on past its self-loops), the shortest first: the first mismatch comes soon. */
+  const pathsOf = (machine: typeof serverMachine) =>
+    getTransitionPaths(serverGraph({ attempts: 2, catalogChanges: 1 }, true, machine), traversal(input, configs), wasRefused, {
+      pastSelfLoops: true,
+    }).sort(
+      (a, b) => a.steps.length - b.steps.length,
+    );
+
+  test.each(serverMutants.map(({ name, machine }) => [name, machine] as const))('%s', async (_name, machine) => {
+    const mismatch = await firstMismatch(pathsOf(machine), { input, configs, machine });
+    expect(mismatch, 'the model passed a broken machine').not.toBeNull();
+  }, MUTANT_TIMEOUT_MS);
+
+  test('the failures the machine counts are observed: a stable run that resets nothing differs at once', async () => {
+    const [mutant] = serverMutants;
+    const mismatch = await firstMismatch(pathsOf(mutant!.machine), { input, configs, machine: mutant!.machine });
+    expect(mismatch?.signature).toMatch(/^stable\.elapses: .*failures/);
+  }, MUTANT_TIMEOUT_MS);
+
+  test('a self-loop does not end a path: the walk goes on past it', () => {
+    // Broken so, `stable` is a self-loop: the next loss is the second failure, and the server gives up.
+    const paths = pathsOf(serverMutants[0]!.machine);
+    const onPast = paths.filter((path) => {
+      const at = path.steps.findIndex((step, index) => index > 0 && step.event.type === 'stable.elapses');
+      return at > 0 && at < path.steps.length - 1;
+    });
+    expect(onPast.map((path) => path.steps.at(-1)!.event.type)).toContain('connection.lost');
   });
 });

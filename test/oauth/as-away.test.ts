@@ -14,7 +14,8 @@ import { createMcpHost, type McpHost } from '../../src/host.js';
 import type { ServerState } from '../../src/services/journal/events.js';
 import { startFleet, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
-import { BIN, cleanEnv } from '../cli/run.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer } from './servers.js';
 
 const cleanups: Array<() => Promise<void>> = [];

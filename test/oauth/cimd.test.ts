@@ -12,13 +12,14 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN } from '../http/helpers.js';
-import { cleanEnv, until } from '../security/processes.js';
+import { cleanEnv } from '../support/env.js';
+import { until } from '../support/wait.js';
 import { consentAsUser, fetchTrusting, startAuthorizationServer, startMcpResourceServer } from './servers.js';
+import { BIN } from '../support/cli.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 const DOCUMENT_PATH = '/oauth/client-metadata.json';
 
 const cleanups: Array<() => Promise<void> | void> = [];

@@ -1,5 +1,5 @@
 // OAuth credentials in the PostgreSQL a fleet shares (issue 15), on a real
-// cluster (test/helpers/postgres.ts) with a real authorization server that
+// cluster (test/support/postgres.ts) with a real authorization server that
 // rotates refresh tokens (oidc-provider, test/oauth/servers.ts): records
 // sealed at rest, one refresh at a time across workers, and the errors a
 // wrong key or a stopped database give.
@@ -17,7 +17,7 @@ import { createPgCredentialsStore } from '../../src/services/oauth/pg-credential
 import { scopeChallengeFetch } from '../../src/services/oauth/step-up.js';
 import type { SecretKey } from '../../src/services/secrets/secret-key.js';
 import { FleetError } from '../../src/services/support/errors.js';
-import { postgresAvailable, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 import { leaks, newKey } from '../secrets/keys.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from './servers.js';
 

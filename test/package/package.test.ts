@@ -1,5 +1,5 @@
 // The package as users get it: `npm pack` the project, install the tarball into
-// an empty project (test/helpers/packed-project.ts, offline), and there import
+// an empty project (test/support/packed-project.ts, offline), and there import
 // it from plain Node, type-check a strict consumer against its declarations,
 // run the `mcp-fleet` binary and a worker on a real server. Nothing in that
 // project can reach tsx or src/.
@@ -8,7 +8,8 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, symlinkS
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
-import { cleanEnv, exec, installPackedProject, pkg, ROOT, type PackedProject } from '../helpers/packed-project.js';
+import { cleanEnv } from '../support/env.js';
+import { exec, installPackedProject, pkg, ROOT, type PackedProject } from '../support/packed-project.js';
 
 const TSC = join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
 

@@ -4,12 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost } from '../../src/host.js';
 import { serve, TOKEN } from '../http/helpers.js';
-
-const BIN = resolve('bin/mcp-fleet.js');
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 const dirs: string[] = [];
 const children: ChildProcess[] = [];
 afterEach(() => {
@@ -60,7 +60,7 @@ test('twenty parallel PATCHes to different servers all land', async () => {
 /** Starts `serve` and resolves with its URL once its servers are through startup (the startup summary is out). */
 function startWorker(dir: string): Promise<{ child: ChildProcess; url: string; exited: Promise<unknown> }> {
   const child = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
-    env: { ...process.env, MCP_FLEET_API_TOKEN: TOKEN, MCP_FLEET_STATE_DIR: '' },
+    env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);

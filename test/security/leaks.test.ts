@@ -19,12 +19,12 @@ import {
   readStream,
   startChildWorker,
   startHttpFixture,
-  until,
   type Captured,
   type ChildWorker,
   type CliRun,
 } from './processes.js';
 import { storedJournalLines } from '../support/journal-files.js';
+import { until } from '../support/wait.js';
 
 const canaries = new Canaries();
 const outputs = new Outputs();

@@ -4,23 +4,15 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { buildProgram, type CliIO } from '../../src/cli.js';
 import { fixture } from '../fixtures/index.js';
 import { request as rawRequest, type Reply, type RequestOptions } from '../http/helpers.js';
+import { cleanEnv } from '../support/env.js';
 import { freePort } from '../support/ports.js';
 import { until } from '../support/wait.js';
+import { BIN } from '../support/cli.js';
 
-export { until };
-
-const BIN = resolve('bin/mcp-fleet.js');
-
-/** The test's environment minus whatever would redirect the worker or the CLI. */
-export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE']) delete env[key];
-  return { ...env, ...extra };
-}
 
 /** A loopback port nothing listens on (bound, then released). */
 export const deadPort = freePort;

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   displayEndpoint,
@@ -21,17 +21,12 @@ import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';
 import { until } from '../support/wait.js';
+import { cleanEnv } from '../support/env.js';
+import { BIN } from '../support/cli.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 const HEADER_SECRET = 'hdr-secret-7f3a9c';
 const PASSWORD = 'pw-secret-51b2';
 const QUERY_SECRET = 'query-secret-e80d';
-
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('OTEL_') || key.startsWith('MCP_FLEET_')) delete env[key];
-  return { ...env, ...extra };
-}
 
 /** A port nothing listens on: bound once by the OS, then closed. */
 async function closedPort(): Promise<number> {

@@ -6,15 +6,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { requestedExporters, startTelemetryExport } from '../../src/cli/telemetry.js';
 import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';
 import { until } from '../support/wait.js';
+import { cleanEnv } from '../support/env.js';
+import { BIN } from '../support/cli.js';
 
-const BIN = resolve('bin/mcp-fleet.js');
 
 interface OtlpSpan {
   traceId: string;
@@ -36,13 +37,6 @@ function attr(list: OtlpSpan['attributes'] | undefined, key: string): unknown {
 /** OTLP/JSON ids are hex in the JS exporter's JSON encoding. */
 function hex(id: string): string {
   return /^[0-9a-f]+$/.test(id) ? id : Buffer.from(id, 'base64').toString('hex');
-}
-
-/** The test's environment without anything that would redirect the CLI or its export. */
-function cleanEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of Object.keys(env)) if (key.startsWith('OTEL_') || key.startsWith('MCP_FLEET_')) delete env[key];
-  return { ...env, ...extra };
 }
 
 const children: ChildProcess[] = [];

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
-import { newDatabase, startPostgres, type PgCluster } from '../helpers/postgres.js';
+import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { startFleetWorker, type FleetWorkerProcess } from '../fleet/workers.js';
 import { launchBrowser, openRecordedPage } from './browser.js';
 

@@ -1,5 +1,5 @@
 // Paths over a graph for `xstate/graph`'s path functions, and one more kind
-// of path: every transition once.
+// of path: every transition once (and on past each self-loop).
 import type { ActorLogic, EventObject, Snapshot } from 'xstate';
 import { getAdjacencyMap, getShortestPaths, type StatePath, type TraversalOptions } from 'xstate/graph';
 
@@ -8,12 +8,22 @@ import { getAdjacencyMap, getShortestPaths, type StatePath, type TraversalOption
  * each event that state can take (also the events it ignores: the real actor
  * must ignore them too). Shortest paths alone reach every state but leave out
  * most transitions into a state already reached another way.
+ *
+ * With `pastSelfLoops`, a self-loop (an edge back to the state it left, as
+ * `serializeState` sees it) does not end a path: it is walked on past, with
+ * each edge that leaves the state. An ignored event is a self-loop too, and so is a transition
+ * that changes only what the key leaves out (a targetless transition whose
+ * actions were lost is one XState ignores): what the loop did to whatever
+ * the key leaves out (context, timers, work in flight) shows in the step
+ * after it.
  */
 export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject, TInput>(
   logic: ActorLogic<TSnapshot, TEvent, TInput>,
   options: TraversalOptions<TSnapshot, TEvent, TInput> & { serializeState: (snapshot: TSnapshot) => string },
   /** Transitions that are not the logic's own (a bound refused the event): left out. */
   skip: (event: TEvent) => boolean = () => false,
+  /** Walk on past each self-loop (below); about twice the paths. */
+  { pastSelfLoops = false }: { pastSelfLoops?: boolean } = {},
 ): Array<StatePath<TSnapshot, TEvent>> {
   const shortest = new Map(getShortestPaths(logic, options).map((path) => [options.serializeState(path.state), path]));
   const adjacency = getAdjacencyMap(logic, options);
@@ -21,9 +31,14 @@ export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent e
   for (const [key, { transitions }] of Object.entries(adjacency)) {
     const head = shortest.get(key);
     if (!head) continue;
-    for (const { event, state } of Object.values(transitions) as Array<{ event: TEvent; state: TSnapshot }>) {
-      if (skip(event)) continue;
-      paths.push({ state, weight: head.weight + 1, steps: [...head.steps, { state, event }] });
+    const edges = (Object.values(transitions) as Array<{ event: TEvent; state: TSnapshot }>).filter(({ event }) => !skip(event));
+    const leaving = edges.filter(({ state }) => options.serializeState(state) !== key);
+    for (const edge of edges) {
+      paths.push({ state: edge.state, weight: head.weight + 1, steps: [...head.steps, edge] });
+      if (!pastSelfLoops || options.serializeState(edge.state) !== key) continue;
+      for (const next of leaving) {
+        paths.push({ state: next.state, weight: head.weight + 2, steps: [...head.steps, edge, next] });
+      }
     }
   }
   return paths;

@@ -229,11 +229,16 @@ const refused = new WeakSet<ModelEvent>();
  * an earlier run; the machine's guard is provided as the host provides it
  * (known from the start, or once the server registered its tools).
  */
-export function serverGraph(bounds: Bounds, knowsCatalog = true): ActorLogic<ServerSnapshot, ModelEvent, ServerInput> {
+export function serverGraph(
+  bounds: Bounds,
+  knowsCatalog = true,
+  /** The machine whose graph is walked (a deliberately broken one, to see the model test fail). */
+  walked: typeof serverMachine = serverMachine,
+): ActorLogic<ServerSnapshot, ModelEvent, ServerInput> {
   const maxCalls = bounds.calls ?? 2;
   /** What the guard answers during the transition being computed (transitions are synchronous). */
   let catalogNow = knowsCatalog;
-  const machine = serverMachine.provide({ guards: { knowsCatalog: () => catalogNow } });
+  const machine = walked.provide({ guards: { knowsCatalog: () => catalogNow } });
   const logic = Object.create(machine) as ActorLogic<ServerSnapshot, ModelEvent, ServerInput>;
   return Object.assign(logic, {
     getInitialSnapshot(scope: ActorScope<ServerSnapshot, ModelEvent>, input: ServerInput) {

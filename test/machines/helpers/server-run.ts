@@ -138,6 +138,8 @@ function observe(actor: ServerRef, step: ServerSnapshot, observer: Observer, wor
     queued: state === 'pending' && snapshot.context.queued,
     /** An `on_demand` server was asked for: it connects rather than waits (until it goes idle). */
     demanded: snapshot.context.demanded,
+    /** Lost connections and failed reconnects in a row: what is left of reconnect.max_attempts. */
+    failures: snapshot.context.failures,
     config: configLabel(configs, snapshot.context.config),
     errorKind: failedState(state) ? snapshot.context.errorKind : null,
     gaveUp: state === 'error' && /gave up/.test(snapshot.context.error ?? ''),
@@ -187,6 +189,7 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
     phase: facts.phase,
     queued: state === 'pending' && facts.queued,
     demanded: facts.demanded,
+    failures: facts.failures,
     config: configLabel(configs, facts.config),
     errorKind,
     gaveUp: state === 'error' && facts.gaveUp,
@@ -289,4 +292,18 @@ export async function runPaths(paths: readonly ServerPath[], run: PathRun) {
     if (ownClock) vi.useRealTimers();
   }
   return mismatches;
+}
+
+/** The first path on which the actor differs from the model (null if none does): enough to see a broken machine fail. */
+export async function firstMismatch(paths: readonly ServerPath[], run: PathRun): Promise<Mismatch | null> {
+  const ownClock = fakeClock();
+  try {
+    for (const path of paths) {
+      const mismatch = await runPath(path, run);
+      if (mismatch) return mismatch;
+    }
+    return null;
+  } finally {
+    if (ownClock) vi.useRealTimers();
+  }
 }

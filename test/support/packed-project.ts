@@ -14,6 +14,7 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { cleanEnv } from './env.js';
 
 const run = promisify(execFile);
 
@@ -29,16 +30,6 @@ export const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) 
   bin: Record<string, string>;
   engines: Record<string, string>;
 };
-
-/** The environment variables that would redirect a worker or the CLI away from what a test set up. */
-export const FLEET_ENV = ['MCP_FLEET_API_TOKEN', 'MCP_FLEET_STATE_DIR', 'MCP_FLEET_PROFILE', 'MCP_FLEET_DATABASE_URL'] as const;
-
-/** The environment without anything that would redirect the worker or the CLI. */
-export function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  for (const key of FLEET_ENV) delete env[key];
-  return env;
-}
 
 /** Runs a command to completion in `cwd` with the clean environment; rejects on a non-zero exit. */
 export function exec(command: string, args: string[], cwd: string, timeout = 120_000) {

@@ -5,7 +5,8 @@ import { execFile, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { cleanEnv } from '../security/processes.js';
+import { cleanEnv } from './env.js';
+import { until } from './wait.js';
 
 export const BIN = resolve('bin/mcp-fleet.js');
 
@@ -15,16 +16,14 @@ export interface Run {
   stderr: string;
 }
 
-/** `mcp-fleet ARGS`, with `env` added; resolves with its exit code and output. */
-export function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
+/** `mcp-fleet ARGS` (in `cwd`), with `env` added; resolves with its exit code and output. */
+export function cli(args: string[], env: Record<string, string> = {}, { cwd }: { cwd?: string } = {}): Promise<Run> {
   return new Promise((done) => {
-    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(env), timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { env: cleanEnv(env), cwd, timeout: 30_000 }, (err, stdout, stderr) => {
       done({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
     });
   });
 }
-
-export { cleanEnv };
 
 /** A real `mcp-fleet serve` on a fresh state dir holding `servers`, until `stop()`. */
 export interface ServeWorker {
@@ -52,13 +51,10 @@ export async function startServe(prefix: string, servers: Record<string, unknown
   let stdout = '';
   worker.stdout!.on('data', (chunk) => (stdout += chunk));
   worker.stderr!.resume();
-  const deadline = Date.now() + 20_000;
-  while (!/servers ready/.test(stdout)) {
-    if (Date.now() > deadline) {
-      await stop();
-      throw new Error(`the worker did not start: ${stdout}`);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  // A Python fixture server can take tens of seconds to start on a machine busy with other tests.
+  await until(() => /servers ready/.test(stdout), 'the worker to start', 60_000).catch(async (error: Error) => {
+    await stop();
+    throw new Error(`${error.message}: ${stdout}`);
+  });
   return { dir, stop };
 }
