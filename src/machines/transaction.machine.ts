@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { and, assign, fromPromise, setup } from 'xstate';
-import { mergePatch } from '../services/config/credentials.js';
+import { mergePatch } from '../services/config/merge-patch.js';
 import type { ServerConfig } from '../services/config/schema.js';
 import type { ServerView } from '../services/journal/server-view.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../services/support/errors.js';
