@@ -167,7 +167,8 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
   return {
     start() {
       starting ??= (async () => {
-        actor.send({ type: 'host.start' });
+        // A host shut down before it was started takes nothing any more.
+        if (actor.getSnapshot().status === 'active') actor.send({ type: 'host.start' });
         const outcome = await waitFor(actor, (snapshot) => !snapshot.matches('idle') && !snapshot.matches('starting'), { timeout: Infinity });
         if (outcome.context.startError !== undefined) throw outcome.context.startError;
         // Shut down before it was started: nothing was published.

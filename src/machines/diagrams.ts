@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
+import { hostMachine } from './host.machine.js';
 import { registryMachine } from './registry.machine.js';
 import { serverMachine } from './server.machine.js';
 
@@ -8,6 +9,7 @@ import { serverMachine } from './server.machine.js';
 export const DIAGRAMMED_MACHINES: Record<string, AnyStateMachine> = {
   server: serverMachine,
   registry: registryMachine,
+  host: hostMachine,
 };
 
 /** A state of the chart, read from the machine definition. */

@@ -278,7 +278,13 @@ export const hostMachine = setup({
                 },
                 awaitingIdle: {
                   description: 'servers left alone while a transaction ran on them are read again once it is over',
-                  invoke: { src: 'awaitIdle', input: ({ context }) => ({ names: context.busy }), onDone: { target: 'reconciling' } },
+                  invoke: {
+                    src: 'awaitIdle',
+                    input: ({ context }) => ({ names: context.busy }),
+                    // Read again either way: the reconcile finds who is still busy.
+                    onDone: { target: 'reconciling' },
+                    onError: { target: 'reconciling' },
+                  },
                   on: { 'config.changed': { target: 'reconciling' } },
                 },
               },
