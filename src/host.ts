@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { waitFor } from 'xstate';
-import type { ServerActorRef } from './machines/registry.machine.js';
-import type { CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
+import type { HostLogger, McpHost, McpHostOptions } from './host/api.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
 import { createHostLifecycle } from './host/lifecycle.js';
@@ -18,8 +17,8 @@ import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
-import { secretValues, toResponse, type ServerConfigResponse } from './services/config/credentials.js';
-import { jsonEqual } from './services/support/json-equal.js';
+import { secretValues } from './services/config/credentials.js';
+import { createViewVersions } from './host/views.js';
 import type { ServerConfig } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import { clientMetadataDocument } from './services/oauth/client-metadata-document.js';
@@ -31,7 +30,6 @@ import { createFileEventStore } from './services/journal/file-event-store.js';
 import { serverViews } from './services/journal/projection.js';
 import { createServerAuth } from './services/oauth/server-auth.js';
 import { resolveStateDir } from './services/config/paths.js';
-import type { ServerView } from './services/journal/server-view.js';
 import { createPromptRegistry } from './services/capabilities/prompts.js';
 import { createClientHandlers } from './services/capabilities/client-handlers.js';
 import { parseRoots } from './services/capabilities/roots.js';
@@ -117,8 +115,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
     ...(options.workerId !== undefined && { workerId: options.workerId }),
     bridge(ref) {
-      if (bridged.has(ref)) return;
-      bridged.add(ref);
       bridgeServer(ref, {
         append,
         mount,
@@ -137,8 +133,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
     status: () => host.status(),
   });
-  /** Every actor the registry publishes is observed once, through the journal bridge. */
-  const bridged = new WeakSet<ServerActorRef>();
   const { servers, current, running } = lifecycle;
 
   const management = createManagement({
@@ -156,39 +150,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
-  /**
-   * The version of the config a view shows: the stored config's version once
-   * the view shows that config (a change another worker stored is announced
-   * before this worker has applied and journaled it; until then the view
-   * keeps the version it had). Compared masked, as the view holds it.
-   */
-  const shows = new WeakMap<object, { stored: ServerConfig; version: number | null }>();
-  const masked = new WeakMap<ServerConfig, ServerConfigResponse>();
-  function versionOf(view: ServerView): number | null {
-    const stored = store.stored(view.name);
-    const known = shows.get(view.config);
-    if (stored === undefined || (known !== undefined && known.stored === stored.config)) return known?.version ?? null;
-    let storedView = masked.get(stored.config);
-    if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
-    if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
-    shows.set(view.config, { stored: stored.config, version: stored.version });
-    return stored.version;
-  }
-
-  /**
-   * The view with its version. The projection's views are shared until their
-   * server changes (see `serverViews`); so are these, until the version
-   * moves, so an unchanged list stays the same objects.
-   */
-  const versioned = new WeakMap<ServerView, ServerView>();
-  function withVersion(view: ServerView): ServerView {
-    const version = versionOf(view);
-    const known = versioned.get(view);
-    if (known !== undefined && known.version === version) return known;
-    const next = { ...view, version };
-    versioned.set(view, next);
-    return next;
-  }
+  const { withVersion } = createViewVersions(store);
 
   /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
   function ownerByName(tool: string): string | undefined {

@@ -29,7 +29,7 @@ export interface LifecycleDeps {
   presence?: Presence;
   publicUrl?: string;
   workerId?: string;
-  /** Observes one server actor (the journal bridge), once per actor. */
+  /** Observes one server actor (the journal bridge); called once per actor. */
   bridge(ref: ServerActorRef): void;
   /** A management transaction runs on the server; resolves once none does. */
   busy(name: string): boolean;
@@ -94,8 +94,14 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
         return loaded.servers.map(([name, config]) => ({ name, config }));
       }),
       bridge: fromCallback<HostEvent, { registry: RegistryRef }>(({ input }) => {
+        // Every actor the registry publishes is observed once.
+        const bridged = new WeakSet<ServerActorRef>();
         const bridgeAll = () => {
-          for (const ref of Object.values(input.registry.getSnapshot().context.servers)) deps.bridge(ref);
+          for (const ref of Object.values(input.registry.getSnapshot().context.servers)) {
+            if (bridged.has(ref)) continue;
+            bridged.add(ref);
+            deps.bridge(ref);
+          }
         };
         const subscription = input.registry.subscribe(bridgeAll);
         bridgeAll();
