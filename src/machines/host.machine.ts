@@ -355,10 +355,15 @@ export const hostMachine = setup({
               { guard: 'announced', target: 'leavingFleet', actions: ['stopBridge', 'stopRegistry'] },
               { target: 'closing', actions: ['stopBridge', 'stopRegistry'] },
             ],
-            onError: {
-              target: 'closing',
-              actions: ['stopBridge', 'stopRegistry', { type: 'recordStopError', params: ({ event }) => event }],
-            },
+            // The next steps run all the same: shutdown() reports the error once they are done.
+            onError: [
+              {
+                guard: 'announced',
+                target: 'leavingFleet',
+                actions: ['stopBridge', 'stopRegistry', { type: 'recordStopError', params: ({ event }) => event }],
+              },
+              { target: 'closing', actions: ['stopBridge', 'stopRegistry', { type: 'recordStopError', params: ({ event }) => event }] },
+            ],
           },
         },
         leavingFleet: {

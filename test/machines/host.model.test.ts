@@ -190,6 +190,8 @@ function observe(world: World, host: Host) {
     registryStopped: registry ? registry.getSnapshot().status === 'stopped' : null,
     serverPublished: server !== undefined,
     done: snapshot.status === 'done',
+    startFailed: snapshot.context.startError !== undefined,
+    stopFailed: snapshot.context.stopError !== undefined,
   };
 }
 
@@ -205,6 +207,8 @@ function promised(facts: HostFacts): ReturnType<typeof observe> {
     registryStopped: facts.published ? ['leavingFleet', 'closing', 'stopped'].includes(facts.phase) : null,
     serverPublished: facts.published,
     done: facts.phase === 'stopped',
+    startFailed: facts.startFailed,
+    stopFailed: facts.stopFailed,
   };
 }
 

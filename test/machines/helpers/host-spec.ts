@@ -39,6 +39,10 @@ export interface HostFacts {
   registryInbox: string[];
   approvalsClosed: number;
   reconcileFailures: number;
+  /** `start()` rejects: opening or catching up failed. */
+  startFailed: boolean;
+  /** `shutdown()` rejects: a step of stopping failed. */
+  stopFailed: boolean;
 }
 
 export type HostModelEvent =
@@ -78,6 +82,8 @@ export function initialHostFacts(scenario: { watchConfig: boolean; listed: boole
     registryInbox: [],
     approvalsClosed: 0,
     reconcileFailures: 0,
+    startFailed: false,
+    stopFailed: false,
   };
 }
 
@@ -149,6 +155,8 @@ export function hostStep(facts: HostFacts, event: HostModelEvent): HostStep {
   const f: HostFacts = { ...facts, serverInbox: [...facts.serverInbox], registryInbox: [...facts.registryInbox] };
   const edges: string[] = [];
   const take = (edge: string) => edges.push(edge);
+  if (event.type === 'open.fails' || event.type === 'catchUp.fails') f.startFailed = true;
+  if (event.type === 'stopServers.fails' || event.type === 'leaveFleet.fails' || event.type === 'closeStores.fails') f.stopFailed = true;
 
   const enterRunning = () => {
     f.phase = 'running';
@@ -298,18 +306,18 @@ export function hostStep(facts: HostFacts, event: HostModelEvent): HostStep {
       break;
     }
     case 'stopServers.done':
+    case 'stopServers.fails': {
+      // A failure does not skip the later steps.
+      const label = event.type === 'stopServers.done' ? 'stopServers done' : 'stopServers failed';
       if (f.announced) {
-        take('stopping_stoppingServers --> stopping_leavingFleet : stopServers done [announced]');
+        take(`stopping_stoppingServers --> stopping_leavingFleet : ${label} [announced]`);
         f.phase = 'leavingFleet';
       } else {
-        take('stopping_stoppingServers --> stopping_closing : stopServers done');
+        take(`stopping_stoppingServers --> stopping_closing : ${label}`);
         f.phase = 'closing';
       }
       break;
-    case 'stopServers.fails':
-      take('stopping_stoppingServers --> stopping_closing : stopServers failed');
-      f.phase = 'closing';
-      break;
+    }
     case 'leaveFleet.done':
     case 'leaveFleet.fails':
       take(`stopping_leavingFleet --> stopping_closing : leaveFleet ${event.type === 'leaveFleet.done' ? 'done' : 'failed'}`);
