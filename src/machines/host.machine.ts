@@ -187,6 +187,12 @@ export const hostMachine = setup({
     stopError: undefined,
   }),
   initial: 'idle',
+  on: {
+    // Outside running an ended attempt only ends its watch (running decides whether the server goes on).
+    'attempt.ended': {
+      actions: ['stopWatch', { type: 'forgetAttempt', params: ({ event }) => event }],
+    },
+  },
   states: {
     idle: {
       description: 'created; nothing runs until start()',

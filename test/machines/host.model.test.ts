@@ -51,6 +51,21 @@ class World {
   readonly registryInbox: string[] = [];
   approvalsClosed = 0;
   reconcileFailures = 0;
+  /** The machine's own attempt watches alive (counted around its implementation). */
+  attemptWatches = 0;
+
+  /** The machine's own `watchAttempt`, counted while it runs. */
+  countedWatch() {
+    const real = (hostMachine.implementations.actors['watchAttempt'] as { config: (args: unknown) => (() => void) | void }).config;
+    return fromCallback((args) => {
+      this.attemptWatches += 1;
+      const stop = real(args);
+      return () => {
+        this.attemptWatches -= 1;
+        stop?.();
+      };
+    });
+  }
 
   work(name: string, output: unknown = undefined) {
     return fromPromise(
@@ -126,6 +141,7 @@ function hostWith(world: World, facts: HostFacts) {
     stopServers: world.work('stopServers'),
     leaveFleet: world.work('leaveFleet'),
     closeStores: world.work('closeStores'),
+    watchAttempt: world.countedWatch(),
   };
   const machine = hostMachine.provide({
     // The fakes take and give untyped values: the model checks what flows.
@@ -190,6 +206,7 @@ function observe(world: World, host: Host) {
     registryStopped: registry ? registry.getSnapshot().status === 'stopped' : null,
     serverPublished: server !== undefined,
     done: snapshot.status === 'done',
+    attemptWatches: world.attemptWatches,
     startFailed: snapshot.context.startError !== undefined,
     stopFailed: snapshot.context.stopError !== undefined,
   };
@@ -207,6 +224,8 @@ function promised(facts: HostFacts): ReturnType<typeof observe> {
     registryStopped: facts.published ? ['leavingFleet', 'closing', 'stopped'].includes(facts.phase) : null,
     serverPublished: facts.published,
     done: facts.phase === 'stopped',
+    // A watch lives until its attempt ends (or the host stops), whatever state the host is in.
+    attemptWatches: facts.watched && facts.phase !== 'stopped' ? 1 : 0,
     startFailed: facts.startFailed,
     stopFailed: facts.stopFailed,
   };

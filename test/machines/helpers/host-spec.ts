@@ -301,7 +301,7 @@ export function hostStep(facts: HostFacts, event: HostModelEvent): HostStep {
             take('running_tokens --> running_tokens : attempt.ended [endedAwaitingTokens]');
             f.serverInbox.push('server.restart');
           } else take('running_tokens --> running_tokens : attempt.ended');
-        }
+        } else take('any_state --> any_state : attempt.ended');
       }
       break;
     }
@@ -309,6 +309,11 @@ export function hostStep(facts: HostFacts, event: HostModelEvent): HostStep {
     case 'stopServers.fails': {
       // A failure does not skip the later steps.
       const label = event.type === 'stopServers.done' ? 'stopServers done' : 'stopServers failed';
+      // The fleet is let go of: a server still watched has stopped, which ends its watch.
+      if (f.watched) {
+        take('any_state --> any_state : attempt.ended');
+        f.watched = false;
+      }
       if (f.announced) {
         take(`stopping_stoppingServers --> stopping_leavingFleet : ${label} [announced]`);
         f.phase = 'leavingFleet';
