@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import { createActor, fromPromise, waitFor } from 'xstate';
-import { registryMachine, type ServerActorRef } from './machines/registry.machine.js';
-import type { Reread } from './machines/registry.events.js';
-import { createManagement, type UpdateOptions } from './host/management.js';
+import { waitFor } from 'xstate';
+import type { HostLogger, McpHost, McpHostOptions } from './host/api.js';
+import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
-import { reconcile } from './host/reconcile.js';
+import { createHostLifecycle } from './host/lifecycle.js';
 import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './services/era/verdicts.js';
 import { hostServerMachine } from './host/server-actors.js';
 import { createLifecycles } from './services/telemetry/lifecycle.js';
@@ -12,240 +11,32 @@ import { createOnDemand } from './host/on-demand.js';
 import { createToolMount } from './host/tool-mount.js';
 import { createResultSpill } from './services/results/result-spill.js';
 import { createReadResultTool, READ_RESULT_TOOL } from './services/results/read-result-tool.js';
-import { createFleetSearch, waitsOnDemand, type SearchOptions, type ToolSearchResult } from './host/tool-search.js';
+import { createFleetSearch, waitsOnDemand } from './host/tool-search.js';
 import { SEARCH_TOOLS_NAME } from './services/tools/search-tools-tool.js';
 import { createDeferredTools } from './host/deferred-tools.js';
-import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
-import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
+import { errorResult, type AgentTool } from './services/tools/agent-tool.js';
+import { computeDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
-import { secretValues, toResponse, type ServerConfigResponse } from './services/config/masking.js';
-import { jsonEqual } from './services/support/json-equal.js';
-import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
+import { secretValues } from './services/config/masking.js';
+import { createViewVersions } from './host/views.js';
+import type { ServerConfig } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
-import type { CredentialsStore } from './services/oauth/credentials-store.js';
-import { clientMetadataDocument, type ClientMetadataDocument } from './services/oauth/client-metadata-document.js';
-import type { PendingConsents } from './services/oauth/pending-consents.js';
-import { HostNotRunningError, NotFoundError, NotReadyError } from './services/support/errors.js';
+import { clientMetadataDocument } from './services/oauth/client-metadata-document.js';
+import { NotFoundError, NotReadyError } from './services/support/errors.js';
 import { createDrain } from './services/support/drain.js';
-import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
-import { createMemoryEventStore, type EventStore } from './services/journal/event-store.js';
+import { createMemoryEventStore } from './services/journal/event-store.js';
 import { createFileEventStore } from './services/journal/file-event-store.js';
 import { serverViews } from './services/journal/projection.js';
-import { createServerAuth, type AuthBegun } from './services/oauth/server-auth.js';
+import { createServerAuth } from './services/oauth/server-auth.js';
 import { resolveStateDir } from './services/config/paths.js';
-import type { ServerView } from './services/journal/server-view.js';
-import { createPromptRegistry, type PromptEntry, type RenderedPrompt } from './services/capabilities/prompts.js';
+import { createPromptRegistry } from './services/capabilities/prompts.js';
 import { createClientHandlers } from './services/capabilities/client-handlers.js';
-import type { ElicitationHandler } from './services/capabilities/elicitation.js';
-import { parseRoots, type Root } from './services/capabilities/roots.js';
-import type { HostModel } from './services/agent/host-model.js';
-import {
-  createApprovals,
-  type ApprovalDecision,
-  type ApproveCallback,
-  type PendingApproval,
-} from './services/approvals/approvals.js';
+import { parseRoots } from './services/capabilities/roots.js';
+import { createApprovals } from './services/approvals/approvals.js';
 import { deniedMessage, isDenied } from './services/approvals/policy.js';
-import { statesByServer, type Presence } from './services/fleet/presence.js';
 
-/** Where the host reports what it does; pino's logger fits. */
-export interface HostLogger {
-  info(message: string): void;
-  warn(message: string): void;
-}
-
-export interface McpHostOptions {
-  /** The state dir holding `mcp_servers.json`; default: `MCP_FLEET_STATE_DIR`, else `~/.mcp-fleet` (per profile). */
-  stateDir?: string;
-  /** Defaults to warnings on stderr. */
-  logger?: HostLogger;
-  /** Keep the journal under `<state_dir>/journal/` (default true); `false` keeps it in memory only. */
-  persistJournal?: boolean;
-  /** Where the journal lives instead (overrides `persistJournal`): any {@link EventStore}, e.g. one shared by several workers. */
-  eventStore?: EventStore;
-  /** Where the servers are configured instead of `<stateDir>/mcp_servers.json`: any {@link ConfigStore}, e.g. PostgreSQL. */
-  configStore?: ConfigStore;
-  /** Where OAuth credentials live instead of `<stateDir>/oauth/`: any {@link CredentialsStore}, e.g. PostgreSQL. */
-  credentialsStore?: CredentialsStore;
-  /**
-   * This worker's id in a fleet sharing one event store: the journal then
-   * folds only this worker's events into its views, while its feed carries
-   * every worker's.
-   */
-  workerId?: string;
-  /**
-   * Watch the config store and apply changes made by another hand (an edit of
-   * `mcp_servers.json`, another worker's write) (default true): only the
-   * servers whose entry changed restart; a changed tool filter applies without one.
-   */
-  watchConfig?: boolean;
-  /**
-   * `startup_concurrency`: how many servers of the startup queue connect at once (default 1:
-   * one at a time, in file order: docs/lifecycle.md, Startup). Each is still re-read from the file when dequeued.
-   */
-  startupConcurrency?: number;
-  /** How long an OAuth consent waits for the browser before it fails (default 10 minutes). */
-  consentTimeoutMs?: number;
-  /**
-   * Where this worker is reached from a browser (`serve --public-url`): OAuth
-   * consents come back to `<publicUrl>/oauth/callback` (the management app's
-   * route, {@link McpHost.answerConsentCallback}) instead of a loopback port.
-   * The management app also serves the client ID metadata document
-   * ({@link McpHost.clientMetadataDocument}) at
-   * `<publicUrl>/oauth/client-metadata.json`; when the URL is HTTPS, that URL
-   * is the client id at authorization servers that take such documents.
-   */
-  publicUrl?: string;
-  /** Consents under way, shared by the workers behind one public URL (default: this process only). */
-  pendingConsents?: PendingConsents;
-  /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one). */
-  hostModel?: HostModel;
-  /** Answers servers' `elicitation/create` (form and URL mode); without it every request is declined. */
-  elicitation?: ElicitationHandler;
-  /** `file://` roots served on `roots/list`; roots are declared only when given (`[]` declares an empty list). */
-  roots?: Root[];
-  /**
-   * Decides calls of `ask` tools (`tools.approval`): `'allow'` runs the call,
-   * `'deny'` gives the model an `is_error` result. Without it each such call
-   * waits (up to `approval_timeout_seconds`) for a decision through
-   * {@link McpHost.decideApproval} — the API, the page, `mcp-fleet approve`.
-   */
-  approve?: ApproveCallback;
-  /**
-   * This host's entry in the fleet's list of workers (`openSharedStores(...).presence`):
-   * announced once `start()` has published the servers, with each server's state (written
-   * again soon after one changes, else every heartbeat), at `publicUrl` if given; taken off
-   * the list by `shutdown()`. Without it a host on shared stores is not listed.
-   */
-  presence?: Presence;
-}
-
-/** One server in the catalog: its view plus what it offers. */
-export interface CatalogEntry extends ServerView {
-  tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
-  resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }>;
-  /** The server's resource templates (`uriTemplate`), listed with its resources. */
-  resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }>;
-  prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
-}
-
-export type { ConfigDiff as CatalogDiff } from './services/catalog/config-diff.js';
-
-/** What a server offers after a forced re-list: its registered tools, its resources and its prompts, counted. */
-export interface CatalogCounts {
-  tools: number;
-  resources: number;
-  prompts: number;
-}
-
-/** The MCP host: the library's main object (docs/library.md). */
-export interface McpHost {
-  readonly stateDir: string;
-  /** Starts connecting in the background; resolves as soon as startup is under way. */
-  start(): Promise<void>;
-  /**
-   * Resolves when startup has gone through the whole queue: every enabled
-   * server has left `pending` (or hit its timeout). Call after `start()`.
-   */
-  settled(): Promise<void>;
-  /**
-   * The agent tools. `loading: 'deferred'` gives the `search_tools` meta tool
-   * and the always-loaded tools (`tools.always_load`) instead of all: the
-   * model finds the rest through search (`runAgentTurn` with `loading:
-   * 'deferred'` adds what it found to its next request). Eager tools carry
-   * `alwaysLoad` for the provider exports' own deferred formats.
-   */
-  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
-  /**
-   * Whether `callTool(name)` would reach a tool: a registered one, a meta tool
-   * (`search_tools`, `read_result`), or a published tool of an `on_demand`
-   * server (calling it starts the server).
-   */
-  hasTool(name: string): boolean;
-  /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */
-  searchTools(query: string, options?: SearchOptions): ToolSearchResult[];
-  callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
-  status(): ServerView[];
-  server(name: string): ServerView | undefined;
-  /** Journal events after `since` that are still in memory (a bounded window of the newest). */
-  events(since?: number): JournalEvent[];
-  /**
-   * Stored journal events after `since`, oldest first, at most `limit`; reaches
-   * back across worker restarts. `{ gone }` names the oldest readable `seq`
-   * when the events after `since` were compacted into a snapshot.
-   */
-  readEvents(since: number, limit?: number): Promise<JournalEvent[] | { gone: number }>;
-  /** Live journal; returns the unsubscribe function. */
-  subscribe(listener: (event: JournalEvent) => void): () => void;
-  /** Adds, starts and (unless it ends in `error`) persists a server. */
-  addServer(name: string, config: ServerConfigInput): Promise<ServerView>;
-  /** PATCH semantics (docs/credentials.md); persisted only when the restart does not end in `error`. */
-  updateServer(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
-  removeServer(name: string): Promise<void>;
-  restartServer(name: string): Promise<ServerView>;
-  /**
-   * Starts OAuth consent for a server in `needs_reauth` (it moves to
-   * `authenticating`); resolves with the URL the user opens. Once the browser
-   * comes back to the loopback callback, the server connects and becomes ready.
-   */
-  beginAuth(name: string): Promise<AuthBegun>;
-  catalog(): CatalogEntry[];
-  /**
-   * Re-lists every listing of a ready server that expired (older than its
-   * `catalog_max_age_seconds`, or past the `ttlMs` its server gave), one
-   * request per listing however many callers wait; resolves once done. The
-   * reads (`tools()`, `searchTools()`, `catalog()`, `prompts()`) start this
-   * and answer at once; the HTTP routes and `runAgentTurn` wait for it.
-   */
-  freshen(): Promise<void>;
-  /**
-   * Re-lists a server's tools, resources and prompts now; a changed tool
-   * listing is registered (and journaled as a catalog change) before it
-   * resolves. Rejects with NotFoundError (unknown server) or NotReadyError.
-   */
-  refreshCatalog(name: string): Promise<CatalogCounts>;
-  /** Every prompt of every ready server, as slash commands `/server:prompt`. */
-  prompts(): PromptEntry[];
-  /**
-   * Renders a prompt through its server's live connection. `command` is `server:prompt`
-   * (a leading `/` is allowed); `args` are the prompt's string arguments.
-   */
-  renderPrompt(command: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<RenderedPrompt>;
-  catalogDiff(): Promise<ConfigDiff>;
-  /**
-   * Answers the browser's return from a consent at `<publicUrl>/oauth/callback`
-   * (the query it came with): exchanges the code of the pending consent its
-   * `state` names, stores the tokens, and moves the server on here (every
-   * other worker learns from the shared credentials). Resolves with the
-   * server's name; rejects with `CallbackRefusedError`.
-   */
-  answerConsentCallback(query: URLSearchParams): Promise<string>;
-  /**
-   * The OAuth client ID metadata document the management app serves at
-   * `<publicUrl>/oauth/client-metadata.json` (its own URL as `client_id`);
-   * null without a public URL.
-   */
-  clientMetadataDocument(): ClientMetadataDocument | null;
-  /** Every secret value of every running server, for redacting logs. */
-  secrets(): string[];
-  /** The roots served on `roots/list` (empty when the host declared none). */
-  roots(): Root[];
-  /**
-   * Replaces the roots and sends `notifications/roots/list_changed` to every connected
-   * server; resolves once sent. Needs the `roots` option (the capability is declared at connect).
-   */
-  setRoots(roots: Root[]): Promise<void>;
-  /** Calls of `ask` tools waiting for a person's decision (none when an `approve` callback decides). */
-  approvals(): PendingApproval[];
-  /**
-   * Decides a waiting call: `allow` makes it, `deny` gives the model an
-   * `is_error` result. `by` is journaled. False when no call waits under `id`.
-   */
-  decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api'): boolean;
-  /** Resolves when every child process is gone. */
-  shutdown(): Promise<void>;
-}
+export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
@@ -312,79 +103,37 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     lifecycles,
   });
 
-  let actor: ReturnType<typeof createRegistryActor> | null = null;
-  let starting: Promise<void> | null = null;
-  let stopping: Promise<void> | null = null;
-  let stopWatching = () => {};
-  let stopWatchingTokens = () => {};
-  let stopAnnouncing = () => {};
-  let announced = false;
-
-  /** Servers whose tokens came while a connect or refresh was under way: watched until that attempt ends. */
-  const tokensAwaitingOutcome = new Map<string, { unsubscribe(): void }>();
-
-  /** Tokens were stored for `name` (here or by another worker): a server waiting for them goes on. */
-  function tokensArrived(name: string): void {
-    const ref = current(name);
-    if (!ref || stopping) return;
-    const snapshot = ref.getSnapshot();
-    if (snapshot.matches({ authenticating: 'consenting' })) ref.send({ type: 'auth.completed' });
-    // needs_reauth, or waiting for the authorization server that another worker reached: no need to wait out the backoff.
-    else if (snapshot.hasTag('awaitsTokens')) ref.send({ type: 'server.restart' });
-    else if ((snapshot.matches('pending') || snapshot.matches('authenticating')) && !tokensAwaitingOutcome.has(name)) {
-      // An attempt that read the credentials before these tokens were stored may still end in needs_reauth:
-      // then it goes on with them, rather than wait for a consent nobody needs.
-      const forget = () => {
-        if (tokensAwaitingOutcome.get(name) === subscription) tokensAwaitingOutcome.delete(name);
-      };
-      const subscription = ref.subscribe({
-        next(next) {
-          if (next.matches('pending') || (next.matches('authenticating') && !next.matches({ authenticating: 'consenting' }))) return;
-          subscription.unsubscribe();
-          forget();
-          const waits = next.hasTag('awaitsTokens');
-          if (waits && !stopping) ref.send({ type: 'server.restart' });
-        },
-        // A removed server's actor stops without another snapshot: a server added again by that name is watched afresh.
-        complete: forget,
+  const lifecycle = createHostLifecycle({
+    store,
+    journal,
+    logger,
+    server,
+    startupConcurrency,
+    watchConfig: options.watchConfig !== false,
+    ...(options.credentialsStore && { credentialsStore: options.credentialsStore }),
+    ...(options.presence && { presence: options.presence }),
+    ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
+    ...(options.workerId !== undefined && { workerId: options.workerId }),
+    bridge(ref) {
+      bridgeServer(ref, {
+        append,
+        mount,
+        current,
+        onFailure: (name, state, kind, error) => logger.warn(`server ${name}: ${state} (${kind}): ${error}`),
+        lifecycles,
       });
-      tokensAwaitingOutcome.set(name, subscription);
-    }
-  }
-
-  async function reread(name: string): Promise<Reread> {
-    let loaded: Awaited<ReturnType<ConfigStore['load']>>;
-    try {
-      loaded = await store.load();
-    } catch (error) {
-      // A store that cannot be read (a database away) is no deletion: keep the config it was queued with.
-      logger.warn(`config: cannot re-read server ${name} (${(error as Error).message}); using the config it was queued with`);
-      return { status: 'unreadable' };
-    }
-    // A typo in the entry is not a deletion: keep the config it was queued with.
-    if (loaded.broken || loaded.invalidNames.includes(name)) return { status: 'unreadable' };
-    const entry = loaded.servers.find(([candidate]) => candidate === name);
-    return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
-  }
-
-  function createRegistryActor(servers: Array<{ name: string; config: ServerConfig }>) {
-    const machine = registryMachine.provide({
-      actors: {
-        server,
-        rereadConfig: fromPromise(({ input }: { input: { name: string } }) => reread(input.name)),
-      },
-    });
-    return createActor(machine, { input: { servers, startupConcurrency } });
-  }
-
-  const servers = (): Record<string, ServerActorRef> => actor?.getSnapshot().context.servers ?? {};
-  const current = (name: string): ServerActorRef | undefined => servers()[name];
-
-  function running(): NonNullable<typeof actor> {
-    if (!actor) throw new HostNotRunningError('not_started');
-    if (stopping) throw new HostNotRunningError('shutting_down');
-    return actor;
-  }
+    },
+    busy: (name) => management.busy(name),
+    idle: (name) => management.idle(name),
+    leftoversGone: () => leftovers.empty(),
+    closeApprovals: () => approvals.close(),
+    async closeOwnStores() {
+      spill.close();
+      await eras.flushed();
+    },
+    status: () => host.status(),
+  });
+  const { servers, current, running } = lifecycle;
 
   const management = createManagement({
     store,
@@ -399,67 +148,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     forgetCredentials: (name) => auth.forget(name),
   });
 
-  /** Observes every actor the registry publishes, once, through the journal bridge. */
-  function bridgeNewActors(): void {
-    for (const ref of Object.values(servers())) {
-      if (bridged.has(ref)) continue;
-      bridged.add(ref);
-      bridgeServer(ref, {
-        append,
-        mount,
-        current,
-        onFailure: (name, state, kind, error) => logger.warn(`server ${name}: ${state} (${kind}): ${error}`),
-        lifecycles,
-      });
-    }
-  }
-  const bridged = new WeakSet<ServerActorRef>();
-
-  /** Lists this host among the fleet's workers, its states rewritten soon after each of its own transitions. */
-  function announce(presence: Presence): void {
-    presence.start(options.publicUrl ?? null, () => statesByServer(host.status()));
-    announced = true;
-    stopAnnouncing = journal.subscribe((event) => {
-      const own = event.worker === undefined || event.worker === options.workerId;
-      if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
-    });
-  }
-
   const projected = () => journal.projection.context;
 
-  /**
-   * The version of the config a view shows: the stored config's version once
-   * the view shows that config (a change another worker stored is announced
-   * before this worker has applied and journaled it; until then the view
-   * keeps the version it had). Compared masked, as the view holds it.
-   */
-  const shows = new WeakMap<object, { stored: ServerConfig; version: number | null }>();
-  const masked = new WeakMap<ServerConfig, ServerConfigResponse>();
-  function versionOf(view: ServerView): number | null {
-    const stored = store.stored(view.name);
-    const known = shows.get(view.config);
-    if (stored === undefined || (known !== undefined && known.stored === stored.config)) return known?.version ?? null;
-    let storedView = masked.get(stored.config);
-    if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
-    if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
-    shows.set(view.config, { stored: stored.config, version: stored.version });
-    return stored.version;
-  }
-
-  /**
-   * The view with its version. The projection's views are shared until their
-   * server changes (see `serverViews`); so are these, until the version
-   * moves, so an unchanged list stays the same objects.
-   */
-  const versioned = new WeakMap<ServerView, ServerView>();
-  function withVersion(view: ServerView): ServerView {
-    const version = versionOf(view);
-    const known = versioned.get(view);
-    if (known !== undefined && known.version === version) return known;
-    const next = { ...view, version };
-    versioned.set(view, next);
-    return next;
-  }
+  const { withVersion } = createViewVersions(store);
 
   /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
   function ownerByName(tool: string): string | undefined {
@@ -470,49 +161,14 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     return owner;
   }
 
-  const onDemand = createOnDemand({ current, projected, stopping: () => stopping !== null });
+  const onDemand = createOnDemand({ current, projected, stopping: lifecycle.stopping });
   const fleetSearch = createFleetSearch(projected, journal.projection.memo);
   const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
 
   const host: McpHost = {
     stateDir,
 
-    start() {
-      starting ??= (async () => {
-        // The projection is rebuilt from the store before any actor reports.
-        await journal.open();
-        const loaded = await store.load();
-        // Servers the previous run knew that the file no longer has are gone.
-        const configured = new Set(loaded.servers.map(([name]) => name));
-        for (const name of Object.keys(projected().servers)) {
-          if (!configured.has(name)) append({ type: 'server.removed', server: name });
-        }
-        actor = createRegistryActor(loaded.servers.map(([name, config]) => ({ name, config })));
-        actor.subscribe(bridgeNewActors);
-        actor.start();
-        bridgeNewActors();
-        stopWatchingTokens = options.credentialsStore?.watchTokens?.(tokensArrived) ?? (() => {});
-        // The views show this run's states once start resolves, also with a store that tells its events only
-        // once stored (a local store has told them already: no wait on its writes).
-        if (journal.behind) await journal.flushed();
-        if (options.watchConfig !== false) {
-          // Edits are applied one after another; a burst of saves is debounced by the watcher.
-          let applying = Promise.resolve();
-          const apply = (): void => {
-            applying = applying
-              .then(() => reconcile({ store, registry: () => (stopping ? null : actor), servers, busy: management.busy, warn: logger.warn }))
-              .then((busy) => {
-                // Left alone while a transaction ran on them: read again once it is over (a write after its own may be missed).
-                if (busy.length > 0) void Promise.all(busy.map((name) => management.idle(name))).then(apply);
-              })
-              .catch((failure: Error) => logger.warn(`config: could not apply an edit: ${failure.message}`));
-          };
-          stopWatching = store.watch(apply);
-        }
-        if (options.presence) announce(options.presence);
-      })();
-      return starting;
-    },
+    start: () => lifecycle.start(),
 
     async settled() {
       const registry = running();
@@ -646,7 +302,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     async answerConsentCallback(query) {
       running();
       const name = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config);
-      tokensArrived(name);
+      lifecycle.tokensStored(name);
       return name;
     },
 
@@ -668,33 +324,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
-    shutdown() {
-      stopping ??= (async () => {
-        stopWatching();
-        stopWatchingTokens();
-        for (const subscription of tokensAwaitingOutcome.values()) subscription.unsubscribe();
-        tokensAwaitingOutcome.clear();
-        // Calls waiting for a decision are not made: their callers are answered now, not at their timeout.
-        approvals.close();
-        await starting?.catch(() => undefined);
-        if (actor) {
-          const refs = Object.values(servers());
-          actor.send({ type: 'registry.shutdown' });
-          // Each actor is done once its process is gone (it closes in its own `closing` state).
-          await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })));
-          // Handshakes abandoned mid-way close their children in the background.
-          await leftovers.empty();
-          actor.stop();
-        }
-        stopAnnouncing();
-        // Off the fleet's list once every server here has stopped.
-        if (announced) await options.presence?.stop();
-        spill.close();
-        await eras.flushed();
-        await journal.close();
-      })();
-      return stopping;
-    },
+    shutdown: () => lifecycle.shutdown(),
   };
   return host;
 }

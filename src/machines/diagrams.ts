@@ -1,6 +1,7 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { AnyStateMachine } from 'xstate';
+import { hostMachine } from './host.machine.js';
 import { registryMachine } from './registry.machine.js';
 import { serverMachine } from './server.machine.js';
 import { transactionMachine } from './transaction.machine.js';
@@ -10,6 +11,7 @@ export const DIAGRAMMED_MACHINES: Record<string, AnyStateMachine> = {
   server: serverMachine,
   registry: registryMachine,
   transaction: transactionMachine,
+  host: hostMachine,
 };
 
 /** A state of the chart, read from the machine definition. */

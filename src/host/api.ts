@@ -1,0 +1,221 @@
+/**
+ * The library's host API: the options `createMcpHost` takes and the object it
+ * returns (docs/library.md). `src/host.ts` re-exports every name here.
+ */
+import type { SearchOptions, ToolSearchResult } from './tool-search.js';
+import type { UpdateOptions } from './management.js';
+import type { AgentToolResult, ExecuteOptions, AgentTool } from '../services/tools/agent-tool.js';
+import type { ConfigDiff } from '../services/catalog/config-diff.js';
+import type { ServerConfigInput } from '../services/config/schema.js';
+import type { ConfigStore } from '../services/config/store.js';
+import type { CredentialsStore } from '../services/oauth/credentials-store.js';
+import type { ClientMetadataDocument } from '../services/oauth/client-metadata-document.js';
+import type { PendingConsents } from '../services/oauth/pending-consents.js';
+import type { JournalEvent } from '../services/journal/events.js';
+import type { EventStore } from '../services/journal/event-store.js';
+import type { AuthBegun } from '../services/oauth/server-auth.js';
+import type { ServerView } from '../services/journal/server-view.js';
+import type { PromptEntry, RenderedPrompt } from '../services/capabilities/prompts.js';
+import type { ElicitationHandler } from '../services/capabilities/elicitation.js';
+import type { Root } from '../services/capabilities/roots.js';
+import type { HostModel } from '../services/agent/host-model.js';
+import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../services/approvals/approvals.js';
+import type { Presence } from '../services/fleet/presence.js';
+
+/** Where the host reports what it does; pino's logger fits. */
+export interface HostLogger {
+  info(message: string): void;
+  warn(message: string): void;
+}
+
+export interface McpHostOptions {
+  /** The state dir holding `mcp_servers.json`; default: `MCP_FLEET_STATE_DIR`, else `~/.mcp-fleet` (per profile). */
+  stateDir?: string;
+  /** Defaults to warnings on stderr. */
+  logger?: HostLogger;
+  /** Keep the journal under `<state_dir>/journal/` (default true); `false` keeps it in memory only. */
+  persistJournal?: boolean;
+  /** Where the journal lives instead (overrides `persistJournal`): any {@link EventStore}, e.g. one shared by several workers. */
+  eventStore?: EventStore;
+  /** Where the servers are configured instead of `<stateDir>/mcp_servers.json`: any {@link ConfigStore}, e.g. PostgreSQL. */
+  configStore?: ConfigStore;
+  /** Where OAuth credentials live instead of `<stateDir>/oauth/`: any {@link CredentialsStore}, e.g. PostgreSQL. */
+  credentialsStore?: CredentialsStore;
+  /**
+   * This worker's id in a fleet sharing one event store: the journal then
+   * folds only this worker's events into its views, while its feed carries
+   * every worker's.
+   */
+  workerId?: string;
+  /**
+   * Watch the config store and apply changes made by another hand (an edit of
+   * `mcp_servers.json`, another worker's write) (default true): only the
+   * servers whose entry changed restart; a changed tool filter applies without one.
+   */
+  watchConfig?: boolean;
+  /**
+   * `startup_concurrency`: how many servers of the startup queue connect at once (default 1:
+   * one at a time, in file order: docs/lifecycle.md, Startup). Each is still re-read from the file when dequeued.
+   */
+  startupConcurrency?: number;
+  /** How long an OAuth consent waits for the browser before it fails (default 10 minutes). */
+  consentTimeoutMs?: number;
+  /**
+   * Where this worker is reached from a browser (`serve --public-url`): OAuth
+   * consents come back to `<publicUrl>/oauth/callback` (the management app's
+   * route, {@link McpHost.answerConsentCallback}) instead of a loopback port.
+   * The management app also serves the client ID metadata document
+   * ({@link McpHost.clientMetadataDocument}) at
+   * `<publicUrl>/oauth/client-metadata.json`; when the URL is HTTPS, that URL
+   * is the client id at authorization servers that take such documents.
+   */
+  publicUrl?: string;
+  /** Consents under way, shared by the workers behind one public URL (default: this process only). */
+  pendingConsents?: PendingConsents;
+  /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one). */
+  hostModel?: HostModel;
+  /** Answers servers' `elicitation/create` (form and URL mode); without it every request is declined. */
+  elicitation?: ElicitationHandler;
+  /** `file://` roots served on `roots/list`; roots are declared only when given (`[]` declares an empty list). */
+  roots?: Root[];
+  /**
+   * Decides calls of `ask` tools (`tools.approval`): `'allow'` runs the call,
+   * `'deny'` gives the model an `is_error` result. Without it each such call
+   * waits (up to `approval_timeout_seconds`) for a decision through
+   * {@link McpHost.decideApproval} — the API, the page, `mcp-fleet approve`.
+   */
+  approve?: ApproveCallback;
+  /**
+   * This host's entry in the fleet's list of workers (`openSharedStores(...).presence`):
+   * announced once `start()` has published the servers, with each server's state (written
+   * again soon after one changes, else every heartbeat), at `publicUrl` if given; taken off
+   * the list by `shutdown()`. Without it a host on shared stores is not listed.
+   */
+  presence?: Presence;
+}
+
+/** One server in the catalog: its view plus what it offers. */
+export interface CatalogEntry extends ServerView {
+  tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
+  resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }>;
+  /** The server's resource templates (`uriTemplate`), listed with its resources. */
+  resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }>;
+  prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
+}
+
+export type { ConfigDiff as CatalogDiff } from '../services/catalog/config-diff.js';
+
+/** What a server offers after a forced re-list: its registered tools, its resources and its prompts, counted. */
+export interface CatalogCounts {
+  tools: number;
+  resources: number;
+  prompts: number;
+}
+
+/** The MCP host: the library's main object (docs/library.md). */
+export interface McpHost {
+  readonly stateDir: string;
+  /** Starts connecting in the background; resolves as soon as startup is under way. */
+  start(): Promise<void>;
+  /**
+   * Resolves when startup has gone through the whole queue: every enabled
+   * server has left `pending` (or hit its timeout). Call after `start()`.
+   */
+  settled(): Promise<void>;
+  /**
+   * The agent tools. `loading: 'deferred'` gives the `search_tools` meta tool
+   * and the always-loaded tools (`tools.always_load`) instead of all: the
+   * model finds the rest through search (`runAgentTurn` with `loading:
+   * 'deferred'` adds what it found to its next request). Eager tools carry
+   * `alwaysLoad` for the provider exports' own deferred formats.
+   */
+  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
+  /**
+   * Whether `callTool(name)` would reach a tool: a registered one, a meta tool
+   * (`search_tools`, `read_result`), or a published tool of an `on_demand`
+   * server (calling it starts the server).
+   */
+  hasTool(name: string): boolean;
+  /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */
+  searchTools(query: string, options?: SearchOptions): ToolSearchResult[];
+  callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
+  status(): ServerView[];
+  server(name: string): ServerView | undefined;
+  /** Journal events after `since` that are still in memory (a bounded window of the newest). */
+  events(since?: number): JournalEvent[];
+  /**
+   * Stored journal events after `since`, oldest first, at most `limit`; reaches
+   * back across worker restarts. `{ gone }` names the oldest readable `seq`
+   * when the events after `since` were compacted into a snapshot.
+   */
+  readEvents(since: number, limit?: number): Promise<JournalEvent[] | { gone: number }>;
+  /** Live journal; returns the unsubscribe function. */
+  subscribe(listener: (event: JournalEvent) => void): () => void;
+  /** Adds, starts and (unless it ends in `error`) persists a server. */
+  addServer(name: string, config: ServerConfigInput): Promise<ServerView>;
+  /** PATCH semantics (docs/credentials.md); persisted only when the restart does not end in `error`. */
+  updateServer(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
+  removeServer(name: string): Promise<void>;
+  restartServer(name: string): Promise<ServerView>;
+  /**
+   * Starts OAuth consent for a server in `needs_reauth` (it moves to
+   * `authenticating`); resolves with the URL the user opens. Once the browser
+   * comes back to the loopback callback, the server connects and becomes ready.
+   */
+  beginAuth(name: string): Promise<AuthBegun>;
+  catalog(): CatalogEntry[];
+  /**
+   * Re-lists every listing of a ready server that expired (older than its
+   * `catalog_max_age_seconds`, or past the `ttlMs` its server gave), one
+   * request per listing however many callers wait; resolves once done. The
+   * reads (`tools()`, `searchTools()`, `catalog()`, `prompts()`) start this
+   * and answer at once; the HTTP routes and `runAgentTurn` wait for it.
+   */
+  freshen(): Promise<void>;
+  /**
+   * Re-lists a server's tools, resources and prompts now; a changed tool
+   * listing is registered (and journaled as a catalog change) before it
+   * resolves. Rejects with NotFoundError (unknown server) or NotReadyError.
+   */
+  refreshCatalog(name: string): Promise<CatalogCounts>;
+  /** Every prompt of every ready server, as slash commands `/server:prompt`. */
+  prompts(): PromptEntry[];
+  /**
+   * Renders a prompt through its server's live connection. `command` is `server:prompt`
+   * (a leading `/` is allowed); `args` are the prompt's string arguments.
+   */
+  renderPrompt(command: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<RenderedPrompt>;
+  catalogDiff(): Promise<ConfigDiff>;
+  /**
+   * Answers the browser's return from a consent at `<publicUrl>/oauth/callback`
+   * (the query it came with): exchanges the code of the pending consent its
+   * `state` names, stores the tokens, and moves the server on here (every
+   * other worker learns from the shared credentials). Resolves with the
+   * server's name; rejects with `CallbackRefusedError`.
+   */
+  answerConsentCallback(query: URLSearchParams): Promise<string>;
+  /**
+   * The OAuth client ID metadata document the management app serves at
+   * `<publicUrl>/oauth/client-metadata.json` (its own URL as `client_id`);
+   * null without a public URL.
+   */
+  clientMetadataDocument(): ClientMetadataDocument | null;
+  /** Every secret value of every running server, for redacting logs. */
+  secrets(): string[];
+  /** The roots served on `roots/list` (empty when the host declared none). */
+  roots(): Root[];
+  /**
+   * Replaces the roots and sends `notifications/roots/list_changed` to every connected
+   * server; resolves once sent. Needs the `roots` option (the capability is declared at connect).
+   */
+  setRoots(roots: Root[]): Promise<void>;
+  /** Calls of `ask` tools waiting for a person's decision (none when an `approve` callback decides). */
+  approvals(): PendingApproval[];
+  /**
+   * Decides a waiting call: `allow` makes it, `deny` gives the model an
+   * `is_error` result. `by` is journaled. False when no call waits under `id`.
+   */
+  decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api'): boolean;
+  /** Resolves when every child process is gone. */
+  shutdown(): Promise<void>;
+}

@@ -1,0 +1,209 @@
+/**
+ * The host machine with this host's work: what opening, publishing, watching
+ * and stopping do. The machine (machines/host.machine.ts) decides when each
+ * runs; this module only binds the work to the host's stores and services.
+ */
+import { createActor, fromCallback, fromPromise, waitFor } from 'xstate';
+import { hostMachine, type HostEvent, type PublishedServers, type RegistryRef } from '../machines/host.machine.js';
+import { registryMachine, type ServerActorRef } from '../machines/registry.machine.js';
+import type { Reread } from '../machines/registry.events.js';
+import type { ConfigStore } from '../services/config/store.js';
+import type { CredentialsStore } from '../services/oauth/credentials-store.js';
+import type { Journal } from '../services/journal/journal.js';
+import { statesByServer, type Presence } from '../services/fleet/presence.js';
+import type { ServerView } from '../services/journal/server-view.js';
+import { HostNotRunningError } from '../services/support/errors.js';
+import type { HostLogger } from './api.js';
+import { reconcile } from './reconcile.js';
+import type { hostServerMachine } from './server-actors.js';
+
+export interface LifecycleDeps {
+  store: ConfigStore;
+  journal: Journal;
+  logger: HostLogger;
+  /** The server machine with this host's actors. */
+  server: ReturnType<typeof hostServerMachine>;
+  startupConcurrency: number;
+  watchConfig: boolean;
+  credentialsStore?: CredentialsStore;
+  presence?: Presence;
+  publicUrl?: string;
+  workerId?: string;
+  /** Observes one server actor (the journal bridge); called once per actor. */
+  bridge(ref: ServerActorRef): void;
+  /** A management transaction runs on the server; resolves once none does. */
+  busy(name: string): boolean;
+  idle(name: string): Promise<void>;
+  /** Children abandoned mid-handshake are gone. */
+  leftoversGone(): Promise<void>;
+  /** Answers the calls waiting for an approval (they are not made). */
+  closeApprovals(): void;
+  /** Closes the result spill and waits for the era verdicts to be written. */
+  closeOwnStores(): Promise<void>;
+  status(): ServerView[];
+}
+
+export interface HostLifecycle {
+  start(): Promise<void>;
+  shutdown(): Promise<void>;
+  /** The registry of a running host; throws HostNotRunningError before start and from shutdown on. */
+  running(): RegistryRef;
+  /** Shutdown has begun (asked for): nothing starts any more. */
+  stopping(): boolean;
+  servers(): Record<string, ServerActorRef>;
+  current(name: string): ServerActorRef | undefined;
+  /** Tokens were stored for a server here (a consent answered by this worker). */
+  tokensStored(server: string): void;
+}
+
+export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
+  const { store, journal, logger } = deps;
+
+  async function reread(name: string): Promise<Reread> {
+    let loaded: Awaited<ReturnType<ConfigStore['load']>>;
+    try {
+      loaded = await store.load();
+    } catch (error) {
+      // A store that cannot be read (a database away) is no deletion: keep the config it was queued with.
+      logger.warn(`config: cannot re-read server ${name} (${(error as Error).message}); using the config it was queued with`);
+      return { status: 'unreadable' };
+    }
+    // A typo in the entry is not a deletion: keep the config it was queued with.
+    if (loaded.broken || loaded.invalidNames.includes(name)) return { status: 'unreadable' };
+    const entry = loaded.servers.find(([candidate]) => candidate === name);
+    return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
+  }
+
+  const machine = hostMachine.provide({
+    actors: {
+      registry: registryMachine.provide({
+        actors: {
+          server: deps.server,
+          rereadConfig: fromPromise(({ input }: { input: { name: string } }) => reread(input.name)),
+        },
+      }),
+      open: fromPromise<PublishedServers, void>(async () => {
+        // The projection is rebuilt from the store before any actor reports.
+        await journal.open();
+        const loaded = await store.load();
+        // Servers the previous run knew that the file no longer has are gone.
+        const configured = new Set(loaded.servers.map(([name]) => name));
+        for (const name of Object.keys(journal.projection.context.servers)) {
+          if (!configured.has(name)) journal.append({ type: 'server.removed', server: name });
+        }
+        return loaded.servers.map(([name, config]) => ({ name, config }));
+      }),
+      bridge: fromCallback<HostEvent, { registry: RegistryRef }>(({ input }) => {
+        // Every actor the registry publishes is observed once.
+        const bridged = new WeakSet<ServerActorRef>();
+        const bridgeAll = () => {
+          for (const ref of Object.values(input.registry.getSnapshot().context.servers)) {
+            if (bridged.has(ref)) continue;
+            bridged.add(ref);
+            deps.bridge(ref);
+          }
+        };
+        const subscription = input.registry.subscribe(bridgeAll);
+        bridgeAll();
+        return () => subscription.unsubscribe();
+      }),
+      // The views show this run's states once start resolves, also with a store that tells its events only
+      // once stored (a local store has told them already: no wait on its writes).
+      catchUp: fromPromise(async () => {
+        if (journal.behind) await journal.flushed();
+      }),
+      // A burst of saves is debounced by the watcher.
+      configWatcher: fromCallback<HostEvent, void>(({ sendBack }) => store.watch(() => sendBack({ type: 'config.changed' }))),
+      tokenWatcher: fromCallback<HostEvent, void>(
+        ({ sendBack }) => deps.credentialsStore?.watchTokens?.((server) => sendBack({ type: 'tokens.stored', server })) ?? (() => {}),
+      ),
+      reconcile: fromPromise<string[], { registry: RegistryRef }>(({ input, signal }) =>
+        reconcile({
+          store,
+          // A reconcile cut short by shutdown applies nothing.
+          registry: () => (signal.aborted ? null : input.registry),
+          servers: () => input.registry.getSnapshot().context.servers,
+          busy: deps.busy,
+          warn: logger.warn,
+        }),
+      ),
+      awaitIdle: fromPromise<void, { names: string[] }>(async ({ input }) => {
+        await Promise.all(input.names.map((name) => deps.idle(name)));
+      }),
+      announce: fromCallback<HostEvent, void>(() => {
+        const presence = deps.presence!;
+        presence.start(deps.publicUrl ?? null, () => statesByServer(deps.status()));
+        // Rewritten soon after each of this host's own transitions.
+        return journal.subscribe((event) => {
+          const own = event.worker === undefined || event.worker === deps.workerId;
+          if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+        });
+      }),
+      stopServers: fromPromise<void, { registry: RegistryRef }>(async ({ input }) => {
+        const refs = Object.values(input.registry.getSnapshot().context.servers);
+        // Each actor is done once its process is gone (it closes in its own `closing` state).
+        await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })));
+        // Handshakes abandoned mid-way close their children in the background.
+        await deps.leftoversGone();
+      }),
+      leaveFleet: fromPromise(async () => {
+        await deps.presence?.stop();
+      }),
+      closeStores: fromPromise(async () => {
+        await deps.closeOwnStores();
+        await journal.close();
+      }),
+    },
+    actions: {
+      closeApprovals: () => deps.closeApprovals(),
+      reportReconcileFailure: ({ event }) => {
+        logger.warn(`config: could not apply an edit: ${((event as unknown as { error: Error }).error).message}`);
+      },
+    },
+  });
+  const actor = createActor(machine, {
+    input: { startupConcurrency: deps.startupConcurrency, watchConfig: deps.watchConfig, listed: deps.presence !== undefined },
+  });
+  actor.start();
+
+  let starting: Promise<void> | null = null;
+  let stopping: Promise<void> | null = null;
+  const servers = (): Record<string, ServerActorRef> => actor.getSnapshot().context.registry?.getSnapshot().context.servers ?? {};
+
+  return {
+    start() {
+      starting ??= (async () => {
+        // A host shut down before it was started takes nothing any more.
+        if (actor.getSnapshot().status === 'active') actor.send({ type: 'host.start' });
+        const outcome = await waitFor(actor, (snapshot) => !snapshot.matches('idle') && !snapshot.matches('starting'), { timeout: Infinity });
+        if (outcome.context.startError !== undefined) throw outcome.context.startError;
+        // Shut down before it was started: nothing was published.
+        if (outcome.context.registry === null) throw new HostNotRunningError('shutting_down');
+      })();
+      return starting;
+    },
+    shutdown() {
+      stopping ??= (async () => {
+        actor.send({ type: 'host.shutdown' });
+        const outcome = await waitFor(actor, (snapshot) => snapshot.status === 'done', { timeout: Infinity });
+        if (outcome.context.stopError !== undefined) throw outcome.context.stopError;
+      })();
+      return stopping;
+    },
+    running() {
+      const snapshot = actor.getSnapshot();
+      if (snapshot.matches('stopping') || snapshot.matches('stopped') || snapshot.context.stopRequested) {
+        throw new HostNotRunningError('shutting_down');
+      }
+      if (snapshot.context.registry === null) throw new HostNotRunningError('not_started');
+      return snapshot.context.registry;
+    },
+    stopping: () => {
+      const snapshot = actor.getSnapshot();
+      return snapshot.context.stopRequested || snapshot.matches('stopping') || snapshot.matches('stopped');
+    },
+    servers,
+    current: (name) => servers()[name],
+    tokensStored: (server) => actor.send({ type: 'tokens.stored', server }),
+  };
+}
