@@ -69,14 +69,26 @@ function mapAtPath(
   return Object.fromEntries(copy);
 }
 
-/** Every value at `paths` in `value`, with where it was found. */
+/** Every value at `paths` in `value`, with where it was found, in path order. */
 export function valuesAtPaths(value: unknown, paths: readonly SecretPath[]): Array<[unknown, Location]> {
+  // A read-only walk: redaction asks for these on every connect and failure, and copying the value per path was most of its cost.
   const found: Array<[unknown, Location]> = [];
-  mapAtPaths(value, paths, (each, at) => {
-    found.push([each, at]);
-    return each;
-  });
+  for (const path of paths) collectAtPath(value, path, 0, [], found);
   return found;
+}
+
+function collectAtPath(value: unknown, path: SecretPath, depth: number, at: Location, found: Array<[unknown, Location]>): void {
+  if (depth === path.length) {
+    found.push([value, at]);
+    return;
+  }
+  if (!isPlainObject(value)) return;
+  const step = path[depth]!;
+  if (step === EACH) {
+    for (const key of Object.keys(value)) collectAtPath(value[key], path, depth + 1, [...at, key], found);
+  } else if (Object.hasOwn(value, step)) {
+    collectAtPath(value[step], path, depth + 1, [...at, step], found);
+  }
 }
 
 /**

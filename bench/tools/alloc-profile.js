@@ -1,0 +1,67 @@
+// Where a contender allocates while COUNT servers start and are called once
+// (what memory-probe.js measures), garbage included: V8's sampling heap
+// profiler keeping objects the GC already collected. Young garbage decides how
+// many new-space pages a start touches, and so most of the RSS it costs.
+//   node --expose-gc bench/tools/alloc-profile.js [fleet|raw|…] [COUNT=20] [--top 40]
+import { Session } from 'node:inspector/promises';
+import { contenderByKey } from '../lib/contenders.js';
+import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
+import { noChildren } from '../lib/processes.js';
+
+const [key = 'fleet', countText = '20'] = process.argv.slice(2);
+const top = process.argv.includes('--top') ? Number(process.argv[process.argv.indexOf('--top') + 1]) : 40;
+const count = Number(countText);
+// --via TEXT: only samples with a frame whose function or file contains TEXT (e.g. zod's `$constructor`).
+const via = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : null;
+const contender = contenderByKey(key);
+
+const warm = await contender.open(serverSpecs(10, MINI_SERVER));
+for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
+await warm.close();
+await noChildren();
+await settleHeap();
+const session = new Session();
+session.connect();
+await session.post('HeapProfiler.startSampling', {
+  samplingInterval: 512,
+  includeObjectsCollectedByMajorGC: true,
+  includeObjectsCollectedByMinorGC: true,
+});
+const handle = await contender.open(serverSpecs(count, MINI_SERVER));
+for (let i = 0; i < count; i += 1) await handle.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'x' });
+const { profile } = await session.post('HeapProfiler.stopSampling');
+session.disconnect();
+
+// Self bytes by function (file:line), and inclusive bytes by function name.
+const self = new Map();
+// Each sample put on the innermost frame of mcp-fleet's own code (dist/ modules, not bundled chunks).
+const ours = new Map();
+const isOurs = (where) => /dist\/(services|host|machines|http|cli)\/|dist\/host\.js/.test(where);
+const inclusive = new Map();
+let total = 0;
+function walk(node, stack, owner = '(outside)') {
+  const f = node.callFrame;
+  const where = `${f.functionName || '(anon)'} ${f.url.replace(/^.*node_modules\//, '').replace(/^.*\/(dist|src)\//, '$1/')}:${f.lineNumber + 1}`;
+  const bytes = via === null || [...stack, where].some((frame) => frame.includes(via)) ? node.selfSize : 0;
+  total += bytes;
+  self.set(where, (self.get(where) ?? 0) + bytes);
+  if (isOurs(where)) owner = where;
+  ours.set(owner, (ours.get(owner) ?? 0) + bytes);
+  const sub = [];
+  const here = [...stack, where];
+  for (const child of node.children) sub.push(walk(child, here, owner));
+  const sum = bytes + sub.reduce((a, b) => a + b, 0);
+  if (!stack.includes(where)) inclusive.set(where, (inclusive.get(where) ?? 0) + sum);
+  return sum;
+}
+walk(profile.head, []);
+const kib = (b) => (b / 1024 / count).toFixed(1).padStart(7);
+console.log(`${key}: ${kib(total)} KiB allocated per server (sampled, garbage included)`);
+console.log('-- self');
+for (const [where, bytes] of [...self].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(kib(bytes), where);
+console.log('-- by innermost mcp-fleet frame');
+for (const [where, bytes] of [...ours].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(kib(bytes), where);
+console.log('-- inclusive');
+for (const [where, bytes] of [...inclusive].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(kib(bytes), where);
+await handle.close();
+process.exit(0);

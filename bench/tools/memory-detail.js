@@ -1,0 +1,38 @@
+// memory-probe.js with every process.memoryUsage() field and each V8 heap
+// space's size before → after: shows whether a contender's RSS growth is
+// state it keeps or new-space pages its start-up garbage touched (the young
+// generation grows to 2 × 16 MiB semi-spaces and stays resident after a GC).
+//   node --expose-gc bench/tools/memory-detail.js [fleet|raw|…] [COUNT=20]
+import v8 from 'node:v8';
+import { contenderByKey } from '../lib/contenders.js';
+import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
+import { noChildren } from '../lib/processes.js';
+
+const [key = 'fleet', countText = '20'] = process.argv.slice(2);
+const count = Number(countText);
+const contender = contenderByKey(key);
+const spaces = () => new Map(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s]));
+const warm = await contender.open(serverSpecs(10, MINI_SERVER));
+for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
+await warm.close();
+await noChildren();
+await settleHeap();
+const before = process.memoryUsage();
+const spacesBefore = spaces();
+const handle = await contender.open(serverSpecs(count, MINI_SERVER));
+for (let i = 0; i < count; i += 1) await handle.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'x' });
+await settleHeap();
+const after = process.memoryUsage();
+const spacesAfter = spaces();
+const per = (a, b) => ((a - b) / 1024 / count).toFixed(1).padStart(8);
+console.log(`${key}, KiB per server:`);
+for (const field of Object.keys(after)) console.log(`  ${field.padEnd(26)}${per(after[field], before[field])}`);
+for (const [name, space] of spacesAfter) {
+  const was = spacesBefore.get(name);
+  if (!was || (space.space_size === was.space_size && space.space_used_size === was.space_used_size)) continue;
+  console.log(
+    `  ${name.padEnd(26)}used ${per(space.space_used_size, was.space_used_size)}   size ${(was.space_size / 1048576).toFixed(1)} → ${(space.space_size / 1048576).toFixed(1)} MiB`,
+  );
+}
+await handle.close();
+process.exit(0);
