@@ -6,6 +6,7 @@ import type {
   ListedPrompt,
   ListedResource,
   ListedTemplate,
+  OfferedKind,
   ServerEvent,
   ServerState,
   ToolEntry,
@@ -47,9 +48,14 @@ export interface ProjectedServer {
    * before is what a restarted worker should answer), with its tool count.
    */
   outcome: LastRun | null;
-  resources: ListedResource[];
-  templates: ListedTemplate[];
-  prompts: ListedPrompt[];
+  /**
+   * The latest listings of this connection; null: not listed (the server is
+   * not ready, or its listing has not landed). A kind the ready server does
+   * not offer is `[]`. Snapshots made before null was kept hold `[]` instead.
+   */
+  resources: ListedResource[] | null;
+  templates: ListedTemplate[] | null;
+  prompts: ListedPrompt[] | null;
 }
 
 export interface ProjectionContext {
@@ -61,7 +67,7 @@ export function emptyProjection(): ProjectionContext {
   return { servers: {}, lastSeq: 0 };
 }
 
-const unlisted = { resources: [], templates: [], prompts: [] } satisfies Partial<ProjectedServer>;
+const unlisted = { resources: null, templates: null, prompts: null } satisfies Partial<ProjectedServer>;
 const unregistered = { tools: [], registered_at: 0, registered_since: 0 } satisfies Partial<ProjectedServer>;
 
 function upsert(context: ProjectionContext, event: ServerEvent, change: (server: ProjectedServer) => ProjectedServer) {
@@ -91,6 +97,16 @@ function nextRun(server: ProjectedServer): ProjectedServer {
   return { ...server, actor: '', last_run: server.outcome ?? outcomeOf(server), outcome: null, ...unregistered, ...unlisted };
 }
 
+/**
+ * A server entering `ready`: what it offers is not listed yet; what it does
+ * not offer it has none of. Without `offers` (an older journal) neither is known.
+ */
+function offered(offers: readonly OfferedKind[] | undefined): Pick<ProjectedServer, 'resources' | 'templates' | 'prompts'> {
+  if (offers === undefined) return unlisted;
+  const resources = offers.includes('resources') ? null : [];
+  return { resources, templates: resources, prompts: offers.includes('prompts') ? null : [] };
+}
+
 function outcomeOf({ state, error, error_kind, tools, since }: ProjectedServer): LastRun {
   return { state, error, error_kind, tool_count: tools.length, at: since };
 }
@@ -115,7 +131,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
           error_kind: event.error_kind,
           since: event.at,
           // Listings are a ready server's: whatever it listed is gone with its connection.
-          ...(event.to === 'ready' ? {} : unlisted),
+          ...(event.to === 'ready' ? offered(event.offers) : unlisted),
         };
         return event.to === 'stopped' ? moved : { ...moved, outcome: outcomeOf(moved) };
       });
