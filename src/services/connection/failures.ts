@@ -134,8 +134,8 @@ async function classifyCallFailure(
 ): Promise<[ErrorKind | 'cancelled', string]> {
   const { name, config, child, lost } = at;
   if (signal?.aborted) return ['cancelled', `call to tool "${tool}" on server "${name}" was cancelled`];
-  // A loss the server caused explains the failure better than the close that followed it.
-  // A loss is answered only once its watcher took it in: the caller never sees a "process exited" of a server still shown ready.
+  // A loss the server caused explains the failure better than the close that followed it. It is
+  // answered once its watcher took it in: no caller hears "process exited" of a server shown ready.
   if (child?.exitInfo !== undefined || at.closedAlone()) {
     const why = await lost;
     await at.reported;

@@ -47,16 +47,9 @@ export async function openLiveConnection(
     markLost(error);
     return handled;
   };
-  let connection: ServerConnection;
-  try {
-    connection = await connect(name, config, { ...options, signal, onClose });
-  } catch (error) {
-    lossHandled();
-    throw error;
-  }
+  const connection = await connect(name, config, { ...options, signal, onClose });
   if (signal.aborted) {
     // The actor moved on while the handshake finished: nobody would own this child.
-    lossHandled();
     await connection.close();
     throw new FleetError('transport_closed', 'connection abandoned: the server was stopped while connecting');
   }
