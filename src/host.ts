@@ -266,9 +266,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
         return {
           ...status,
           tools,
-          resources: server?.resources ?? [],
-          resource_templates: server?.templates ?? [],
-          prompts: server?.prompts ?? [],
+          resources: server?.resources ?? null,
+          resource_templates: server?.templates ?? null,
+          prompts: server?.prompts ?? null,
         };
       });
     },

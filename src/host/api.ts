@@ -94,13 +94,17 @@ export interface McpHostOptions {
   presence?: Presence;
 }
 
-/** One server in the catalog: its view plus what it offers. */
+/**
+ * One server in the catalog: its view plus what it offers. `resources`,
+ * `resource_templates` and `prompts` are `null` while not listed (the server
+ * is not ready, or its listing has not landed yet), `[]` when it has none.
+ */
 export interface CatalogEntry extends ServerView {
   tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
-  resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }>;
+  resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }> | null;
   /** The server's resource templates (`uriTemplate`), listed with its resources. */
-  resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }>;
-  prompts: Array<{ name: string; description?: string; arguments?: unknown[] }>;
+  resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }> | null;
+  prompts: Array<{ name: string; description?: string; arguments?: unknown[] }> | null;
 }
 
 export type { ConfigDiff as CatalogDiff } from '../services/catalog/config-diff.js';

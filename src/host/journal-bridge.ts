@@ -10,7 +10,7 @@ import type { ServerActorRef } from '../machines/registry.machine.js';
 import { topState } from '../machines/server.queries.js';
 import { toResponse } from '../services/config/masking.js';
 import type { ServerConfig } from '../services/config/schema.js';
-import type { JournalEventInput, ServerState } from '../services/journal/events.js';
+import type { JournalEventInput, OfferedKind, ServerState } from '../services/journal/events.js';
 import type { ToolMount } from './tool-mount.js';
 import { forgetServer, noteServerState } from '../services/telemetry/instruments.js';
 import type { LifecycleOwner, Lifecycles } from '../services/telemetry/lifecycle.js';
@@ -62,6 +62,7 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
       to: state,
       error: failed ? error : null,
       error_kind: failed ? errorKind : null,
+      ...(state === 'ready' ? { offers: offeredKinds(ref) } : {}),
     });
     if (failed) options.onFailure?.(name, state, errorKind, error);
     noteServerState(ref, state);
@@ -98,4 +99,13 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
   ];
   observe();
   return stop;
+}
+
+/**
+ * What the ready server offers beside its tools: the projection tells a kind
+ * still to be listed (`null`) from one the server has none of (`[]`).
+ */
+function offeredKinds(ref: ServerActorRef): OfferedKind[] {
+  const capabilities = ref.getSnapshot().context.live?.connection.client.getServerCapabilities() ?? {};
+  return (['resources', 'prompts'] as const).filter((kind) => Boolean(capabilities[kind]));
 }

@@ -129,7 +129,7 @@ describe('callTool', () => {
   it('a crash mid-call rejects the call promptly and onClose reports transport_closed once', async () => {
     const closes: FleetError[] = [];
     const connection = await connectTracked('crashy', fixtureConfig('crash-mid-call'), {
-      onClose: (error) => closes.push(error),
+      onClose: (error) => void closes.push(error),
     });
     const error = await callError(connection.callTool('crash', {}));
     // The crash's own error, not the call timeout's (that one would be `timeout`).

@@ -194,7 +194,7 @@ describe('connect: stdio', () => {
 
   it('close() resolves once the child is gone, is idempotent, and does not call onClose', async () => {
     let closes = 0;
-    const connection = await connect('healthy', fixtureConfig('healthy'), { onClose: () => (closes += 1) });
+    const connection = await connect('healthy', fixtureConfig('healthy'), { onClose: () => void (closes += 1) });
     const pid = connection.pid!;
     expect(isAlive(pid)).toBe(true);
     await Promise.all([connection.close(), connection.close()]);

@@ -50,8 +50,10 @@ describe('recovery of a ready server', () => {
     const inFlight = await host.callTool('crashy__crash', {});
     expect(inFlight.details.is_error).toBe(true);
     expect(inFlight.content[0]).toMatchObject({ text: expect.stringContaining('process exited with code 7') });
-    // The call can fail before the journal has the crash: wait for the whole round trip, not for `ready` (it may still be the old one).
-    await expect.poll(() => states('crashy'), { timeout: 20_000 }).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
+    // The call answered once the journal had the crash: the server is not shown ready with its process dead.
+    expect(states('crashy').slice(0, 3)).toEqual(['pending', 'ready', 'error']);
+    await untilState(host, 'crashy', 'ready');
+    expect(states('crashy')).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
     expect(host.events().find((e) => e.type === 'server.transitioned' && e.to === 'error')).toMatchObject({
       error_kind: 'transport_closed',
     });
@@ -76,8 +78,10 @@ describe('recovery of a ready server', () => {
     const write = await host.callTool('writer__write_once', {});
     expect(write.details.is_error).toBe(true);
     expect(write.content[0]).toMatchObject({ text: expect.stringContaining('process exited with code 7') });
-    // It did reconnect; the call was simply not run again. (Waiting for `ready` alone could see the old one.)
-    await expect.poll(() => states('writer'), { timeout: 20_000 }).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
+    // It had left `ready` when the call answered; it did reconnect, the call was simply not run again.
+    expect(states('writer').slice(0, 3)).toEqual(['pending', 'ready', 'error']);
+    await untilState(host, 'writer', 'ready');
+    expect(states('writer')).toEqual(['pending', 'ready', 'error', 'pending', 'ready']);
   });
 
   test('calls made while it reconnects fail fast with the reason', async () => {

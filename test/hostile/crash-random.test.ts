@@ -28,8 +28,13 @@ describe('a crash at a random point of a call', () => {
     pids.push(pid);
     const seq = fleet.host.events().at(-1)!.seq;
     const progress: unknown[] = [];
-    const call = fleet.host.callTool('crashy__work', point === undefined ? {} : { point }, { onProgress: (p) => progress.push(p) });
-    const [result] = await Promise.all([call, expectStillServing(fleet, `crash ${point}`)]);
+    const call = fleet.host
+      .callTool('crashy__work', point === undefined ? {} : { point }, { onProgress: (p) => progress.push(p) })
+      // Where the journal stood when the caller heard of the crash.
+      .then((answer) => ({ answer, states: statesSince(seq) }));
+    const [{ answer: result, states }] = await Promise.all([call, expectStillServing(fleet, `crash ${point}`)]);
+    // The failed call answers only once the server has left `ready`.
+    expect(states[0]).toBe('error');
 
     expect(result.details.is_error).toBe(true);
     const text = (result.content[0] as { text: string }).text;
@@ -39,8 +44,9 @@ describe('a crash at a random point of a call', () => {
     if (said === 'after-progress') expect(progress).toHaveLength(1);
 
     expect(await untilGone(pid)).toBe(true);
-    // Through error and back: `ready` alone could still be the one from before the crash.
-    await expect.poll(() => statesSince(seq), { timeout: 20_000 }).toEqual(['error', 'pending', 'ready']);
+    // It left `ready` before the call answered: the next `ready` is the reconnect's.
+    await untilState(fleet.host, 'crashy', 'ready');
+    expect(statesSince(seq)).toEqual(['error', 'pending', 'ready']);
     expect(pidOfCrashy()).not.toBe(pid);
     expect(await fleet.host.callTool('crashy__ok', {})).toMatchObject({ content: [{ type: 'text', text: 'ok' }] });
   });

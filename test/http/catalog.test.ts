@@ -3,6 +3,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { untilListed } from '../host/helpers.js';
 import { CANARIES, healthy, startFleet, untilState, type Fleet } from './fleet.js';
 
 const [ENV_SECRET, REPLACED_SECRET] = CANARIES as [string, string];
@@ -24,21 +25,17 @@ describe('GET /api/mcp/catalog', () => {
     }));
     await untilState(fleet, 'alpha', 'ready');
     await untilState(fleet, 'everything', 'ready');
-    // Resources and prompts are listed once the server is ready; wait for both to land.
-    let entries: any[] = [];
-    const listed = async () => {
-      entries = (await fleet!.request('/api/mcp/catalog')).json.servers;
-      const everything = entries.find((e) => e.name === 'everything');
-      return everything?.resources.length > 0 && everything?.prompts.length > 0;
-    };
-    await expect.poll(listed, { timeout: 20_000 }).toBe(true);
+    // Resources and prompts are listed once the server is ready: the catalog says `null` until then.
+    await untilListed(fleet.host, 'everything');
     const reply = await fleet.request('/api/mcp/catalog');
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.json)).toEqual(['servers']);
-    const byName = Object.fromEntries(entries.map((entry) => [entry.name, entry]));
+    const entries: Array<{ name: string }> = reply.json.servers;
+    const byName: Record<string, any> = Object.fromEntries(entries.map((entry) => [entry.name, entry]));
 
     const alpha = byName.alpha;
-    expect(alpha).toMatchObject({ state: 'ready', tool_count: 8, resources: [], prompts: [] });
+    // It offers neither: listed as none the moment it is ready.
+    expect(alpha).toMatchObject({ state: 'ready', tool_count: 8, resources: [], resource_templates: [], prompts: [] });
     expect(alpha.config.env.API_KEY).toEqual({ has_value: true, masked: '••••0001' });
     expect(alpha.tools).toContainEqual({
       name: 'alpha__echo',
@@ -53,7 +50,8 @@ describe('GET /api/mcp/catalog', () => {
     expect(everything.resources[0]).toMatchObject({ uri: expect.any(String), name: expect.any(String) });
     expect(everything.prompts.length).toBeGreaterThan(0);
 
-    expect(byName.off).toMatchObject({ state: 'disabled', tools: [], resources: [], prompts: [] });
+    // Never connected: nothing is listed, which is not the same as offering nothing.
+    expect(byName.off).toMatchObject({ state: 'disabled', tools: [], resources: null, resource_templates: null, prompts: null });
   });
 });
 

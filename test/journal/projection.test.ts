@@ -247,7 +247,7 @@ describe('project()', () => {
     const events = journalOf([...firstRun, { type: 'worker.started', pid: 42 }]);
     const context = fold(events);
     const files = context.servers['files']!;
-    expect(files).toMatchObject({ state: 'ready', actor: '', tools: [], resources: [], templates: [], prompts: [] });
+    expect(files).toMatchObject({ state: 'ready', actor: '', tools: [], resources: null, templates: null, prompts: null });
     expect(files.last_run).toEqual({ state: 'ready', error: null, error_kind: null, tool_count: 2, at: events[3]!.at });
     expect(context.servers['broken']!.last_run).toEqual({
       state: 'error',
@@ -292,7 +292,30 @@ describe('project()', () => {
     expect(listed[3]).toStrictEqual(JSON.parse(JSON.stringify(listed[3])));
     const failed = journalOf([moved('a', 'ready', 'error', 'a', { error: 'gone', error_kind: 'transport_closed' })])[0]!;
     const left = project(context, { ...failed, seq: context.lastSeq + 1 });
-    expect(left.servers['a']).toMatchObject({ state: 'error', resources: [], templates: [], prompts: [] });
+    // Not listed (null), not "none": whatever it offers is unknown until it is ready again.
+    expect(left.servers['a']).toMatchObject({ state: 'error', resources: null, templates: null, prompts: null });
+  });
+
+  test('entering ready, a kind the server offers is not listed yet (null) and one it does not offer is none ([])', () => {
+    const ready = (offers?: Array<'resources' | 'prompts'>) =>
+      fold(
+        journalOf([
+          configured('a'),
+          moved('a', null, 'pending'),
+          { ...moved('a', 'pending', 'ready'), ...(offers === undefined ? {} : { offers }) } as JournalEventInput,
+        ]),
+      ).servers['a'];
+    expect(ready(['resources'])).toMatchObject({ resources: null, templates: null, prompts: [] });
+    expect(ready(['prompts'])).toMatchObject({ resources: [], templates: [], prompts: null });
+    expect(ready([])).toMatchObject({ resources: [], templates: [], prompts: [] });
+    // A journal written before `offers` was recorded: nothing is known until listed.
+    expect(ready()).toMatchObject({ resources: null, templates: null, prompts: null });
+    // Before it is ready, nothing is listed either.
+    expect(fold(journalOf([configured('a'), moved('a', null, 'pending')])).servers['a']).toMatchObject({
+      resources: null,
+      templates: null,
+      prompts: null,
+    });
   });
 
   test('project is pure: the context it is given is never changed', () => {

@@ -39,7 +39,7 @@ const STATES: ServerState[] = ['pending', 'authenticating', 'ready', 'ready', 'n
 
 type Command =
   | { kind: 'configure'; server: Server }
-  | { kind: 'transition'; server: Server; to: ServerState; stale: boolean }
+  | { kind: 'transition'; server: Server; to: ServerState; stale: boolean; offers: Array<'resources' | 'prompts'> | undefined }
   | { kind: 'register'; server: Server; tools: string[] }
   | { kind: 'unregister'; server: Server }
   | { kind: 'resources'; server: Server; resources: number; templates: number }
@@ -60,6 +60,8 @@ const command: fc.Arbitrary<Command> = fc.oneof(
       to: fc.constantFrom(...STATES),
       // An event of a replaced actor: journaled, not projected.
       stale: fc.integer({ min: 0, max: 6 }).map((roll) => roll === 0),
+      // What a server entering ready offers (absent: a journal written before it was recorded).
+      offers: fc.option(fc.subarray(['resources', 'prompts'] as Array<'resources' | 'prompts'>), { nil: undefined }),
     }),
   },
   {
@@ -147,9 +149,9 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
               error_kind: null,
               since: event.at,
               last_run: null,
-              resources: [],
-              templates: [],
-              prompts: [],
+              resources: null,
+              templates: null,
+              prompts: null,
               toolCount: 0,
               outcome: null,
             });
@@ -160,10 +162,13 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
           const current = expected?.actor ? expected.actor : `${step.server}#none`;
           const actor = step.stale ? `${step.server}#stale` : current;
           const failure = step.to === 'error' ? { error: 'it broke', error_kind: 'protocol' as const } : { error: null, error_kind: null };
-          const event = append({ type: 'server.transitioned', server: step.server, actor, from: null, to: step.to, ...failure });
+          const offers = step.to === 'ready' && step.offers !== undefined ? { offers: step.offers } : {};
+          const event = append({ type: 'server.transitioned', server: step.server, actor, from: null, to: step.to, ...failure, ...offers });
           if (expected && expected.actor === actor) {
             Object.assign(expected, { state: step.to, ...failure, since: event.at });
-            if (step.to !== 'ready') Object.assign(expected, { resources: [], templates: [], prompts: [] });
+            // Whatever was listed went with the connection; entering ready, a kind not offered is listed as none.
+            const none = (kind: 'resources' | 'prompts') => (offers.offers !== undefined && !offers.offers.includes(kind) ? [] : null);
+            Object.assign(expected, { resources: none('resources'), templates: none('resources'), prompts: none('prompts') });
             // A shutdown's `stopped` does not replace what the run knew before it.
             if (step.to !== 'stopped') {
               expected.outcome = { state: step.to, ...failure, tool_count: expected.toolCount, at: event.at };
@@ -238,9 +243,9 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
               last_run: entry.outcome ?? { state, error, error_kind, tool_count: entry.toolCount, at: since },
               outcome: null,
               toolCount: 0,
-              resources: [],
-              templates: [],
-              prompts: [],
+              resources: null,
+              templates: null,
+              prompts: null,
             });
           }
           break;

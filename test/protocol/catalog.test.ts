@@ -2,6 +2,7 @@
 // resources and prompts are re-listed and swapped in one step, journaled.
 import { afterEach, describe, expect, test } from 'vitest';
 import { RESOURCE_TOOL_NAMES } from '../../src/services/capabilities/resources.js';
+import { untilJournal, untilListed } from '../host/helpers.js';
 import { catalogServer, startHost, textOf, type Running } from './helpers.js';
 
 let running: Running | undefined;
@@ -88,35 +89,48 @@ describe('tools/list_changed', () => {
 });
 
 describe('resources/list_changed and prompts/list_changed', () => {
+  /** Resolves with the next `catalog.changed` of `kind` journaled after now. */
+  function nextChange(r: Running, kind: 'resources' | 'prompts') {
+    const seen = r.events('catalog.changed').length;
+    const change = () => r.events('catalog.changed').slice(seen).find((event) => event.kind === kind);
+    return untilJournal(r.host, () => change() !== undefined, `a ${kind} change`).then(() => change());
+  }
+
   test('the catalog follows added and removed resources, journaled by URI', async () => {
     running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
     const r = running;
-    const uris = () => r.host.catalog().find((entry) => entry.name === 'cat')?.resources.map((resource) => resource.uri);
-    await expect.poll(uris, { timeout: 10_000 }).toEqual(['fixture://static', 'fixture://blob']);
+    const uris = () => r.host.catalog().find((entry) => entry.name === 'cat')?.resources?.map((resource) => resource.uri);
+    expect((await untilListed(r.host, 'cat')).resources?.map((resource) => resource.uri)).toEqual(['fixture://static', 'fixture://blob']);
 
+    let changed = nextChange(r, 'resources');
     await r.host.callTool('cat__add_resource', { uri: 'fixture://new', body: 'new body' });
-    await expect.poll(uris, { timeout: 10_000 }).toContain('fixture://new');
-    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({
-      kind: 'resources', added: ['fixture://new'], removed: [],
-    });
+    // The change is journaled with its listing: once told, the catalog has it.
+    expect(await changed).toMatchObject({ kind: 'resources', added: ['fixture://new'], removed: [] });
+    expect(uris()).toContain('fixture://new');
+
+    changed = nextChange(r, 'resources');
     await r.host.callTool('cat__remove_resource', { uri: 'fixture://new' });
-    await expect.poll(uris, { timeout: 10_000 }).not.toContain('fixture://new');
-    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({ kind: 'resources', removed: ['fixture://new'] });
+    expect(await changed).toMatchObject({ kind: 'resources', removed: ['fixture://new'] });
+    expect(uris()).not.toContain('fixture://new');
   });
 
   test('prompt slash commands follow the server: on ready, on list_changed and on stop', async () => {
     running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
     const r = running;
     const commands = () => r.host.prompts().map((prompt) => prompt.command);
-    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet']);
+    expect((await untilListed(r.host, 'cat')).prompts?.map((prompt) => prompt.name)).toEqual(['greet']);
+    expect(commands()).toEqual(['/cat:greet']);
 
+    let changed = nextChange(r, 'prompts');
     await r.host.callTool('cat__add_prompt', { name: 'brainstorm' });
-    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet', '/cat:brainstorm']);
-    expect(r.host.catalog()[0]?.prompts.map((prompt) => prompt.name)).toEqual(['greet', 'brainstorm']);
-    await expect.poll(() => r.events('catalog.changed').at(-1), { timeout: 10_000 }).toMatchObject({ kind: 'prompts', added: ['brainstorm'] });
+    expect(await changed).toMatchObject({ kind: 'prompts', added: ['brainstorm'] });
+    expect(commands()).toEqual(['/cat:greet', '/cat:brainstorm']);
+    expect(r.host.catalog()[0]?.prompts?.map((prompt) => prompt.name)).toEqual(['greet', 'brainstorm']);
 
+    changed = nextChange(r, 'prompts');
     await r.host.callTool('cat__remove_prompt', { name: 'brainstorm' });
-    await expect.poll(commands, { timeout: 10_000 }).toEqual(['/cat:greet']);
+    expect(await changed).toMatchObject({ kind: 'prompts', removed: ['brainstorm'] });
+    expect(commands()).toEqual(['/cat:greet']);
 
     await r.host.removeServer('cat');
     expect(r.host.prompts()).toEqual([]);

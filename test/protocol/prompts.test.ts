@@ -1,7 +1,8 @@
 // Prompts as slash commands: host.prompts() / host.renderPrompt() and the
 // HTTP routes GET /api/mcp/prompts and POST /api/mcp/prompts/:name/render.
-import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { PromptNotFoundError } from '../../src/index.js';
+import { untilListed } from '../host/helpers.js';
 import { serve, type Served } from '../http/helpers.js';
 import { catalogServer, startHost, type Running } from './helpers.js';
 
@@ -15,7 +16,8 @@ beforeAll(async () => {
     ['cat', 'everything'],
   );
   served = await serve(running.host);
-  await vi.waitFor(() => expect(running.host.prompts().length).toBeGreaterThan(4), { timeout: 10_000 });
+  // Their prompts are listed once they are ready: the catalog says when (not listed: null).
+  for (const name of ['cat', 'everything']) await untilListed(running.host, name);
 });
 afterAll(async () => {
   await served?.close();

@@ -278,8 +278,10 @@ function placeholder(event) {
     tool_count: 0,
     since: event.at,
     tools: [],
-    resources: [],
-    prompts: [],
+    // Not listed: the catalog says what the server offers once it is read.
+    resources: null,
+    resource_templates: null,
+    prompts: null,
     stateSeq: event.seq,
   };
 }

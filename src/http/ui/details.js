@@ -114,7 +114,11 @@ function lastError(entry) {
 }
 
 function tabs(entry, ctx) {
-  const counts = { tools: entry.tools.length, resources: entry.resources.length + templatesOf(entry).length, prompts: entry.prompts.length };
+  const counts = {
+    tools: entry.tools.length,
+    resources: entry.resources === null ? null : entry.resources.length + templatesOf(entry).length,
+    prompts: entry.prompts === null ? null : entry.prompts.length,
+  };
   const active = TABS.some(([id]) => id === ctx.tab) ? ctx.tab : 'tools';
   const list = h(
     'div',
@@ -133,7 +137,7 @@ function tabs(entry, ctx) {
           tabindex: id === active ? '0' : '-1',
         },
         text,
-        id in counts ? h('span', { class: 'count' }, String(counts[id])) : null,
+        id in counts ? count(counts[id]) : null,
       ),
     ),
   );
@@ -144,6 +148,11 @@ function tabs(entry, ctx) {
     panelFor(active, entry, ctx),
   );
   return h('div', { class: 'detail-tabs' }, list, panel);
+}
+
+/** A tab's count; a kind not listed has none to show. */
+function count(n) {
+  return n === null ? h('span', { class: 'count', title: 'not listed yet' }, '…') : h('span', { class: 'count' }, String(n));
 }
 
 function panelFor(tab, entry, ctx) {
@@ -256,16 +265,24 @@ function params(schema) {
   );
 }
 
-/** A placeholder entry (seen in the stream before the catalog) has no templates yet. */
+/** The templates listed with the resources (none while they are not listed). */
 function templatesOf(entry) {
   return entry.resource_templates ?? [];
 }
 
+/** A ready server whose `what` (resources, prompts) are not listed yet: `null` in the catalog, not an empty list. */
+function notListed(entry, what) {
+  return entry.state === 'ready' && entry[what] === null ? empty(`This server's ${what} are not listed yet.`) : null;
+}
+
 function resources(entry) {
+  const waiting = notListed(entry, 'resources');
+  if (waiting) return waiting;
+  const listed = entry.resources ?? [];
   const templates = templatesOf(entry);
-  if (entry.resources.length === 0 && templates.length === 0) return empty(notReady(entry, 'resources'));
+  if (listed.length === 0 && templates.length === 0) return empty(notReady(entry, 'resources'));
   return [
-    entry.resources.length > 0 ? resourceList('Resources', entry.resources, (r) => r.uri) : null,
+    listed.length > 0 ? resourceList('Resources', listed, (r) => r.uri) : null,
     templates.length > 0 ? h('h3', { class: 'list-title' }, 'Templates') : null,
     templates.length > 0 ? resourceList('Resource templates', templates, (t) => t.uriTemplate) : null,
   ];
@@ -293,7 +310,9 @@ function resourceList(ariaLabel, list, address) {
 }
 
 function prompts(entry) {
-  if (entry.prompts.length === 0) return empty(notReady(entry, 'prompts'));
+  const waiting = notListed(entry, 'prompts');
+  if (waiting) return waiting;
+  if (entry.prompts === null || entry.prompts.length === 0) return empty(notReady(entry, 'prompts'));
   return h(
     'ul',
     { class: 'item-list', 'aria-label': 'Prompts' },

@@ -34,7 +34,7 @@ export function serverActions(state, view) {
     if (!result?.saved) return;
     const view = result.saved;
     // The stream usually knows the server already; its newer state wins.
-    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: null, resource_templates: null, prompts: null });
     toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
     select(view.name);
     scheduleRefresh();
@@ -42,7 +42,7 @@ export function serverActions(state, view) {
 
   /** A server added from the registry: shown in the servers view like one added by hand. */
   function addedFromRegistry(view) {
-    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: [], prompts: [] });
+    if (!state.servers.has(view.name)) state.servers.set(view.name, { ...view, tools: [], resources: null, resource_templates: null, prompts: null });
     toast(`Added ${view.name}: ${view.state.replaceAll('_', ' ')}.`);
     showView('servers');
     select(view.name);

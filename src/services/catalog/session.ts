@@ -62,8 +62,9 @@ export function startServerSession(options: ServerSessionOptions): () => void {
         append(resourcesListed(server, offer.resources, offer.resourceTemplates));
         return;
       }
-      append(promptsListed(server, offer.prompts));
+      // Commands first: whoever the journal tells of the listing finds them.
       prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets });
+      append(promptsListed(server, offer.prompts));
     },
     onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
     onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),

@@ -53,8 +53,12 @@ export const CLIENT_INFO = { name: 'mcp-fleet', version: '0.1.0' } as const;
 export interface ConnectOptions {
   /** Aborting cancels the connect and kills the child; connect rejects with an AbortError. */
   signal?: AbortSignal;
-  /** Called once if the connection ends on its own after connect (crash, exit); never for close(). */
-  onClose?: (error: FleetError) => void;
+  /**
+   * Called once if the connection ends on its own after connect (crash, exit); never for close().
+   * The calls that loss broke reject only once a returned promise settles: whoever
+   * watches the connection has taken the loss in before a caller hears of it.
+   */
+  onClose?: (error: FleetError) => void | Promise<void>;
   /** Called on each new SDK client before it connects: extra capabilities and request handlers. */
   setupClient?: (client: Client) => void;
   /** Authorizes a remote server's requests (SDK OAuth provider); `mcp-fleet connect` passes its own. */

@@ -105,6 +105,8 @@ export interface CallFailureContext {
   child: ChildTransport | undefined;
   /** Why the connection went away by itself; settles only if it did. */
   lost: Promise<string>;
+  /** Settles after `lost`, once `onClose` was told of the loss and has taken it in (at once when close() was called first). */
+  reported: Promise<void>;
   /** close() was called. */
   closing(): boolean;
   /** The connection ended without close(). */
@@ -132,16 +134,21 @@ async function classifyCallFailure(
 ): Promise<[ErrorKind | 'cancelled', string]> {
   const { name, config, child, lost } = at;
   if (signal?.aborted) return ['cancelled', `call to tool "${tool}" on server "${name}" was cancelled`];
-  // A loss the server caused explains the failure better than the close that followed it.
+  // A loss the server caused explains the failure better than the close that followed it. It is
+  // answered once its watcher took it in: no caller hears "process exited" of a server shown ready.
   if (child?.exitInfo !== undefined || at.closedAlone()) {
-    return ['transport_closed', `call to tool "${tool}" failed: ${await lost}`];
+    const why = await lost;
+    await at.reported;
+    return ['transport_closed', `call to tool "${tool}" failed: ${why}`];
   }
   if (at.closing()) return ['transport_closed', `connection to server "${name}" was closed`];
   if (err instanceof SdkError && err.code === SdkErrorCode.ConnectionClosed) {
     // stdout can close a moment before the exit is reported: wait briefly for the exit code.
-    const why = child
-      ? await Promise.race([lost, sleep(2 * STDERR_FLUSH_MS).then(() => 'connection closed')])
-      : 'connection closed';
+    const exited = lost.then(async (why) => {
+      await at.reported;
+      return why;
+    });
+    const why = child ? await Promise.race([exited, sleep(2 * STDERR_FLUSH_MS).then(() => 'connection closed')]) : 'connection closed';
     return ['transport_closed', `call to tool "${tool}" failed: ${why}`];
   }
   if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {

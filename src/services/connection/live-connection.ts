@@ -15,6 +15,12 @@ export interface LiveConnection {
   readonly connection: ServerConnection;
   /** Resolves with the reason when the server goes away by itself; never rejects. */
   readonly lost: Promise<FleetError>;
+  /**
+   * Says the loss was taken in (the server's actor left `ready`), or that nobody
+   * watches for it any more. The calls the loss broke wait for it, so none
+   * returns "process exited" while the server still shows ready. Idempotent.
+   */
+  readonly lossHandled: () => void;
   /** The OAuth provider of an OAuth server, whose token the watcher keeps fresh. */
   readonly auth?: AuthKeeper;
 }
@@ -35,13 +41,19 @@ export async function openLiveConnection(
   const { authProvider } = options;
   let markLost: (error: FleetError) => void = () => {};
   const lost = new Promise<FleetError>((resolve) => (markLost = resolve));
-  const connection = await connect(name, config, { ...options, signal, onClose: (error) => markLost(error) });
+  let lossHandled: () => void = () => {};
+  const handled = new Promise<void>((resolve) => (lossHandled = resolve));
+  const onClose = (error: FleetError): Promise<void> => {
+    markLost(error);
+    return handled;
+  };
+  const connection = await connect(name, config, { ...options, signal, onClose });
   if (signal.aborted) {
     // The actor moved on while the handshake finished: nobody would own this child.
     await connection.close();
     throw new FleetError('transport_closed', 'connection abandoned: the server was stopped while connecting');
   }
-  return authProvider === undefined ? { connection, lost } : { connection, lost, auth: authProvider };
+  return authProvider === undefined ? { connection, lost, lossHandled } : { connection, lost, lossHandled, auth: authProvider };
 }
 
 export interface WatchOptions {
@@ -66,7 +78,12 @@ export function watchLiveConnection(
     watching = false;
     clearInterval(timer);
     stopAuth();
-    onLost(error);
+    try {
+      onLost(error);
+    } finally {
+      // `onLost` moved the actor (and the journal) synchronously: the broken calls may now answer.
+      live.lossHandled();
+    }
   };
   void live.lost.then(lose);
   // A token that can no longer be refreshed ends the connection as an auth failure.
@@ -106,5 +123,7 @@ export function watchLiveConnection(
     watching = false;
     clearInterval(timer);
     stopAuth();
+    // Not watched any more (the actor left `ready` on its own account): no call waits on a watcher.
+    live.lossHandled();
   };
 }

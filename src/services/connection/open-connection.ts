@@ -50,10 +50,10 @@ export function openConnection(
   const lost: Promise<string> = child
     ? child.exited.then((info) => describeChildExit(child, info, local.stderrTail))
     : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
-  void lost.then(function reportClose(message) {
+  const reported = lost.then(async function reportClose(message) {
     if (closing !== undefined) return;
     closedAlone = true;
-    options.onClose?.(new FleetError('transport_closed', message));
+    await options.onClose?.(new FleetError('transport_closed', message));
   });
 
   const failure: CallFailureContext = {
@@ -62,6 +62,7 @@ export function openConnection(
     secrets,
     child,
     lost,
+    reported,
     closing: () => closing !== undefined,
     closedAlone: () => closedAlone,
   };

@@ -47,6 +47,10 @@ export const ListedPrompt = z.object({
 });
 export type ListedPrompt = z.infer<typeof ListedPrompt>;
 
+/** What a server may offer beside its tools, each listed apart once it is ready. */
+export const OfferedKind = z.enum(['resources', 'prompts']);
+export type OfferedKind = z.infer<typeof OfferedKind>;
+
 /** Every event has its place (`seq`, growing for the life of the state dir) and time. */
 const stamped = {
   seq: z.number().int().positive(),
@@ -83,6 +87,13 @@ export const JournalEvent = z.discriminatedUnion('type', [
     to: ServerState,
     error: z.string().nullable(),
     error_kind: ErrorKind.nullable(),
+    /**
+     * On an entry into `ready`: which of resources and prompts the server
+     * offers. Their listings follow (`resources.listed`, `prompts.listed`); a
+     * kind it does not offer is never listed. Absent on other transitions and
+     * in journals written before it was recorded.
+     */
+    offers: z.array(OfferedKind).optional(),
   }),
   /** The server's actor is gone (removed from the config). */
   z.object({ ...base, type: z.literal('server.removed') }),

@@ -40,8 +40,13 @@ export const ProjectedServer = z.object({
    * before is what a restarted worker should answer), with its tool count.
    */
   outcome: LastRun.nullable(),
-  resources: z.array(ListedResource),
-  templates: z.array(ListedTemplate),
-  prompts: z.array(ListedPrompt),
+  /**
+   * The latest listings of this connection; null: not listed (the server is
+   * not ready, or its listing has not landed). A kind the ready server does
+   * not offer is `[]`. Snapshots made before null was kept hold `[]` instead.
+   */
+  resources: z.array(ListedResource).nullable(),
+  templates: z.array(ListedTemplate).nullable(),
+  prompts: z.array(ListedPrompt).nullable(),
 });
 export type ProjectedServer = z.infer<typeof ProjectedServer>;

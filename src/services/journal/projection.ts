@@ -1,7 +1,7 @@
 import { createStore } from '@xstate/store';
 import type { AuthKind } from '../config/schema.js';
 import type { LastRun, ServerView } from './server-view.js';
-import type { JournalEvent, ServerJournalEvent, ServerState, ToolEntry } from './events.js';
+import type { JournalEvent, OfferedKind, ServerJournalEvent, ServerState, ToolEntry } from './events.js';
 import type { ProjectedServer } from './projected-server.js';
 
 export type { ProjectedServer } from './projected-server.js';
@@ -15,7 +15,7 @@ export function emptyProjection(): ProjectionContext {
   return { servers: {}, lastSeq: 0 };
 }
 
-const unlisted = { resources: [], templates: [], prompts: [] } satisfies Partial<ProjectedServer>;
+const unlisted = { resources: null, templates: null, prompts: null } satisfies Partial<ProjectedServer>;
 const unregistered = { tools: [], registered_at: 0, registered_since: 0 } satisfies Partial<ProjectedServer>;
 
 /** The change of a server the projection knows: an event about any other (a removed one's late steps) changes nothing. */
@@ -52,6 +52,16 @@ function nextRun(server: ProjectedServer): ProjectedServer {
   return { ...server, actor: '', last_run: server.outcome ?? outcomeOf(server), outcome: null, ...unregistered, ...unlisted };
 }
 
+/**
+ * A server entering `ready`: what it offers is not listed yet; what it does
+ * not offer it has none of. Without `offers` (an older journal) neither is known.
+ */
+function offered(offers: readonly OfferedKind[] | undefined): Pick<ProjectedServer, 'resources' | 'templates' | 'prompts'> {
+  if (offers === undefined) return unlisted;
+  const resources = offers.includes('resources') ? null : [];
+  return { resources, templates: resources, prompts: offers.includes('prompts') ? null : [] };
+}
+
 function outcomeOf({ state, error, error_kind, tools, since }: ProjectedServer): LastRun {
   return { state, error, error_kind, tool_count: tools.length, at: since };
 }
@@ -79,7 +89,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
           error_kind: event.error_kind,
           since: event.at,
           // Listings are a ready server's: whatever it listed is gone with its connection.
-          ...(event.to === 'ready' ? {} : unlisted),
+          ...(event.to === 'ready' ? offered(event.offers) : unlisted),
         };
         return event.to === 'stopped' ? moved : { ...moved, outcome: outcomeOf(moved) };
       });

@@ -119,7 +119,7 @@ export const afterEvents = {
 } as const;
 
 /** What a synthetic `connect.succeeds` hands the machine; only its presence matters to a pure transition. */
-const graphLive = { connection: {} as FakeConnection, lost: new Promise<never>(() => {}) };
+const graphLive = { connection: {} as FakeConnection, lost: new Promise<never>(() => {}), lossHandled: () => {} };
 
 function connectInvoke(snapshot: ServerSnapshot): string {
   return snapshot.matches('authenticating') ? invokeOf('server.authenticating.connecting') : invokeOf('server.pending.connecting');

@@ -174,7 +174,7 @@ export function createServerWorld(options: ServerWorldOptions = {}) {
       let markLost: (error: FleetError) => void = () => {};
       const lost = new Promise<FleetError>((resolve) => (markLost = resolve));
       losers.set(connection, markLost);
-      call.resolve({ connection: connection as unknown as ServerConnection, lost });
+      call.resolve({ connection: connection as unknown as ServerConnection, lost, lossHandled: () => {} });
     },
     failConnect(error: FleetError, owner?: string): void {
       connects.take('connect', owner).reject(error);
