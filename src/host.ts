@@ -18,8 +18,7 @@ import { createDeferredTools } from './host/deferred-tools.js';
 import { errorResult, type AgentToolResult, type ExecuteOptions, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff, type ConfigDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
-import { secretValues, toResponse, type ServerConfigResponse } from './services/config/masking.js';
-import { jsonEqual } from './services/support/json-equal.js';
+import { secretValues } from './services/config/masking.js';
 import type { ServerConfig, ServerConfigInput } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import type { CredentialsStore } from './services/oauth/credentials-store.js';
@@ -31,7 +30,7 @@ import type { JournalEvent } from './services/journal/events.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
 import { createMemoryEventStore, type EventStore } from './services/journal/event-store.js';
 import { createFileEventStore } from './services/journal/file-event-store.js';
-import { serverViews } from './services/journal/projection.js';
+import { createSelectors } from './services/journal/selectors.js';
 import { createServerAuth, type AuthBegun } from './services/oauth/server-auth.js';
 import { resolveStateDir } from './services/config/paths.js';
 import type { ServerView } from './services/journal/server-view.js';
@@ -274,7 +273,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
   const approvals = createApprovals({ append, approve: options.approve });
-  const mount = createToolMount({ append, projected: () => journal.projection.context, memo: journal.projection.memo, spill, approvals });
+  // This host's own: what it derives from its journal is kept for it alone.
+  const selectors = createSelectors({ stored: (name) => store.stored(name) });
+  const mount = createToolMount({ append, projected: () => journal.projection.context, selectors, spill, approvals });
   const prompts = createPromptRegistry();
   const catalogs = createCatalogFreshness();
   /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
@@ -427,51 +428,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
-  /**
-   * The version of the config a view shows: the stored config's version once
-   * the view shows that config (a change another worker stored is announced
-   * before this worker has applied and journaled it; until then the view
-   * keeps the version it had). Compared masked, as the view holds it.
-   */
-  const shows = new WeakMap<object, { stored: ServerConfig; version: number | null }>();
-  const masked = new WeakMap<ServerConfig, ServerConfigResponse>();
-  function versionOf(view: ServerView): number | null {
-    const stored = store.stored(view.name);
-    const known = shows.get(view.config);
-    if (stored === undefined || (known !== undefined && known.stored === stored.config)) return known?.version ?? null;
-    let storedView = masked.get(stored.config);
-    if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
-    if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
-    shows.set(view.config, { stored: stored.config, version: stored.version });
-    return stored.version;
-  }
-
-  /**
-   * The view with its version. The projection's views are shared until their
-   * server changes (see `serverViews`); so are these, until the version
-   * moves, so an unchanged list stays the same objects.
-   */
-  const versioned = new WeakMap<ServerView, ServerView>();
-  function withVersion(view: ServerView): ServerView {
-    const version = versionOf(view);
-    const known = versioned.get(view);
-    if (known !== undefined && known.version === version) return known;
-    const next = { ...view, version };
-    versioned.set(view, next);
-    return next;
-  }
-
-  /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
-  function ownerByName(tool: string): string | undefined {
-    let owner: string | undefined;
-    for (const name of Object.keys(projected().servers)) {
-      if (tool.startsWith(`${name}__`) && name.length > (owner?.length ?? 0)) owner = name;
-    }
-    return owner;
-  }
+  /** The server a tool name belongs to (see `toolOwner`). */
+  const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
 
   const onDemand = createOnDemand({ current, projected, stopping: () => stopping !== null });
-  const fleetSearch = createFleetSearch(projected, journal.projection.memo);
+  const fleetSearch = createFleetSearch(projected, selectors);
   const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
 
   const host: McpHost = {
@@ -568,11 +529,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return errorResult('', name, `unknown tool "${name}"`);
     },
 
-    status: () => serverViews(projected(), journal.projection.memo).map(withVersion),
-    server(name) {
-      const view = serverViews(projected(), journal.projection.memo).find((candidate) => candidate.name === name);
-      return view && withVersion(view);
-    },
+    status: () => selectors.status(projected()),
+    server: (name) => selectors.server(projected(), name),
     events: (since) => journal.since(since),
     readEvents: (since, limit) => journal.read(since, limit),
     subscribe: (listener) => journal.subscribe(listener),
