@@ -25,7 +25,7 @@ import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
 import type { JournalEventInput, ToolEntry } from '../services/journal/events.js';
-import { shadowedByRegistration, type ProjectionContext } from '../services/journal/projection.js';
+import { shadowedByRegistration, type ProjectionContext, type RegisteredServer } from '../services/journal/projection.js';
 import { createSelectors, type Selectors } from '../services/journal/selectors.js';
 import type { ResultSpill } from '../services/results/result-spill.js';
 import type { Approvals } from '../services/approvals/approvals.js';
@@ -86,8 +86,8 @@ export interface ToolMountOptions {
   /**
    * The projection now. It may not hold the mount's latest appends yet (a
    * shared store folds an event in once stored): what a registration hides
-   * is read from the registration itself, and the tools an agent sees follow
-   * once the projection does.
+   * is decided by what this mount registered, and the tools an agent sees
+   * follow once the projection does.
    */
   projected(): ProjectionContext;
   /** The host's selectors (who wins a name, the visible tools); absent: the mount's own. */
@@ -101,7 +101,7 @@ export interface ToolMountOptions {
 export function createToolMount({ append, projected, selectors = createSelectors(), spill, approvals }: ToolMountOptions): ToolMount {
   /** Agent tools whose approval is `deny`: never offered (`list`), and a call is refused. */
   const denied = new WeakSet<AgentTool>();
-  /** Per server, its mounted registration. */
+  /** Per server, its mounted registration; in the order they registered (a re-registration moves to the end). */
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
   const latest = new WeakMap<LiveConnection, Registration>();
@@ -129,6 +129,14 @@ export function createToolMount({ append, projected, selectors = createSelectors
       registration.byName = byName;
     }
     return registration.byName;
+  }
+
+  /** What this mount registered, as the projection will hold it once it has folded in every registration appended. */
+  function registeredNow(): Record<string, RegisteredServer> {
+    const servers: Record<string, RegisteredServer> = {};
+    let at = 0;
+    for (const [server, registration] of mounted) servers[server] = { name: server, registered_at: (at += 1), tools: registration.journaled };
+    return servers;
   }
 
   /** The agent tool mounted under a name by a server, if it mounted one. */
@@ -374,10 +382,11 @@ export function createToolMount({ append, projected, selectors = createSelectors
         ];
       }
       latest.set(live, registration);
+      // Last registered wins a shared name; the loss is journaled (`tool.shadowed`). What it hides is decided by
+      // what this mount registered before, which the projection holds only once it has folded every append in.
+      const shadowed = shadowedByRegistration({ servers: registeredNow() }, name, registration.journaled);
+      mounted.delete(name);
       mounted.set(name, registration);
-      // Last registered wins a shared name; the loss is journaled (`tool.shadowed`): what this registration hides
-      // among what the projection holds before it, whenever the projection folds it in.
-      const shadowed = shadowedByRegistration(projected(), name, registration.journaled);
       // An unchanged tool's entry is the object journaled before.
       append({ type: 'tools.registered', server: name, tools: registration.journaled });
       for (const { tool, shadowed_server } of shadowed) append({ type: 'tool.shadowed', server: name, tool, shadowed_server });

@@ -126,6 +126,9 @@ export interface VisibleTool {
 
 type Servers = ProjectionContext['servers'];
 
+/** What decides who owns a server's tool names: its latest registration (0: none now) and its tools. */
+export type RegisteredServer = Pick<ProjectedServer, 'name' | 'registered_at' | 'tools'>;
+
 /**
  * What decides who owns each tool name: every registered server, its
  * registration and its tools, oldest registration first.
@@ -204,11 +207,11 @@ function lastOfEachName(tools: readonly ToolEntry[]): Map<string, ToolEntry> {
  * the tool registry reported them: first each repeated name among its own
  * tools (the loser is `server` itself), then each name another server owned
  * before. A server re-registering a name it already owned hides nothing.
- * Taken from the registration itself, so it holds whether or not a
- * projection has folded that registration in yet.
+ * `before` needs only each server's registration: a projection, or what a
+ * tool mount registered.
  */
 export function shadowedByRegistration(
-  before: ProjectionContext,
+  before: { servers: Record<string, RegisteredServer> },
   server: string,
   tools: readonly ToolEntry[],
 ): Array<{ tool: string; shadowed_server: string }> {
@@ -224,7 +227,7 @@ export function shadowedByRegistration(
   const others = Object.values(before.servers)
     .filter((other) => other.registered_at > 0 && other.name !== server)
     .sort((a, b) => a.registered_at - b.registered_at);
-  const latestOther = new Map<string, ProjectedServer>();
+  const latestOther = new Map<string, RegisteredServer>();
   for (const other of others) for (const tool of other.tools) if (names.has(tool.name)) latestOther.set(tool.name, other);
   if (latestOther.size === 0) return out;
   const self = before.servers[server];
