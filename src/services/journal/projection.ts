@@ -129,11 +129,8 @@ type Servers = ProjectionContext['servers'];
 /** What decides who owns a server's tool names: its latest registration (0: none now) and its tools. */
 export type RegisteredServer = Pick<ProjectedServer, 'name' | 'registered_at' | 'tools'>;
 
-/**
- * What decides who owns each tool name: every registered server, its
- * registration and its tools, oldest registration first.
- */
-export type Registrations = Array<{ name: string; registered_at: number; tools: readonly ToolEntry[] }>;
+/** What decides who owns each tool name: every registered server, oldest registration first. */
+export type Registrations = RegisteredServer[];
 
 export function registrationsOf(servers: Servers): Registrations {
   return Object.values(servers)
