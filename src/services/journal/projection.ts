@@ -161,8 +161,10 @@ export function ownersOf(context: ProjectionContext): Map<string, string> {
  * `on_demand` server waiting to start or of one that is not ready.
  */
 export function toolOwner(context: ProjectionContext, name: string, owners: ReadonlyMap<string, string> = ownersOf(context)): string | undefined {
-  const registered = owners.get(name);
-  if (registered !== undefined) return registered;
+  return owners.get(name) ?? namespaceOwner(context, name);
+}
+
+function namespaceOwner(context: ProjectionContext, name: string): string | undefined {
   let owner: string | undefined;
   for (const server in context.servers) {
     if (name.startsWith(`${server}__`) && server.length > (owner?.length ?? 0)) owner = server;
