@@ -18,7 +18,6 @@ import { errorResult, type AgentTool } from './services/tools/agent-tool.js';
 import { computeDiff } from './services/catalog/config-diff.js';
 import { createCatalogFreshness } from './services/catalog/freshness.js';
 import { secretValues } from './services/config/masking.js';
-import { createViewVersions } from './host/views.js';
 import type { ServerConfig } from './services/config/schema.js';
 import { createConfigStore, type ConfigStore } from './services/config/store.js';
 import { clientMetadataDocument } from './services/oauth/client-metadata-document.js';
@@ -27,7 +26,7 @@ import { createDrain } from './services/support/drain.js';
 import { createJournal, type Journal } from './services/journal/journal.js';
 import { createMemoryEventStore } from './services/journal/event-store.js';
 import { createFileEventStore } from './services/journal/file-event-store.js';
-import { serverViews } from './services/journal/projection.js';
+import { createSelectors } from './services/journal/selectors.js';
 import { createServerAuth } from './services/oauth/server-auth.js';
 import { resolveStateDir } from './services/config/paths.js';
 import { createPromptRegistry } from './services/capabilities/prompts.js';
@@ -65,7 +64,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
   const approvals = createApprovals({ append, approve: options.approve });
-  const mount = createToolMount({ append, projected: () => journal.projection.context, memo: journal.projection.memo, spill, approvals });
+  // This host's own: what it derives from its journal is kept for it alone.
+  const selectors = createSelectors({ stored: (name) => store.stored(name) });
+  const mount = createToolMount({ append, projected: () => journal.projection.context, selectors, spill, approvals });
   const prompts = createPromptRegistry();
   const catalogs = createCatalogFreshness();
   /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
@@ -150,19 +151,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
-  const { withVersion } = createViewVersions(store);
-
-  /** The server a tool name belongs to by its `{server}__` prefix (the longest server name that fits). */
-  function ownerByName(tool: string): string | undefined {
-    let owner: string | undefined;
-    for (const name of Object.keys(projected().servers)) {
-      if (tool.startsWith(`${name}__`) && name.length > (owner?.length ?? 0)) owner = name;
-    }
-    return owner;
-  }
+  /** The server a tool name belongs to (see `toolOwner`). */
+  const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
 
   const onDemand = createOnDemand({ current, projected, stopping: lifecycle.stopping });
-  const fleetSearch = createFleetSearch(projected, journal.projection.memo);
+  const fleetSearch = createFleetSearch(projected, selectors);
   const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
 
   const host: McpHost = {
@@ -224,11 +217,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return errorResult('', name, `unknown tool "${name}"`);
     },
 
-    status: () => serverViews(projected(), journal.projection.memo).map(withVersion),
-    server(name) {
-      const view = serverViews(projected(), journal.projection.memo).find((candidate) => candidate.name === name);
-      return view && withVersion(view);
-    },
+    status: () => selectors.status(projected()),
+    server: (name) => selectors.server(projected(), name),
     events: (since) => journal.since(since),
     readEvents: (since, limit) => journal.read(since, limit),
     subscribe: (listener) => journal.subscribe(listener),

@@ -1,9 +1,10 @@
 /**
  * Turns a ready server's tool listing into agent tools and mounts them: what
  * the server machine's `tools.register` / `tools.unregister` ask for. Each
- * (un)registration is journaled, and which tools an agent sees is read from
- * the journal's projection (`visibleTools`: the one place that decides who
- * wins a shared name); the mount only holds the executable behind each name.
+ * (un)registration is journaled, and which tools an agent sees is derived
+ * from the journal's projection (`visibleTools`: the one place that decides
+ * who wins a shared name, kept by the host's selectors); the mount only holds
+ * the executable behind each name.
  *
  * A registration does what the journal needs and no more: one entry (name,
  * original, description) per tool, kept from the previous registration for
@@ -24,14 +25,8 @@ import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
 import { filterTools } from '../services/connection/connection.js';
 import type { LiveConnection } from '../services/connection/live-connection.js';
 import type { JournalEventInput, ToolEntry } from '../services/journal/events.js';
-import {
-  ownerOf,
-  shadowedByRegistration,
-  visibleTools,
-  type OwnersMemo,
-  type ProjectionContext,
-  type VisibleTool,
-} from '../services/journal/projection.js';
+import { shadowedByRegistration, type ProjectionContext, type RegisteredServer } from '../services/journal/projection.js';
+import { createSelectors, type Selectors } from '../services/journal/selectors.js';
 import type { ResultSpill } from '../services/results/result-spill.js';
 import type { Approvals } from '../services/approvals/approvals.js';
 import { approvalPolicy, deniedMessage } from '../services/approvals/policy.js';
@@ -88,25 +83,28 @@ export interface ToolMount {
 
 export interface ToolMountOptions {
   append(event: JournalEventInput): void;
-  /** The projection now: it already holds every event appended. */
+  /**
+   * The projection now. It may not hold the mount's latest appends yet (a
+   * shared store folds an event in once stored): what a registration hides
+   * is decided by what this mount registered, and the tools an agent sees
+   * follow once the projection does.
+   */
   projected(): ProjectionContext;
-  /** The projection's owners memo (its `memo`); absent: owners are computed afresh for each new context. */
-  memo?: OwnersMemo;
+  /** The host's selectors (who wins a name, the visible tools); absent: the mount's own. */
+  selectors?: Pick<Selectors, 'visibleTools' | 'toolOwner'>;
   /** Where results above `max_result_bytes` are kept for servers with `large_results: "spill"`; absent: they are truncated. */
   spill?: ResultSpill;
   /** The gate of `ask` tools (`tools.approval`); absent: every `ask` call is denied. */
   approvals?: Approvals;
 }
 
-export function createToolMount({ append, projected, memo, spill, approvals }: ToolMountOptions): ToolMount {
+export function createToolMount({ append, projected, selectors = createSelectors(), spill, approvals }: ToolMountOptions): ToolMount {
   /** Agent tools whose approval is `deny`: never offered (`list`), and a call is refused. */
   const denied = new WeakSet<AgentTool>();
-  /** Per server, its mounted registration. */
+  /** Per server, its mounted registration; in the order they registered (a re-registration moves to the end). */
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
   const latest = new WeakMap<LiveConnection, Registration>();
-  // The projection's list is shared until the next registration: resolve it to agent tools once.
-  const resolved = new WeakMap<readonly VisibleTool[], AgentTool[]>();
 
   function agentAt(registration: Registration, place: number): AgentTool {
     if (place < 0) return registration.resourceAgents[-1 - place] as AgentTool;
@@ -133,19 +131,27 @@ export function createToolMount({ append, projected, memo, spill, approvals }: T
     return registration.byName;
   }
 
+  /** What this mount registered, as the projection will hold it once it has folded in every registration appended. */
+  function registeredNow(): Record<string, RegisteredServer> {
+    const servers: Record<string, RegisteredServer> = {};
+    let at = 0;
+    for (const [server, registration] of mounted) servers[server] = { name: server, registered_at: (at += 1), tools: registration.journaled };
+    return servers;
+  }
+
+  /** The agent tool mounted under a name by a server, if it mounted one. */
+  function mountedAs(server: string, name: string): AgentTool | undefined {
+    const registration = mounted.get(server);
+    const place = registration === undefined ? undefined : byNameOf(registration).get(name);
+    return registration === undefined || place === undefined ? undefined : agentAt(registration, place);
+  }
+
+  /** The visible tools (the projection decides who wins a name) as the agent tools mounted now; a denied one is never offered. */
   function visibleList(): AgentTool[] {
-    const tools = visibleTools(projected(), memo);
-    let found = resolved.get(tools);
-    if (found === undefined) {
-      found = [];
-      for (const tool of tools) {
-        const registration = mounted.get(tool.server);
-        const place = registration === undefined ? undefined : byNameOf(registration).get(tool.name);
-        if (registration === undefined || place === undefined) continue;
-        const agent = agentAt(registration, place);
-        if (!denied.has(agent)) found.push(agent);
-      }
-      resolved.set(tools, found);
+    const found: AgentTool[] = [];
+    for (const tool of selectors.visibleTools(projected())) {
+      const agent = mountedAs(tool.server, tool.name);
+      if (agent !== undefined && !denied.has(agent)) found.push(agent);
     }
     return found;
   }
@@ -376,14 +382,14 @@ export function createToolMount({ append, projected, memo, spill, approvals }: T
         ];
       }
       latest.set(live, registration);
+      // Last registered wins a shared name; the loss is journaled (`tool.shadowed`). What it hides is decided by
+      // what this mount registered before, which the projection holds only once it has folded every append in.
+      const shadowed = shadowedByRegistration({ servers: registeredNow() }, name, registration.journaled);
+      mounted.delete(name);
       mounted.set(name, registration);
-      const before = projected();
       // An unchanged tool's entry is the object journaled before.
       append({ type: 'tools.registered', server: name, tools: registration.journaled });
-      // Last registered wins a shared name; the loss is journaled (`tool.shadowed`).
-      for (const { tool, shadowed_server } of shadowedByRegistration(before, projected(), name)) {
-        append({ type: 'tool.shadowed', server: name, tool, shadowed_server });
-      }
+      for (const { tool, shadowed_server } of shadowed) append({ type: 'tool.shadowed', server: name, tool, shadowed_server });
     },
 
     unregister(ref, isCurrent) {
@@ -395,13 +401,11 @@ export function createToolMount({ append, projected, memo, spill, approvals }: T
       append({ type: 'tools.unregistered', server: name, tools: removed });
     },
 
-    list: () => [...visibleList()],
+    list: visibleList,
     get(name) {
       // The winner of a name, without resolving every visible tool (a call right after a re-sync of 5,000 tools).
-      const owner = ownerOf(projected(), name, memo);
-      const registration = owner === undefined ? undefined : mounted.get(owner);
-      const place = registration === undefined ? undefined : byNameOf(registration).get(name);
-      return registration === undefined || place === undefined ? undefined : agentAt(registration, place);
+      const owner = selectors.toolOwner(projected(), name);
+      return owner === undefined ? undefined : mountedAs(owner, name);
     },
     forServer(server) {
       const registration = mounted.get(server);

@@ -8,7 +8,8 @@
  * away and nothing else is re-indexed.
  */
 import type { ToolEntry } from '../services/journal/events.js';
-import { ownerOf, type OwnersMemo, type ProjectedServer, type ProjectionContext } from '../services/journal/projection.js';
+import type { ProjectedServer, ProjectionContext } from '../services/journal/projection.js';
+import type { Selectors } from '../services/journal/selectors.js';
 import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
 import { isDenied } from '../services/approvals/policy.js';
 
@@ -51,7 +52,7 @@ function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null
   return null;
 }
 
-export function createFleetSearch(projected: () => ProjectionContext, memo?: OwnersMemo): FleetSearch {
+export function createFleetSearch(projected: () => ProjectionContext, selectors: Pick<Selectors, 'toolOwner'>): FleetSearch {
   const index = createToolIndex();
   /** Per server, the entry list the index holds. */
   const indexed = new Map<string, readonly ToolEntry[]>();
@@ -103,7 +104,7 @@ export function createFleetSearch(projected: () => ProjectionContext, memo?: Own
       const reachable = (tool: SearchableTool): boolean => {
         const server = context.servers[tool.server];
         if (server === undefined) return false;
-        return server.registered_since === 0 || ownerOf(context, tool.name, memo) === tool.server;
+        return server.registered_since === 0 || selectors.toolOwner(context, tool.name) === tool.server;
       };
       return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
         const server = context.servers[tool.server]!;

@@ -3,6 +3,7 @@
 // each store tells every event of both once and in order, `load` gives a
 // worker only its own events, a journal folds only its own servers, and a
 // lost connection comes back and catches up without a loss or a repeat.
+import type { Tool } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { DatabaseUnavailableError, openDatabase, type Database } from '../../src/services/database/database.js';
@@ -11,6 +12,9 @@ import type { JournalEvent, JournalEventInput } from '../../src/services/journal
 import { createJournal, type Journal } from '../../src/services/journal/journal.js';
 import { createPgEventStore, type PgEventStore, type PgEventStoreOptions } from '../../src/services/journal/pg-event-store.js';
 import { serverViews } from '../../src/services/journal/projection.js';
+import { createToolMount } from '../../src/host/tool-mount.js';
+import type { ServerActorRef } from '../../src/machines/registry.machine.js';
+import type { LiveConnection } from '../../src/services/connection/live-connection.js';
 import { postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 import { maskedConfig } from './masked-config.js';
 
@@ -297,6 +301,46 @@ describe('the PostgreSQL event store', () => {
     expect(seqs(await again.read(5))).toEqual([6, 7, 8]);
     await again.close();
     await j2.close();
+  });
+
+  test('a tool mount on it: what a registration hides is journaled while the projection has not folded in the one before; its tools follow', async () => {
+    const [db] = await freshDatabase();
+    const journal = createJournal({ store: createPgEventStore({ db: db!, workerId: 'w1' }), ownWorker: 'w1' });
+    await journal.open();
+    await journal.flushed();
+    const mount = createToolMount({ append: (event) => journal.append(event), projected: () => journal.projection.context });
+    const ref = (name: string) =>
+      ({
+        getSnapshot: () => ({ context: { name, config: { type: 'local', env: {}, max_result_bytes: 1000, call_timeout_seconds: 1 } } }),
+      }) as unknown as ServerActorRef;
+    const live = (tool: string) =>
+      ({
+        connection: { allTools: [{ name: tool, inputSchema: { type: 'object' } } as Tool], client: { getServerCapabilities: () => ({}) } },
+      }) as unknown as LiveConnection;
+    const filter = { include: null, exclude: [], always_load: [] };
+    journal.append(configured('a'));
+    journal.append(configured('a__b'));
+    await journal.flushed();
+
+    // `a`'s tool `b__t` and `a__b`'s tool `t` are both `a__b__t`: the later registration wins it.
+    mount.register(ref('a'), live('b__t'), filter);
+    // The store tells the event once stored: the projection does not hold `a`'s registration yet.
+    expect(journal.behind).toBe(true);
+    expect(journal.projection.context.servers['a']?.registered_at).toBe(0);
+    mount.register(ref('a__b'), live('t'), filter);
+    await journal.flushed();
+
+    const events = journal.since(0);
+    expect(events.filter((event) => event.type === 'tool.shadowed').map((event) => ({ ...event, seq: 0, at: '' }))).toEqual([
+      { seq: 0, at: '', worker: 'w1', type: 'tool.shadowed', server: 'a__b', tool: 'a__b__t', shadowed_server: 'a' },
+    ]);
+    expect(serverViews(journal.projection.context).map((view) => [view.name, view.shadowed_tools])).toEqual([
+      ['a', ['a__b__t']],
+      ['a__b', []],
+    ]);
+    expect(mount.list().map((tool) => tool.name)).toEqual(['a__b__t']);
+    expect(mount.get('a__b__t')).toBe(mount.forServer('a__b')[0]);
+    await journal.close();
   });
 
   test('a NUL in an event is stored as U+FFFD (jsonb refuses it), and told as stored', async () => {

@@ -185,9 +185,9 @@ async function checkJournal(stateDir: string, commands: Command[], sizes: Omit<F
             description: `registration ${registrations}, tool ${index}`,
           }));
           registered.set(step.server, tools.map((tool) => tool.name));
-          const before = live();
+          const shadowed = shadowedByRegistration(live(), step.server, tools);
           append({ type: 'tools.registered', server: step.server, tools });
-          for (const loss of shadowedByRegistration(before, live(), step.server)) append({ type: 'tool.shadowed', server: step.server, ...loss });
+          for (const loss of shadowed) append({ type: 'tool.shadowed', server: step.server, ...loss });
           expected.toolCount = tools.length;
           if (expected.outcome) expected.outcome = { ...expected.outcome, tool_count: tools.length };
           break;

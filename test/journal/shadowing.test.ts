@@ -29,16 +29,13 @@ function fleet() {
     /** Registers `tools` (agent name, or [agent name, original]); returns what it shadowed. */
     register(server: string, tools: Array<string | [string, string]>) {
       if (!context.servers[server]) this.configure(server);
-      const before = context;
-      fold({
-        type: 'tools.registered',
-        server,
-        tools: tools.map((entry) => {
-          const [name, original] = typeof entry === 'string' ? [entry, entry] : entry;
-          return { name, original, description: `${original} of ${server}` };
-        }),
+      const entries = tools.map((entry) => {
+        const [name, original] = typeof entry === 'string' ? [entry, entry] : entry;
+        return { name, original, description: `${original} of ${server}` };
       });
-      return shadowedByRegistration(before, context, server);
+      const shadowed = shadowedByRegistration(context, server, entries);
+      fold({ type: 'tools.registered', server, tools: entries });
+      return shadowed;
     },
     unregister(server: string) {
       fold({ type: 'tools.unregistered', server, tools: [] });

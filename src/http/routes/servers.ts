@@ -112,7 +112,7 @@ interface ListBody {
 /**
  * `{"servers": [...]}` as bytes, made again only when a view changed. The
  * views are shared objects until an event about their server replaces them
- * (see `serverViews`), so the same objects in the same order mean the same
+ * (the host's selectors keep them), so the same objects in the same order mean the same
  * bytes: an idle fleet's list is not serialized again (113 KiB for 200
  * servers) on any request, and after a change only the changed server's view
  * is (each view's JSON is kept while the view is).

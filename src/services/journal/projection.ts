@@ -116,7 +116,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     case 'tool.shadowed':
     // Records for readers of the journal: who is shadowed is derived from registrations,
     // a changed tool list arrives as `tools.registered`, and logs are not state.
-    // `servers` stays the same object, so nothing derived from it is computed again.
+    // `servers` stays the same object, so a selector keeps what it derived from it.
     case 'catalog.changed':
     case 'server.log':
     // Approvals are calls, not server state: the pending ones live in the host's gate.
@@ -136,132 +136,50 @@ export interface VisibleTool {
 
 type Servers = ProjectionContext['servers'];
 
-/**
- * What is derived from one `servers` record. Contexts are immutable and an
- * event that changes no server keeps the record (a flood of `server.log`), so
- * reads between changes cost nothing.
- */
-interface Derived {
-  /** Tool name → the server whose tool of that name is visible. */
-  owners?: Map<string, string>;
-  visible?: readonly VisibleTool[];
-  views?: readonly ServerView[];
-}
-// Safe to share between hosts: keyed by an immutable record, and everything in it is a
-// function of that record alone (owners reused from a memo are equal to those computed).
-const derivedOf = new WeakMap<Servers, Derived>();
+/** What decides who owns a server's tool names: its latest registration (0: none now) and its tools. */
+export type RegisteredServer = Pick<ProjectedServer, 'name' | 'registered_at' | 'tools'>;
 
-function derived(servers: Servers): Derived {
-  let found = derivedOf.get(servers);
-  if (found === undefined) {
-    found = {};
-    derivedOf.set(servers, found);
-  }
-  return found;
-}
+/** What decides who owns each tool name: every registered server, oldest registration first. */
+export type Registrations = RegisteredServer[];
 
-/** What decides who owns each tool name: every registered server, its registration and its tools. */
-type Registrations = Array<{ name: string; registered_at: number; tools: readonly ToolEntry[] }>;
-/** The latest owners computed, and from which registrations (also by server name). */
-type LastOwners = { registrations: Registrations; byName: Map<string, Registrations[number]>; owners: Map<string, string> };
-
-/**
- * One projection's latest owners: most events change no registration, so the
- * next `servers` record usually has the same owners. Each projection keeps its
- * own (`createProjection`), so the hosts of one process never take turns on it.
- */
-export interface OwnersMemo {
-  last: LastOwners | null;
-}
-
-export function ownersMemo(): OwnersMemo {
-  return { last: null };
-}
-
-/** Whether `servers` has exactly the registrations `lastOwners` was computed from: one pass, nothing allocated. */
-function unchangedRegistrations(servers: Servers, last: LastOwners): boolean {
-  let registered = 0;
-  for (const name in servers) {
-    const server = servers[name] as ProjectedServer;
-    if (server.registered_at <= 0) continue;
-    registered += 1;
-    const known = last.byName.get(server.name);
-    if (known === undefined || known.registered_at !== server.registered_at || known.tools !== server.tools) return false;
-  }
-  return registered === last.registrations.length;
-}
-
-function remember(memo: OwnersMemo, registrations: Registrations, owners: Map<string, string>): void {
-  memo.last = { registrations, byName: new Map(registrations.map((entry) => [entry.name, entry])), owners };
-}
-
-function registrationsOf(servers: Servers): Registrations {
+export function registrationsOf(servers: Servers): Registrations {
   return Object.values(servers)
     .filter((server) => server.registered_at > 0)
     .sort((a, b) => a.registered_at - b.registered_at)
     .map(({ name, registered_at, tools }) => ({ name, registered_at, tools }));
 }
 
-/**
- * Whether `next` is `last` with one server registered again, newest now, with
- * the same names in the same order, each of which it owned already: then it
- * still owns them and every other name keeps its owner (a re-sync that
- * changed descriptions or schemas, not names). Checked in O(servers + its
- * tools), without building a map.
- */
-function ownersKept(last: LastOwners, next: Registrations): boolean {
-  const previous = last.registrations;
-  const moved = next.at(-1);
-  if (moved === undefined || next.length !== previous.length) return false;
-  const before = previous.find((entry) => entry.name === moved.name);
-  if (before === undefined || before.tools.length !== moved.tools.length) return false;
-  // Everyone else, in the same order, unchanged.
-  let at = 0;
-  for (const entry of previous) {
-    if (entry === before) continue;
-    const other = next[at] as Registrations[number];
-    if (other.name !== entry.name || other.registered_at !== entry.registered_at || other.tools !== entry.tools) return false;
-    at += 1;
-  }
-  for (let index = 0; index < moved.tools.length; index += 1) {
-    const name = (moved.tools[index] as ToolEntry).name;
-    if (name !== (before.tools[index] as ToolEntry).name || last.owners.get(name) !== moved.name) return false;
-  }
-  return true;
+/** Tool name → the server whose tool of that name is visible: servers taken oldest registration first, so a later one overwrites. */
+export function ownersFrom(registrations: Registrations): Map<string, string> {
+  const owners = new Map<string, string>();
+  for (const server of registrations) for (const tool of server.tools) owners.set(tool.name, server.name);
+  return owners;
 }
 
 /**
  * Who owns each tool name: the latest registration offering it wins (a
- * shared name goes to the last registered; docs/contract.md, Tools). One pass over all tools, servers taken oldest
- * registration first so a later one overwrites; computed again only when a
- * registration changed (a state change of any server makes a new `servers`
- * record, not new owners). Without a memo, computed afresh for each new record.
- * Shared: do not change the map.
+ * shared name goes to the last registered; docs/contract.md, Tools).
  */
-function ownersOf(servers: Servers, memo: OwnersMemo = ownersMemo()): Map<string, string> {
-  const cache = derived(servers);
-  if (cache.owners === undefined) {
-    const last = memo.last;
-    if (last !== null && unchangedRegistrations(servers, last)) {
-      cache.owners = last.owners;
-      return cache.owners;
-    }
-    const registrations = registrationsOf(servers);
-    if (last !== null && ownersKept(last, registrations)) {
-      cache.owners = last.owners;
-    } else {
-      const owners = new Map<string, string>();
-      for (const server of registrations) for (const tool of server.tools) owners.set(tool.name, server.name);
-      cache.owners = owners;
-    }
-    remember(memo, registrations, cache.owners);
-  }
-  return cache.owners;
+export function ownersOf(context: ProjectionContext): Map<string, string> {
+  return ownersFrom(registrationsOf(context.servers));
 }
 
-/** The server whose tool of this name an agent sees (undefined: none). */
-export function ownerOf(context: ProjectionContext, name: string, memo?: OwnersMemo): string | undefined {
-  return ownersOf(context.servers, memo).get(name);
+/**
+ * The server a tool name belongs to: the one whose registered tool of that
+ * name an agent sees; else the server whose `{server}__` namespace the name
+ * is in (the longest server name that fits), such as a tool of an
+ * `on_demand` server waiting to start or of one that is not ready.
+ */
+export function toolOwner(context: ProjectionContext, name: string, owners: ReadonlyMap<string, string> = ownersOf(context)): string | undefined {
+  return owners.get(name) ?? namespaceOwner(context, name);
+}
+
+function namespaceOwner(context: ProjectionContext, name: string): string | undefined {
+  let owner: string | undefined;
+  for (const server in context.servers) {
+    if (name.startsWith(`${server}__`) && server.length > (owner?.length ?? 0)) owner = server;
+  }
+  return owner;
 }
 
 /**
@@ -269,26 +187,21 @@ export function ownerOf(context: ProjectionContext, name: string, memo?: OwnersM
  * servers in first-registration order, each server's tools in its own order.
  * Every name once: the latest registration wins a name shared between
  * servers; within one server (`a.b` and `a_b` namespace alike) its later tool
- * wins, in the place of the first. Shared: do not change the array.
+ * wins, in the place of the first.
  */
-export function visibleTools(context: ProjectionContext, memo?: OwnersMemo): readonly VisibleTool[] {
-  const cache = derived(context.servers);
-  if (cache.visible === undefined) {
-    const owners = ownersOf(context.servers, memo);
-    const out: VisibleTool[] = [];
-    const ordered = Object.values(context.servers)
-      .filter((server) => server.registered_since > 0)
-      .sort((a, b) => a.registered_since - b.registered_since);
-    for (const server of ordered) {
-      for (const [name, tool] of lastOfEachName(server.tools)) {
-        if (owners.get(name) === server.name) {
-          out.push({ name, server: server.name, original: tool.original, description: tool.description });
-        }
+export function visibleTools(context: ProjectionContext, owners: ReadonlyMap<string, string> = ownersOf(context)): VisibleTool[] {
+  const out: VisibleTool[] = [];
+  const ordered = Object.values(context.servers)
+    .filter((server) => server.registered_since > 0)
+    .sort((a, b) => a.registered_since - b.registered_since);
+  for (const server of ordered) {
+    for (const [name, tool] of lastOfEachName(server.tools)) {
+      if (owners.get(name) === server.name) {
+        out.push({ name, server: server.name, original: tool.original, description: tool.description });
       }
     }
-    cache.visible = out;
   }
-  return cache.visible;
+  return out;
 }
 
 /** Name → the server's last tool of that name, in the order each name first appears. */
@@ -299,21 +212,21 @@ function lastOfEachName(tools: readonly ToolEntry[]): Map<string, ToolEntry> {
 }
 
 /**
- * The tools `server`'s registration (the step from `before` to `after`) just
- * hid, as the tool registry reported them: first each repeated name among its
- * own tools (the loser is `server` itself), then each name another server
- * owned before. A server re-registering a name it already owned hides nothing.
+ * The tools `server`'s registration of `tools` on top of `before` hides, as
+ * the tool registry reported them: first each repeated name among its own
+ * tools (the loser is `server` itself), then each name another server owned
+ * before. A server re-registering a name it already owned hides nothing.
+ * `before` needs only each server's registration: a projection, or what a
+ * tool mount registered.
  */
 export function shadowedByRegistration(
-  before: ProjectionContext,
-  after: ProjectionContext,
+  before: { servers: Record<string, RegisteredServer> },
   server: string,
+  tools: readonly ToolEntry[],
 ): Array<{ tool: string; shadowed_server: string }> {
-  const registered = after.servers[server];
-  if (registered === undefined) return [];
   const out: Array<{ tool: string; shadowed_server: string }> = [];
   const names = new Set<string>();
-  for (const tool of registered.tools) {
+  for (const tool of tools) {
     if (names.has(tool.name)) out.push({ tool: tool.name, shadowed_server: server });
     names.add(tool.name);
   }
@@ -323,7 +236,7 @@ export function shadowedByRegistration(
   const others = Object.values(before.servers)
     .filter((other) => other.registered_at > 0 && other.name !== server)
     .sort((a, b) => a.registered_at - b.registered_at);
-  const latestOther = new Map<string, ProjectedServer>();
+  const latestOther = new Map<string, RegisteredServer>();
   for (const other of others) for (const tool of other.tools) if (names.has(tool.name)) latestOther.set(tool.name, other);
   if (latestOther.size === 0) return out;
   const self = before.servers[server];
@@ -342,7 +255,7 @@ export function shadowedByRegistration(
 }
 
 /** Each name of `server`'s tools that is hidden: another server owns it, or it repeats among its own tools. */
-function shadowedOf(server: ProjectedServer, owners: Map<string, string>): string[] {
+export function shadowedOf(server: ProjectedServer, owners: ReadonlyMap<string, string>): string[] {
   const seen = new Set<string>();
   const hidden = new Set<string>();
   for (const tool of server.tools) {
@@ -352,39 +265,9 @@ function shadowedOf(server: ProjectedServer, owners: Map<string, string>): strin
   return [...hidden];
 }
 
-/**
- * A server's view, and the owners it was made with: most events change one server, and no owners.
- * Safe to share between hosts: keyed by an immutable projected server, and the view is a function
- * of that server and the owners alone.
- */
-const viewOf = new WeakMap<ProjectedServer, { owners: Map<string, string>; view: ServerView }>();
-
-/**
- * The view of one projected server: the same object while the server and its
- * hidden tools stay the same, so an event about one server leaves every other
- * server's view (and what a reader derived from it, such as its JSON) as it was.
- */
-function viewFor(server: ProjectedServer, owners: Map<string, string>): ServerView {
-  const known = viewOf.get(server);
-  if (known?.owners === owners) return known.view;
-  const shadowed = shadowedOf(server, owners);
-  const view = known !== undefined && sameNames(known.view.shadowed_tools, shadowed) ? known.view : toServerView(server, shadowed);
-  viewOf.set(server, { owners, view });
-  return view;
-}
-
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  return a.length === b.length && a.every((name, i) => name === b[i]);
-}
-
-/** Every server's `ServerView`, in the order they were first configured. A fresh array; the views are shared. */
-export function serverViews(context: ProjectionContext, memo?: OwnersMemo): ServerView[] {
-  const cache = derived(context.servers);
-  if (cache.views === undefined) {
-    const owners = ownersOf(context.servers, memo);
-    cache.views = Object.values(context.servers).map((server) => viewFor(server, owners));
-  }
-  return [...cache.views];
+/** Every server's `ServerView`, in the order they were first configured. */
+export function serverViews(context: ProjectionContext, owners: ReadonlyMap<string, string> = ownersOf(context)): ServerView[] {
+  return Object.values(context.servers).map((server) => toServerView(server, shadowedOf(server, owners)));
 }
 
 /**
@@ -410,8 +293,6 @@ export function createProjection(initial: readonly JournalEvent[] = [], from: Pr
     get context(): ProjectionContext {
       return store.getSnapshot().context;
     },
-    /** This projection's owners memo, for `ownerOf`, `visibleTools` and `serverViews` of its contexts. */
-    memo: ownersMemo(),
     store,
   };
 }
