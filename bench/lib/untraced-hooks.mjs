@@ -1,12 +1,12 @@
 // The load hook of untraced.mjs: each rewrite names the dist/ file, the source it expects and its replacement.
 const REWRITES = [
   {
-    file: '/dist/services/telemetry/tool-calls.js',
+    file: '/dist/telemetry/tool-calls.js',
     from: 'return tracingOn() || instruments() !== null;',
     to: 'return false;',
   },
   {
-    file: '/dist/services/connection/request-meta.js',
+    file: '/dist/connection/request-meta.js',
     from: 'const span = (own ?? trace.getSpan(context.active()))?.spanContext();',
     to: 'const span = own?.spanContext();',
   },

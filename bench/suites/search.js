@@ -1,4 +1,4 @@
-// 8. Tool search (src/services/search): how well and how fast the fleet's
+// 8. Tool search (src/catalog/search): how well and how fast the fleet's
 // tools are ranked for a natural-language query. The catalog is the real
 // tool lists of five servers (bench/fixtures/search/*.json, dumped by
 // bench/tools/dump-search-fixtures.js) mixed into 5,000 generated tools of
@@ -29,7 +29,7 @@ import { log, runSuite } from '../lib/suite.js';
 import { contextBytes, onDemandStartup } from '../lib/deferred.js';
 
 register();
-const { createToolIndex } = await import('../../src/services/search/tool-index.ts');
+const { createToolIndex } = await import('../../src/catalog/search/tool-index.ts');
 
 const GENERATED = 5000;
 const TOP = 5;

@@ -23,7 +23,7 @@ const TARGET = 1.01;
  * above cannot resolve tens of nanoseconds under the ±3 % that process placement moves a call.
  */
 async function checksNs() {
-  const { toolCallTelemetry } = await import('../../dist/services/telemetry/tool-calls.js');
+  const { toolCallTelemetry } = await import('../../dist/telemetry/tool-calls.js');
   const N = 2_000_000;
   let seen = 0;
   const times = [];

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import type { ServerView } from '../services/journal/server-view.js';
-import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../services/config/schema.js';
+import type { ServerView } from '../journal/index.js';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { UsageError } from './errors.js';
 import { checked, choice, envName, httpUrl, jsonObject, keyValues, seconds } from './flags.js';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import type { PendingApproval } from '../services/approvals/approvals.js';
+import type { PendingApproval } from '../approvals/index.js';
 import { action, ApiClient, ApiError, CliError, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
 
 /** Widest arguments column before it is cut with `…`. */

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import type { AgentToolResult } from '../services/tools/agent-tool.js';
-import type { PendingApproval } from '../services/approvals/approvals.js';
+import type { AgentToolResult } from '../catalog/index.js';
+import type { PendingApproval } from '../approvals/index.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { jsonObject } from './flags.js';
 

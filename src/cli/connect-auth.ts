@@ -1,24 +1,24 @@
 /**
  * Authorization for the one-shot `mcp-fleet connect`: no browser, no human.
  * Authorization-code flows use the worker's own OAuth provider
- * (services/oauth, credentials under the state dir) with a headless consent:
+ * (src/auth, credentials under the state dir) with a headless consent:
  * `connect` requests the authorization URL itself, reads the answer from the
  * redirect the authorization server sends back, and exchanges it as the
  * worker's consent does (`exchangeCode`, which checks the answer's issuer).
  * The grants with no user (MCP extensions) never redirect: client
  * credentials run through the worker's `auth.kind: client_credentials`, and
  * workload identity and enterprise-managed authorization through the
- * providers of services/oauth, fed from the scenario's context.
+ * providers of src/auth, fed from the scenario's context.
  */
 import type { OAuthClientProvider } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { RemoteServerConfig } from '../services/config/schema.js';
-import { CLIENT_INFO } from '../services/connection/connection.js';
-import { enterpriseAuthProvider } from '../services/oauth/enterprise-auth.js';
-import { exchangeCode } from '../services/oauth/exchange.js';
-import { createOAuthProvider, type OAuthServerConfig } from '../services/oauth/index.js';
-import { WorkloadIdentityProvider } from '../services/oauth/workload-identity.js';
-import { describeZodError } from '../services/support/zod-errors.js';
+import { RemoteServerConfig } from '../config/schema.js';
+import { CLIENT_INFO } from '../connection/connection.js';
+import { enterpriseAuthProvider } from '../auth/enterprise-auth.js';
+import { exchangeCode } from '../auth/exchange.js';
+import { createOAuthProvider, type OAuthServerConfig } from '../auth/index.js';
+import { WorkloadIdentityProvider } from '../auth/workload-identity.js';
+import { describeZodError } from '../config/zod-errors.js';
 import { CliError } from './client.js';
 
 // One consent to connect, one per scope step-up, one per authorization server moved to; a server that asks for more never accepts.

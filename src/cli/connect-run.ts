@@ -7,12 +7,12 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { SkillsClient, SkillVerificationError, type Skill } from '@modelcontextprotocol/client/ext/skills';
 import type { CliIO } from '../cli.js';
-import { createClientHandlers } from '../services/capabilities/client-handlers.js';
-import type { RemoteServerConfig } from '../services/config/schema.js';
-import { resolveStateDir } from '../services/config/paths.js';
-import { connect, type ConnectOptions, type ServerConnection } from '../services/connection/connection.js';
-import { eraKey, verdictOf } from '../services/era/negotiation.js';
-import { memoryEraVerdicts } from '../services/era/verdicts.js';
+import { createClientHandlers } from '../connection/capabilities/client-handlers.js';
+import type { RemoteServerConfig } from '../config/index.js';
+import { resolveStateDir } from '../config/paths.js';
+import { connect, type ConnectOptions, type ServerConnection } from '../connection/connection.js';
+import { eraKey, verdictOf } from '../connection/era-negotiation.js';
+import { memoryEraVerdicts } from '../connection/era-verdicts.js';
 import { CliError } from './client.js';
 import { httpUrl } from './flags.js';
 import { CONTEXT_ENV, SCENARIO_ENV, type ConnectFlags } from './connect.js';

@@ -6,9 +6,9 @@
  * some other way (defaults, the library's `startWorker`).
  */
 import { statSync } from 'node:fs';
-import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../services/config/paths.js';
-import { SERVER_NAME_RULE } from '../services/config/schema.js';
-import { ConfigError } from '../services/support/errors.js';
+import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js';
+import { SERVER_NAME_RULE } from '../config/schema.js';
+import { ConfigError } from '../errors.js';
 import { UsageError } from './errors.js';
 
 /** The value as the user typed it, quoted, so an empty or blank one is visible. */

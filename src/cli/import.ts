@@ -1,14 +1,14 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import { importServers } from '../services/config/import.js';
-import type { ServerConfigInput } from '../services/config/schema.js';
-import { createConfigStore, type ConfigStore } from '../services/config/store.js';
-import { DATABASE_URL_ENV, DatabaseUnavailableError, databaseUrlProblem, isConnectionError, redactUrl } from '../services/database/errors.js';
-import { loadSecretKey } from '../services/secrets/secret-key.js';
-import { quoteName } from '../services/config/validate.js';
-import { ConfigError, oneLine } from '../services/support/errors.js';
-import { resolveStateDir } from '../services/config/paths.js';
+import { importServers } from '../config/import.js';
+import type { ServerConfigInput } from '../config/index.js';
+import { createConfigStore, type ConfigStore } from '../config/store.js';
+import { DATABASE_URL_ENV, DatabaseUnavailableError, databaseUrlProblem, isConnectionError, redactUrl } from '../fleet/database-errors.js';
+import { loadSecretKey } from '../config/secrets/secret-key.js';
+import { quoteName } from '../config/validate.js';
+import { ConfigError, oneLine } from '../errors.js';
+import { resolveStateDir } from '../config/paths.js';
 import { UsageError } from './errors.js';
 import { checked, directory } from './flags.js';
 
@@ -90,9 +90,9 @@ async function openConfigDatabase(url: string, stateDir: string, logger: { warn(
   const key = loadSecretKey({ configDir: stateDir });
   // pg is loaded only for an import into the database.
   const [{ openDatabase }, { migrate }, { createPgConfigStore }] = await Promise.all([
-    import('../services/database/database.js'),
-    import('../services/database/migrations.js'),
-    import('../services/config/pg-config-store.js'),
+    import('../fleet/database.js'),
+    import('../fleet/migrations.js'),
+    import('../config/pg-config-store.js'),
   ]);
   const db = openDatabase(url, { applicationName: 'mcp-fleet import' });
   try {

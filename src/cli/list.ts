@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import type { ServerView } from '../services/journal/server-view.js';
+import type { ServerView } from '../journal/index.js';
 import { action, ApiClient, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
 
 interface ListFlags extends ClientFlags {

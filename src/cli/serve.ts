@@ -5,16 +5,16 @@ import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { McpHost } from '../host.js';
 import { ensureApiToken, type ApiToken } from '../http/api-token.js';
-import { secretValuesOf } from '../services/config/masking.js';
+import { secretValuesOf } from '../config/masking.js';
 import { listen, type Listening } from '../http/bind.js';
-import { createLogger, SecretSet, type Logger } from '../services/support/logger.js';
-import type { JournalEvent } from '../services/journal/events.js';
-import { configPath, resolveStateDir } from '../services/config/paths.js';
-import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../services/database/errors.js';
-import { defaultWorkerId, localPresence, statesByServer } from '../services/fleet/presence.js';
-import type { SharedStores } from '../services/fleet/shared-stores.js';
-import { SecretKeyError } from '../services/secrets/secret-key.js';
-import { memoryPendingConsents, pgPendingConsents } from '../services/oauth/pending-consents.js';
+import { createLogger, SecretSet, type Logger } from '../telemetry/logger.js';
+import type { JournalEvent } from '../journal/index.js';
+import { configPath, resolveStateDir } from '../config/paths.js';
+import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
+import { defaultWorkerId, localPresence, statesByServer } from '../fleet/presence.js';
+import type { SharedStores } from '../fleet/index.js';
+import { SecretKeyError } from '../config/secrets/secret-key.js';
+import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, stateDirOf } from './flags.js';
 
@@ -168,7 +168,7 @@ export async function startWorker(options: ServeOptions, io: CliIO, onLogger?: (
   const [{ createMcpHost }, { createManagementApp }, { openSharedStores }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
-    import('../services/fleet/shared-stores.js'),
+    import('../fleet/shared-stores.js'),
   ]);
   const token = await ensureApiToken(stateDir);
   const secrets = new SecretSet();

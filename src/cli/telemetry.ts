@@ -24,8 +24,8 @@ import {
   unusableEndpointVariables,
   type ExportFailureSink,
   type ExportSignal,
-} from '../services/telemetry/export-failures.js';
-import { SCOPE_VERSION } from '../services/telemetry/tracer.js';
+} from '../telemetry/export-failures.js';
+import { SCOPE_VERSION } from '../telemetry/tracer.js';
 
 /** A running export: flushes and stops it. */
 export interface TelemetryExport {

@@ -1,6 +1,6 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { writeOwnerOnly } from '../services/support/owner-only-file.js';
+import { writeOwnerOnly } from '../files/owner-only-file.js';
 
 /** Where a running worker says how to reach it: `{url, pid}`. */
 export interface WorkerInfo {

@@ -4,23 +4,23 @@
  */
 import type { SearchOptions, ToolSearchResult } from './tool-search.js';
 import type { UpdateOptions } from './management.js';
-import type { AgentToolResult, ExecuteOptions, AgentTool } from '../services/tools/agent-tool.js';
-import type { ConfigDiff } from '../services/catalog/config-diff.js';
-import type { ServerConfigInput } from '../services/config/schema.js';
-import type { ConfigStore } from '../services/config/store.js';
-import type { CredentialsStore } from '../services/oauth/credentials-store.js';
-import type { ClientMetadataDocument } from '../services/oauth/client-metadata-document.js';
-import type { PendingConsents } from '../services/oauth/pending-consents.js';
-import type { JournalEvent } from '../services/journal/events.js';
-import type { EventStore } from '../services/journal/event-store.js';
-import type { AuthBegun } from '../services/oauth/server-auth.js';
-import type { ServerView } from '../services/journal/server-view.js';
-import type { PromptEntry, RenderedPrompt } from '../services/capabilities/prompts.js';
-import type { ElicitationHandler } from '../services/capabilities/elicitation.js';
-import type { Root } from '../services/capabilities/roots.js';
-import type { HostModel } from '../services/agent/host-model.js';
-import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../services/approvals/approvals.js';
-import type { Presence } from '../services/fleet/presence.js';
+import type { AgentToolResult, ExecuteOptions, AgentTool } from '../catalog/index.js';
+import type { ConfigDiff } from '../catalog/index.js';
+import type { ServerConfigInput } from '../config/index.js';
+import type { ConfigStore } from '../config/index.js';
+import type { CredentialsStore } from '../auth/index.js';
+import type { ClientMetadataDocument } from '../auth/index.js';
+import type { PendingConsents } from '../auth/index.js';
+import type { JournalEvent } from '../journal/index.js';
+import type { EventStore } from '../journal/index.js';
+import type { AuthBegun } from '../auth/index.js';
+import type { ServerView } from '../journal/index.js';
+import type { PromptEntry, RenderedPrompt } from '../connection/index.js';
+import type { ElicitationHandler } from '../connection/index.js';
+import type { Root } from '../connection/index.js';
+import type { HostModel } from '../agent/index.js';
+import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
+import type { Presence } from '../fleet/index.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -107,7 +107,7 @@ export interface CatalogEntry extends ServerView {
   prompts: Array<{ name: string; description?: string; arguments?: unknown[] }> | null;
 }
 
-export type { ConfigDiff as CatalogDiff } from '../services/catalog/config-diff.js';
+export type { ConfigDiff as CatalogDiff } from '../catalog/config-diff.js';
 
 /** What a server offers after a forced re-list: its registered tools, its resources and its prompts, counted. */
 export interface CatalogCounts {

@@ -4,9 +4,9 @@
  * only how the tools are mounted changed (no reconnect), `enable`/`disable`
  * when only `enabled` flipped, else `configure` (through `pending` again).
  */
-import { jsonEqual } from '../services/support/json-equal.js';
+import { jsonEqual } from '../catalog/json-equal.js';
 import type { ServerMachineEvent } from '../machines/server.events.js';
-import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerConfig } from '../config/index.js';
 
 /** Fields that only shape the registration of the tools, never the connection. */
 const MOUNT_FIELDS = ['tools', 'max_result_bytes'] as const;

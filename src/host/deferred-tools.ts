@@ -5,8 +5,8 @@
  * `alwaysLoad` too, for the provider exports' own deferred formats.
  */
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import type { AgentTool } from '../services/tools/agent-tool.js';
-import { searchToolsTool } from '../services/tools/search-tools-tool.js';
+import type { AgentTool } from '../catalog/index.js';
+import { searchToolsTool } from '../catalog/tools/search-tools-tool.js';
 import type { OnDemand } from './on-demand.js';
 import type { FleetSearch } from './tool-search.js';
 

@@ -8,13 +8,13 @@
 import type { Subscription } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { topState } from '../machines/server.queries.js';
-import { toResponse } from '../services/config/masking.js';
-import type { ServerConfig } from '../services/config/schema.js';
-import type { JournalEventInput, OfferedKind, ServerState } from '../services/journal/events.js';
+import { toResponse } from '../config/masking.js';
+import type { ServerConfig } from '../config/index.js';
+import type { JournalEventInput, OfferedKind, ServerState } from '../journal/index.js';
 import type { ToolMount } from './tool-mount.js';
-import { forgetServer, noteServerState } from '../services/telemetry/instruments.js';
-import type { LifecycleOwner, Lifecycles } from '../services/telemetry/lifecycle.js';
-import { noteSession } from '../services/telemetry/sessions.js';
+import { forgetServer, noteServerState } from '../telemetry/instruments.js';
+import type { LifecycleOwner, Lifecycles } from '../telemetry/index.js';
+import { noteSession } from '../telemetry/sessions.js';
 
 export interface JournalBridgeOptions {
   append(event: JournalEventInput): void;

@@ -21,14 +21,14 @@ import {
 } from '../machines/transaction.machine.js';
 import { isBusy, transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
-import { mergePatch } from '../services/config/merge-patch.js';
-import type { ServerConfig, ServerConfigInput } from '../services/config/schema.js';
-import type { ConfigStore } from '../services/config/store.js';
-import { parseServerConfig } from '../services/config/validate.js';
-import { isOAuthConfig } from '../services/oauth/provider.js';
-import { AuthNotApplicableError, type AuthBegun } from '../services/oauth/server-auth.js';
-import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../services/support/errors.js';
-import type { ServerView } from '../services/journal/server-view.js';
+import { mergePatch } from '../config/merge-patch.js';
+import type { ServerConfig, ServerConfigInput } from '../config/index.js';
+import type { ConfigStore } from '../config/index.js';
+import { parseServerConfig } from '../config/validate.js';
+import { isOAuthConfig } from '../auth/provider.js';
+import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
+import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../errors.js';
+import type { ServerView } from '../journal/index.js';
 import { configChangeEvent } from './config-change.js';
 
 export interface ManagementDeps {

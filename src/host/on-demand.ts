@@ -6,7 +6,7 @@
  */
 import { waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import type { ProjectionContext } from '../services/journal/projection.js';
+import type { ProjectionContext } from '../journal/index.js';
 
 type ServerSnapshot = ReturnType<ServerActorRef['getSnapshot']>;
 

@@ -8,7 +8,7 @@
  */
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
-import type { ConfigStore } from '../services/config/store.js';
+import type { ConfigStore } from '../config/index.js';
 import { configChangeEvent } from './config-change.js';
 
 export interface ReconcileDeps {

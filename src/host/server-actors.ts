@@ -8,17 +8,17 @@
 import { fromCallback, fromPromise } from 'xstate';
 import { serverMachine, type AuthCheck, type ServerWork } from '../machines/server.machine.js';
 import type { ServerMachineEvent } from '../machines/server.events.js';
-import type { PromptRegistry } from '../services/capabilities/prompts.js';
-import type { ClientHandlers } from '../services/capabilities/client-handlers.js';
-import type { CatalogFreshness } from '../services/catalog/freshness.js';
-import { startServerSession } from '../services/catalog/session.js';
-import { openLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
-import type { JournalEventInput } from '../services/journal/events.js';
-import type { ServerAuth } from '../services/oauth/server-auth.js';
-import type { EraVerdicts } from '../services/era/verdicts.js';
-import type { Lifecycles } from '../services/telemetry/lifecycle.js';
-import type { Drain } from '../services/support/drain.js';
-import { isFleetError } from '../services/support/errors.js';
+import type { PromptRegistry } from '../connection/index.js';
+import type { ClientHandlers } from '../connection/index.js';
+import type { CatalogFreshness } from '../catalog/index.js';
+import { startServerSession } from '../catalog/session.js';
+import { openLiveConnection, type LiveConnection } from '../connection/live-connection.js';
+import type { JournalEventInput } from '../journal/index.js';
+import type { ServerAuth } from '../auth/index.js';
+import type { EraVerdicts } from '../connection/index.js';
+import type { Lifecycles } from '../telemetry/index.js';
+import type { Drain } from './drain.js';
+import { isFleetError } from '../errors.js';
 
 export interface ServerActorDeps {
   auth: ServerAuth;

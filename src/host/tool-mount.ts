@@ -19,25 +19,25 @@ import type { Tool } from '@modelcontextprotocol/client';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { reconnected, retriesAfterReconnect } from '../machines/call-retry.js';
 import { topState } from '../machines/server.queries.js';
-import { resourceAgentTools } from '../services/capabilities/resources.js';
-import { secretValues } from '../services/config/masking.js';
-import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
-import { filterTools } from '../services/connection/connection.js';
-import type { LiveConnection } from '../services/connection/live-connection.js';
-import type { JournalEventInput, ToolEntry } from '../services/journal/events.js';
-import { shadowedByRegistration, type ProjectionContext, type RegisteredServer } from '../services/journal/projection.js';
-import { createSelectors, type Selectors } from '../services/journal/selectors.js';
-import type { ResultSpill } from '../services/results/result-spill.js';
-import type { Approvals } from '../services/approvals/approvals.js';
-import { approvalPolicy, deniedMessage } from '../services/approvals/policy.js';
+import { resourceAgentTools } from '../connection/capabilities/resources.js';
+import { secretValues } from '../config/masking.js';
+import type { ServerConfig, ToolFilter } from '../config/index.js';
+import { filterTools } from '../connection/connection.js';
+import type { LiveConnection } from '../connection/index.js';
+import type { JournalEventInput, ToolEntry } from '../journal/index.js';
+import { shadowedByRegistration, type ProjectionContext, type RegisteredServer } from '../journal/projection.js';
+import { createSelectors, type Selectors } from '../journal/selectors.js';
+import type { ResultSpill } from '../catalog/index.js';
+import type { Approvals } from '../approvals/index.js';
+import { approvalPolicy, deniedMessage } from '../approvals/policy.js';
 import {
   MAX_DESCRIPTION_BYTES,
   namespaceToolName,
   toAgentTool,
   type AgentToolOptions,
   type CallFunction,
-} from '../services/tools/adapter.js';
-import type { AgentTool } from '../services/tools/agent-tool.js';
+} from '../catalog/tools/adapter.js';
+import type { AgentTool } from '../catalog/index.js';
 
 /**
  * One registration of a server's tools on one connection with one way of

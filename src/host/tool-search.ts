@@ -7,11 +7,11 @@
  * lists are immutable and shared, so a changed server is one identity check
  * away and nothing else is re-indexed.
  */
-import type { ToolEntry } from '../services/journal/events.js';
-import type { ProjectedServer, ProjectionContext } from '../services/journal/projection.js';
-import type { Selectors } from '../services/journal/selectors.js';
-import { createToolIndex, type SearchableTool } from '../services/search/tool-index.js';
-import { isDenied } from '../services/approvals/policy.js';
+import type { ToolEntry } from '../journal/index.js';
+import type { ProjectedServer, ProjectionContext } from '../journal/index.js';
+import type { Selectors } from '../journal/index.js';
+import { createToolIndex, type SearchableTool } from '../catalog/search/tool-index.js';
+import { isDenied } from '../approvals/policy.js';
 
 /** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {

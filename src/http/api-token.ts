@@ -1,7 +1,7 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
-import { apiTokenPath } from '../services/config/paths.js';
+import { apiTokenPath } from '../config/paths.js';
 
 /** The environment variable that, when set, is the token (nothing is written). */
 export const API_TOKEN_ENV = 'MCP_FLEET_API_TOKEN';

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import type { McpHost } from '../host.js';
-import type { Logger } from '../services/support/logger.js';
+import type { Logger } from '../telemetry/index.js';
 import { errorHandler, notFoundHandler } from './errors.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
@@ -11,12 +11,12 @@ import { approvalRoutes } from './routes/approvals.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { consentCallback } from './routes/oauth-callback.js';
 import { clientMetadataRoute } from './routes/client-metadata.js';
-import { CLIENT_METADATA_PATH } from '../services/oauth/client-metadata-document.js';
+import { CLIENT_METADATA_PATH } from '../auth/client-metadata-document.js';
 import { fleetRoute } from './routes/fleet.js';
 import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import { loadExpress } from './express.js';
-import type { Presence } from '../services/fleet/presence.js';
+import type { Presence } from '../fleet/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {

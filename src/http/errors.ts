@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
-import { ConfigFileBrokenError } from '../services/config/store.js';
-import { DatabaseUnavailableError } from '../services/database/errors.js';
+import { ConfigFileBrokenError } from '../config/store.js';
+import { DatabaseUnavailableError } from '../fleet/database-errors.js';
 import {
   ConfigError,
   ConflictError,
@@ -11,12 +11,12 @@ import {
   NotReadyError,
   PreconditionFailedError,
   StartFailedError,
-} from '../services/support/errors.js';
-import type { ErrorKind } from '../services/support/errors.js';
-import type { Logger } from '../services/support/logger.js';
-import { AuthNotApplicableError } from '../services/oauth/server-auth.js';
-import { redact, secretValuesOf } from '../services/config/masking.js';
-import { describeZodError } from '../services/support/zod-errors.js';
+} from '../errors.js';
+import type { ErrorKind } from '../errors.js';
+import type { Logger } from '../telemetry/index.js';
+import { AuthNotApplicableError } from '../auth/server-auth.js';
+import { redact, secretValuesOf } from '../config/masking.js';
+import { describeZodError } from '../config/zod-errors.js';
 
 /** The body of every error response: `{error: {code, message, field?}}`. */
 export interface ErrorBody {

@@ -4,8 +4,8 @@
  */
 import type { Tool } from '@modelcontextprotocol/client';
 import { waitFor, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import type { LiveConnection } from '../services/connection/live-connection.js';
-import { FleetError } from '../services/support/errors.js';
+import type { LiveConnection } from '../connection/index.js';
+import { FleetError } from '../errors.js';
 import type { serverMachine } from './server.machine.js';
 
 type ServerRef = ActorRefFrom<typeof serverMachine>;

@@ -1,5 +1,5 @@
 import { assign, fromCallback, fromPromise, sendTo, setup, spawnChild, stopChild, type ActorRefFrom } from 'xstate';
-import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerConfig } from '../config/index.js';
 import { registryMachine, type ServerActorRef } from './registry.machine.js';
 
 export type RegistryRef = ActorRefFrom<typeof registryMachine>;

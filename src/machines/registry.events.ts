@@ -1,4 +1,4 @@
-import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerConfig } from '../config/index.js';
 import type { ServerMachineEvent } from './server.events.js';
 
 /** Events the registry actor accepts. */

@@ -1,5 +1,5 @@
 import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
-import type { ServerConfig } from '../services/config/schema.js';
+import type { ServerConfig } from '../config/index.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import type { ServerMachineEvent } from './server.events.js';
 import { serverMachine } from './server.machine.js';

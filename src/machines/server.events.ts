@@ -1,6 +1,6 @@
-import type { ServerConfig, ToolFilter } from '../services/config/schema.js';
-import type { FleetError } from '../services/support/errors.js';
-import type { LiveConnection } from '../services/connection/live-connection.js';
+import type { ServerConfig, ToolFilter } from '../config/index.js';
+import type { FleetError } from '../errors.js';
+import type { LiveConnection } from '../connection/index.js';
 
 /** Events a server actor accepts. Management and the registry send the `server.*` ones; invoked actors the rest. */
 export type ServerMachineEvent =

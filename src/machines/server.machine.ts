@@ -1,10 +1,10 @@
 import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
-import type { ServerConfig } from '../services/config/schema.js';
-import { FleetError, type ErrorKind } from '../services/support/errors.js';
-import { networkFailure } from '../services/connection/reachability.js';
-import { isAuthorizationServerAway } from '../services/oauth/away.js';
-import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../services/connection/live-connection.js';
-import type { ServerState } from '../services/journal/events.js';
+import type { ServerConfig } from '../config/index.js';
+import { FleetError, type ErrorKind } from '../errors.js';
+import { networkFailure } from '../connection/reachability.js';
+import { isAuthorizationServerAway } from '../auth/away.js';
+import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../connection/live-connection.js';
+import type { ServerState } from '../journal/index.js';
 import type { ServerEmitted, ServerMachineEvent } from './server.events.js';
 
 export interface ServerInput {

@@ -1,5 +1,5 @@
 import type { ActorRefFrom, SnapshotFrom } from 'xstate';
-import type { ServerState } from '../services/journal/events.js';
+import type { ServerState } from '../journal/index.js';
 import type { serverMachine } from './server.machine.js';
 
 type ServerRef = ActorRefFrom<typeof serverMachine>;

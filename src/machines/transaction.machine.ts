@@ -1,9 +1,9 @@
 import { isDeepStrictEqual } from 'node:util';
 import { and, assign, fromPromise, setup } from 'xstate';
-import { mergePatch } from '../services/config/merge-patch.js';
-import type { ServerConfig } from '../services/config/schema.js';
-import type { ServerView } from '../services/journal/server-view.js';
-import { ConflictError, NotFoundError, PreconditionFailedError } from '../services/support/errors.js';
+import { mergePatch } from '../config/merge-patch.js';
+import type { ServerConfig } from '../config/index.js';
+import type { ServerView } from '../journal/index.js';
+import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js';
 
 /** One management change of one server. */
 export type TransactionInput =

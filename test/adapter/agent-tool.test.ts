@@ -1,9 +1,9 @@
 import { ProtocolError, ProtocolErrorCode, SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it, vi } from 'vitest';
-import { toAgentTool } from '../../src/services/tools/adapter.js';
-import type { CallFunction } from '../../src/services/tools/adapter.js';
-import type { ExecuteOptions } from '../../src/services/tools/agent-tool.js';
+import { toAgentTool } from '../../src/catalog/tools/adapter.js';
+import type { CallFunction } from '../../src/catalog/tools/adapter.js';
+import type { ExecuteOptions } from '../../src/catalog/tools/agent-tool.js';
 
 const schema = {
   type: 'object' as const,

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { convertCallResult, resultToText } from '../../src/services/tools/adapter.js';
-import { AgentToolResult } from '../../src/services/tools/agent-tool.js';
+import { convertCallResult, resultToText } from '../../src/catalog/tools/adapter.js';
+import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
 
 const ctx = { server: 'srv', tool: 'echo' };
 const convert = (result: unknown) => convertCallResult(result, ctx);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MAX_TOOL_NAME_LENGTH, namespaceToolName } from '../../src/services/tools/adapter.js';
+import { MAX_TOOL_NAME_LENGTH, namespaceToolName } from '../../src/catalog/tools/adapter.js';
 
 const VALID = /^[A-Za-z0-9_-]{1,64}$/;
 const RUNS = { numRuns: 3000 };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentTool } from '../../src/services/tools/agent-tool.js';
-import { toAnthropicTools, toOpenAITools } from '../../src/services/tools/provider-formats.js';
+import type { AgentTool } from '../../src/catalog/tools/agent-tool.js';
+import { toAnthropicTools, toOpenAITools } from '../../src/catalog/tools/provider-formats.js';
 
 /** A tool as the adapter would build it. */
 function tool(server: string, name: string, original = name): AgentTool {

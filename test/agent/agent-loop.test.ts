@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, afterAll, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { runAgentTurn, type ToolCallEvent } from '../../src/services/agent/agent-loop.js';
-import { createOpenAICompatibleModel } from '../../src/services/agent/openai-compatible.js';
+import { runAgentTurn, type ToolCallEvent } from '../../src/agent/agent-loop.js';
+import { createOpenAICompatibleModel } from '../../src/agent/openai-compatible.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 import { startScriptedModel, textStep, toolCallsStep, type ScriptedModel } from '../support/scripted-model.js';

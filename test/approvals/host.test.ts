@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
-import type { ApprovalRequest } from '../../src/services/approvals/approvals.js';
-import type { JournalEvent } from '../../src/services/journal/events.js';
+import type { ApprovalRequest } from '../../src/approvals/approvals.js';
+import type { JournalEvent } from '../../src/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from 'vitest';
-import { approvalPolicy, configuredApproval, isDenied } from '../../src/services/approvals/policy.js';
-import { maskArguments } from '../../src/services/approvals/mask-arguments.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
+import { approvalPolicy, configuredApproval, isDenied } from '../../src/approvals/policy.js';
+import { maskArguments } from '../../src/approvals/mask-arguments.js';
+import { ServerConfig } from '../../src/config/schema.js';
 
 const config = (tools: Record<string, unknown> = {}, fromAnnotations = false) =>
   ServerConfig.parse({ type: 'local', command: ['node'], tools, approval_from_annotations: fromAnnotations });

@@ -5,10 +5,10 @@
 // Real fixture processes (modern.mjs), over stdio, on both eras.
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { createOpenAICompatibleModel } from '../../src/services/agent/openai-compatible.js';
-import type { ElicitationRequest, ElicitationValue } from '../../src/services/capabilities/elicitation.js';
-import { INPUT_REQUIRED_MAX_ROUNDS } from '../../src/services/connection/connection.js';
-import { resultToText } from '../../src/services/tools/adapter.js';
+import { createOpenAICompatibleModel } from '../../src/agent/openai-compatible.js';
+import type { ElicitationRequest, ElicitationValue } from '../../src/connection/capabilities/elicitation.js';
+import { INPUT_REQUIRED_MAX_ROUNDS } from '../../src/connection/connection.js';
+import { resultToText } from '../../src/catalog/tools/adapter.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 import { startScriptedModel, textStep, type ScriptedModel } from '../support/scripted-model.js';

@@ -1,8 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, test } from 'vitest';
-import { HostModelError } from '../../src/services/agent/host-model.js';
-import { createOpenAICompatibleModel } from '../../src/services/agent/openai-compatible.js';
+import { HostModelError } from '../../src/agent/host-model.js';
+import { createOpenAICompatibleModel } from '../../src/agent/openai-compatible.js';
 import { startScriptedModel, textStep, toolCallsStep, type ScriptedModel } from '../support/scripted-model.js';
 
 const KEY = 'sk-test-0123456789abcdef';

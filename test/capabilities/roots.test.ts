@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { resultToText } from '../../src/services/tools/adapter.js';
-import type { Root } from '../../src/services/capabilities/roots.js';
+import { resultToText } from '../../src/catalog/tools/adapter.js';
+import type { Root } from '../../src/connection/capabilities/roots.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 

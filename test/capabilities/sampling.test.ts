@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { resultToText } from '../../src/services/tools/adapter.js';
-import { createOpenAICompatibleModel } from '../../src/services/agent/openai-compatible.js';
+import { resultToText } from '../../src/catalog/tools/adapter.js';
+import { createOpenAICompatibleModel } from '../../src/agent/openai-compatible.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 import { startScriptedModel, textStep, type ScriptedModel } from '../support/scripted-model.js';

@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildProgram } from '../../src/cli.js';
 import type { CliIO } from '../../src/cli.js';
 import { runImport } from '../../src/cli/import.js';
-import { createConfigStore } from '../../src/services/config/store.js';
+import { createConfigStore } from '../../src/config/store.js';
 import { cli } from '../support/cli.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 

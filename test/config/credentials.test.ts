@@ -9,12 +9,12 @@ import {
   secretValues,
   toResponse,
   toStorage,
-} from '../../src/services/config/masking.js';
-import { mergePatch } from '../../src/services/config/merge-patch.js';
-import { AuthKind, LocalServerConfig, ServerConfig } from '../../src/services/config/schema.js';
-import type { ServerConfigInput } from '../../src/services/config/schema.js';
-import { parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
-import { ConfigError } from '../../src/services/support/errors.js';
+} from '../../src/config/masking.js';
+import { mergePatch } from '../../src/config/merge-patch.js';
+import { AuthKind, LocalServerConfig, ServerConfig } from '../../src/config/schema.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
+import { parseServerConfig, parseServersDocument } from '../../src/config/validate.js';
+import { ConfigError } from '../../src/errors.js';
 import { sampleValue, sharedFields } from './field-samples.js';
 
 const cfg = (input: ServerConfigInput): ServerConfig => ServerConfig.parse(input);

@@ -3,7 +3,7 @@
 // added to schema.ts makes the tests that use this fail until it has a sample,
 // so every new field is proven to go through POST, PATCH and a type change.
 import { z } from 'zod';
-import { LocalServerConfig, RemoteServerConfig } from '../../src/services/config/schema.js';
+import { LocalServerConfig, RemoteServerConfig } from '../../src/config/schema.js';
 
 /** Keyed by dotted path; fields of an `auth` kind are `auth.<field>`. */
 export const FIELD_SAMPLES: Readonly<Record<string, unknown>> = {

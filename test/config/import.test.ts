@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
-import { importServers, stripJsonComments } from '../../src/services/config/import.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { ConfigError } from '../../src/services/support/errors.js';
+import { importServers, stripJsonComments } from '../../src/config/import.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { ConfigError } from '../../src/errors.js';
 
 const fixture = (name: string) => readFile(new URL(`./fixtures/${name}`, import.meta.url), 'utf8');
 const SECRET = 'Zq9Kv8WmXp3Jd7Hn-import';

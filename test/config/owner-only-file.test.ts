@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { readdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeOwnerOnly } from '../../src/services/support/owner-only-file.js';
+import { writeOwnerOnly } from '../../src/files/owner-only-file.js';
 import { modeOf, removeDirs, tempDir } from './helpers.js';
 
 let dir: string;

@@ -1,8 +1,8 @@
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ConfigError } from '../../src/services/support/errors.js';
-import { apiTokenPath, configPath, journalPath, resolveStateDir } from '../../src/services/config/paths.js';
+import { ConfigError } from '../../src/errors.js';
+import { apiTokenPath, configPath, journalPath, resolveStateDir } from '../../src/config/paths.js';
 
 afterEach(() => {
   vi.unstubAllEnvs();

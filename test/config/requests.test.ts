@@ -2,10 +2,10 @@
 // field of either server type goes through both, and a PATCH brings no field
 // the client did not send.
 import { describe, expect, it } from 'vitest';
-import { mergePatch } from '../../src/services/config/merge-patch.js';
-import { ServerCreate, ServerPatch } from '../../src/services/config/requests.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { describeZodError } from '../../src/services/support/zod-errors.js';
+import { mergePatch } from '../../src/config/merge-patch.js';
+import { ServerCreate, ServerPatch } from '../../src/config/requests.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { describeZodError } from '../../src/config/zod-errors.js';
 import { fieldCases } from './field-samples.js';
 
 const BASE = {

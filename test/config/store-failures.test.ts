@@ -4,8 +4,8 @@ import * as fs from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ServerConfigInput } from '../../src/services/config/schema.js';
-import { createConfigStore } from '../../src/services/config/store.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
+import { createConfigStore } from '../../src/config/store.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 
 vi.mock('node:fs/promises', async (importOriginal) => {

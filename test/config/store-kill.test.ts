@@ -8,9 +8,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import type { ServerConfigInput } from '../../src/services/config/schema.js';
-import { createConfigStore } from '../../src/services/config/store.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
+import { createConfigStore } from '../../src/config/store.js';
 import { DOC_A, DOC_B } from './fixtures/documents.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 

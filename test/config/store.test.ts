@@ -2,10 +2,10 @@ import { spawn } from 'node:child_process';
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ServerConfig, ServerConfigInput } from '../../src/services/config/schema.js';
-import { ConfigFileBrokenError, createConfigStore, serializeServers } from '../../src/services/config/store.js';
-import { ConfigError } from '../../src/services/support/errors.js';
-import { resolveStateDir } from '../../src/services/config/paths.js';
+import type { ServerConfig, ServerConfigInput } from '../../src/config/schema.js';
+import { ConfigFileBrokenError, createConfigStore, serializeServers } from '../../src/config/store.js';
+import { ConfigError } from '../../src/errors.js';
+import { resolveStateDir } from '../../src/config/paths.js';
 import { modeOf, recordingLogger, removeDirs, tempDir, tempFiles } from './helpers.js';
 
 const dirs: string[] = [];

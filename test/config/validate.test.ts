@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { parseJsonText, parseServerConfig, parseServersDocument } from '../../src/services/config/validate.js';
-import { describeZodError } from '../../src/services/support/zod-errors.js';
-import { ConfigError } from '../../src/services/support/errors.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { parseJsonText, parseServerConfig, parseServersDocument } from '../../src/config/validate.js';
+import { describeZodError } from '../../src/config/zod-errors.js';
+import { ConfigError } from '../../src/errors.js';
 
 const CANARY = 'CANARY-validate-7f3a9c1e';
 

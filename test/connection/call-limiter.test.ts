@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AbortError, createCallLimiter, isAbortError } from '../../src/services/connection/call-limiter.js';
+import { AbortError, createCallLimiter, isAbortError } from '../../src/connection/call-limiter.js';
 
 /** A task the test finishes by hand, recording when it started. */
 function deferredTask(log: string[], id: string) {

@@ -3,10 +3,10 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
-import { MASK } from '../../src/services/config/masking.js';
-import { isAbortError } from '../../src/services/connection/call-limiter.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import type { ToolProgress } from '../../src/catalog/tools/agent-tool.js';
+import { MASK } from '../../src/config/masking.js';
+import { isAbortError } from '../../src/connection/call-limiter.js';
+import { FleetError } from '../../src/errors.js';
 import { untilValue } from '../support/wait.js';
 import { connectTracked, firstText, fixtureConfig, isAlive, tempDir } from './helpers.js';
 

@@ -3,11 +3,11 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isAbortError } from '../../src/services/connection/call-limiter.js';
-import { KILL_GRACE_MS } from '../../src/services/connection/child-transport.js';
-import { MASK } from '../../src/services/config/masking.js';
-import { connect } from '../../src/services/connection/connection.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import { isAbortError } from '../../src/connection/call-limiter.js';
+import { KILL_GRACE_MS } from '../../src/connection/child-transport.js';
+import { MASK } from '../../src/config/masking.js';
+import { connect } from '../../src/connection/connection.js';
+import { FleetError } from '../../src/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { connectTracked, fixtureConfig, isAlive, tempDir, waitForPidFile } from './helpers.js';
 

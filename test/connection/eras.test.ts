@@ -6,11 +6,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteServerConfig, ServerConfig, type LocalServerConfig } from '../../src/services/config/schema.js';
-import type { ServerConnection } from '../../src/services/connection/connection.js';
-import { eraKey, STDIO_PROBE_MS } from '../../src/services/era/negotiation.js';
-import { fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from '../../src/services/era/verdicts.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import { RemoteServerConfig, ServerConfig, type LocalServerConfig } from '../../src/config/schema.js';
+import type { ServerConnection } from '../../src/connection/connection.js';
+import { eraKey, STDIO_PROBE_MS } from '../../src/connection/era-negotiation.js';
+import { fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from '../../src/connection/era-verdicts.js';
+import { FleetError } from '../../src/errors.js';
 import { fixture, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
 

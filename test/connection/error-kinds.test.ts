@@ -12,11 +12,11 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { createServer as createHttpsServer } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { parseServerConfig } from '../../src/services/config/validate.js';
-import { connect } from '../../src/services/connection/connection.js';
-import { networkFailure } from '../../src/services/connection/reachability.js';
-import { ConfigError, ErrorKind, FleetError } from '../../src/services/support/errors.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { parseServerConfig } from '../../src/config/validate.js';
+import { connect } from '../../src/connection/connection.js';
+import { networkFailure } from '../../src/connection/reachability.js';
+import { ConfigError, ErrorKind, FleetError } from '../../src/errors.js';
 import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, tempDir } from './helpers.js';
 import { freePort } from '../support/ports.js';

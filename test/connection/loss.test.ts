@@ -2,7 +2,7 @@
 // once the connection's watcher (the server actor's) has taken the loss in, so
 // no caller hears "process exited" from a server still shown ready.
 import { afterEach, describe, expect, it } from 'vitest';
-import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../../src/services/connection/live-connection.js';
+import { openLiveConnection, watchLiveConnection, type LiveConnection } from '../../src/connection/live-connection.js';
 import { fixtureConfig, isAlive } from './helpers.js';
 
 let live: LiveConnection | undefined;

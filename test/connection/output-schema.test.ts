@@ -2,7 +2,7 @@
 // against it. mcp-fleet gives each client an Ajv validator built only on
 // first use (most servers declare no output schema); the check must still run.
 import { describe, expect, it } from 'vitest';
-import { FleetError } from '../../src/services/support/errors.js';
+import { FleetError } from '../../src/errors.js';
 import { connectTracked, fixtureConfig } from './helpers.js';
 
 describe('output schemas', () => {

@@ -6,8 +6,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import { parseRetryAfter, rateLimitOfResult } from '../../src/services/connection/rate-limits.js';
+import { RemoteServerConfig } from '../../src/config/schema.js';
+import { parseRetryAfter, rateLimitOfResult } from '../../src/connection/rate-limits.js';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, tempDir } from './helpers.js';
 

@@ -6,9 +6,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ServerConfig, type RemoteServerConfig } from '../../src/services/config/schema.js';
-import { connect } from '../../src/services/connection/connection.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import { ServerConfig, type RemoteServerConfig } from '../../src/config/schema.js';
+import { connect } from '../../src/connection/connection.js';
+import { FleetError } from '../../src/errors.js';
 import { fixture } from '../fixtures/index.js';
 import { connectTracked, firstText } from './helpers.js';
 
@@ -135,7 +135,7 @@ describe('connect: remote', () => {
 
 describe('a ready remote server whose endpoint goes away', () => {
   it('is found by the next ping (refused, not silent) and reported lost as transport_closed', async () => {
-    const { openLiveConnection, watchLiveConnection } = await import('../../src/services/connection/live-connection.js');
+    const { openLiveConnection, watchLiveConnection } = await import('../../src/connection/live-connection.js');
     const url = await startHttpFixture({});
     const config = remoteConfig({ url, transport: 'streamable_http', timeout_seconds: 5 });
     const live = await openLiveConnection('remote', config, new AbortController().signal);

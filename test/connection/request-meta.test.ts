@@ -6,8 +6,8 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { context, ROOT_CONTEXT, trace, type Context, type ContextManager } from '@opentelemetry/api';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import type { ServerConnection } from '../../src/services/connection/connection.js';
+import { RemoteServerConfig } from '../../src/config/schema.js';
+import type { ServerConnection } from '../../src/connection/connection.js';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, fixtureConfig } from './helpers.js';
 

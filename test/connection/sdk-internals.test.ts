@@ -3,7 +3,7 @@
 // instead of silently losing what the field was needed for.
 import { describe, expect, it } from 'vitest';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { SDK_VERSION, SdkInternalsError, forgetSessionId } from '../../src/services/connection/sdk-internals.js';
+import { SDK_VERSION, SdkInternalsError, forgetSessionId } from '../../src/connection/sdk-internals.js';
 
 function expectNamedError(run: () => unknown, field: string): void {
   let thrown: unknown;

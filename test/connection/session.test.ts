@@ -8,8 +8,8 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { connect, type ServerConnection } from '../../src/services/connection/connection.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { connect, type ServerConnection } from '../../src/connection/connection.js';
 
 interface SessionServer {
   url: string;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { MASK } from '../../src/services/config/masking.js';
-import { TAIL_CHARS, TAIL_LINES, createStderrTail } from '../../src/services/connection/stderr-tail.js';
+import { MASK } from '../../src/config/masking.js';
+import { TAIL_CHARS, TAIL_LINES, createStderrTail } from '../../src/connection/stderr-tail.js';
 
 describe('createStderrTail', () => {
   it('keeps the last lines, joined across chunks, with secrets redacted', () => {

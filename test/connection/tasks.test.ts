@@ -6,9 +6,9 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { AbortError } from '../../src/services/connection/call-limiter.js';
-import { FleetError } from '../../src/services/support/errors.js';
-import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
+import { AbortError } from '../../src/connection/call-limiter.js';
+import { FleetError } from '../../src/errors.js';
+import type { ToolProgress } from '../../src/catalog/tools/agent-tool.js';
 import { untilValue } from '../support/wait.js';
 import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
 

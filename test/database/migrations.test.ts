@@ -10,8 +10,8 @@ import {
   redactUrl,
   withTransaction,
   type Database,
-} from '../../src/services/database/database.js';
-import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/services/database/migrations.js';
+} from '../../src/fleet/database.js';
+import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/fleet/migrations.js';
 import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
 const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'workers'];

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { generateSecretKeyText, openSharedStores } from '../../src/fleet.js';
 import { createMcpHost } from '../../src/index.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import { createOAuthProvider, isOAuthConfig } from '../../src/services/oauth/index.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import { createOAuthProvider, isOAuthConfig } from '../../src/auth/index.js';
 import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer } from '../oauth/servers.js';
 

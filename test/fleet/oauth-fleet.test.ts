@@ -5,9 +5,9 @@
 // with twenty calls each make exactly one refresh request.
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
-import { openCredentialsRecord, sealCredentialsRecord } from '../../src/services/secrets/seal-credentials.js';
-import { secretKeyFrom } from '../../src/services/secrets/secret-key.js';
-import { CredentialsRecord } from '../../src/services/oauth/credentials-file.js';
+import { openCredentialsRecord, sealCredentialsRecord } from '../../src/config/secrets/seal-credentials.js';
+import { secretKeyFrom } from '../../src/config/secrets/secret-key.js';
+import { CredentialsRecord } from '../../src/auth/credentials-file.js';
 import { consentAsUser } from '../oauth/servers.js';
 import { oauthServersForFile } from './oauth-servers.js';
 import { deadPort } from '../security/processes.js';

@@ -7,7 +7,7 @@
 // worker reaches the other.
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MIGRATION_LOCK_KEY } from '../../src/services/database/migrations.js';
+import { MIGRATION_LOCK_KEY } from '../../src/fleet/migrations.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
 import { deadPort } from '../security/processes.js';

@@ -3,10 +3,10 @@
 // lost when writers race), a notification to every worker, and no secret in
 // plain text in the table.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createPgConfigStore } from '../../src/services/config/pg-config-store.js';
-import type { ConfigStore } from '../../src/services/config/store.js';
-import { openDatabase, type Database } from '../../src/services/database/database.js';
-import { migrate } from '../../src/services/database/migrations.js';
+import { createPgConfigStore } from '../../src/config/pg-config-store.js';
+import type { ConfigStore } from '../../src/config/store.js';
+import { openDatabase, type Database } from '../../src/fleet/database.js';
+import { migrate } from '../../src/fleet/migrations.js';
 import { newKey } from '../secrets/keys.js';
 import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, expect } from 'vitest';
-import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { generateSecretKeyText } from '../../src/config/secrets/secret-key.js';
 import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';

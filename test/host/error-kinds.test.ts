@@ -5,7 +5,7 @@
 import { createServer as createHttpServer } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { StartFailedError } from '../../src/services/support/errors.js';
+import { StartFailedError } from '../../src/errors.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';
 import { storedJournalLines } from '../support/journal-files.js';
 import { freePort } from '../support/ports.js';

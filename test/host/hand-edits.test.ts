@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConfigError } from '../../src/services/support/errors.js';
+import { ConfigError } from '../../src/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive, readPid } from '../support/processes.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';

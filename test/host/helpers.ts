@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { CatalogEntry, McpHost } from '../../src/host.js';
-import type { ServerState } from '../../src/services/journal/events.js';
+import type { ServerState } from '../../src/journal/events.js';
 import { isAlive, allGone } from '../support/processes.js';
 import { waitForEvent } from '../support/wait.js';
 

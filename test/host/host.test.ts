@@ -2,7 +2,7 @@ import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConflictError, HostNotRunningError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
+import { ConflictError, HostNotRunningError, NotFoundError, StartFailedError } from '../../src/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { readPid } from '../support/processes.js';
 import { allGone, isAlive, readConfigFile, stateDirWith, untilState } from './helpers.js';

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { backoffMs } from '../../src/machines/server.machine.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
+import { ServerConfig } from '../../src/config/schema.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive, readPid } from '../support/processes.js';
 import { stateDirWith, untilState } from './helpers.js';

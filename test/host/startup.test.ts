@@ -8,7 +8,7 @@ import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, test } from 'vitest';
 import type { McpHost } from '../../src/host.js';
-import type { ServerConfigInput } from '../../src/services/config/schema.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
 import { createFleet, enteredAt, isAlive, states, transitions, waitUntil, type Fleet } from '../machines/helpers/fleet.js';
 
 /** The servers that have tools in the registry right now. */

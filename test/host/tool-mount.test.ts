@@ -13,12 +13,12 @@ import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { createToolMount } from '../../src/host/tool-mount.js';
 import type { ServerActorRef } from '../../src/machines/registry.machine.js';
-import type { ToolFilter } from '../../src/services/config/schema.js';
-import type { LiveConnection } from '../../src/services/connection/live-connection.js';
-import { createMemoryEventStore } from '../../src/services/journal/event-store.js';
-import type { JournalEvent } from '../../src/services/journal/events.js';
-import { createJournal } from '../../src/services/journal/journal.js';
-import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../../src/services/tools/adapter.js';
+import type { ToolFilter } from '../../src/config/schema.js';
+import type { LiveConnection } from '../../src/connection/live-connection.js';
+import { createMemoryEventStore } from '../../src/journal/event-store.js';
+import type { JournalEvent } from '../../src/journal/events.js';
+import { createJournal } from '../../src/journal/journal.js';
+import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../../src/catalog/tools/adapter.js';
 import { maskedConfig } from '../journal/masked-config.js';
 
 const NAMES = ['a', 'b', 'c', 'd', 'e.f', 'e_f'] as const;

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import type { JournalEvent } from '../../src/services/journal/events.js';
+import type { JournalEvent } from '../../src/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { catalogServer } from '../protocol/helpers.js';
 import { stateDirWith, untilListed, untilState } from './helpers.js';

@@ -4,8 +4,8 @@
 // call is over, and a message above the 32 MiB wire limit ends the connection
 // with an error that says so. The worker keeps serving throughout.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import type { AgentToolResult } from '../../src/services/tools/agent-tool.js';
-import { DEFAULT_MAX_RESULT_BYTES } from '../../src/services/config/schema.js';
+import type { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../../src/config/schema.js';
 import {
   closeAndExpectNoChild,
   expectStillServing,

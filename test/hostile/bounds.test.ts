@@ -2,9 +2,9 @@
 // at UTF-8 boundaries and across blocks, the description cap, and the stdio
 // line buffer (linear, size-limited, holding no view into a big line).
 import { describe, expect, test } from 'vitest';
-import { convertCallResult, MAX_DESCRIPTION_BYTES, toAgentTool } from '../../src/services/tools/adapter.js';
-import { AgentToolResult } from '../../src/services/tools/agent-tool.js';
-import { LineBuffer, MessageTooLargeError } from '../../src/services/connection/line-buffer.js';
+import { convertCallResult, MAX_DESCRIPTION_BYTES, toAgentTool } from '../../src/catalog/tools/adapter.js';
+import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
+import { LineBuffer, MessageTooLargeError } from '../../src/connection/line-buffer.js';
 import { collectGarbage } from './helpers.js';
 
 const ctx = { server: 'srv', tool: 't' };

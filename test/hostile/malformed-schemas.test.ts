@@ -4,8 +4,8 @@
 // its process is stopped. Legal but odd schemas (a recursive $ref) are kept
 // verbatim; a huge description is cut, as it would reach the model every turn.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { MAX_DESCRIPTION_BYTES } from '../../src/services/tools/adapter.js';
-import { toAnthropicTools, toOpenAITools } from '../../src/services/tools/provider-formats.js';
+import { MAX_DESCRIPTION_BYTES } from '../../src/catalog/tools/adapter.js';
+import { toAnthropicTools, toOpenAITools } from '../../src/catalog/tools/provider-formats.js';
 import { closeAndExpectNoChild, expectStillServing, hostile, isAlive, pidFile, readPid, startWithHealthy, type Fleet } from './helpers.js';
 
 const MODES = ['missing', 'not-object', 'string-type', 'ref', 'huge-description'] as const;

@@ -2,7 +2,7 @@
 // worker drains it while serving, keeps only a short tail (what an error
 // message shows), and holds no more memory once it is over.
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { TAIL_CHARS } from '../../src/services/connection/stderr-tail.js';
+import { TAIL_CHARS } from '../../src/connection/stderr-tail.js';
 import {
   closeAndExpectNoChild,
   expectStillServing,

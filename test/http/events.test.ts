@@ -9,9 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { JournalEvent, type JournalEventInput } from '../../src/services/journal/events.js';
-import { createFileEventStore, type FileEventStoreOptions } from '../../src/services/journal/file-event-store.js';
-import { createJournal, type Journal } from '../../src/services/journal/journal.js';
+import { JournalEvent, type JournalEventInput } from '../../src/journal/events.js';
+import { createFileEventStore, type FileEventStoreOptions } from '../../src/journal/file-event-store.js';
+import { createJournal, type Journal } from '../../src/journal/journal.js';
 import { healthy, startFleet, untilState, type Fleet } from './fleet.js';
 import { serve, TOKEN, type Served } from './helpers.js';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { expect } from 'vitest';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
 import type { ManagementAppOptions } from '../../src/http/app.js';
-import type { ServerState } from '../../src/services/journal/events.js';
+import type { ServerState } from '../../src/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { serve, type Reply, type RequestOptions, type Served } from './helpers.js';
 import { isAlive, allGone, readPid } from '../support/processes.js';

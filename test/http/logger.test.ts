@@ -1,7 +1,7 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { redact } from '../../src/services/config/masking.js';
-import { createLogger, SecretSet } from '../../src/services/support/logger.js';
+import { redact } from '../../src/config/masking.js';
+import { createLogger, SecretSet } from '../../src/telemetry/logger.js';
 
 /** A logger writing into an array of parsed lines. */
 function capture(secrets: () => Iterable<string>) {

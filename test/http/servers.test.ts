@@ -2,8 +2,8 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ErrorKind } from '../../src/services/support/errors.js';
-import { ServerView } from '../../src/services/journal/server-view.js';
+import { ErrorKind } from '../../src/errors.js';
+import { ServerView } from '../../src/journal/server-view.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { fieldCases } from '../config/field-samples.js';
 import { allGone, CANARIES, healthy, readPid, startFleet, untilState, type Fleet } from './fleet.js';

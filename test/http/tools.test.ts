@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AgentToolResult } from '../../src/services/tools/agent-tool.js';
+import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
 import { healthy, startFleet, untilState, type Fleet } from './fleet.js';
 import { TOKEN } from './helpers.js';
 

@@ -7,10 +7,10 @@ import { appendFileSync, chmodSync, mkdirSync, mkdtempSync, readdirSync, readFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createMemoryEventStore, type EventStore } from '../../src/services/journal/event-store.js';
-import type { JournalEvent, JournalEventInput } from '../../src/services/journal/events.js';
-import { createFileEventStore, type FileEventStoreOptions } from '../../src/services/journal/file-event-store.js';
-import { emptyProjection } from '../../src/services/journal/projection.js';
+import { createMemoryEventStore, type EventStore } from '../../src/journal/event-store.js';
+import type { JournalEvent, JournalEventInput } from '../../src/journal/events.js';
+import { createFileEventStore, type FileEventStoreOptions } from '../../src/journal/file-event-store.js';
+import { emptyProjection } from '../../src/journal/projection.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -6,11 +6,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createMemoryEventStore, type EventStore } from '../../src/services/journal/event-store.js';
-import type { JournalEventInput } from '../../src/services/journal/events.js';
-import { createFileEventStore } from '../../src/services/journal/file-event-store.js';
-import { createJournal, type Journal, type JournalOptions } from '../../src/services/journal/journal.js';
-import { project, serverViews } from '../../src/services/journal/projection.js';
+import { createMemoryEventStore, type EventStore } from '../../src/journal/event-store.js';
+import type { JournalEventInput } from '../../src/journal/events.js';
+import { createFileEventStore } from '../../src/journal/file-event-store.js';
+import { createJournal, type Journal, type JournalOptions } from '../../src/journal/journal.js';
+import { project, serverViews } from '../../src/journal/projection.js';
 import { maskedConfig } from './masked-config.js';
 
 const dirs: string[] = [];

@@ -6,15 +6,15 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
-import { DatabaseUnavailableError, openDatabase, type Database } from '../../src/services/database/database.js';
-import { migrate } from '../../src/services/database/migrations.js';
-import type { JournalEvent, JournalEventInput } from '../../src/services/journal/events.js';
-import { createJournal, type Journal } from '../../src/services/journal/journal.js';
-import { createPgEventStore, type PgEventStore, type PgEventStoreOptions } from '../../src/services/journal/pg-event-store.js';
-import { serverViews } from '../../src/services/journal/projection.js';
+import { DatabaseUnavailableError, openDatabase, type Database } from '../../src/fleet/database.js';
+import { migrate } from '../../src/fleet/migrations.js';
+import type { JournalEvent, JournalEventInput } from '../../src/journal/events.js';
+import { createJournal, type Journal } from '../../src/journal/journal.js';
+import { createPgEventStore, type PgEventStore, type PgEventStoreOptions } from '../../src/journal/pg-event-store.js';
+import { serverViews } from '../../src/journal/projection.js';
 import { createToolMount } from '../../src/host/tool-mount.js';
 import type { ServerActorRef } from '../../src/machines/registry.machine.js';
-import type { LiveConnection } from '../../src/services/connection/live-connection.js';
+import type { LiveConnection } from '../../src/connection/live-connection.js';
 import { postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 import { maskedConfig } from './masked-config.js';
 

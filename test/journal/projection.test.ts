@@ -4,8 +4,8 @@
 // listings last while the server is ready, and folding is pure, so a replay
 // gives the same views as the live store.
 import { describe, expect, test } from 'vitest';
-import type { JournalEvent, JournalEventInput } from '../../src/services/journal/events.js';
-import { promptsListed, resourcesListed } from '../../src/services/journal/events.js';
+import type { JournalEvent, JournalEventInput } from '../../src/journal/events.js';
+import { promptsListed, resourcesListed } from '../../src/journal/events.js';
 import {
   createProjection,
   emptyProjection,
@@ -14,7 +14,7 @@ import {
   shadowedByRegistration,
   visibleTools,
   type ProjectionContext,
-} from '../../src/services/journal/projection.js';
+} from '../../src/journal/projection.js';
 import { maskedConfig } from './masked-config.js';
 
 /** Stamps events as the journal does: seq from 1, one second apart. */

@@ -19,9 +19,9 @@ import {
   type JournalEvent,
   type JournalEventInput,
   type ServerState,
-} from '../../src/services/journal/events.js';
-import { createFileEventStore, type FileEventStoreOptions } from '../../src/services/journal/file-event-store.js';
-import { createJournal, type Journal } from '../../src/services/journal/journal.js';
+} from '../../src/journal/events.js';
+import { createFileEventStore, type FileEventStoreOptions } from '../../src/journal/file-event-store.js';
+import { createJournal, type Journal } from '../../src/journal/journal.js';
 import {
   emptyProjection,
   project,
@@ -30,7 +30,7 @@ import {
   visibleTools,
   type ProjectedServer,
   type ProjectionContext,
-} from '../../src/services/journal/projection.js';
+} from '../../src/journal/projection.js';
 import { maskedConfig } from './masked-config.js';
 
 const SERVERS = ['a', 'b', 'c'] as const;

@@ -7,9 +7,9 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import type { McpHost } from '../../src/host.js';
-import { ConflictError, NotFoundError, StartFailedError } from '../../src/services/support/errors.js';
-import { createFileEventStore } from '../../src/services/journal/file-event-store.js';
-import { createProjection, emptyProjection, project, serverViews } from '../../src/services/journal/projection.js';
+import { ConflictError, NotFoundError, StartFailedError } from '../../src/errors.js';
+import { createFileEventStore } from '../../src/journal/file-event-store.js';
+import { createProjection, emptyProjection, project, serverViews } from '../../src/journal/projection.js';
 import { createFleet, isAlive, waitUntil, type Fleet } from '../machines/helpers/fleet.js';
 
 /** A small name pool, so operations keep hitting the same servers. */

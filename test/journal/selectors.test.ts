@@ -1,4 +1,4 @@
-// The selector layer (src/services/journal/selectors.ts) keeps what is
+// The selector layer (src/journal/selectors.ts) keeps what is
 // derived from the projection, by the identity of its input. Property test:
 // after every event of random journals, each selector answers what the plain
 // derivations of projection.ts give for the same context, and what the plain
@@ -9,9 +9,9 @@
 // itself: it holds on a projection that has not folded that registration in.
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { toResponse } from '../../src/services/config/masking.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import type { JournalEvent, ServerState } from '../../src/services/journal/events.js';
+import { toResponse } from '../../src/config/masking.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import type { JournalEvent, ServerState } from '../../src/journal/events.js';
 import {
   createProjection,
   emptyProjection,
@@ -24,8 +24,8 @@ import {
   visibleTools,
   type ProjectedServer,
   type ProjectionContext,
-} from '../../src/services/journal/projection.js';
-import { createSelectors } from '../../src/services/journal/selectors.js';
+} from '../../src/journal/projection.js';
+import { createSelectors } from '../../src/journal/selectors.js';
 import { maskedConfig } from './masked-config.js';
 
 const SERVERS = ['a', 'b', 'c', 'd'] as const;

@@ -4,7 +4,7 @@
 // mount reads `visibleTools` and journals `shadowedByRegistration`.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { JournalEvent } from '../../src/services/journal/events.js';
+import type { JournalEvent } from '../../src/journal/events.js';
 import {
   emptyProjection,
   project,
@@ -12,7 +12,7 @@ import {
   shadowedByRegistration,
   visibleTools,
   type ProjectionContext,
-} from '../../src/services/journal/projection.js';
+} from '../../src/journal/projection.js';
 import { maskedConfig } from './masked-config.js';
 
 /** A fleet of servers folded event by event, as the host's journal does. */

@@ -18,7 +18,7 @@
  *   out of closing (the view already shows the destination).
  */
 import { readFileSync } from 'node:fs';
-import { ServerState } from '../../src/services/journal/events.js';
+import { ServerState } from '../../src/journal/events.js';
 
 export type State = ServerState;
 export const SPEC_STATES: readonly State[] = ServerState.options;

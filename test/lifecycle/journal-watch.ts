@@ -6,7 +6,7 @@
  * shows; every wait is bounded and says what it waited for.
  */
 import type { McpHost } from '../../src/host.js';
-import type { JournalEvent } from '../../src/services/journal/events.js';
+import type { JournalEvent } from '../../src/journal/events.js';
 import { waitForEvent } from '../support/wait.js';
 import { edgeName, type Row, type State } from './diagram-edges.js';
 

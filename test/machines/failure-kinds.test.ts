@@ -5,8 +5,8 @@
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { describe, expect, it } from 'vitest';
 import { serverMachine, type ServerWork } from '../../src/machines/server.machine.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import type { LiveConnection } from '../../src/services/connection/live-connection.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import type { LiveConnection } from '../../src/connection/live-connection.js';
 import { freePort } from '../support/ports.js';
 
 const config = ServerConfig.parse({ type: 'remote', url: 'http://127.0.0.1:9/mcp', reconnect: { max_attempts: 0 } });

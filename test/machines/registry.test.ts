@@ -27,7 +27,7 @@ import { describe, expect, test } from 'vitest';
 import { registryMachine } from '../../src/machines/registry.machine.js';
 import type { Reread } from '../../src/machines/registry.events.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
+import { ServerConfig } from '../../src/config/schema.js';
 import { getTransitionPaths, stepsOf } from './helpers/paths.js';
 import { describeWorldEvent, pathOf, runWorldPath, runWorldPaths, type WorldPath } from './helpers/registry-run.js';
 import {

@@ -22,7 +22,7 @@ import { getShortestPaths, getSimplePaths } from 'xstate/graph';
 import { describe, expect, test } from 'vitest';
 import { serverMachine, type ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
-import { ServerState } from '../../src/services/journal/events.js';
+import { ServerState } from '../../src/journal/events.js';
 import { getTransitionPaths, stepsOf } from './helpers/paths.js';
 import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
 import { serverMutants } from './helpers/server-mutants.js';

@@ -5,8 +5,8 @@ import { createActor, fromPromise } from 'xstate';
 import { expect, test } from 'vitest';
 import { transactionMachine, type ApplyInput, type Settled, type TransactionRead } from '../../src/machines/transaction.machine.js';
 import { isBusy, transactionsMachine, type TransactionFinished } from '../../src/machines/transactions.machine.js';
-import { ServerConfig } from '../../src/services/config/schema.js';
-import type { ServerView } from '../../src/services/journal/server-view.js';
+import { ServerConfig } from '../../src/config/schema.js';
+import type { ServerView } from '../../src/journal/server-view.js';
 
 const config = ServerConfig.parse({ type: 'local', command: ['node', 'server.js'] });
 const settle = () => new Promise<void>((resolve) => setImmediate(resolve));

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import type { ServerState } from '../../src/services/journal/events.js';
+import type { ServerState } from '../../src/journal/events.js';
 import { startFleet, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';

@@ -4,10 +4,10 @@
 // assertion signed by its private key; no user and no consent in either case.
 import { generateKeyPairSync } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import { toResponse } from '../../src/services/config/masking.js';
-import { connect } from '../../src/services/connection/connection.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import { RemoteServerConfig } from '../../src/config/schema.js';
+import { toResponse } from '../../src/config/masking.js';
+import { connect } from '../../src/connection/connection.js';
+import { FleetError } from '../../src/errors.js';
 import { SCOPE, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from './servers.js';
 
 const SECRET = 'job-secret-0123456789abcdef';

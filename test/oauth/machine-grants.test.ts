@@ -5,10 +5,10 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { toResponse } from '../../src/services/config/masking.js';
-import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import { connect } from '../../src/services/connection/connection.js';
-import { FleetError } from '../../src/services/support/errors.js';
+import { toResponse } from '../../src/config/masking.js';
+import { RemoteServerConfig } from '../../src/config/schema.js';
+import { connect } from '../../src/connection/connection.js';
+import { FleetError } from '../../src/errors.js';
 import { tempDir } from '../connection/helpers.js';
 import { startGrantServer, type GrantServer } from './grant-server.js';
 import { startMcpResourceServer, type McpResourceServer } from './servers.js';

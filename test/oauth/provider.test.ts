@@ -10,11 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { IssuerMismatchError } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RemoteServerConfig } from '../../src/services/config/schema.js';
-import { credentialsPath, loadCredentials } from '../../src/services/oauth/credentials-file.js';
-import { discoverAuthorization } from '../../src/services/oauth/discovery.js';
-import { changeCredentials, createFileCredentialsStore, type CredentialsStore } from '../../src/services/oauth/credentials-store.js';
-import { beginConsent, createOAuthProvider, type OAuthServerConfig } from '../../src/services/oauth/index.js';
+import { RemoteServerConfig } from '../../src/config/schema.js';
+import { credentialsPath, loadCredentials } from '../../src/auth/credentials-file.js';
+import { discoverAuthorization } from '../../src/auth/discovery.js';
+import { changeCredentials, createFileCredentialsStore, type CredentialsStore } from '../../src/auth/credentials-store.js';
+import { beginConsent, createOAuthProvider, type OAuthServerConfig } from '../../src/auth/index.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer } from './servers.js';
 
 const cleanups: Array<() => void | Promise<void>> = [];

@@ -59,7 +59,7 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(packed).toEqual(expect.arrayContaining(['docs/README.md', 'docs/contract.md', 'docs/library.md', 'docs/ui.png']));
     expect(packed.filter((path) => path.startsWith('docs/_incoming/'))).toEqual([]);
     expect(packed.filter((path) => /^(src|test|bench|examples)\//.test(path) || (path.endsWith('.ts') && !path.endsWith('.d.ts')))).toEqual([]);
-    // The generators of the search tables (src/services/search/build-*.ts) need dev dependencies: not shipped.
+    // The generators of the search tables (src/catalog/search/build-*.ts) need dev dependencies: not shipped.
     expect(packed.filter((path) => /\/build-[^/]*\.js$/.test(path))).toEqual([]);
     // Installed from it: no TypeScript loader anywhere in the tree (tsx is a devDependency).
     expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);

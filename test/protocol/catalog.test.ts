@@ -1,7 +1,7 @@
 // Catalog changes of a ready server (notifications/…/list_changed): tools,
 // resources and prompts are re-listed and swapped in one step, journaled.
 import { afterEach, describe, expect, test } from 'vitest';
-import { RESOURCE_TOOL_NAMES } from '../../src/services/capabilities/resources.js';
+import { RESOURCE_TOOL_NAMES } from '../../src/connection/capabilities/resources.js';
 import { untilJournal, untilListed } from '../host/helpers.js';
 import { catalogServer, startHost, textOf, type Running } from './helpers.js';
 

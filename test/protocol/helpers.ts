@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
-import type { JournalEvent } from '../../src/services/journal/events.js';
+import type { JournalEvent } from '../../src/journal/events.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { allGone, readPid } from '../support/processes.js';
 import { untilState } from '../host/helpers.js';

@@ -1,6 +1,6 @@
 import { isDeepStrictEqual } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { jsonEqual } from '../../src/services/support/json-equal.js';
+import { jsonEqual } from '../../src/catalog/json-equal.js';
 
 /** A small deterministic PRNG, so a failure names a reproducible case. */
 function random(seed: number): () => number {

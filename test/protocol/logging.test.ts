@@ -1,7 +1,7 @@
 // log_level → logging/setLevel, and notifications/message into the journal
 // (`server.log`) and the worker log, secrets redacted.
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { MAX_LOG_MESSAGE_CHARS, MAX_LOGS_PER_SECOND } from '../../src/services/capabilities/logging.js';
+import { MAX_LOG_MESSAGE_CHARS, MAX_LOGS_PER_SECOND } from '../../src/connection/capabilities/logging.js';
 import { catalogServer, startHost, textOf, type Running } from './helpers.js';
 
 const SECRET = 'canary-log-SECRET-000123';

@@ -3,8 +3,8 @@
 import { readFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { parseServerConfig } from '../../src/services/config/validate.js';
-import type { ToolProgress } from '../../src/services/tools/agent-tool.js';
+import { parseServerConfig } from '../../src/config/validate.js';
+import type { ToolProgress } from '../../src/catalog/tools/agent-tool.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { serve, type Served } from '../http/helpers.js';
 import { startHost, textOf, type Running } from './helpers.js';

@@ -1,4 +1,4 @@
-// The catalog sync's tool diff (src/services/catalog/sync.ts) compares by
+// The catalog sync's tool diff (src/catalog/sync.ts) compares by
 // index and reuses the index of the listing it kept, without maps keyed by
 // the listing's objects. Property test: over random successions of listings
 // (repeated names, equal definitions as new objects, deep changes, key
@@ -12,9 +12,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange } from '../../src/services/catalog/sync.js';
-import type { ServerConnection } from '../../src/services/connection/connection.js';
-import { notificationsOf } from '../../src/services/connection/notifications.js';
+import { startCatalogSync, type CatalogChange } from '../../src/catalog/sync.js';
+import type { ServerConnection } from '../../src/connection/connection.js';
+import { notificationsOf } from '../../src/connection/notifications.js';
 
 let server: Server;
 let client: Client;

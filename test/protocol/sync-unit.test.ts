@@ -5,10 +5,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange, type CatalogSyncOptions, RETRY_AFTER_FAILURE_MS } from '../../src/services/catalog/sync.js';
-import { MAX_TTL_MS, ttlOf, type ToolListing } from '../../src/services/connection/tool-listing.js';
-import type { ServerConnection } from '../../src/services/connection/connection.js';
-import { HELD_PER_METHOD, notificationsOf } from '../../src/services/connection/notifications.js';
+import { startCatalogSync, type CatalogChange, type CatalogSyncOptions, RETRY_AFTER_FAILURE_MS } from '../../src/catalog/sync.js';
+import { MAX_TTL_MS, ttlOf, type ToolListing } from '../../src/connection/tool-listing.js';
+import type { ServerConnection } from '../../src/connection/connection.js';
+import { HELD_PER_METHOD, notificationsOf } from '../../src/connection/notifications.js';
 
 const tool = (name: string): Tool => ({ name, inputSchema: { type: 'object' } });
 

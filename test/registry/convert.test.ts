@@ -1,11 +1,11 @@
 // From a registry entry (real server.json examples) to an mcp-fleet config.
 import { describe, expect, it } from 'vitest';
-import { toServerConfig } from '../../src/services/registry/convert.js';
-import { MissingInputsError, RegistryError } from '../../src/services/registry/errors.js';
-import { installInputs } from '../../src/services/registry/inputs.js';
-import { chooseOption, installOptions } from '../../src/services/registry/options.js';
-import { RegistryServer } from '../../src/services/registry/server-json.js';
-import { LocalServerConfig, RemoteServerConfig } from '../../src/services/config/schema.js';
+import { toServerConfig } from '../../src/mcp-registry/convert.js';
+import { MissingInputsError, RegistryError } from '../../src/mcp-registry/registry-errors.js';
+import { installInputs } from '../../src/mcp-registry/inputs.js';
+import { chooseOption, installOptions } from '../../src/mcp-registry/options.js';
+import { RegistryServer } from '../../src/mcp-registry/server-json.js';
+import { LocalServerConfig, RemoteServerConfig } from '../../src/config/schema.js';
 import { fixtureEntry } from './fixture.js';
 
 const entry = (file: string) => RegistryServer.parse(fixtureEntry(file));

@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 // @ts-expect-error a plain .mjs fixture without types (typed below)
 import { startRegistryServer as start } from '../fixtures/registry-server.mjs';
-import type { RegistryServer } from '../../src/services/registry/server-json.js';
+import type { RegistryServer } from '../../src/mcp-registry/server-json.js';
 
 export interface LocalRegistry {
   url: string;

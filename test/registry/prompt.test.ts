@@ -1,7 +1,7 @@
 // The terminal prompt: the question is shown; a secret answer is not echoed.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ask } from '../../src/services/registry/prompt.js';
+import { ask } from '../../src/mcp-registry/prompt.js';
 
 function terminal() {
   const input = new PassThrough();

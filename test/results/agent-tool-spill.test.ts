@@ -7,10 +7,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Tool } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createReadResultTool } from '../../src/services/results/read-result-tool.js';
-import { createResultSpill, type ResultSpill } from '../../src/services/results/result-spill.js';
-import { toAgentTool } from '../../src/services/tools/adapter.js';
-import { AgentToolResult } from '../../src/services/tools/agent-tool.js';
+import { createReadResultTool } from '../../src/catalog/tools/read-result-tool.js';
+import { createResultSpill, type ResultSpill } from '../../src/catalog/tools/result-spill.js';
+import { toAgentTool } from '../../src/catalog/tools/adapter.js';
+import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
 
 const MAX = 1024;
 const LIMITS = { ttlSeconds: 60, maxBytes: 1024 * 1024 };

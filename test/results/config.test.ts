@@ -1,7 +1,7 @@
 // The config fields of kept results: their defaults, their bounds, and that
 // unknown fields stay refused.
 import { describe, expect, test } from 'vitest';
-import { ServerConfig } from '../../src/services/config/schema.js';
+import { ServerConfig } from '../../src/config/schema.js';
 
 const local = { type: 'local', command: ['node', 'server.js'] } as const;
 const remote = { type: 'remote', url: 'https://example.invalid/mcp' } as const;

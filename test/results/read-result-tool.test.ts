@@ -8,9 +8,9 @@ import {
   createReadResultTool,
   READ_RESULT_DEFAULT_LENGTH,
   READ_RESULT_MAX_LENGTH,
-} from '../../src/services/results/read-result-tool.js';
-import { createResultSpill, type ResultSpill } from '../../src/services/results/result-spill.js';
-import { AgentToolResult } from '../../src/services/tools/agent-tool.js';
+} from '../../src/catalog/tools/read-result-tool.js';
+import { createResultSpill, type ResultSpill } from '../../src/catalog/tools/result-spill.js';
+import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
 
 const LIMITS = { ttlSeconds: 60, maxBytes: 64 * 1024 * 1024 };
 

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createResultSpill, ResultSpillError, type ResultSpill, type ResultSpillOptions } from '../../src/services/results/result-spill.js';
+import { createResultSpill, ResultSpillError, type ResultSpill, type ResultSpillOptions } from '../../src/catalog/tools/result-spill.js';
 
 const LIMITS = { ttlSeconds: 60, maxBytes: 1024 * 1024 };
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -116,7 +116,7 @@ describe('pruning', () => {
   });
 
   test('the timer does not keep a process alive', () => {
-    const store = pathToFileURL(join(import.meta.dirname, '../../src/services/results/result-spill.ts')).href;
+    const store = pathToFileURL(join(import.meta.dirname, '../../src/catalog/tools/result-spill.ts')).href;
     const dir = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-unref-')), 'results');
     const script = `
       const { createResultSpill } = await import(${JSON.stringify(store)});

@@ -8,8 +8,8 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { DEFAULT_MAX_RESULT_BYTES } from '../../src/services/config/schema.js';
-import type { AgentToolResult } from '../../src/services/tools/agent-tool.js';
+import { DEFAULT_MAX_RESULT_BYTES } from '../../src/config/schema.js';
+import type { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 

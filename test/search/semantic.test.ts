@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { DOMAIN_SYNONYMS } from '../../src/services/search/domain-synonyms.js';
-import { createToolIndex } from '../../src/services/search/tool-index.js';
-import type { SearchableTool, ToolIndex } from '../../src/services/search/tool-index.js';
-import { WORDNET_SYNONYMS } from '../../src/services/search/wordnet-synonyms.js';
-import { wordVectorsLoaded } from '../../src/services/search/word-vectors.js';
+import { DOMAIN_SYNONYMS } from '../../src/catalog/search/domain-synonyms.js';
+import { createToolIndex } from '../../src/catalog/search/tool-index.js';
+import type { SearchableTool, ToolIndex } from '../../src/catalog/search/tool-index.js';
+import { WORDNET_SYNONYMS } from '../../src/catalog/search/wordnet-synonyms.js';
+import { wordVectorsLoaded } from '../../src/catalog/search/word-vectors.js';
 
 const tool = (original: string, description: string): SearchableTool => ({ name: `s__${original}`, server: 's', original, description, parameters: {} });
 

@@ -1,7 +1,7 @@
 import MiniSearch from 'minisearch';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { createToolIndex } from '../../src/services/search/tool-index.js';
-import type { SearchableTool, ToolIndex } from '../../src/services/search/tool-index.js';
+import { createToolIndex } from '../../src/catalog/search/tool-index.js';
+import type { SearchableTool, ToolIndex } from '../../src/catalog/search/tool-index.js';
 // Verbatim tools/list answers of server-filesystem, server-memory and five
 // server-everything tools (2026.8.31), as bench/tools/dump-search-fixtures.js stores them.
 import realTools from './real-tools.json' with { type: 'json' };

@@ -1,7 +1,7 @@
 /** Keys and canary checks shared by the secrets tests. */
 import { randomBytes } from 'node:crypto';
-import { SecretOpenError } from '../../src/services/secrets/sealed.js';
-import { secretKeyFrom, type SecretKey } from '../../src/services/secrets/secret-key.js';
+import { SecretOpenError } from '../../src/config/secrets/sealed.js';
+import { secretKeyFrom, type SecretKey } from '../../src/config/secrets/secret-key.js';
 
 /** A fresh random key, as a worker would load it. */
 export function newKey(): SecretKey {

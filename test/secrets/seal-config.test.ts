@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { secretValues, toResponse } from '../../src/services/config/masking.js';
-import { ServerConfig, type ServerConfigInput } from '../../src/services/config/schema.js';
-import { parseServerConfig } from '../../src/services/config/validate.js';
-import { isSealed, SecretOpenError } from '../../src/services/secrets/sealed.js';
-import { openServerConfig, sealServerConfig } from '../../src/services/secrets/seal-config.js';
-import { EACH, SERVER_SECRET_PATHS } from '../../src/services/secrets/secret-paths.js';
+import { secretValues, toResponse } from '../../src/config/masking.js';
+import { ServerConfig, type ServerConfigInput } from '../../src/config/schema.js';
+import { parseServerConfig } from '../../src/config/validate.js';
+import { isSealed, SecretOpenError } from '../../src/config/secrets/sealed.js';
+import { openServerConfig, sealServerConfig } from '../../src/config/secrets/seal-config.js';
+import { EACH, SERVER_SECRET_PATHS } from '../../src/config/secrets/secret-paths.js';
 import { leaks, newKey, openFailure } from './keys.js';
 
 const cfg = (input: ServerConfigInput): ServerConfig => ServerConfig.parse(input);

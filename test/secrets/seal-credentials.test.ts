@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { CredentialsRecord, emptyRecord } from '../../src/services/oauth/credentials-file.js';
-import { createDpopKey } from '../../src/services/oauth/dpop-key.js';
-import { isSealed, SecretOpenError } from '../../src/services/secrets/sealed.js';
-import { openCredentialsRecord, sealCredentialsRecord } from '../../src/services/secrets/seal-credentials.js';
+import { CredentialsRecord, emptyRecord } from '../../src/auth/credentials-file.js';
+import { createDpopKey } from '../../src/auth/dpop-key.js';
+import { isSealed, SecretOpenError } from '../../src/config/secrets/sealed.js';
+import { openCredentialsRecord, sealCredentialsRecord } from '../../src/config/secrets/seal-credentials.js';
 import { leaks, newKey } from './keys.js';
 
 const ISSUER = 'https://as.example.com/';

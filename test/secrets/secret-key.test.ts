@@ -10,7 +10,7 @@ import {
   SECRET_KEY_ENV,
   SecretKeyError,
   type SecretKey,
-} from '../../src/services/secrets/secret-key.js';
+} from '../../src/config/secrets/secret-key.js';
 
 let dir: string;
 beforeEach(async () => {

@@ -1,6 +1,6 @@
 // The leak scanner itself: a scan that finds nothing must mean there was nothing to find.
 import { describe, expect, it } from 'vitest';
-import { maskSecret } from '../../src/services/config/masking.js';
+import { maskSecret } from '../../src/config/masking.js';
 import { Canaries } from './canaries.js';
 
 describe('Canaries.leaksIn', () => {

@@ -6,7 +6,7 @@
 // 8-character piece of it (a truncated or half-redacted secret), and its last
 // 4 characters anywhere they do not follow the mask.
 import { randomBytes } from 'node:crypto';
-import { MASK } from '../../src/services/config/masking.js';
+import { MASK } from '../../src/config/masking.js';
 
 /** Letters outside hex, so a canary's last 4 cannot turn up in ids, hashes or numbers. */
 const TAIL_LETTERS = 'GHJKMNPQRSTVWXYZ';

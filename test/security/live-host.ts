@@ -9,7 +9,7 @@ import { Writable } from 'node:stream';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { createManagementApp } from '../../src/http/app.js';
 import { listen, type Listening } from '../../src/http/bind.js';
-import { createLogger } from '../../src/services/support/logger.js';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { fixtureCommand } from '../fixtures/index.js';
 
 export const TOKEN = 'security-test-token-0123456789';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createSerialQueue } from '../../src/services/support/serial-queue.js';
+import { createSerialQueue } from '../../src/files/serial-queue.js';
 
 /** A promise settled from outside, and whether the task holding it has started. */
 function gate<T = void>() {

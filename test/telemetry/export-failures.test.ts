@@ -16,7 +16,7 @@ import {
   otlpEndpoint,
   unusableEndpointVariables,
   type ExportFailureFields,
-} from '../../src/services/telemetry/export-failures.js';
+} from '../../src/telemetry/export-failures.js';
 import { fixtureCommand } from '../fixtures/index.js';
 // @ts-expect-error a plain .mjs fixture without types
 import { startOtlpReceiver } from '../fixtures/otlp-receiver.mjs';

@@ -4,7 +4,7 @@
 // refusal as `refused`, and no token appears in any span or metric.
 import { afterAll, afterEach, expect, it } from 'vitest';
 import type { McpHost } from '../../src/host.js';
-import type { ServerState } from '../../src/services/journal/events.js';
+import type { ServerState } from '../../src/journal/events.js';
 import { startFleet, type Fleet } from '../http/fleet.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer } from '../oauth/servers.js';
 import { readFileSync } from 'node:fs';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { AgentTool } from '../../src/services/tools/agent-tool.js';
-import { toAnthropicTools, toOpenAIResponsesTools, toOpenAITools } from '../../src/services/tools/provider-formats.js';
+import type { AgentTool } from '../../src/catalog/tools/agent-tool.js';
+import { toAnthropicTools, toOpenAIResponsesTools, toOpenAITools } from '../../src/catalog/tools/provider-formats.js';
 
 const schema = { type: 'object', properties: { q: { type: 'string' } }, required: ['q'] };
 

@@ -4,7 +4,7 @@
 // without moving this worker's server states.
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { generateSecretKeyText } from '../../src/services/secrets/secret-key.js';
+import { generateSecretKeyText } from '../../src/config/secrets/secret-key.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';

@@ -2,7 +2,7 @@ import { loadExpress } from '../express.js';
 import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import type { JournalEvent } from '../../services/journal/events.js';
+import type { JournalEvent } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { McpHost } from '../../host.js';
-import { defaultWorkerId, localPresence, statesByServer, type Presence } from '../../services/fleet/presence.js';
+import { defaultWorkerId, localPresence, statesByServer, type Presence } from '../../fleet/presence.js';
 
 /** `GET /api/mcp/fleet`: every worker sharing the database and, per server, each one's state. */
 export function fleetRoute(host: McpHost, fleet?: Presence): RequestHandler {

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { McpHost } from '../../host.js';
-import { CallbackRefusedError } from '../../services/oauth/server-auth.js';
+import { CallbackRefusedError } from '../../auth/server-auth.js';
 
 /**
  * `GET /oauth/callback`: where the authorization server sends the browser

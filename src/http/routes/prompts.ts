@@ -2,8 +2,8 @@ import type { Router } from 'express';
 import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import { PromptNotFoundError } from '../../services/capabilities/prompts.js';
-import { FleetError } from '../../services/support/errors.js';
+import { PromptNotFoundError } from '../../connection/capabilities/prompts.js';
+import { FleetError } from '../../errors.js';
 import { HttpError } from '../errors.js';
 
 /** `POST /api/mcp/prompts/:name/render`: `{"arguments": {...}}` (omitted = none). */

@@ -2,15 +2,15 @@ import type { Router } from 'express';
 import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import { ServerName } from '../../services/config/schema.js';
-import { RegistryClient } from '../../services/registry/client.js';
-import { toServerConfig } from '../../services/registry/convert.js';
-import { MissingInputsError, RegistryError } from '../../services/registry/errors.js';
-import { installInputs, type InstallInput } from '../../services/registry/inputs.js';
-import { chooseOption, installOptions } from '../../services/registry/options.js';
-import type { RegistryServer } from '../../services/registry/server-json.js';
+import { ServerName } from '../../config/schema.js';
+import { RegistryClient } from '../../mcp-registry/registry-client.js';
+import { toServerConfig } from '../../mcp-registry/convert.js';
+import { MissingInputsError, RegistryError } from '../../mcp-registry/registry-errors.js';
+import { installInputs, type InstallInput } from '../../mcp-registry/inputs.js';
+import { chooseOption, installOptions } from '../../mcp-registry/options.js';
+import type { RegistryServer } from '../../mcp-registry/index.js';
 import { HttpError } from '../errors.js';
-import { secretValuesOf } from '../../services/config/masking.js';
+import { secretValuesOf } from '../../config/masking.js';
 
 export interface RegistryRoutesOptions {
   /** Base URL of the MCP Registry; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */

@@ -2,10 +2,10 @@ import { loadExpress } from '../express.js';
 import { createHash } from 'node:crypto';
 import type { Request, RequestHandler, Router } from 'express';
 import type { McpHost } from '../../host.js';
-import { ServerCreate, ServerPatch } from '../../services/config/requests.js';
-import type { ServerView } from '../../services/journal/server-view.js';
+import { ServerCreate, ServerPatch } from '../../config/requests.js';
+import type { ServerView } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
-import { secretValuesOf } from '../../services/config/masking.js';
+import { secretValuesOf } from '../../config/masking.js';
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */

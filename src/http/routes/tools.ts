@@ -2,8 +2,8 @@ import type { Response, Router } from 'express';
 import { loadExpress } from '../express.js';
 import { z } from 'zod';
 import type { McpHost } from '../../host.js';
-import type { PendingApproval } from '../../services/approvals/approvals.js';
-import type { AgentToolResult, ToolProgress } from '../../services/tools/agent-tool.js';
+import type { PendingApproval } from '../../approvals/index.js';
+import type { AgentToolResult, ToolProgress } from '../../catalog/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 

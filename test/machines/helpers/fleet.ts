@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, expect } from 'vitest';
 import { createMcpHost, type McpHost } from '../../../src/host.js';
-import type { ServerConfigInput } from '../../../src/services/config/schema.js';
-import type { JournalEvent } from '../../../src/services/journal/events.js';
+import type { ServerConfigInput } from '../../../src/config/schema.js';
+import type { JournalEvent } from '../../../src/journal/events.js';
 import { fixture } from '../../fixtures/index.js';
 import { isAlive } from '../../support/processes.js';
 

@@ -6,10 +6,10 @@ import type { ServerActorRef } from '../../../src/machines/registry.machine.js';
 import { topState } from '../../../src/machines/server.queries.js';
 import { bridgeServer } from '../../../src/host/journal-bridge.js';
 import { createToolMount } from '../../../src/host/tool-mount.js';
-import { createMemoryEventStore } from '../../../src/services/journal/event-store.js';
-import { createJournal } from '../../../src/services/journal/journal.js';
-import { serverViews } from '../../../src/services/journal/projection.js';
-import type { ServerView } from '../../../src/services/journal/server-view.js';
+import { createMemoryEventStore } from '../../../src/journal/event-store.js';
+import { createJournal } from '../../../src/journal/journal.js';
+import { serverViews } from '../../../src/journal/projection.js';
+import type { ServerView } from '../../../src/journal/server-view.js';
 
 export interface Observer {
   /** Starts observing an actor (once per actor). */

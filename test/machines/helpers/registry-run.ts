@@ -12,7 +12,7 @@ import { registryMachine, type ServerActorRef } from '../../../src/machines/regi
 import { serverMachine } from '../../../src/machines/server.machine.js';
 import { isSettling, topState } from '../../../src/machines/server.queries.js';
 import { configChangeEvent } from '../../../src/host/config-change.js';
-import type { ServerConfig } from '../../../src/services/config/schema.js';
+import type { ServerConfig } from '../../../src/config/schema.js';
 import { compare, createMismatches, type Mismatch } from './mismatches.js';
 import { createObserver } from './observe.js';
 import {

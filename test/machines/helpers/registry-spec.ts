@@ -12,8 +12,8 @@
 // transition of its machine cannot move, so the paths come from the model
 // and every step is run on the real registry.
 import type { ActorLogic } from 'xstate';
-import type { ServerConfig } from '../../../src/services/config/schema.js';
-import type { ServerState } from '../../../src/services/journal/events.js';
+import type { ServerConfig } from '../../../src/config/schema.js';
+import type { ServerState } from '../../../src/journal/events.js';
 import { expected, initialFacts, specState, type ModelEvent, type ServerFacts } from './server-spec.js';
 
 /** What happens to the fleet: the outcomes of the work, and what management, hand edits and the host do. */

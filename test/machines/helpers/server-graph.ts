@@ -9,7 +9,7 @@ import { createEmptyActor, type ActorLogic, type ActorScope, type AnyEventObject
 import type { StatePath } from 'xstate/graph';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
 import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
-import { ServerConfig, type ServerConfigInput } from '../../../src/services/config/schema.js';
+import { ServerConfig, type ServerConfigInput } from '../../../src/config/schema.js';
 import type { ModelEvent } from './server-spec.js';
 import { failures, type FakeConnection } from './server-world.js';
 

@@ -12,7 +12,7 @@ import { createActor, type ActorRefFrom } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import { serverMachine, type ServerInput } from '../../../src/machines/server.machine.js';
 import { topState } from '../../../src/machines/server.queries.js';
-import type { ServerState } from '../../../src/services/journal/events.js';
+import type { ServerState } from '../../../src/journal/events.js';
 import { compare, createMismatches, type Mismatch } from './mismatches.js';
 import { createObserver, type Observer } from './observe.js';
 import { afterEvents, configLabel, describeEvent, type ConfigSet, type ServerSnapshot } from './server-graph.js';

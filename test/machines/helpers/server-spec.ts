@@ -6,9 +6,9 @@
 // (where the work is, what config it holds, how often it registered tools,
 // why it failed). The model-based test walks the real machine's graph and
 // checks the real actor against this at every step.
-import type { ServerConfig } from '../../../src/services/config/schema.js';
-import type { ServerState } from '../../../src/services/journal/events.js';
-import type { ErrorKind } from '../../../src/services/support/errors.js';
+import type { ServerConfig } from '../../../src/config/schema.js';
+import type { ServerState } from '../../../src/journal/events.js';
+import type { ErrorKind } from '../../../src/errors.js';
 import { FAKE_TOOLS } from './server-world.js';
 
 /**

@@ -8,10 +8,10 @@ import type { Tool } from '@modelcontextprotocol/client';
 import { fromCallback, fromPromise } from 'xstate';
 import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine.js';
 import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
-import type { ServerConnection } from '../../../src/services/connection/connection.js';
-import type { LiveConnection } from '../../../src/services/connection/live-connection.js';
-import { AuthorizationServerAwayError } from '../../../src/services/oauth/away.js';
-import { FleetError } from '../../../src/services/support/errors.js';
+import type { ServerConnection } from '../../../src/connection/connection.js';
+import type { LiveConnection } from '../../../src/connection/live-connection.js';
+import { AuthorizationServerAwayError } from '../../../src/auth/away.js';
+import { FleetError } from '../../../src/errors.js';
 
 /** The failures a scripted world produces; the model expects the same kinds. */
 export const failures = {

@@ -14,9 +14,9 @@ import {
   type TransactionRead,
   type Written,
 } from '../../../src/machines/transaction.machine.js';
-import { mergePatch } from '../../../src/services/config/merge-patch.js';
-import type { ServerConfig } from '../../../src/services/config/schema.js';
-import type { ServerView } from '../../../src/services/journal/server-view.js';
+import { mergePatch } from '../../../src/config/merge-patch.js';
+import type { ServerConfig } from '../../../src/config/schema.js';
+import type { ServerView } from '../../../src/journal/server-view.js';
 import { compare, type Mismatch } from './mismatches.js';
 import {
   broke,

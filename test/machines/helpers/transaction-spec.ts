@@ -4,9 +4,9 @@
 // of work answered (model events, in order), which work is done with what,
 // what is stored in the end, and what the caller gets.
 import { isDeepStrictEqual } from 'node:util';
-import { mergePatch } from '../../../src/services/config/merge-patch.js';
-import { ServerConfig } from '../../../src/services/config/schema.js';
-import { ConflictError, NotFoundError, PreconditionFailedError, StartFailedError } from '../../../src/services/support/errors.js';
+import { mergePatch } from '../../../src/config/merge-patch.js';
+import { ServerConfig } from '../../../src/config/schema.js';
+import { ConflictError, NotFoundError, PreconditionFailedError, StartFailedError } from '../../../src/errors.js';
 import type { TransactionInput } from '../../../src/machines/transaction.machine.js';
 
 export const NAME = 'files';

@@ -1,0 +1,125 @@
+/**
+ * One agent turn: the model sees the registry's tools, its tool calls run
+ * through the registry (all calls of one answer at once), their results go
+ * back to it, until it answers in text or the round bound is reached.
+ */
+import { resultToText } from '../catalog/tools/adapter.js';
+import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from '../catalog/index.js';
+import { foundTools } from '../catalog/tools/search-tools-tool.js';
+import type { ChatMessage, HostModel, ModelTool, ToolCall } from './host-model.js';
+
+/** Where the tools come from: an `McpHost` fits. */
+export interface ToolHost {
+  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
+  callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
+  /** Re-lists the catalog listings that expired; the turn waits for it before it reads the tools. */
+  freshen?(): Promise<void>;
+}
+
+export interface AgentTurnOptions {
+  /** At most this many model calls (default 10); the turn ends after the last one's tool calls ran. */
+  maxRounds?: number;
+  /** Aborts the model call and the tool calls in flight; the turn rejects. */
+  signal?: AbortSignal;
+  /** Sees every tool call as it starts and every result as it comes back. */
+  onToolCall?: (event: ToolCallEvent) => void;
+  /**
+   * `deferred`: the model starts with `search_tools` and the always-loaded
+   * tools; the tools a search finds go with every later request of the turn
+   * (default `eager`: every tool, every request).
+   */
+  loading?: 'eager' | 'deferred';
+}
+
+export type ToolCallEvent =
+  | { type: 'call'; call: ToolCall }
+  | { type: 'progress'; call: ToolCall; progress: ToolProgress }
+  | { type: 'result'; call: ToolCall; result: AgentToolResult };
+
+export interface AgentTurnResult {
+  /** The whole conversation: the messages given, then the turn's assistant and tool messages. */
+  messages: ChatMessage[];
+  /** The model's final text ('' when the turn stopped at the round bound). */
+  text: string;
+  /** How many times the model was called. */
+  rounds: number;
+  /** `answered`: the model replied without tool calls; `max_rounds`: it still asked for tools at the bound. */
+  stop: 'answered' | 'max_rounds';
+}
+
+export const DEFAULT_MAX_ROUNDS = 10;
+
+/** Runs one turn of `messages` with `model` and the tools of `host`. */
+export async function runAgentTurn(
+  model: HostModel,
+  messages: ChatMessage[],
+  host: ToolHost,
+  options: AgentTurnOptions = {},
+): Promise<AgentTurnResult> {
+  const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
+  if (!Number.isInteger(maxRounds) || maxRounds < 1) {
+    throw new RangeError(`maxRounds must be an integer >= 1, got ${maxRounds}`);
+  }
+  const conversation = [...messages];
+  const loading = options.loading ?? 'eager';
+  /** Tools `search_tools` found in this turn, by name: loaded for the rest of it. */
+  const found = new Map<string, ModelTool>();
+  for (let round = 1; round <= maxRounds; round++) {
+    options.signal?.throwIfAborted();
+    // Read each round: a server that became ready (or went away) changes what the model may call.
+    await host.freshen?.();
+    const tools: ModelTool[] = host.tools({ loading }).map(({ name, description, parameters }) => ({ name, description, parameters }));
+    const listed = new Set(tools.map((tool) => tool.name));
+    for (const tool of found.values()) if (!listed.has(tool.name)) tools.push(tool);
+    const answer = await model.complete({ messages: conversation, tools }, { signal: options.signal });
+    conversation.push(answer);
+    if (answer.tool_calls.length === 0) {
+      return { messages: conversation, text: answer.content, rounds: round, stop: 'answered' };
+    }
+    const results = await Promise.all(
+      answer.tool_calls.map((call) =>
+        runToolCall(call, host, options, (result) => {
+          for (const { name, description, parameters } of foundTools(result) ?? []) found.set(name, { name, description, parameters });
+        }),
+      ),
+    );
+    conversation.push(...results);
+  }
+  return { messages: conversation, text: '', rounds: maxRounds, stop: 'max_rounds' };
+}
+
+/** One tool call, as the tool message that answers it. Never throws: the model reads what went wrong. */
+async function runToolCall(
+  call: ToolCall,
+  host: ToolHost,
+  options: AgentTurnOptions,
+  onResult: (result: AgentToolResult) => void,
+): Promise<ChatMessage> {
+  const args = parseArguments(call.arguments);
+  if (typeof args === 'string') return { role: 'tool', tool_call_id: call.id, content: args };
+  options.onToolCall?.({ type: 'call', call });
+  const result = await host.callTool(call.name, args, {
+    signal: options.signal,
+    onProgress: options.onToolCall && ((progress) => options.onToolCall?.({ type: 'progress', call, progress })),
+  });
+  options.onToolCall?.({ type: 'result', call, result });
+  onResult(result);
+  options.signal?.throwIfAborted();
+  const text = resultToText(result);
+  return { role: 'tool', tool_call_id: call.id, content: result.details.is_error ? `error: ${text}` : text };
+}
+
+/** The call's arguments as an object, or the error text for the model. */
+function parseArguments(text: string): Record<string, unknown> | string {
+  if (text.trim() === '') return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return `error: the arguments are not valid JSON (${(err as Error).message}); call the tool again with a JSON object`;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return 'error: the arguments must be a JSON object; call the tool again with one';
+  }
+  return value as Record<string, unknown>;
+}

@@ -1,0 +1,346 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import { ConfigError } from '../errors.js';
+import { writeOwnerOnly } from '../files/owner-only-file.js';
+import { createSerialQueue } from '../files/serial-queue.js';
+import { configPath } from './paths.js';
+import { fileVersions } from './file-versions.js';
+import { watchFile } from './watch.js';
+import { toStorage } from './masking.js';
+import type { ServerConfig, ServerConfigInput } from './schema.js';
+import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
+import type { ServerEntry } from './validate.js';
+
+/** Where the store reports problems with the file. */
+export interface ConfigStoreLogger {
+  warn(message: string): void;
+}
+
+/** Options of {@link createConfigStore}. */
+export interface ConfigStoreOptions {
+  /** Returns the state dir; called on every operation, so a profile switch takes effect at once. */
+  stateDir: () => string;
+  /** Gets each warning once, again only after it went away and came back (default: `console.warn`). */
+  logger?: ConfigStoreLogger;
+}
+
+/** A config file that exists but cannot be used. */
+export interface BrokenConfig {
+  file: string;
+  /** One line, e.g. `invalid JSON: line 3 column 5: expected ',' or '}' after a property value`. */
+  problem: string;
+}
+
+/** What {@link ConfigStore.load} found. */
+export interface LoadedConfig {
+  /** Valid servers in file order. */
+  servers: Array<[string, ServerConfig]>;
+  /** Every problem found, one line each (also logged). */
+  warnings: string[];
+  /** Entries in the file that do not validate: skipped, but still the user's (never treated as deleted). */
+  invalidNames: string[];
+  /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
+  broken: BrokenConfig | null;
+  /** Each valid server's version (`ServerView.version`): it changes whenever the server's stored config does. */
+  versions: Record<string, number>;
+}
+
+/** Told to an update mutator alongside the valid servers. */
+export interface UpdateInfo {
+  /** Entries in the file that do not validate; kept verbatim unless the mutator returns that name. */
+  invalidNames: readonly string[];
+  /** The version of each valid server as stored right now (inside the write's lock). */
+  versions: Readonly<Record<string, number>>;
+}
+
+/** Computes the next server set from the current one (its argument is a copy, free to change). */
+export type ServersMutator = (
+  current: Record<string, ServerConfig>,
+  info: UpdateInfo,
+) => Record<string, ServerConfigInput> | Promise<Record<string, ServerConfigInput>>;
+
+/** A server list to save: entries in the order to write, or a record. */
+export type ServerList =
+  | ReadonlyArray<readonly [string, ServerConfigInput]>
+  | Readonly<Record<string, ServerConfigInput>>;
+
+/**
+ * Where the servers are configured: `<stateDir>/mcp_servers.json` (the
+ * default) or a database several workers share.
+ */
+export interface ConfigStore {
+  /** Where the config lives right now: the file's path, or the database's address (no password). */
+  file(): string;
+  /** Reads the file; a missing or unparseable file gives no servers and one warning, not a throw. */
+  load(): Promise<LoadedConfig>;
+  /** Replaces the whole document. Prefer `update`, which keeps entries this process cannot parse. */
+  save(servers: ServerList): Promise<void>;
+  /**
+   * Read-modify-write, serialized with every other write to the same file in
+   * this process, so no update is lost; returns what it stored: the valid
+   * servers in file order and their versions as written. (Other processes are
+   * not locked out: their write and ours each land whole, the later one wins.)
+   */
+  update(mutator: ServersMutator): Promise<StoredConfig>;
+  /** The server as of this store's last read or write: its stored config and that config's version. */
+  stored(name: string): StoredEntry | undefined;
+  /**
+   * Calls `onChange` whenever the config may have been changed by another
+   * hand (an edit of the file, another worker); returns the stop function.
+   */
+  watch(onChange: () => void): () => void;
+}
+
+/**
+ * What one write stored. The versions come from the write itself: `stored()`
+ * may already answer for a later write (another worker's) by the time the
+ * caller reads it.
+ */
+export interface StoredConfig {
+  /** The valid servers now stored, in file order. */
+  servers: Array<[string, ServerConfig]>;
+  /** Each of those servers' version as written. */
+  versions: Record<string, number>;
+}
+
+/** A server's config as stored, with its version. */
+export interface StoredEntry {
+  version: number;
+  config: ServerConfig;
+}
+
+/** What `stored()` answers from: the servers of a load, by name. */
+export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]>, versions: Readonly<Record<string, number>>) {
+  return new Map(servers.flatMap(([name, config]) => (versions[name] === undefined ? [] : [[name, { version: versions[name], config }] as const])));
+}
+
+
+/** A write refused because the file on disk exists and does not parse. */
+export class ConfigFileBrokenError extends ConfigError {
+  constructor(
+    readonly file: string,
+    readonly problem: string,
+  ) {
+    super(`refusing to write ${file}: it exists but does not parse (${problem}); fix or move it first`);
+  }
+}
+
+/** Creates a store; every call resolves the file from `options.stateDir()` anew. */
+export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
+  const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
+  let lastWarnings = new Set<string>();
+
+  function file(): string {
+    return configPath(options.stateDir());
+  }
+
+  // Logs what is new since the last read, so re-reading a missing file for
+  // every server at startup does not repeat the same line N times.
+  function report(warnings: string[]): void {
+    for (const w of warnings) if (!lastWarnings.has(w)) logger.warn(w);
+    lastWarnings = new Set(warnings);
+  }
+
+  const memo: ParseMemo = {};
+  async function read(target: string): Promise<Snapshot> {
+    const snapshot = await readSnapshot(target, memo);
+    report(warningsOf(target, snapshot));
+    return snapshot;
+  }
+
+  async function load(): Promise<LoadedConfig> {
+    const target = file();
+    const snapshot = await read(target);
+    return {
+      // A fresh list each time (the parsed document may be shared with the next read).
+      servers: snapshot.state === 'ok' ? [...snapshot.doc.servers] : [],
+      warnings: warningsOf(target, snapshot),
+      invalidNames:
+        snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
+      broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
+      versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : []),
+    };
+  }
+
+  let known = new Map<string, StoredEntry>();
+  const ledger = fileVersions(options.stateDir);
+  async function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
+    const versions = await ledger.of(servers);
+    known = entriesOf(servers, versions);
+    return versions;
+  }
+
+  async function save(servers: ServerList): Promise<void> {
+    const target = file();
+    const entries = Array.isArray(servers) ? servers : Object.entries(servers);
+    // Validate first: the store never writes what `load` would then skip.
+    const seen = new Set<string>();
+    const stored = entries.map(([name, config]): [string, unknown] => {
+      if (seen.has(name)) throw new ConfigError(`servers.${name}: duplicate name`, `servers.${name}`);
+      seen.add(name);
+      return [name, toStorage(parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }))];
+    });
+    await withFileLock(target, async () => {
+      const snapshot = await read(target);
+      if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
+      await writeDocument(target, stored, logger);
+    });
+    await remember(stored as Array<[string, ServerConfig]>);
+  }
+
+  async function update(mutator: ServersMutator): Promise<StoredConfig> {
+    const target = file();
+    return withFileLock(target, async () => {
+      const snapshot = await read(target);
+      if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
+      const entries = snapshot.state === 'ok' ? snapshot.doc.entries : [];
+      const current = Object.fromEntries(
+        entries.flatMap((e) => (e.config === null ? [] : [[e.name, structuredClone(e.config)] as const])),
+      );
+      const invalidNames = entries.filter((e) => e.config === null).map((e) => e.name);
+      const versions = await ledger.of(Object.entries(current));
+      const next = await mutator(current, { invalidNames, versions });
+      const parsed = new Map(
+        Object.entries(next).map(([name, config]) => [
+          name,
+          parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }),
+        ]),
+      );
+      const stored = mergeEntries(entries, parsed);
+      await writeDocument(target, stored, logger);
+      const servers = stored.flatMap(([name]): Array<[string, ServerConfig]> => {
+        const config = parsed.get(name);
+        return config === undefined ? [] : [[name, config]];
+      });
+      return { servers, versions: await remember(servers) };
+    });
+  }
+
+  return {
+    file,
+    load,
+    save,
+    update,
+    stored: (name) => known.get(name),
+    // Edits are debounced by the watcher; the folder is resolved now, as the file is at each call.
+    watch: (onChange) => watchFile(file(), onChange),
+  };
+}
+
+/**
+ * The document to write after an update, in file order then new names.
+ * An entry this process could not parse is kept verbatim unless the mutator
+ * returned that name: it is the user's hand-written text, and deleting it
+ * because one field is wrong would lose their work. An unchanged valid entry
+ * also keeps its raw form, so a write does not spell out every default.
+ */
+function mergeEntries(entries: ServerEntry[], next: Map<string, ServerConfig>): Array<[string, unknown]> {
+  const out: Array<[string, unknown]> = [];
+  const placed = new Set<string>();
+  for (const entry of entries) {
+    const replacement = next.get(entry.name);
+    if (replacement === undefined) {
+      if (entry.config === null) out.push([entry.name, entry.raw]);
+      continue;
+    }
+    const unchanged = entry.config !== null && isDeepStrictEqual(replacement, entry.config);
+    out.push([entry.name, unchanged ? entry.raw : toStorage(replacement)]);
+    placed.add(entry.name);
+  }
+  for (const [name, config] of next) if (!placed.has(name)) out.push([name, toStorage(config)]);
+  return out;
+}
+
+type Snapshot =
+  | { state: 'missing' }
+  | { state: 'broken'; problem: string }
+  | { state: 'ok'; doc: ReturnType<typeof parseServersDocument> };
+
+/** The last text read and what it parsed to; the parsed configs are frozen, so sharing them is safe. */
+interface ParseMemo {
+  file?: string;
+  text?: string;
+  snapshot?: Snapshot;
+}
+
+async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapshot> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (err) {
+    // ENOTDIR: a parent is a file, so this file cannot exist either.
+    if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return { state: 'missing' };
+    // Unreadable is treated as broken: we cannot know what a write would destroy.
+    return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
+  }
+  // The startup queue re-reads the file for every server it dequeues: the same
+  // text parses to the same document, so it is parsed and validated once
+  // (n servers would otherwise cost n² entry validations).
+  if (memo.snapshot !== undefined && memo.file === file && memo.text === text) return memo.snapshot;
+  let snapshot: Snapshot;
+  try {
+    const { value, serverOrder } = parseJsonText(text);
+    snapshot = { state: 'ok', doc: parseServersDocument(value, serverOrder) };
+    for (const [, config] of snapshot.doc.servers) deepFreeze(config);
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    snapshot = { state: 'broken', problem: err.message };
+  }
+  Object.assign(memo, { file, text, snapshot });
+  return snapshot;
+}
+
+function deepFreeze(value: unknown): void {
+  if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
+  Object.freeze(value);
+  for (const inner of Object.values(value)) deepFreeze(inner);
+}
+
+function warningsOf(file: string, snapshot: Snapshot): string[] {
+  switch (snapshot.state) {
+    case 'missing':
+      return [`no config file at ${file} yet: no servers configured (it is created on the first save)`];
+    case 'broken':
+      return [
+        `config file ${file} does not parse (${snapshot.problem}): running with no servers; ` +
+          'writes are refused until it is fixed or moved',
+      ];
+    case 'ok':
+      return snapshot.doc.warnings;
+  }
+}
+
+/** Pretty JSON, 2 spaces, trailing newline, entries in the given order (integer-like names included). */
+export function serializeServers(entries: ReadonlyArray<readonly [string, unknown]>): string {
+  if (entries.length === 0) return '{\n  "servers": {}\n}\n';
+  const body = entries
+    .map(([name, value]) => `    ${JSON.stringify(name)}: ${JSON.stringify(value, null, 2).replaceAll('\n', '\n    ')}`)
+    .join(',\n');
+  return `{\n  "servers": {\n${body}\n  }\n}\n`;
+}
+
+/** Writes the document owner-only and atomically (which also sweeps dead writers' temps). */
+async function writeDocument(
+  file: string,
+  entries: ReadonlyArray<readonly [string, unknown]>,
+  logger: ConfigStoreLogger,
+): Promise<void> {
+  await writeOwnerOnly(file, serializeServers(entries), (err) =>
+    logger.warn(`could not clean up stale temp files in ${path.dirname(file)} (${errorCode(err) ?? 'unknown error'})`),
+  );
+}
+
+/** Writes to one config file, shared by every store in the process: keyed by file, so stores of other files never wait on each other. */
+const writes = createSerialQueue();
+
+/** Runs `task` after every earlier write to `file` in this process has settled. */
+function withFileLock<T>(file: string, task: () => Promise<T>): Promise<T> {
+  return writes.run(path.resolve(file), task);
+}
+
+function errorCode(err: unknown): string | undefined {
+  return typeof err === 'object' && err !== null && 'code' in err && typeof err.code === 'string'
+    ? err.code
+    : undefined;
+}

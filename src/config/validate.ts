@@ -1,0 +1,265 @@
+import { ConfigError } from '../errors.js';
+import { describeZodError } from './zod-errors.js';
+import { ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
+
+/** Options of {@link parseServerConfig}. */
+export interface ParseServerConfigOptions {
+  /** Prepended to error fields, e.g. `servers.files` when parsing a file entry. */
+  fieldPrefix?: string;
+}
+
+/** Validates a server name and its config; throws ConfigError naming the field. */
+export function parseServerConfig(name: string, raw: unknown, options: ParseServerConfigOptions = {}): ServerConfig {
+  if (!SERVER_NAME_PATTERN.test(name)) {
+    throw new ConfigError(`name: ${SERVER_NAME_RULE}`, 'name');
+  }
+  const result = ServerConfig.safeParse(raw);
+  if (!result.success) {
+    const { message, field } = describeZodError(result.error, options.fieldPrefix);
+    throw new ConfigError(message, field);
+  }
+  return result.data;
+}
+
+/** One entry of the file's `servers` object, valid or not, in file order. */
+export interface ServerEntry {
+  name: string;
+  /** The entry exactly as read, kept so a write can preserve what it could not parse. */
+  raw: unknown;
+  /** The validated config, or `null` when the name or the config is invalid. */
+  config: ServerConfig | null;
+}
+
+/** A validated `mcp_servers.json` document. */
+export interface ServersDocument {
+  /** Valid servers, in file order. */
+  servers: Array<[string, ServerConfig]>;
+  /** Every entry, valid or not, in file order. */
+  entries: ServerEntry[];
+  /** One line per skipped entry, naming the server and the field. */
+  warnings: string[];
+}
+
+/**
+ * Validates a parsed `mcp_servers.json`. An invalid entry is skipped with a
+ * warning; a document that is not `{servers: {...}}` (or has any other
+ * top-level field) throws ConfigError, since nothing in it can be trusted.
+ * `order` is the entry order as written (see {@link parseJsonText}); by default
+ * the object's own key order, which puts integer-like names first.
+ */
+export function parseServersDocument(raw: unknown, order?: readonly string[]): ServersDocument {
+  const file = ConfigFile.safeParse(raw);
+  if (!file.success) {
+    const { message, field } = describeZodError(file.error);
+    throw new ConfigError(`not a {"servers": {...}} document: ${message}`, field);
+  }
+  const servers = file.data.servers;
+  const names = order ? order.filter((n) => Object.hasOwn(servers, n)) : Object.keys(servers);
+  const doc: ServersDocument = { servers: [], entries: [], warnings: [] };
+  for (const name of names) {
+    const rawEntry = servers[name];
+    try {
+      const config = parseServerConfig(name, rawEntry, { fieldPrefix: `servers.${name}` });
+      doc.servers.push([name, config]);
+      doc.entries.push({ name, raw: rawEntry, config });
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      doc.entries.push({ name, raw: rawEntry, config: null });
+      doc.warnings.push(`skipping server ${quoteName(name)}: ${err.message}`);
+    }
+  }
+  return doc;
+}
+
+/** A server name fit for a one-line message: quoted, escaped, and cut when absurdly long. */
+export function quoteName(name: string): string {
+  return JSON.stringify(name.length > 80 ? `${name.slice(0, 77)}...` : name);
+}
+
+/** Parsed JSON text plus the order in which the `servers` keys were written. */
+export interface ParsedJsonText {
+  value: unknown;
+  /** Keys of the top-level `servers` object as written (JS objects put integer-like keys first). */
+  serverOrder: string[] | undefined;
+}
+
+/**
+ * `JSON.parse` with an error that is safe to log: V8's messages may quote the
+ * text around the problem (a secret, say), so the error only ever says
+ * `line L column C: expected X`, found by our own scan. A leading BOM is ignored.
+ */
+export function parseJsonText(text: string): ParsedJsonText {
+  const source = text.startsWith('\uFEFF') ? text.slice(1) : text;
+  let value: unknown;
+  try {
+    value = JSON.parse(source);
+  } catch {
+    throw new ConfigError(`invalid JSON: ${locateJsonError(source)}`);
+  }
+  let serverOrder: string[] | undefined;
+  try {
+    serverOrder = new JsonScanner(source).run();
+  } catch {
+    // The scan only recovers key order; JSON.parse already accepted the text.
+    serverOrder = undefined;
+  }
+  return { value, serverOrder };
+}
+
+function locateJsonError(source: string): string {
+  try {
+    new JsonScanner(source).run();
+  } catch (err) {
+    if (err instanceof JsonSyntaxError) {
+      const before = source.slice(0, err.offset).split('\n');
+      const column = (before.at(-1)?.length ?? 0) + 1;
+      return `line ${before.length} column ${column}: ${err.expected}`;
+    }
+  }
+  return 'not valid JSON';
+}
+
+class JsonSyntaxError extends Error {
+  constructor(
+    readonly offset: number,
+    readonly expected: string,
+  ) {
+    super(expected);
+  }
+}
+
+/**
+ * A structural JSON scan: no values built, only errors located and the keys
+ * of the top-level `servers` object collected in written order.
+ */
+class JsonScanner {
+  private i = 0;
+  private order: string[] | undefined;
+
+  constructor(private readonly text: string) {}
+
+  run(): string[] | undefined {
+    this.ws();
+    this.value('root');
+    this.ws();
+    if (this.i < this.text.length) this.fail('end of file after the JSON value');
+    return this.order;
+  }
+
+  private value(role: 'root' | 'servers' | 'other'): void {
+    const c = this.text[this.i];
+    if (c === '{') this.object(role);
+    else if (c === '[') this.array();
+    else if (c === '"') this.string();
+    else if (c === 't') this.literal('true');
+    else if (c === 'f') this.literal('false');
+    else if (c === 'n') this.literal('null');
+    else if (c === '-' || (c !== undefined && c >= '0' && c <= '9')) this.number();
+    else this.fail(c === undefined ? 'a value, found end of file' : 'a value');
+  }
+
+  private object(role: 'root' | 'servers' | 'other'): void {
+    this.i++;
+    const keys: string[] = [];
+    this.ws();
+    if (this.text[this.i] === '}') {
+      this.i++;
+    } else {
+      for (;;) {
+        if (this.text[this.i] !== '"') this.fail('a double-quoted property name');
+        const start = this.i;
+        this.string();
+        const key = JSON.parse(this.text.slice(start, this.i)) as string;
+        if (!keys.includes(key)) keys.push(key);
+        this.ws();
+        if (this.text[this.i] !== ':') this.fail("':' after a property name");
+        this.i++;
+        this.ws();
+        this.value(role === 'root' && key === 'servers' ? 'servers' : 'other');
+        this.ws();
+        if (this.text[this.i] === ',') {
+          this.i++;
+          this.ws();
+          continue;
+        }
+        if (this.text[this.i] === '}') {
+          this.i++;
+          break;
+        }
+        this.fail("',' or '}' after a property value");
+      }
+    }
+    // A repeated "servers" key: JSON.parse keeps the last one, and so do we.
+    if (role === 'servers') this.order = keys;
+  }
+
+  private array(): void {
+    this.i++;
+    this.ws();
+    if (this.text[this.i] === ']') {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.value('other');
+      this.ws();
+      if (this.text[this.i] === ',') {
+        this.i++;
+        this.ws();
+        continue;
+      }
+      if (this.text[this.i] === ']') {
+        this.i++;
+        return;
+      }
+      this.fail("',' or ']' after an array element");
+    }
+  }
+
+  private string(): void {
+    this.i++;
+    for (;;) {
+      const c = this.text[this.i];
+      if (c === undefined) this.fail('a closing quote, found end of file');
+      if (c === '"') {
+        this.i++;
+        return;
+      }
+      if (c === '\\') {
+        const e = this.text[this.i + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(this.text.slice(this.i + 2, this.i + 6))) this.fail('4 hex digits after \\u');
+          this.i += 6;
+        } else if (e !== undefined && '"\\/bfnrt'.includes(e)) {
+          this.i += 2;
+        } else {
+          this.fail('a valid escape sequence');
+        }
+      } else if (c < ' ') {
+        this.fail('no control characters inside a string');
+      } else {
+        this.i++;
+      }
+    }
+  }
+
+  private number(): void {
+    const re = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+    re.lastIndex = this.i;
+    if (!re.exec(this.text)) this.fail('a number');
+    this.i = re.lastIndex;
+  }
+
+  private literal(word: string): void {
+    if (!this.text.startsWith(word, this.i)) this.fail('a value');
+    this.i += word.length;
+  }
+
+  private ws(): void {
+    while (this.i < this.text.length && ' \t\n\r'.includes(this.text[this.i] as string)) this.i++;
+  }
+
+  private fail(expected: string): never {
+    throw new JsonSyntaxError(this.i, `expected ${expected}`);
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * Calling a connected server's tools: at most `max_concurrent_calls` at once
+ * (the limiter), each bounded by `call_timeout_seconds` (reset by progress)
+ * and by `max_total_timeout_seconds`, progress forwarded to the caller. A
+ * rate-limited call waits out `Retry-After` and is retried once when the
+ * tool is read-only or idempotent; any other gets an error result naming
+ * the wait (rate-limits.ts).
+ */
+import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
+import type { Span } from '@opentelemetry/api';
+import { redact } from '../config/masking.js';
+import type { ServerConfig } from '../config/index.js';
+import { FleetError } from '../errors.js';
+import type { ExecuteOptions, ToolProgress } from '../catalog/index.js';
+import { createCallLimiter } from './call-limiter.js';
+import { linkedSignal, pause } from './deadlines.js';
+import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
+import { requestMeta } from './request-meta.js';
+import { awaitTask, taskOf, type TaskWait } from './tasks.js';
+import { startToolCall, toolCallTelemetry, type ToolCallTarget } from '../telemetry/tool-calls.js';
+
+/** Turns a failed call into the error its caller gets (see failures.ts). */
+export type CallFailure = (err: unknown, tool: string, signal: AbortSignal | undefined) => Promise<Error>;
+
+/** Calls `tool` once a slot is free; `signal` cancels it, waiting or running. */
+export type CallTool = (
+  tool: string,
+  args: Record<string, unknown>,
+  signal: AbortSignal | undefined,
+  onProgress: ExecuteOptions['onProgress'],
+) => Promise<CallToolResult>;
+
+/** The calls of one connection, through one limiter; `fail` explains each failure. */
+export function createCaller(
+  client: Client,
+  config: ServerConfig,
+  secrets: readonly string[],
+  fail: CallFailure,
+  definition: (tool: string) => Tool | undefined,
+  retryAfter?: RetryAfterLog,
+  answerInput?: TaskWait['answer'],
+  server = '',
+): CallTool {
+  const target: ToolCallTarget = { server, config, client };
+  const limiter = createCallLimiter(config.max_concurrent_calls);
+  const callTimeoutMs = config.call_timeout_seconds * 1000;
+  const maxTotalSeconds = config.max_total_timeout_seconds ?? null;
+
+  /** One call, once the limiter gave it a slot. */
+  async function runCall(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    onProgress: ExecuteOptions['onProgress'],
+    span: Span | undefined,
+  ): Promise<CallToolResult> {
+    const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
+    const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
+    const started = Date.now();
+    // The call's own span, when traced, is what the server's spans hang under.
+    const meta = requestMeta(client, config.log_level, span);
+    const params = meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta };
+    const options = {
+      signal: link?.signal,
+      timeout: callTimeoutMs,
+      resetTimeoutOnProgress: true,
+      // Always passed: the SDK only resets the timeout on progress when it is set.
+      onprogress: progressHandler(onProgress),
+      toolDefinition: definition(tool),
+    };
+    const attempt = async (): Promise<CallToolResult | RateLimit> => {
+      try {
+        const answer = (await client.callTool(params, options)) as CallToolResult;
+        const task = taskOf(answer);
+        const result = task === undefined ? answer : await awaitTask(client, task, taskWait(tool, link?.signal, onProgress));
+        return rateLimitOfResult(result) ?? result;
+      } catch (err) {
+        const limit = rateLimitOfError(err, tool, retryAfter);
+        if (limit === null) throw err;
+        return limit;
+      }
+    };
+    try {
+      const first = await attempt();
+      if (!isRateLimit(first)) return first;
+      const refusal = whyNotRetried(tool, first, started);
+      if (refusal !== null) return rateLimited(refusal);
+      await pause(first.retryAfterMs, link?.signal);
+      const second = await attempt();
+      if (!isRateLimit(second)) return second;
+      return rateLimited(`${limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
+    } catch (err) {
+      if (total?.expired() && !signal?.aborted) {
+        const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
+        throw new FleetError('timeout', redact(why, secrets));
+      }
+      throw await fail(err, tool, signal);
+    } finally {
+      link?.dispose();
+    }
+  }
+
+  /** How a call answered with a task waits for it: the call's signal and timeout, status changes as progress. */
+  function taskWait(tool: string, signal: AbortSignal | undefined, onProgress: ExecuteOptions['onProgress']): TaskWait {
+    return {
+      tool,
+      signal,
+      idleMs: callTimeoutMs,
+      onStatus: (change, message) => onProgress?.({ progress: change, message }),
+      ...(answerInput === undefined ? {} : { answer: answerInput }),
+    };
+  }
+
+  /** Why a rate-limited call is not waited out and retried; null when it is. */
+  function whyNotRetried(tool: string, limit: RateLimit, started: number): string | null {
+    const hints = definition(tool)?.annotations;
+    if (hints?.readOnlyHint !== true && hints?.idempotentHint !== true) {
+      return `${limitedText(tool, limit)}; not retried: the tool is neither read-only nor idempotent`;
+    }
+    const left = Math.min(callTimeoutMs, maxTotalSeconds === null ? Infinity : maxTotalSeconds * 1000 - (Date.now() - started));
+    if (limit.retryAfterMs > left) return `${limitedText(tool, limit)}; not retried: that is longer than the call's timeout allows`;
+    return null;
+  }
+
+  function limitedText(tool: string, limit: RateLimit): string {
+    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, secrets);
+  }
+
+  return function callTool(tool, args, signal, onProgress) {
+    // Inline arrows, not named function expressions: under a loader that keeps names (tsx, vitest's
+    // esbuild) every named function created per call pays a defineProperty.
+    if (!toolCallTelemetry()) return limiter.run(() => runCall(tool, args, signal, onProgress, undefined), signal);
+    // Started here, where the caller's span is the active one: the call's span is its child.
+    const observed = startToolCall(target, tool);
+    return limiter.run(() => runCall(tool, args, signal, onProgress, observed.span), signal).then(
+      (result) => observed.done(result),
+      (error: unknown) => {
+        throw observed.failed(error);
+      },
+    );
+  };
+}
+
+function isRateLimit(outcome: CallToolResult | RateLimit): outcome is RateLimit {
+  return 'retryAfterMs' in outcome;
+}
+
+/** The error result a rate-limited call ends with. */
+function rateLimited(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function seconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10}s`;
+}
+
+type SdkProgress = { progress: number; total?: number; message?: string };
+const ignoreProgress = (): void => {};
+
+/** The SDK's `onprogress` for a call: forwards to `onProgress`, or ignores progress (it still resets the timeout). */
+function progressHandler(onProgress: ExecuteOptions['onProgress']): (progress: SdkProgress) => void {
+  if (onProgress === undefined) return ignoreProgress;
+  // Returned, not assigned to a property: no per-call naming of the function (see callTool).
+  return (progress) => onProgress(toToolProgress(progress));
+}
+
+function toToolProgress(progress: SdkProgress): ToolProgress {
+  const out: ToolProgress = { progress: progress.progress };
+  if (progress.total !== undefined) out.total = progress.total;
+  if (progress.message !== undefined) out.message = progress.message;
+  return out;
+}
+
+/**
+ * A signal that follows `source` and also aborts after `ms`: the bound on a
+ * whole call. Not the SDK's `maxTotalTimeout`, which is only checked when
+ * progress arrives and then fails the call without telling the server; an
+ * abort sends `notifications/cancelled`.
+ */
+function totalDeadline(
+  ms: number,
+  source: AbortSignal | undefined,
+): { signal: AbortSignal; expired: () => boolean; dispose: () => void } {
+  const controller = new AbortController();
+  let expired = false;
+  const timer = setTimeout(() => {
+    expired = true;
+    controller.abort(new Error('max_total_timeout_seconds elapsed'));
+  }, ms);
+  const forward = (): void => controller.abort(source?.reason);
+  if (source?.aborted) forward();
+  else source?.addEventListener('abort', forward, { once: true });
+  return {
+    signal: controller.signal,
+    expired: () => expired,
+    dispose() {
+      clearTimeout(timer);
+      source?.removeEventListener('abort', forward);
+    },
+  };
+}

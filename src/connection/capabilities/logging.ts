@@ -1,0 +1,114 @@
+/**
+ * A ready server's log: `logging/setLevel` from the config's `log_level`, and
+ * every `notifications/message` into the journal (`server.log`) and the worker
+ * log, with the server's secrets redacted.
+ */
+import type { Client, LoggingMessageNotification } from '@modelcontextprotocol/client';
+import { redact } from '../../config/masking.js';
+import type { LoggingLevel } from '../../config/index.js';
+import { notificationsOf } from '../notifications.js';
+
+/** Longest message kept, in characters; a server can log a whole payload. */
+export const MAX_LOG_MESSAGE_CHARS = 4096;
+/** Messages per second journaled per server; the rest are counted and reported once the second is over. */
+export const MAX_LOGS_PER_SECOND = 50;
+
+/** One server log line as the journal keeps it. */
+export interface ServerLogEntry {
+  level: LoggingLevel;
+  logger: string | null;
+  message: string;
+}
+
+export interface ServerLogOptions {
+  server: string;
+  client: Client;
+  /** `log_level` of the config; absent or null: no `logging/setLevel` is sent. */
+  level: LoggingLevel | null | undefined;
+  /** Bound on `logging/setLevel`, in ms. */
+  timeoutMs: number;
+  secrets: readonly string[];
+  /** Each message (redacted, bounded), for the journal. */
+  onLog(entry: ServerLogEntry): void;
+  /** The worker log. */
+  logger: { info(message: string): void; warn(message: string): void };
+}
+
+const WARNING_OR_WORSE: ReadonlySet<LoggingLevel> = new Set(['warning', 'error', 'critical', 'alert', 'emergency']);
+
+/** Starts forwarding `server`'s log messages (and sets its level); returns the stop function. */
+export function forwardServerLog(options: ServerLogOptions): () => void {
+  const { server, client, logger } = options;
+  let windowStart = Date.now();
+  let inWindow = 0;
+  let dropped = 0;
+  let report: NodeJS.Timeout | undefined;
+
+  function emit(entry: ServerLogEntry): void {
+    options.onLog(entry);
+    const line = `server ${server} [${entry.level}]${entry.logger === null ? '' : ` ${entry.logger}`}: ${entry.message}`;
+    if (WARNING_OR_WORSE.has(entry.level)) logger.warn(line);
+    else logger.info(line);
+  }
+
+  function reportDropped(): void {
+    clearTimeout(report);
+    report = undefined;
+    if (dropped === 0) return;
+    const message = `dropped ${dropped} log message(s): more than ${MAX_LOGS_PER_SECOND} per second`;
+    dropped = 0;
+    emit({ level: 'warning', logger: 'mcp-fleet', message });
+  }
+
+  function admit(): boolean {
+    const now = Date.now();
+    if (now - windowStart >= 1000) {
+      windowStart = now;
+      inWindow = 0;
+    }
+    inWindow += 1;
+    if (inWindow <= MAX_LOGS_PER_SECOND) return true;
+    dropped += 1;
+    // One report when the second is over, however many were dropped.
+    report ??= setTimeout(reportDropped, 1000 - (now - windowStart));
+    return false;
+  }
+
+  const unsubscribe = notificationsOf(client).subscribe('notifications/message', (notification) => {
+    if (!admit()) return;
+    emit(toEntry(notification, options.secrets));
+  });
+
+  // On 2026-07-28 the level travels with each request instead (connection/request-meta.ts).
+  if (options.level && client.getProtocolEra() !== 'modern') {
+    if (client.getServerCapabilities()?.logging) {
+      client
+        .setLoggingLevel(options.level, { timeout: options.timeoutMs })
+        .catch((error: Error) => logger.warn(`server ${server}: logging/setLevel failed: ${redact(error.message, options.secrets)}`));
+    } else {
+      logger.warn(`server ${server}: log_level "${options.level}" ignored: the server has no logging capability`);
+    }
+  }
+  return function stopServerLog() {
+    unsubscribe();
+    reportDropped();
+  };
+}
+
+function toEntry(notification: LoggingMessageNotification, secrets: readonly string[]): ServerLogEntry {
+  const { level, logger, data } = notification.params;
+  // Redacted before it is cut, so no secret survives half-shown at the cut.
+  let text = redact(typeof data === 'string' ? data : safeJson(data), secrets);
+  if (text.length > MAX_LOG_MESSAGE_CHARS) {
+    text = `${text.slice(0, MAX_LOG_MESSAGE_CHARS)} [truncated: ${text.length} characters]`;
+  }
+  return { level, logger: logger === undefined ? null : redact(logger, secrets), message: text };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * Opens a remote MCP server over Streamable HTTP or legacy SSE:
+ * config headers and a bearer token on every request, `auto` = Streamable
+ * HTTP first, then SSE when the server refuses it with a 4xx at connect.
+ */
+import { SSEClientTransport, SdkHttpError, SseError, type Client, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
+import type { RemoteServerConfig } from '../config/index.js';
+import type { ErrorKind } from '../errors.js';
+import { describeAuthFailure } from '../auth/oauth-errors.js';
+import { networkFailure, type ReachWitness } from './reachability.js';
+import { scopeChallengeFetch } from '../auth/step-up.js';
+import type { Handshake } from './connection.js';
+import type { RetryAfterLog } from './rate-limits.js';
+import { SessionRenewingTransport } from './session-transport.js';
+import { watchTaskHandles } from './tasks.js';
+
+/** A remote transport that finished `initialize`. */
+export interface RemoteSession {
+  client: Client;
+  transport: Transport;
+  /** The transport that answered (what `auto` settled on). */
+  kind: 'streamable_http' | 'sse';
+}
+
+/** Request options bounding initialize: the connect-wide signal and a per-request timeout. */
+export interface RequestBound {
+  signal: AbortSignal;
+  timeout: number;
+}
+
+/** The headers every request carries: the config's, plus `Authorization` for bearer auth. */
+export function remoteHeaders(config: RemoteServerConfig): Record<string, string> {
+  const headers = { ...config.headers };
+  if (config.auth.kind === 'bearer') headers.Authorization = `Bearer ${config.auth.token}`;
+  return headers;
+}
+
+/**
+ * Connects `newClient()` to `config.url` and initializes; `authProvider`
+ * (SDK OAuth) authorizes every request when given, and `witness` notes what
+ * every request got. With `auto`, a 4xx
+ * from Streamable HTTP retries over SSE with a fresh client — except 401/403,
+ * which SSE would refuse just the same and which must read as auth failures.
+ */
+export async function openRemote(
+  config: RemoteServerConfig,
+  handshake: Handshake,
+  bound: RequestBound,
+  authProvider: OAuthClientProvider | undefined,
+  retryAfter: RetryAfterLog,
+  witness: ReachWitness,
+): Promise<RemoteSession> {
+  const url = new URL(config.url);
+  const requestInit: RequestInit = { headers: remoteHeaders(config) };
+  const fetch = witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider)));
+  const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
+    const transport =
+      kind === 'sse'
+        ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
+        : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
+    const client = handshake.newClient();
+    try {
+      await client.connect(watchTaskHandles(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+    } catch (err) {
+      await transport.close();
+      throw err;
+    }
+    return { client, transport, kind };
+  };
+  if (config.transport !== 'auto') return attempt(config.transport);
+  try {
+    return await attempt('streamable_http');
+  } catch (err) {
+    const status = httpStatus(err);
+    if (status === undefined || status < 400 || status > 499 || status === 401 || status === 403) throw err;
+    if (bound.signal.aborted) throw err;
+    return attempt('sse');
+  }
+}
+
+/** The HTTP status a transport error carries, if it is one. */
+export function httpStatus(err: unknown): number | undefined {
+  if (err instanceof SdkHttpError) return err.status > 0 ? err.status : undefined;
+  if (err instanceof SseError) return typeof err.code === 'number' && err.code > 0 ? err.code : undefined;
+  return undefined;
+}
+
+/**
+ * Kind and one-line text for a failure to reach or talk to `url`; null when it
+ * is not a transport failure. `witness` is the connect's ({@link openRemote}):
+ * a request no server answered, or a 5xx before the server answered anything
+ * else, is `unreachable`. Without it (a call on a connection that was up) the
+ * server had answered, and a request that gets no answer means it went away.
+ */
+export function describeRemoteFailure(err: unknown, url: string, witness?: ReachWitness): [ErrorKind, string] | null {
+  const origin = new URL(url).origin;
+  const authFailure = describeAuthFailure(err, origin);
+  if (authFailure !== null) return authFailure;
+  const status = httpStatus(err);
+  if (status === 401 || status === 403) {
+    return ['auth', `${origin} refused the credentials (HTTP ${status})`];
+  }
+  if (status !== undefined && status >= 500 && witness !== undefined && !witness.answered(origin)) {
+    return ['unreachable', `${origin} answered HTTP ${status} before any MCP message`];
+  }
+  if (status !== undefined) return ['protocol', `${origin} answered HTTP ${status}${err instanceof SseError && status < 300 ? ' without an event stream' : ''}`];
+  const chained = networkFailure(err);
+  if (chained !== undefined || err instanceof SseError) {
+    // The connect's own fetch saw the request fail and knows where it went (the SSE transport keeps only a message).
+    const seen = witness?.lastFailure();
+    if (seen !== undefined && (chained === undefined || chained.reason === seen.failure.reason)) {
+      const kind = witness!.answered(seen.origin) ? 'transport_closed' : 'unreachable';
+      return [kind, `could not reach ${seen.origin}: ${seen.failure.reason}`];
+    }
+    if (chained !== undefined && witness?.answered(origin)) {
+      // Only an auth provider sends requests of a connect past its fetch: discovery and tokens.
+      return ['unreachable', `could not reach the authorization server of ${origin}: ${chained.reason}`];
+    }
+    if (chained !== undefined) return [witness === undefined ? 'transport_closed' : 'unreachable', `could not reach ${origin}: ${chained.reason}`];
+  }
+  if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
+  return null;
+}

@@ -1,0 +1,7 @@
+/**
+ * Files under the state dir that hold secrets: written atomically and
+ * owner-only, one write after another.
+ */
+// The public surface: what the rest of src/ uses of this domain.
+export { writeOwnerOnly } from './owner-only-file.js';
+export { createSerialQueue } from './serial-queue.js';

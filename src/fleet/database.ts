@@ -1,0 +1,89 @@
+/**
+ * The connection to the PostgreSQL that several workers share
+ * (`--database-url`, docs/several-workers.md): a pool, the errors that say "the database is away" as
+ * opposed to "this query is wrong", and the one way to run a transaction.
+ */
+import pg from 'pg';
+
+
+export interface Database {
+  pool: pg.Pool;
+  /** The URL as given, password included: log `redactUrl(url)`, never this. */
+  url: string;
+  /** Ends every connection of the pool; later calls wait for the first. */
+  close(): Promise<void>;
+}
+
+export interface OpenDatabaseOptions {
+  /** Shown in `pg_stat_activity.application_name`, e.g. the worker id. */
+  applicationName?: string;
+  /** Most connections the pool opens at once (pg's default: 10). */
+  max?: number;
+  /**
+   * Told when a connection of the pool breaks, idle or checked out (the
+   * server restarted, the network dropped): once per connection.
+   */
+  onConnectionError?: (error: Error) => void;
+}
+
+/** How long a connect may take before the pool gives up: without it an unreachable host hangs a query forever. */
+const CONNECT_TIMEOUT_MS = 10_000;
+
+/** Opens a pool; no connection is made until the first query. */
+export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    application_name: options.applicationName,
+    max: options.max,
+    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+  });
+  // A client whose connection drops emits 'error'; unheard, that ends the
+  // process. pg-pool listens only while a client is idle, not while it is
+  // checked out (a transaction, an advisory lock held across a refresh), so
+  // every client gets a listener of its own for its whole life. Its next query
+  // then fails with a connection error, and withTransaction discards it.
+  pool.on('connect', function listenForConnectionErrors(client) {
+    client.on('error', function onConnectionError(error) {
+      options.onConnectionError?.(error);
+    });
+  });
+  // The pool re-emits an idle client's error; the client's own listener told it already.
+  pool.on('error', function onIdleClientError() {});
+  let closing: Promise<void> | undefined;
+  return {
+    pool,
+    url,
+    close: function closeDatabase() {
+      closing ??= pool.end();
+      return closing;
+    },
+  };
+}
+
+export { DATABASE_URL_ENV, databaseAddress, DatabaseUnavailableError, isConnectionError, redactUrl } from './database-errors.js';
+
+/**
+ * Runs `fn` in one transaction on one client: BEGIN, COMMIT when `fn`
+ * resolves, ROLLBACK when it throws (then its error is rethrown). The client
+ * always goes back to the pool; one whose ROLLBACK failed is discarded, as
+ * its connection is in an unknown state.
+ */
+export async function withTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('begin');
+    const result = await fn(client);
+    await client.query('commit');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('rollback');
+    } catch (rollbackError) {
+      broken = rollbackError instanceof Error ? rollbackError : new Error(String(rollbackError));
+    }
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
