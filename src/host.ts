@@ -1,115 +1,32 @@
-import { join } from 'node:path';
 import { waitFor } from 'xstate';
-import type { HostLogger, McpHost, McpHostOptions } from './host/api.js';
+import type { McpHost, McpHostOptions } from './host/api.js';
+import { createAgentTools } from './host/agent-tools.js';
+import { catalogEntries } from './host/catalog-entries.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
 import { createHostLifecycle } from './host/lifecycle.js';
-import { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts } from './connection/era-verdicts.js';
-import { hostServerMachine } from './host/server-actors.js';
-import { createLifecycles } from './telemetry/lifecycle.js';
-import { createOnDemand } from './host/on-demand.js';
-import { createToolMount } from './host/tool-mount.js';
-import { createResultSpill } from './catalog/tools/result-spill.js';
-import { createReadResultTool, READ_RESULT_TOOL } from './catalog/tools/read-result-tool.js';
-import { createFleetSearch, waitsOnDemand } from './host/tool-search.js';
-import { SEARCH_TOOLS_NAME } from './catalog/tools/search-tools-tool.js';
-import { createDeferredTools } from './host/deferred-tools.js';
-import { errorResult, type AgentTool } from './catalog/tools/agent-tool.js';
+import { createHostServices } from './host/services.js';
 import { computeDiff } from './catalog/config-diff.js';
-import { createCatalogFreshness } from './catalog/freshness.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
-import { createConfigStore, type ConfigStore } from './config/store.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
-import { createDrain } from './host/drain.js';
-import { createJournal, type Journal } from './journal/journal.js';
-import { createMemoryEventStore } from './journal/event-store.js';
-import { createFileEventStore } from './journal/file-event-store.js';
-import { createSelectors } from './journal/selectors.js';
-import { createServerAuth } from './auth/server-auth.js';
-import { resolveStateDir } from './config/paths.js';
-import { createPromptRegistry } from './connection/capabilities/prompts.js';
-import { createClientHandlers } from './connection/capabilities/client-handlers.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { createApprovals } from './approvals/approvals.js';
-import { deniedMessage, isDenied } from './approvals/policy.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
-  const stateDir = options.stateDir ?? resolveStateDir();
-  const startupConcurrency = options.startupConcurrency ?? 1;
-  if (!Number.isInteger(startupConcurrency) || startupConcurrency < 1) {
-    throw new RangeError(`startupConcurrency must be an integer >= 1, got ${startupConcurrency}`);
-  }
-  const logger: HostLogger = options.logger ?? { info: () => {}, warn: (message) => console.warn(message) };
-  const store: ConfigStore = options.configStore ?? createConfigStore({ stateDir: () => stateDir, logger });
-  const onWriteError = (error: Error) => logger.warn(`journal: cannot write: ${error.message}`);
-  const journal: Journal = createJournal({
-    store:
-      options.eventStore ??
-      (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError })),
-    onWriteError,
-    ...(options.workerId === undefined ? {} : { ownWorker: options.workerId }),
-  });
-  const append = journal.append.bind(journal);
-  // Kept results are files by design, also when the journal lives in memory only.
-  const spill = createResultSpill({
-    dir: join(stateDir, 'results'),
-    onError: (error) => logger.warn(`results: ${error instanceof Error ? error.message : String(error)}`),
-  });
-  const readResult = createReadResultTool(spill);
-  /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
-  const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
-  const approvals = createApprovals({ append, approve: options.approve });
-  // This host's own: what it derives from its journal is kept for it alone.
-  const selectors = createSelectors({ stored: (name) => store.stored(name) });
-  const mount = createToolMount({ append, projected: () => journal.projection.context, selectors, spill, approvals });
-  const prompts = createPromptRegistry();
-  const catalogs = createCatalogFreshness();
-  /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
-  const freshenSoon = () => void catalogs.freshen();
-  const auth = createServerAuth({
-    ...(options.credentialsStore ? { credentials: options.credentialsStore } : { stateDir }),
-    consentTimeoutMs: options.consentTimeoutMs,
-    ...(options.publicUrl === undefined ? {} : { publicUrl: options.publicUrl }),
-    ...(options.pendingConsents === undefined ? {} : { pendingConsents: options.pendingConsents }),
-    ...(options.workerId === undefined ? {} : { workerId: options.workerId }),
-  });
-  const leftovers = createDrain();
-  const eras =
-    options.persistJournal === false
-      ? memoryEraVerdicts()
-      : fileEraVerdicts(eraVerdictsPath(stateDir), (error) => logger.warn(`eras.json: cannot write: ${String(error)}`));
-  const clientHandlers = createClientHandlers({
-    hostModel: options.hostModel,
-    elicitation: options.elicitation,
-    roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
-    onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
-  });
-  // This host's own: another host in the process may run a server of the same name.
-  const lifecycles = createLifecycles();
-  const server = hostServerMachine({
-    auth,
-    clientHandlers,
-    prompts,
-    append,
-    logger,
-    leftovers,
-    eras,
-    knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
-    catalogs,
-    lifecycles,
-  });
+  const services = createHostServices(options);
+  const { stateDir, logger, store, journal, append, spill, approvals, selectors, mount, prompts, catalogs, freshenSoon } = services;
+  const { auth, leftovers, eras, clientHandlers, lifecycles, server } = services;
 
   const lifecycle = createHostLifecycle({
     store,
     journal,
     logger,
     server,
-    startupConcurrency,
+    startupConcurrency: services.startupConcurrency,
     watchConfig: options.watchConfig !== false,
     ...(options.credentialsStore && { credentialsStore: options.credentialsStore }),
     ...(options.presence && { presence: options.presence }),
@@ -151,12 +68,16 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
-  /** The server a tool name belongs to (see `toolOwner`). */
-  const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
-
-  const onDemand = createOnDemand({ current, projected, stopping: lifecycle.stopping });
-  const fleetSearch = createFleetSearch(projected, selectors);
-  const deferredTools = createDeferredTools({ servers, search: fleetSearch, onDemand });
+  const agentTools = createAgentTools({
+    mount,
+    spill,
+    selectors,
+    projected,
+    servers,
+    current,
+    stopping: lifecycle.stopping,
+    freshenSoon,
+  });
 
   const host: McpHost = {
     stateDir,
@@ -170,52 +91,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       if (journal.behind) await journal.flushed();
     },
 
-    tools(toolOptions) {
-      freshenSoon();
-      const tools = deferredTools.marked(mount.list());
-      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools) : tools);
-    },
-
-    searchTools(query, searchOptions) {
-      freshenSoon();
-      return fleetSearch.search(query, searchOptions);
-    },
-
-    hasTool(name) {
-      if (mount.get(name) !== undefined || name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
-      const owner = ownerByName(name);
-      return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
-    },
-
-    async callTool(name, args, callOptions) {
-      // Never a server's tool: those are all `{server}__{tool}`.
-      if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
-      const tool = mount.get(name);
-      if (tool) return tool.execute(args, callOptions);
-      if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool.execute(args, callOptions);
-      const owner = ownerByName(name);
-      if (owner && onDemand.knows(owner, name)) {
-        // A tool its policy denies is refused here, without starting its server for nothing.
-        const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
-        if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
-          return errorResult(owner, original, deniedMessage(name, owner));
-        }
-        if (await onDemand.start(owner, callOptions?.signal)) {
-          const started = mount.get(name);
-          if (started) return started.execute(args, callOptions);
-        }
-      }
-      if (owner) {
-        const state = projected().servers[owner]!;
-        // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
-        if (state.state === 'ready') {
-          return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
-        }
-        const why = `state: ${state.state}${state.error ? ` — ${state.error}` : ''}`;
-        return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
-      }
-      return errorResult('', name, `unknown tool "${name}"`);
-    },
+    ...agentTools,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),
@@ -234,33 +110,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     catalog() {
       freshenSoon();
-      const context = projected();
-      return host.status().map((status) => {
-        const server = context.servers[status.name];
-        const mounted = mount.forServer(status.name);
-        // An on-demand server waiting for a call publishes its last run's catalog.
-        const tools =
-          mounted.length === 0 && server !== undefined && waitsOnDemand(server)
-            ? (server.known_tools ?? []).map(({ name, original, description, parameters }) => ({
-                name,
-                original,
-                description,
-                parameters: parameters ?? {},
-              }))
-            : mounted.map((tool) => ({
-                name: tool.name,
-                original: tool.originalName,
-                description: tool.description,
-                parameters: tool.parameters,
-              }));
-        return {
-          ...status,
-          tools,
-          resources: server?.resources ?? null,
-          resource_templates: server?.templates ?? null,
-          prompts: server?.prompts ?? null,
-        };
-      });
+      return catalogEntries(host.status(), projected(), mount);
     },
 
     prompts() {

@@ -1,0 +1,38 @@
+import type { CatalogEntry } from './api.js';
+import type { ToolMount } from './tool-mount.js';
+import { waitsOnDemand } from './tool-search.js';
+import type { ProjectionContext } from '../journal/projection.js';
+import type { ServerView } from '../journal/server-view.js';
+
+/**
+ * The catalog: each server's view with what it offers. Its tools are the
+ * registered ones; an on-demand server waiting for a call publishes its last
+ * run's. Listings not yet made are `null` (not `[]`).
+ */
+export function catalogEntries(views: ServerView[], context: ProjectionContext, mount: ToolMount): CatalogEntry[] {
+  return views.map((view) => {
+    const server = context.servers[view.name];
+    const mounted = mount.forServer(view.name);
+    const tools =
+      mounted.length === 0 && server !== undefined && waitsOnDemand(server)
+        ? (server.known_tools ?? []).map(({ name, original, description, parameters }) => ({
+            name,
+            original,
+            description,
+            parameters: parameters ?? {},
+          }))
+        : mounted.map((tool) => ({
+            name: tool.name,
+            original: tool.originalName,
+            description: tool.description,
+            parameters: tool.parameters,
+          }));
+    return {
+      ...view,
+      tools,
+      resources: server?.resources ?? null,
+      resource_templates: server?.templates ?? null,
+      prompts: server?.prompts ?? null,
+    };
+  });
+}
