@@ -3,7 +3,7 @@
  * option's `argParser`, so a bad value stops the command before it does
  * anything, with one line naming the flag (`error: --url: not a URL: "x"`)
  * and exit code 2; the same parsers guard the values that reach a command
- * some other way (defaults, the library's `startWorker`).
+ * some other way (defaults, `serve`'s `startWorker`).
  */
 import { statSync } from 'node:fs';
 import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js';

@@ -1,25 +1,14 @@
-import { promises as fs } from 'node:fs';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { McpHost } from '../host.js';
-import { ensureApiToken, type ApiToken } from '../http/api-token.js';
-import { secretValuesOf } from '../config/masking.js';
-import { listen, type Listening } from '../http/bind.js';
-import { createLogger, SecretSet, type Logger } from '../telemetry/logger.js';
+import type { ApiToken } from '../http/api-token.js';
+import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
-import { configPath, resolveStateDir } from '../config/paths.js';
-import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
-import { defaultWorkerId, localPresence, statesByServer } from '../fleet/presence.js';
-import type { SharedStores } from '../fleet/index.js';
-import { SecretKeyError } from '../config/secrets/secret-key.js';
-import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, stateDirOf } from './flags.js';
-
 import type { TelemetryExport } from './telemetry.js';
-import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
+import { checkDatabaseUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
 export const DEFAULT_PORT = 8787;
@@ -48,15 +37,6 @@ export interface ServeOptions {
   publicUrl?: string;
   /** Base URL of the MCP Registry the page's "Add from registry" searches; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;
-}
-
-/** A running worker. */
-export interface Worker {
-  url: string;
-  host: McpHost;
-  logger: Logger;
-  /** Drains startup, stops every server and child, closes HTTP, removes worker.json. */
-  stop(): Promise<void>;
 }
 
 /** Registers `mcp-fleet serve`: the worker, until SIGINT/SIGTERM. */
@@ -94,7 +74,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       let worker: Worker;
       try {
         // Failed exports are logged through the worker's logger from its first line on.
-        worker = await startWorker(options, io, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
+        worker = await serve(options, io, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
       } catch (err) {
         await telemetry?.shutdown();
         if (!(err instanceof CliError)) throw err;
@@ -143,186 +123,42 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
 }
 
 /**
- * Starts a worker: the host publishes the configured servers (pending or
- * disabled), then the API listens and the servers connect in the background
- * while a status line is printed for each change. A database that does not
- * answer at once is waited for listening, so `/healthz` answers meanwhile.
+ * Starts the worker `options` ask for, printing as it goes: the banner once
+ * it listens, then a status line for each change of its servers.
  */
-export async function startWorker(options: ServeOptions, io: CliIO, onLogger?: (logger: Logger) => void): Promise<Worker> {
+async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logger) => void): Promise<Worker> {
   const stateDir = stateDirOf(options.stateDir);
   const bindHost = parseBindHost(options.host ?? '127.0.0.1');
   const port = parsePort(options.port ?? DEFAULT_PORT);
   const startupConcurrency = parseConcurrency(options.startupConcurrency ?? 1);
   const logLevel = choice('--log-level', LOG_LEVELS)(options.logLevel ?? 'info');
-  // The servers are published before the port opens: a --host this machine cannot bind is found first.
-  await checkBindable(bindHost);
-  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(options.stateDir ? '--state-dir' : 'state dir', `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
-  });
-  const running = await readWorkerFile(stateDir);
-  if (running && running.pid !== process.pid && isAlive(running.pid)) {
-    throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
-  }
-
-  // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }] = await Promise.all([
-    import('../host.js'),
-    import('../http/app.js'),
-    import('../fleet/shared-stores.js'),
-  ]);
-  const token = await ensureApiToken(stateDir);
-  const secrets = new SecretSet();
-  secrets.add([token.token, ...(await fileSecrets(stateDir))]);
-  let host: McpHost | undefined;
-  const logger = createLogger({
-    level: logLevel,
-    // The host knows the secrets of every running server, including one just added.
-    secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
-  });
-  onLogger?.(logger);
-  const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
-  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
-  const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
-  const states = () => (host === undefined ? {} : statesByServer(host.status()));
-  let shared: SharedStores | undefined;
-  if (databaseUrl !== undefined && databaseUrl !== '') {
-    checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
-    try {
-      shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
-    } catch (err) {
-      if (err instanceof SecretKeyError) throw new CliError(err.message);
-      throw new CliError(`--database-url: ${(err as Error).message}`);
-    }
-  }
-  host = createMcpHost({
-    stateDir,
-    logger,
-    startupConcurrency,
-    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
-    ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
-  });
-  let published = false;
-  const presence = shared?.presence ?? localPresence({ workerId, states });
-  const app = createManagementApp(host, {
-    token: token.token,
-    bindHost,
-    // The public URL's host reaches this worker too (through a proxy, or as its own name).
-    allowedHosts: [...(options.allowedHost ?? []), ...(publicUrl ? [publicUrl.host] : [])],
-    logger,
-    onSecrets: (values) => secrets.add(values),
-    fleet: presence,
-    ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
-    notReady: () =>
-      shared !== undefined && !shared.reached
-        ? `waiting for the database at ${redactUrl(shared.db.url)}`
-        : published
-          ? null
-          : 'starting: the servers are not published yet',
-  });
-
-  // Transitions are printed from here on, under the banner once it is out; the summary once the config is read.
-  const printer = statusPrinter(host, io, stateDir, workerId);
-  const unsubscribe = host.subscribe(printer);
-  const stopReaching = new AbortController();
-  let opening: Promise<Listening> | undefined;
-  /** Listens (once) and says where: the worker file, the log line, the banner. */
-  const openPort = (): Promise<Listening> =>
-    (opening ??= (async () => {
-      const listening = await listenOn(app, bindHost, port);
-      await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
-      logger.info({ url: listening.url, stateDir }, 'listening');
-      io.stdout(banner(stateDir, listening.url, token, options.showToken === true));
-      return listening;
-    })());
-
-  let listening: Listening;
-  try {
-    // A database that does not answer at once is waited for listening: /healthz answers meanwhile,
-    // /readyz and the API say what is awaited. Otherwise the servers are published first, so no
-    // answer ever shows an empty or partial fleet.
-    await shared?.reach(stopReaching.signal, () => {
-      openPort().catch(() => stopReaching.abort());
-    });
-    await host.start();
-    published = true;
-    listening = await openPort();
-  } catch (err) {
-    unsubscribe();
-    stopReaching.abort();
-    await host.shutdown();
-    await opening?.then(
-      async (early) => {
-        await early.close();
-        await removeWorkerFile(stateDir, process.pid);
-      },
-      () => undefined,
-    );
-    await shared?.close();
-    // The port's own error says more than the abort it caused.
-    if (opening !== undefined) await opening;
-    throw err;
-  }
-  presence.start(listening.url);
-  const unsubscribePresence = host.subscribe((event) => {
-    const own = event.worker === undefined || event.worker === workerId;
-    if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
-  });
-  printer.begin();
-
-  const started = host;
-  let stopped: Promise<void> | undefined;
-  return {
-    url: listening.url,
-    host: started,
-    logger,
-    stop() {
-      stopped ??= (async () => {
-        unsubscribe();
-        unsubscribePresence();
-        stopReaching.abort();
-        await Promise.all([started.shutdown(), listening.close()]);
-        await presence.stop();
-        await shared?.close();
-        await removeWorkerFile(stateDir, process.pid);
-        logger.info('stopped');
-      })();
-      return stopped;
+  let printer: ReturnType<typeof statusPrinter> | undefined;
+  const worker = await startWorker(
+    {
+      stateDir,
+      stateDirSource: options.stateDir ? '--state-dir' : 'state dir',
+      bindHost,
+      port,
+      startupConcurrency,
+      logLevel,
+      allowedHosts: options.allowedHost ?? [],
+      ...(options.workerId !== undefined && { workerId: options.workerId }),
+      ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
+      ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
+      ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
     },
-  };
-}
-
-/** Binds `host` on a passing port and lets go: a name or address this machine does not have is a usage error. */
-async function checkBindable(host: string): Promise<void> {
-  const probe = createServer();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen({ host, port: 0 }, resolve);
-    });
-  } catch (err) {
-    throw listenFailure(err, host, null);
-  } finally {
-    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
-  }
-}
-
-async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number): Promise<Listening> {
-  try {
-    return await listen(app, { host: bindHost, port });
-  } catch (err) {
-    throw listenFailure(err, bindHost, port);
-  }
-}
-
-/** What a failed bind says: a port in use, a `--host` this machine does not have, or the system's reason. */
-function listenFailure(err: unknown, host: string, port: number | null): Error {
-  const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE' && port !== null) return new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
-  // No such name, or an address this machine does not have: the value is wrong, not the moment.
-  if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
-    return new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);
-  }
-  return new CliError(`cannot listen on ${port === null ? host : `${host}:${port}`} (${code ?? (err as Error).message})`);
+    {
+      ...(onLogger && { onLogger }),
+      // Transitions are printed from here on, under the banner once it is out; the summary once the config is read.
+      watch(host, workerId) {
+        printer = statusPrinter(host, io, stateDir, workerId);
+        return host.subscribe(printer);
+      },
+      onListening: (url, token) => io.stdout(banner(stateDir, url, token, options.showToken === true)),
+    },
+  );
+  printer?.begin();
+  return worker;
 }
 
 /** The levels of the stderr log (pino's). */
@@ -358,43 +194,6 @@ function parseDatabaseUrl(value: string): string {
   // Empty means none, as for $MCP_FLEET_DATABASE_URL: the state dir holds everything.
   if (value !== '') checkDatabaseUrl('--database-url', value);
   return value;
-}
-
-function checkDatabaseUrl(source: string, value: string): void {
-  const problem = databaseUrlProblem(value);
-  if (problem !== null) {
-    throw new UsageError(source, `${problem} (${redactUrl(value)}); expected postgres://user[:password]@host[:port]/database`);
-  }
-}
-
-function parsePublicUrl(value: string): URL {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch {
-    throw new UsageError('--public-url', `not a URL: ${JSON.stringify(value)}`);
-  }
-  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
-    throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
-  }
-  return url;
-}
-
-function parseWorkerId(value: string): string {
-  if (!/^[\w.:@-]{1,128}$/.test(value)) {
-    throw new UsageError('--worker-id', `use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
-  }
-  return value;
-}
-
-/** Secret values of every entry of the config file, valid or not: redacted from the first log line on. */
-async function fileSecrets(stateDir: string): Promise<string[]> {
-  try {
-    const doc = JSON.parse(await fs.readFile(configPath(stateDir), 'utf8')) as { servers?: Record<string, unknown> };
-    return Object.values(doc.servers ?? {}).flatMap(secretValuesOf);
-  } catch {
-    return [];
-  }
 }
 
 /** What `serve` prints once it listens: where it is and where the token is, never the token unless asked. */

@@ -1,0 +1,274 @@
+/**
+ * The worker `serve` runs: shared stores when a database is named, the host,
+ * the management app on its port, the worker file, the fleet presence, and
+ * the order they start and stop in. Printing is left to the caller (hooks).
+ */
+import { promises as fs } from 'node:fs';
+import { createServer } from 'node:net';
+import type { McpHost } from '../host.js';
+import { ensureApiToken, type ApiToken } from '../http/api-token.js';
+import { secretValuesOf } from '../config/masking.js';
+import { listen, type Listening } from '../http/bind.js';
+import { createLogger, SecretSet, type Logger } from '../telemetry/logger.js';
+import { configPath } from '../config/paths.js';
+import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
+import { defaultWorkerId, localPresence, statesByServer } from '../fleet/presence.js';
+import type { SharedStores } from '../fleet/index.js';
+import { SecretKeyError } from '../config/secrets/secret-key.js';
+import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
+import { CliError, UsageError } from './errors.js';
+import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
+
+/** What a worker is started with: values already checked, except those that may come from the environment or a default. */
+export interface WorkerOptions {
+  stateDir: string;
+  /** How a state dir that cannot be created is named in the error: the flag, or `state dir`. */
+  stateDirSource: string;
+  bindHost: string;
+  port: number;
+  startupConcurrency: number;
+  /** pino level of the stderr log. */
+  logLevel: string;
+  /** Extra accepted `Host` values (`name:port`). */
+  allowedHosts: readonly string[];
+  /** Checked here: the default (`<host>-<pid>`) is not a flag. */
+  workerId?: string;
+  publicUrl?: string;
+  /** The `--database-url` flag; `$MCP_FLEET_DATABASE_URL` (checked here) when absent; empty means none. */
+  databaseUrl?: string;
+  registryUrl?: string;
+}
+
+/** What the caller is told while the worker starts; the worker prints nothing itself. */
+export interface WorkerHooks {
+  /** The log exists: from its first line on. */
+  onLogger?(logger: Logger): void;
+  /** The host (of worker `workerId`) exists and nothing runs yet; the returned function is called first on the way down. */
+  watch?(host: McpHost, workerId: string): () => void;
+  /** The port is open, worker.json written and the line logged. */
+  onListening?(url: string, token: ApiToken): void;
+}
+
+/** A running worker. */
+export interface Worker {
+  url: string;
+  host: McpHost;
+  logger: Logger;
+  /** Drains startup, stops every server and child, closes HTTP, removes worker.json. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts a worker: the host publishes the configured servers (pending or
+ * disabled), then the API listens and the servers connect in the background.
+ * A database that does not answer at once is waited for listening, so
+ * `/healthz` answers meanwhile.
+ */
+export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {}): Promise<Worker> {
+  const { stateDir, bindHost, port } = options;
+  // The servers are published before the port opens: a --host this machine cannot bind is found first.
+  await checkBindable(bindHost);
+  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(options.stateDirSource, `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
+  });
+  const running = await readWorkerFile(stateDir);
+  if (running && running.pid !== process.pid && isAlive(running.pid)) {
+    throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
+  }
+
+  // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
+  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }] = await Promise.all([
+    import('../host.js'),
+    import('../http/app.js'),
+    import('../fleet/shared-stores.js'),
+  ]);
+  const token = await ensureApiToken(stateDir);
+  const secrets = new SecretSet();
+  secrets.add([token.token, ...(await fileSecrets(stateDir))]);
+  let host: McpHost | undefined;
+  const logger = createLogger({
+    level: options.logLevel,
+    // The host knows the secrets of every running server, including one just added.
+    secrets: () => [...secrets.values(), ...(host?.secrets() ?? [])],
+  });
+  hooks.onLogger?.(logger);
+  const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
+  const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
+  const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
+  const states = () => (host === undefined ? {} : statesByServer(host.status()));
+  let shared: SharedStores | undefined;
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
+    try {
+      shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
+    } catch (err) {
+      if (err instanceof SecretKeyError) throw new CliError(err.message);
+      throw new CliError(`--database-url: ${(err as Error).message}`);
+    }
+  }
+  const started = createMcpHost({
+    stateDir,
+    logger,
+    startupConcurrency: options.startupConcurrency,
+    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
+    ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
+  });
+  host = started;
+  // `host.start()` resolving is the host's word that its servers are published.
+  let published = false;
+  const presence = shared?.presence ?? localPresence({ workerId, states });
+  const app = createManagementApp(started, {
+    token: token.token,
+    bindHost,
+    // The public URL's host reaches this worker too (through a proxy, or as its own name).
+    allowedHosts: [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])],
+    logger,
+    onSecrets: (values) => secrets.add(values),
+    fleet: presence,
+    ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
+    notReady: () =>
+      shared !== undefined && !shared.reached
+        ? `waiting for the database at ${redactUrl(shared.db.url)}`
+        : published
+          ? null
+          : 'starting: the servers are not published yet',
+  });
+
+  const unwatch = hooks.watch?.(started, workerId) ?? (() => {});
+  const stopReaching = new AbortController();
+  let opening: Promise<Listening> | undefined;
+  /** Listens (once) and says where: the worker file, the log line, the caller. */
+  const openPort = (): Promise<Listening> =>
+    (opening ??= (async () => {
+      const listening = await listenOn(app, bindHost, port);
+      await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
+      logger.info({ url: listening.url, stateDir }, 'listening');
+      hooks.onListening?.(listening.url, token);
+      return listening;
+    })());
+
+  let listening: Listening;
+  try {
+    // A database that does not answer at once is waited for listening: /healthz answers meanwhile,
+    // /readyz and the API say what is awaited. Otherwise the servers are published first, so no
+    // answer ever shows an empty or partial fleet.
+    await shared?.reach(stopReaching.signal, () => {
+      openPort().catch(() => stopReaching.abort());
+    });
+    await started.start();
+    published = true;
+    listening = await openPort();
+  } catch (err) {
+    unwatch();
+    stopReaching.abort();
+    await started.shutdown();
+    await opening?.then(
+      async (early) => {
+        await early.close();
+        await removeWorkerFile(stateDir, process.pid);
+      },
+      () => undefined,
+    );
+    await shared?.close();
+    // The port's own error says more than the abort it caused.
+    if (opening !== undefined) await opening;
+    throw err;
+  }
+  presence.start(listening.url);
+  const unsubscribePresence = started.subscribe((event) => {
+    const own = event.worker === undefined || event.worker === workerId;
+    if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+  });
+
+  let stopped: Promise<void> | undefined;
+  return {
+    url: listening.url,
+    host: started,
+    logger,
+    stop() {
+      stopped ??= (async () => {
+        unwatch();
+        unsubscribePresence();
+        stopReaching.abort();
+        await Promise.all([started.shutdown(), listening.close()]);
+        await presence.stop();
+        await shared?.close();
+        await removeWorkerFile(stateDir, process.pid);
+        logger.info('stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+/** Binds `host` on a passing port and lets go: a name or address this machine does not have is a usage error. */
+async function checkBindable(host: string): Promise<void> {
+  const probe = createServer();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      probe.once('error', reject);
+      probe.listen({ host, port: 0 }, resolve);
+    });
+  } catch (err) {
+    throw listenFailure(err, host, null);
+  } finally {
+    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+  }
+}
+
+async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number): Promise<Listening> {
+  try {
+    return await listen(app, { host: bindHost, port });
+  } catch (err) {
+    throw listenFailure(err, bindHost, port);
+  }
+}
+
+/** What a failed bind says: a port in use, a `--host` this machine does not have, or the system's reason. */
+function listenFailure(err: unknown, host: string, port: number | null): Error {
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'EADDRINUSE' && port !== null) return new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+  // No such name, or an address this machine does not have: the value is wrong, not the moment.
+  if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
+    return new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);
+  }
+  return new CliError(`cannot listen on ${port === null ? host : `${host}:${port}`} (${code ?? (err as Error).message})`);
+}
+
+/** A database URL from `source` (the flag or the environment) that names a PostgreSQL database. */
+export function checkDatabaseUrl(source: string, value: string): void {
+  const problem = databaseUrlProblem(value);
+  if (problem !== null) {
+    throw new UsageError(source, `${problem} (${redactUrl(value)}); expected postgres://user[:password]@host[:port]/database`);
+  }
+}
+
+export function parsePublicUrl(value: string): URL {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new UsageError('--public-url', `not a URL: ${JSON.stringify(value)}`);
+  }
+  if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
+    throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
+  }
+  return url;
+}
+
+export function parseWorkerId(value: string): string {
+  if (!/^[\w.:@-]{1,128}$/.test(value)) {
+    throw new UsageError('--worker-id', `use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
+  }
+  return value;
+}
+
+/** Secret values of every entry of the config file, valid or not: redacted from the first log line on. */
+async function fileSecrets(stateDir: string): Promise<string[]> {
+  try {
+    const doc = JSON.parse(await fs.readFile(configPath(stateDir), 'utf8')) as { servers?: Record<string, unknown> };
+    return Object.values(doc.servers ?? {}).flatMap(secretValuesOf);
+  } catch {
+    return [];
+  }
+}
