@@ -147,6 +147,21 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
       return listening;
     })());
 
+  let unsubscribePresence = (): void => {};
+  /**
+   * The way down, from a failed start as from `stop()`: nothing is watched or
+   * awaited any more; the servers stop while the port closes; then the
+   * heartbeat and the pool (the shared stores stop their presence); worker.json last.
+   */
+  const down = async (): Promise<void> => {
+    unwatch();
+    unsubscribePresence();
+    stopReaching.abort();
+    await Promise.all([started.shutdown(), opening?.then((open) => open.close(), () => undefined)]);
+    await shared?.close();
+    await removeWorkerFile(stateDir, process.pid);
+  };
+
   let listening: Listening;
   try {
     // A database that does not answer at once is waited for listening: /healthz answers meanwhile,
@@ -159,23 +174,13 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     published = true;
     listening = await openPort();
   } catch (err) {
-    unwatch();
-    stopReaching.abort();
-    await started.shutdown();
-    await opening?.then(
-      async (early) => {
-        await early.close();
-        await removeWorkerFile(stateDir, process.pid);
-      },
-      () => undefined,
-    );
-    await shared?.close();
+    await down();
     // The port's own error says more than the abort it caused.
     if (opening !== undefined) await opening;
     throw err;
   }
   presence.start(listening.url);
-  const unsubscribePresence = started.subscribe((event) => {
+  unsubscribePresence = started.subscribe((event) => {
     const own = event.worker === undefined || event.worker === workerId;
     if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
   });
@@ -186,16 +191,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     host: started,
     logger,
     stop() {
-      stopped ??= (async () => {
-        unwatch();
-        unsubscribePresence();
-        stopReaching.abort();
-        await Promise.all([started.shutdown(), listening.close()]);
-        await presence.stop();
-        await shared?.close();
-        await removeWorkerFile(stateDir, process.pid);
-        logger.info('stopped');
-      })();
+      stopped ??= down().then(() => logger.info('stopped'));
       return stopped;
     },
   };
