@@ -183,6 +183,8 @@ export function createSelectors(options: SelectorsOptions = {}): Selectors {
     let storedView = masked.get(stored.config);
     if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
     if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
+    // From now on `shows` answers for this view's config: the masked copy would only take heap.
+    masked.delete(stored.config);
     shows.set(view.config, { stored: stored.config, version: stored.version });
     return stored.version;
   }
