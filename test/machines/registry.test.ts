@@ -43,7 +43,7 @@ import {
 import { createServerWorld } from './helpers/server-world.js';
 
 /**
- * A walk's time grows with its steps: measured at 3–6 ms a step with the two
+ * A walk's time grows with its steps: measured at 1.5–6 ms a step with the two
  * cores busy with other tests (the longest, 29,970 steps, 173 s); a timeout of
  * about three times that.
  */
