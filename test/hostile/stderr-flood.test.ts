@@ -6,7 +6,6 @@ import { TAIL_CHARS } from '../../src/connection/stderr-tail.js';
 import {
   closeAndExpectNoChild,
   expectStillServing,
-  heapMB,
   hostile,
   isAlive,
   pidFile,
@@ -27,14 +26,12 @@ afterAll(async () => {
 });
 
 describe('a flood of stderr', () => {
-  test('50 MB is drained while the worker serves, and leaves no memory behind', async () => {
-    const before = await heapMB();
+  // The memory it leaves held is measured by bench/suites/bounds.js.
+  test('50 MB is drained while the worker serves', async () => {
     const flood = fleet.host.callTool('chatty__flood', { mb: 50 });
     await expectStillServing(fleet, 'during the flood');
     // The call only ends once the child wrote everything: the worker kept reading.
     expect(await flood).toMatchObject({ details: { is_error: false }, content: [{ type: 'text', text: 'flooded 50 MB' }] });
-    const after = await heapMB();
-    expect(after - before, `held ${(after - before).toFixed(1)} MB more`).toBeLessThan(10);
     expect(fleet.host.server('chatty')).toMatchObject({ state: 'ready', error: null });
   });
 

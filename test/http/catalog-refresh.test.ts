@@ -89,6 +89,7 @@ describe('catalog_max_age_seconds', () => {
     await untilState(fleet, 'py', 'ready', 30_000);
 
     await growUnannounced('for_tools');
+    // A listing gets old by time alone: each read below comes past catalog_max_age_seconds (1 s).
     await sleep(1100);
     expect(await toolNames()).toContain('py__for_tools');
 

@@ -156,17 +156,19 @@ describe('the PostgreSQL event store', () => {
     expect(stored.map((event) => event.seq).sort((a, b) => a - b)).toEqual(range(1, 100));
 
     await until(() => w1.told.length >= 100 && w2.told.length >= 100, 'both stores were told 100 events');
-    // A moment for anything told twice to show up.
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    // Sentinels, one from each, told after anything told twice would have been.
+    await w2.store.append([log('b', 'last from w2')]);
+    await w1.store.append([log('a', 'last from w1')]);
+    await until(() => [w1, w2].every(({ told }) => told.some((event) => event.seq === 102)), 'both stores were told the sentinels');
     for (const { told } of [w1, w2]) {
-      expect(seqs(told)).toEqual(range(1, 100));
-      expect(told.filter((event) => event.worker === 'w1')).toHaveLength(50);
+      expect(seqs(told)).toEqual(range(1, 102));
+      expect(told.filter((event) => event.worker === 'w1')).toHaveLength(51);
     }
     // Each worker's own appends keep their call order.
     const own = (worker: string) =>
       w1.told.filter((event) => event.worker === worker).map((event) => (event.type === 'server.log' ? event.message : ''));
-    expect(own('w1')).toEqual(range(0, 49).map((index) => `w1 ${index}`));
-    expect(own('w2')).toEqual(range(0, 49).map((index) => `w2 ${index}`));
+    expect(own('w1')).toEqual([...range(0, 49).map((index) => `w1 ${index}`), 'last from w1']);
+    expect(own('w2')).toEqual([...range(0, 49).map((index) => `w2 ${index}`), 'last from w2']);
   });
 
   test('load() gives a worker only its own events and continues after the fleet; one append is all or none', async () => {
@@ -391,8 +393,10 @@ describe('the PostgreSQL event store', () => {
     await until(() => w1.told.length === 3, 'w1 caught up');
     await w2.store.append([log('b', 'after')]);
     await until(() => w1.told.length === 4, 'w1 listens again');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(seqs(w1.told)).toEqual([1, 2, 3, 4]);
+    // A sentinel, told after anything told twice would have been.
+    await w2.store.append([log('b', 'sentinel')]);
+    await until(() => w1.told.some((event) => event.seq === 5), 'w1 was told the sentinel');
+    expect(seqs(w1.told)).toEqual([1, 2, 3, 4, 5]);
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(DatabaseUnavailableError);
   });
@@ -429,10 +433,13 @@ describe('the PostgreSQL event store when the database goes away', () => {
     await until(() => w1.told.length === 3, 'w1 caught up on w2s event');
     await w1.store.append([log('a', 'back')]);
     await until(() => w2.told.length === 4, 'w2 was told w1s event');
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(seqs(w1.told)).toEqual([1, 2, 3, 4]);
-    expect(seqs(w2.told)).toEqual([1, 2, 3, 4]);
-    expect(w1.told.map((event) => event.worker)).toEqual(['w1', 'w2', 'w2', 'w1']);
+    // Sentinels, one from each, told after anything told twice would have been.
+    await w2.store.append([log('b', 'last from w2')]);
+    await w1.store.append([log('a', 'last from w1')]);
+    await until(() => [w1, w2].every(({ told }) => told.some((event) => event.seq === 6)), 'both were told the sentinels');
+    expect(seqs(w1.told)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(seqs(w2.told)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(w1.told.map((event) => event.worker)).toEqual(['w1', 'w2', 'w2', 'w1', 'w2', 'w1']);
     // One message for the outage, naming the address and no secret.
     expect(errors).toHaveLength(1);
     expect(errors[0]).toBeInstanceOf(DatabaseUnavailableError);

@@ -10,7 +10,8 @@ import type { McpHost } from '../../src/host.js';
 import { ConflictError, NotFoundError, StartFailedError } from '../../src/errors.js';
 import { createFileEventStore } from '../../src/journal/file-event-store.js';
 import { createProjection, emptyProjection, project, serverViews } from '../../src/journal/projection.js';
-import { createFleet, isAlive, waitUntil, type Fleet } from '../machines/helpers/fleet.js';
+import { createFleet, isAlive, type Fleet } from '../machines/helpers/fleet.js';
+import { until } from '../support/wait.js';
 
 /** A small name pool, so operations keep hitting the same servers. */
 const NAMES = ['p', 'q', 'r'] as const;
@@ -62,9 +63,11 @@ async function checkInvariants(model: Model, { host, fleet }: Real): Promise<voi
   const running = () =>
     Object.fromEntries(NAMES.map((name) => [name, fleet.spawnsOf(name).filter((spawn) => isAlive(spawn.pid)).length]));
   const wanted = Object.fromEntries(NAMES.map((name) => [name, ready.includes(name) ? 1 : 0]));
-  await waitUntil(`one process per ready server: want ${JSON.stringify(wanted)}`, () =>
-    Object.entries(wanted).every(([name, count]) => running()[name] === count),
-  3_000).catch((error: Error) => {
+  await until(
+    () => Object.entries(wanted).every(([name, count]) => running()[name] === count),
+    `one process per ready server: want ${JSON.stringify(wanted)}`,
+    3_000,
+  ).catch((error: Error) => {
     throw new Error(`${error.message}, running ${JSON.stringify(running())}`);
   });
 }
@@ -157,7 +160,7 @@ test('replaying the journal rebuilds the live status, which is what the servers 
       const host = fleet.host();
       try {
         await host.start();
-        await waitUntil('startup is over', () => host.status().every((view) => view.state !== 'pending'));
+        await until(() => host.status().every((view) => view.state !== 'pending'), 'startup is over');
         const model: Model = { servers: new Map(initial) };
         await checkInvariants(model, { host, fleet });
         await fc.asyncModelRun(() => ({ model, real: { host, fleet } }), sequence);

@@ -16,6 +16,7 @@ import { startFleet, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
+import { until } from '../support/wait.js';
 import { consentAsUser, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer } from './servers.js';
 
 const cleanups: Array<() => Promise<void>> = [];
@@ -36,17 +37,11 @@ async function authorizationServer(accessTokenTtl = 600): Promise<AuthorizationS
   return as;
 }
 
-async function until(what: () => boolean, describeNow: () => string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!what()) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${describeNow()}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-}
-
 function untilState(host: McpHost, name: string, state: ServerState, timeoutMs = 20_000): Promise<void> {
   const view = () => host.server(name);
-  return until(() => view()?.state === state, () => `${name} is ${view()?.state} (${view()?.error_kind}: ${view()?.error}), not ${state}`, timeoutMs);
+  return until(() => view()?.state === state, `${name} to be ${state}`, timeoutMs).catch((error: Error) => {
+    throw new Error(`${error.message}: it is ${view()?.state} (${view()?.error_kind}: ${view()?.error})`);
+  });
 }
 
 /** A fleet whose remote OAuth server was consented to over the API and is ready. */
@@ -97,10 +92,9 @@ function lastSeq(host: McpHost): number {
   return host.events().at(-1)?.seq ?? 0;
 }
 
-async function expectFastFailure(host: McpHost): Promise<string> {
-  const started = Date.now();
+// How fast is bench's business; here: the call fails without waiting for the authorization server.
+async function expectFailure(host: McpHost): Promise<string> {
   const result = await host.callTool('remote__echo', { text: 'hi' });
-  expect(Date.now() - started).toBeLessThan(2000);
   expect(result.details.is_error).toBe(true);
   return JSON.stringify(result.content);
 }
@@ -117,13 +111,14 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     expect(view.error_kind).toBe('unreachable');
     // Refused, as a rule; a pooled connection cut by the stop reads as reset or closed.
     expect(view.error).toMatch(new RegExp(`^could not reach the authorization server of ${new URL(mcp.url).origin}: connection (refused|reset|closed)`));
-    expect(await expectFastFailure(fleet.host)).toContain('not ready');
+    expect(await expectFailure(fleet.host)).toContain('not ready');
     const seen = transitions(fleet.host, consented);
     expect(seen.some((event) => event.to === 'error' && event.error_kind === 'unreachable')).toBe(true);
     expect(seen.some((event) => event.to === 'needs_reauth')).toBe(false);
-    // Still retrying, never asking for a person, while it stays away.
-    await new Promise((resolve) => setTimeout(resolve, 2500));
-    expect(fleet.host.server('remote')?.state).not.toBe('needs_reauth');
+    // Still retrying, never asking for a person, while it stays away: two more refreshes fail the same way.
+    const failedRefreshes = () => transitions(fleet.host, consented).filter((event) => event.to === 'error').length;
+    await until(() => failedRefreshes() >= 3, 'two more failed refreshes', 15_000);
+    expect(transitions(fleet.host, consented).some((event) => event.to === 'needs_reauth')).toBe(false);
 
     await as.resume();
     await untilState(fleet.host, 'remote', 'ready', 10_000);
@@ -144,7 +139,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     await untilState(host, 'remote', 'error');
     expect(host.server('remote')).toMatchObject({ error_kind: 'unreachable', ready: false });
     expect(host.server('remote')?.error).toContain('HTTP 503');
-    expect(await expectFastFailure(host)).toContain('HTTP 503');
+    expect(await expectFailure(host)).toContain('HTTP 503');
     const refreshesWhileAway = as.grants.length;
 
     as.failWith(null);
@@ -162,6 +157,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     await untilState(host, 'remote', 'needs_reauth');
     expect(host.server('remote')?.error_kind).toBe('needs_reauth');
     const requests = as.tokenRequests.length;
+    // No event marks a retry that never comes: wait past when the 0.5 s backoff would have sent a few.
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(as.tokenRequests.length).toBe(requests);
     expect(host.server('remote')?.state).toBe('needs_reauth');
@@ -175,9 +171,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     cleanups.push(() => fleet.close());
     await untilState(fleet.host, 'remote', 'needs_reauth');
     await as.pause();
-    const started = Date.now();
     const begun = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(begun.status, begun.text).toBe(503);
     expect(begun.json.error.code).toBe('unreachable');
     expect(begun.json.error.message).toMatch(/could not reach the authorization server of http:\/\/127\.0\.0\.1:\d+: connection/);
@@ -208,7 +202,9 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     let output = '';
     worker.stdout!.on('data', (chunk) => (output += chunk));
     worker.stderr!.on('data', (chunk) => (output += chunk));
-    await until(() => /API\s+http:\/\/127\.0\.0\.1:\d+\//.test(output), () => output);
+    await until(() => /API\s+http:\/\/127\.0\.0\.1:\d+\//.test(output), 'serve to print its API address').catch((error: Error) => {
+      throw new Error(`${error.message}:\n${output}`);
+    });
     const api = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!;
     const view = async () => (await (await fetch(`${api}/api/mcp/servers/remote`, { headers: { authorization: `Bearer ${TOKEN}` } })).json()) as any;
 

@@ -273,6 +273,7 @@ describe('tokens a refresh received but could not store', () => {
     const consented = (await files.load('flaky', config.url, null)).tokens!;
 
     // Due at half-life: the refresh is answered, and the commit fails.
+    // A token is due by its age only (4 s lifetime): waiting past half of it is the honest way.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     failing.commits = 1;
     await provider.refresh();
@@ -287,6 +288,7 @@ describe('tokens a refresh received but could not store', () => {
     await expect.poll(async () => (await files.load('flaky', config.url, null)).tokens?.refresh_token, { timeout: 5000 }).toBe(unsaved.refresh_token);
 
     // The next refresh starts from them: granted, never a reuse of the rotated refresh token.
+    // Due again once the new token is past half its 4 s lifetime.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     await again.refresh();
     expect(as.tokenRequests.filter((grant) => grant === 'refresh_token')).toHaveLength(2);
@@ -299,6 +301,7 @@ describe('tokens a refresh received but could not store', () => {
   it('give way to newer tokens another hand stored meanwhile', async () => {
     const { config, files, store, provider, failing } = await consentedBehindFlakyStore('other');
 
+    // Due by age only: past half of the token's 4 s lifetime.
     await new Promise((resolve) => setTimeout(resolve, 2100));
     failing.commits = Infinity;
     await provider.refresh();

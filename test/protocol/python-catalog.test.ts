@@ -4,9 +4,10 @@
 // Which announcements reach mcp-fleet, and how a change it never hears of
 // still arrives: catalog_max_age_seconds, the server's ttlMs, a forced refresh.
 import { join } from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { pythonCommand, startPythonHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { isAlive } from '../support/processes.js';
+import { until } from '../support/wait.js';
 import { startHost, textOf, type Running } from './helpers.js';
 
 type Transport = 'stdio' | 'http';
@@ -78,7 +79,7 @@ async function expectCallable(run: Running, name: string): Promise<void> {
 
 /** Waits until tool `name` is mounted, then calls it. */
 async function untilCallable(run: Running, name: string): Promise<void> {
-  await vi.waitFor(() => expect(run.host.hasTool(`py__${name}`)).toBe(true), { timeout: 10_000, interval: 50 });
+  await until(() => run.host.hasTool(`py__${name}`), `py__${name} to be mounted`, 10_000);
   await expectCallable(run, name);
 }
 
@@ -135,6 +136,7 @@ describe('a 2026 connection to a server announcing the 2025 way', () => {
   it('catalog_max_age_seconds: an older tool listing is listed again when next read', { timeout: 60_000 }, async () => {
     const run = await pythonHost('stdio', '2026', { config: { catalog_max_age_seconds: 1 } });
     await grow(run, 'old', 'aged');
+    // A listing gets old by time alone: wait past catalog_max_age_seconds (1 s).
     await sleep(1100);
     // tools() answers at once and re-lists behind it; the next read has the tool.
     expect(run.host.tools().some((tool) => tool.name === 'py__aged')).toBe(false);
@@ -151,6 +153,7 @@ describe('a 2026 connection to a server announcing the 2025 way', () => {
   it("the server's ttlMs: a listing past it is listed again when next read", { timeout: 60_000 }, async () => {
     const run = await pythonHost('http', '2026', { env: { TOOLS_TTL_MS: '1000' } });
     await grow(run, 'old', 'expired');
+    // A listing expires by time alone: wait past the server's ttlMs (1 s).
     await sleep(1100);
     await run.host.freshen();
     await expectCallable(run, 'expired');
@@ -160,6 +163,7 @@ describe('a 2026 connection to a server announcing the 2025 way', () => {
   it('without either, the tool stays unheard however often the catalog is read', { timeout: 60_000 }, async () => {
     const run = await pythonHost('stdio', '2026');
     await grow(run, 'old', 'unheard');
+    // As long as the other tests wait for their listing to age: here none does.
     await sleep(1100);
     await run.host.freshen();
     run.host.tools();

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { until } from './wait.js';
 
 /** Whether a process with this pid exists (signal 0 probes without sending anything). */
 export function isAlive(pid: number): boolean {
@@ -13,12 +14,10 @@ export function isAlive(pid: number): boolean {
 
 /** Waits until none of `pids` exists (a killed child can take a moment to be reaped). */
 export async function allGone(pids: number[], timeoutMs = 5_000): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (pids.every((pid) => !isAlive(pid))) return true;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  return pids.every((pid) => !isAlive(pid));
+  return until(() => pids.every((pid) => !isAlive(pid)), 'every process gone', timeoutMs).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The pid a fixture wrote to its `FIXTURE_PID_FILE`. */

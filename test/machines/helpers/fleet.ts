@@ -100,16 +100,6 @@ export function createFleet(): Fleet {
   return fleet;
 }
 
-
-/** Polls until `check` returns true; fails with `what` after `ms`. */
-export async function waitUntil(what: string, check: () => boolean, ms = 10_000): Promise<void> {
-  const until = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > until) throw new Error(`timed out after ${ms}ms waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 type Transition = Extract<JournalEvent, { type: 'server.transitioned' }>;
 
 /** The journal's transitions, optionally of one server. */
