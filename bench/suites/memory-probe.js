@@ -4,24 +4,16 @@
 // compiles the contender's code first, so the growth is the servers' own state.
 //   node --expose-gc bench/suites/memory-probe.js CONTENDER COUNT  → one JSON line
 import { contenderByKey } from '../lib/contenders.js';
-import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
-import { noChildren } from '../lib/processes.js';
+import { settleHeap } from '../lib/env.js';
+import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const [key, countText] = process.argv.slice(2);
 const count = Number(countText);
 const contender = contenderByKey(key);
 
-// 10 servers, each called: every code path of a connect and a call is
-// compiled before the baseline, so what grows is per-server state.
-const warm = await contender.open(serverSpecs(10, MINI_SERVER));
-for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
-await warm.close();
-await noChildren();
-await settleHeap();
+await warmUp(contender);
 const before = process.memoryUsage();
-const handle = await contender.open(serverSpecs(count, MINI_SERVER));
-// One call per server, as an agent would make: lazily built per-tool state counts too.
-for (let i = 0; i < count; i += 1) await handle.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'x' });
+const handle = await startAndCall(contender, count);
 await settleHeap();
 const after = process.memoryUsage();
 process.stdout.write(

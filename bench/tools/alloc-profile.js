@@ -5,8 +5,7 @@
 //   node --expose-gc bench/tools/alloc-profile.js [fleet|raw|…] [COUNT=20] [--top 40]
 import { Session } from 'node:inspector/promises';
 import { contenderByKey } from '../lib/contenders.js';
-import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
-import { noChildren } from '../lib/processes.js';
+import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const top = process.argv.includes('--top') ? Number(process.argv[process.argv.indexOf('--top') + 1]) : 40;
@@ -15,11 +14,7 @@ const count = Number(countText);
 const via = process.argv.includes('--via') ? process.argv[process.argv.indexOf('--via') + 1] : null;
 const contender = contenderByKey(key);
 
-const warm = await contender.open(serverSpecs(10, MINI_SERVER));
-for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
-await warm.close();
-await noChildren();
-await settleHeap();
+await warmUp(contender);
 const session = new Session();
 session.connect();
 await session.post('HeapProfiler.startSampling', {
@@ -27,8 +22,7 @@ await session.post('HeapProfiler.startSampling', {
   includeObjectsCollectedByMajorGC: true,
   includeObjectsCollectedByMinorGC: true,
 });
-const handle = await contender.open(serverSpecs(count, MINI_SERVER));
-for (let i = 0; i < count; i += 1) await handle.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'x' });
+const handle = await startAndCall(contender, count);
 const { profile } = await session.post('HeapProfiler.stopSampling');
 session.disconnect();
 

@@ -5,22 +5,17 @@
 //   node --expose-gc bench/tools/memory-detail.js [fleet|raw|…] [COUNT=20]
 import v8 from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';
-import { MINI_SERVER, serverSpecs, settleHeap } from '../lib/env.js';
-import { noChildren } from '../lib/processes.js';
+import { settleHeap } from '../lib/env.js';
+import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const count = Number(countText);
 const contender = contenderByKey(key);
 const spaces = () => new Map(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s]));
-const warm = await contender.open(serverSpecs(10, MINI_SERVER));
-for (let i = 0; i < 10; i += 1) await warm.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'warm' });
-await warm.close();
-await noChildren();
-await settleHeap();
+await warmUp(contender);
 const before = process.memoryUsage();
 const spacesBefore = spaces();
-const handle = await contender.open(serverSpecs(count, MINI_SERVER));
-for (let i = 0; i < count; i += 1) await handle.call(`s${String(i).padStart(2, '0')}`, 'echo', { text: 'x' });
+const handle = await startAndCall(contender, count);
 await settleHeap();
 const after = process.memoryUsage();
 const spacesAfter = spaces();
