@@ -137,10 +137,11 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   const unwatch = hooks.watch?.(started, workerId) ?? (() => {});
   const stopReaching = new AbortController();
   let opening: Promise<Listening> | undefined;
+  let open: Listening | undefined;
   /** Listens (once) and says where: the worker file, the log line, the caller. */
   const openPort = (): Promise<Listening> =>
     (opening ??= (async () => {
-      const listening = await listenOn(app, bindHost, port);
+      const listening = (open = await listenOn(app, bindHost, port));
       await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
       logger.info({ url: listening.url, stateDir }, 'listening');
       hooks.onListening?.(listening.url, token);
@@ -152,12 +153,15 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
    * The way down, from a failed start as from `stop()`: nothing is watched or
    * awaited any more; the servers stop while the port closes; then the
    * heartbeat and the pool (the shared stores stop their presence); worker.json last.
+   * An open port starts closing first: its event streams end before any server
+   * leaves its state, so a page keeps the states the worker ran with as last known.
    */
   const down = async (): Promise<void> => {
     unwatch();
     unsubscribePresence();
     stopReaching.abort();
-    await Promise.all([started.shutdown(), opening?.then((open) => open.close(), () => undefined)]);
+    const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
+    await Promise.all([started.shutdown(), portClosed]);
     await shared?.close();
     await removeWorkerFile(stateDir, process.pid);
   };
