@@ -15,6 +15,7 @@ import { registerRegistryCommand } from './cli/registry.js';
 import { registerRemoveCommand } from './cli/remove.js';
 import { registerSearchCommand } from './cli/search.js';
 import { registerServeCommand } from './cli/serve.js';
+import { registerUsersCommand } from './cli/users.js';
 
 /** Where a command writes, and how it reports its exit code; swapped in tests. */
 export interface CliIO {
@@ -55,6 +56,7 @@ export function buildProgram(io: CliIO = processIO): Command {
   registerSearchCommand(program, io);
   registerApprovalsCommands(program, io);
   registerRefreshCommand(program, io);
+  registerUsersCommand(program, io);
   registerAuthCommand(program, io);
   registerImportCommand(program, io);
   registerRegistryCommand(program, io);

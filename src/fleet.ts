@@ -10,6 +10,7 @@ export { createPgConfigStore } from './config/pg-config-store.js';
 export { createPgEventStore } from './journal/pg-event-store.js';
 export type { PgEventStore } from './journal/pg-event-store.js';
 export { createPgCredentialsStore } from './auth/pg-credentials-store.js';
+export { createPgUsersStore } from './users/pg-users-store.js';
 export { pgPendingConsents } from './auth/pending-consents.js';
 export { DATABASE_URL_ENV, openDatabase, withTransaction } from './fleet/database.js';
 export type { Database } from './fleet/database.js';

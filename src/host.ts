@@ -77,6 +77,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     current,
     stopping: lifecycle.stopping,
     freshenSoon,
+    append,
   });
 
   const host: McpHost = {

@@ -37,7 +37,9 @@ export { ElicitationResponse } from './connection/capabilities/elicitation.js';
 export type { ElicitationHandler, ElicitationRequest } from './connection/capabilities/elicitation.js';
 export { Root } from './connection/capabilities/roots.js';
 
-export { ServerConfig, LocalServerConfig, RemoteServerConfig, AuthConfig } from './config/schema.js';
+export { ServerConfig, LocalServerConfig, RemoteServerConfig, AuthConfig, AccessRule } from './config/schema.js';
+export { ADMIN_PRINCIPAL, Me, Principal, createFileUsersStore, USER_KEY_PREFIX, UserExistsError } from './users/index.js';
+export type { PrincipalInput, UsersStore, UserView } from './users/index.js';
 export type { ServerConfigInput } from './config/schema.js';
 export { toResponse, toStorage } from './config/masking.js';
 export { mergePatch } from './config/merge-patch.js';

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JournalEventInput } from '../journal/index.js';
 import { maskArguments } from './mask-arguments.js';
+import { ADMIN_PRINCIPAL } from '../users/principal.js';
 
 export type ApprovalDecision = 'allow' | 'deny';
 /** Who decided: the host's callback, a person on the management page, or a client of the API (its bearer token). */
@@ -24,6 +25,8 @@ export interface ApprovalRequest {
   /** As the model sent them. */
   arguments: Record<string, unknown>;
   requested_at: string;
+  /** Whose call it is (`admin` for the admin token and a call naming no principal); only they (and admins) see and decide it. */
+  principal: string;
 }
 
 /** `createMcpHost({ approve })`: decides an `ask` call; `signal` aborts when the call no longer waits (its own abort, the timeout). */
@@ -49,6 +52,8 @@ export interface ApprovalAsk {
   /** The server's config secrets: masked in what is journaled and shown. */
   secrets: readonly string[];
   timeoutSeconds: number;
+  /** Whose call waits; default `admin`. */
+  principal?: string | undefined;
   signal?: AbortSignal | undefined;
   /** Told when the call starts waiting for a person (not when the `approve` callback decides). */
   onWaiting?: ((pending: PendingApproval) => void) | undefined;
@@ -94,10 +99,11 @@ export function createApprovals(options: {
       const now = Date.now();
       const requested_at = new Date(now).toISOString();
       const { server, tool, original } = request;
+      const principal = request.principal ?? ADMIN_PRINCIPAL;
       const masked = maskArguments(request.arguments, request.secrets);
-      options.append({ type: 'approval.requested', server, id, tool, original, arguments: journaledArguments(masked) });
+      options.append({ type: 'approval.requested', server, id, tool, original, arguments: journaledArguments(masked), principal });
       const decided = (decision: 'allow' | 'deny' | 'timeout' | 'cancelled', by: ApprovalDecider | null): void =>
-        options.append({ type: 'approval.decided', server, id, tool, decision, by });
+        options.append({ type: 'approval.decided', server, id, tool, decision, by, principal });
 
       return new Promise<ApprovalVerdict>((resolve, reject) => {
         const stop = new AbortController();
@@ -144,7 +150,7 @@ export function createApprovals(options: {
           waiting.set(id, { shown: null, settle, cancel });
           const signal = request.signal === undefined ? stop.signal : AbortSignal.any([stop.signal, request.signal]);
           Promise.resolve()
-            .then(() => options.approve!({ id, server, tool, original, arguments: request.arguments, requested_at }, { signal }))
+            .then(() => options.approve!({ id, server, tool, original, arguments: request.arguments, requested_at, principal }, { signal }))
             .then(
               (decision) => settle(decision === 'allow' ? 'allow' : 'deny', 'callback'),
               // A callback that fails decides nothing it meant: the call is not made.
@@ -153,7 +159,7 @@ export function createApprovals(options: {
           return;
         }
         const expires_at = new Date(now + request.timeoutSeconds * 1000).toISOString();
-        const shown = { id, server, tool, original, arguments: masked, requested_at, expires_at };
+        const shown = { id, server, tool, original, arguments: masked, requested_at, principal, expires_at };
         waiting.set(id, { shown, settle, cancel });
         request.onWaiting?.(shown);
       });

@@ -125,6 +125,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     logger,
     onSecrets: (values) => secrets.add(values),
     fleet: presence,
+    ...(shared && { users: shared.users }),
     ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
     notReady: () =>
       shared !== undefined && !shared.reached

@@ -32,6 +32,16 @@ const SecretMap = z.record(z.string(), SecretValue);
 export const ApprovalSetting = z.enum(['auto', 'ask', 'deny']);
 export type ApprovalSetting = z.infer<typeof ApprovalSetting>;
 
+/**
+ * Who may see and call a server or a tool: a user named in `users`, or one in
+ * any of `groups`. Admins always may. `{}` (both empty) leaves it to admins.
+ */
+export const AccessRule = z.strictObject({
+  users: z.array(z.string().min(1)).default([]),
+  groups: z.array(z.string().min(1)).default([]),
+});
+export type AccessRule = z.infer<typeof AccessRule>;
+
 export const ToolFilter = z.strictObject({
   /** Only these original tool names are exposed; `null` means all. */
   include: z.array(z.string()).nullable().default(null),
@@ -50,6 +60,11 @@ export const ToolFilter = z.strictObject({
    * `auto` for all, as `{}`.
    */
   approval: z.record(z.string(), ApprovalSetting).optional(),
+  /**
+   * Per original tool name, who may see and call it, on top of the server's
+   * `access`. A tool not named here: whoever may see the server.
+   */
+  access: z.record(z.string(), AccessRule).optional(),
 });
 export type ToolFilter = z.infer<typeof ToolFilter>;
 
@@ -93,6 +108,8 @@ export type ProtocolSetting = z.infer<typeof ProtocolSetting>;
 
 /** Fields every server has, whatever its transport. */
 const common = {
+  /** Who may see and use this server besides admins; absent or `null`: every user. */
+  access: AccessRule.nullable().optional(),
   protocol: ProtocolSetting.default('auto'),
   /** `false` keeps the server configured but never started. */
   enabled: z.boolean().default(true),

@@ -59,6 +59,19 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'users',
+    sql: `
+      -- Users of the API: only a SHA-256 of each key is kept (src/users/keys.ts).
+      create table users (
+        name text primary key,
+        groups jsonb not null default '[]'::jsonb,
+        key_hash text not null unique,
+        created_at timestamptz not null default now()
+      );
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

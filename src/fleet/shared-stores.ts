@@ -1,6 +1,6 @@
 /**
  * What a worker on a shared PostgreSQL (`serve --database-url`) keeps there:
- * the config, the OAuth credentials and the journal, each behind the same
+ * the config, the OAuth credentials, the users and the journal, each behind the same
  * interface as its file store, plus the heartbeat that makes the fleet view.
  * The secret key is loaded first: a worker that could not read or write a
  * secret refuses to start. The database may be away at start; `reach()`
@@ -15,6 +15,8 @@ import type { CredentialsStore } from '../auth/index.js';
 import { createPgCredentialsStore } from '../auth/pg-credentials-store.js';
 import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { databasePresence, type Presence } from './presence.js';
+import { createPgUsersStore } from '../users/pg-users-store.js';
+import type { UsersStore } from '../users/store.js';
 
 export interface SharedStoresOptions {
   url: string;
@@ -32,6 +34,8 @@ export interface SharedStores {
   config: ConfigStore;
   credentials: CredentialsStore;
   events: PgEventStore;
+  /** The users and their key hashes: a key made on one worker is let in by every other. */
+  users: UsersStore;
   presence: Presence;
   /**
    * Resolves once the database answers and its schema is current; retries (one
@@ -63,6 +67,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
     db,
     config: createPgConfigStore({ db, key, workerId, logger }),
     credentials: createPgCredentialsStore({ db, key, workerId }),
+    users: createPgUsersStore(db),
     events: createPgEventStore({ db, workerId, onError: (error) => logger.warn(`journal: ${error.message}`) }),
     presence: databasePresence(db, {
       workerId,

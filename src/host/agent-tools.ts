@@ -17,6 +17,10 @@ import type { ResultSpill } from '../catalog/tools/result-spill.js';
 import { SEARCH_TOOLS_NAME } from '../catalog/tools/search-tools-tool.js';
 import type { ProjectionContext } from '../journal/projection.js';
 import type { Selectors } from '../journal/selectors.js';
+import type { JournalEventInput } from '../journal/index.js';
+import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
+import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
+import { principalOf, toolVisible, visibleTo } from './access.js';
 
 export interface AgentToolsOptions {
   mount: ToolMount;
@@ -28,6 +32,8 @@ export interface AgentToolsOptions {
   stopping(): boolean;
   /** Starts re-listing expired catalogs in the background: every read does. */
   freshenSoon(): void;
+  /** Journals each call of a server's tool (`tool.called`). */
+  append(event: JournalEventInput): void;
 }
 
 export type AgentTools = Pick<McpHost, 'tools' | 'searchTools' | 'hasTool' | 'callTool'>;
@@ -43,11 +49,79 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   const fleetSearch = createFleetSearch(projected, selectors);
   const deferredTools = createDeferredTools({ servers: options.servers, search: fleetSearch, onDemand });
 
+  /** Whether `principal` may see the tool `name` (a meta tool, or one nobody owns, is decided elsewhere). */
+  function mayCall(name: string, principal: Principal | undefined): boolean {
+    if (principal === undefined) return true;
+    const tool = mount.get(name);
+    if (tool) return toolVisible(projected(), tool.server, tool.originalName, principal);
+    const owner = ownerByName(name);
+    if (owner === undefined) return true;
+    const original = projected().servers[owner]?.known_tools?.find((known) => known.name === name)?.original;
+    return toolVisible(projected(), owner, original ?? name, principal);
+  }
+
+  /**
+   * Calls a tool and journals it as the principal's: how it ended and how
+   * long it took (a meta tool's or an unknown tool's call is no server's).
+   */
+  async function journaled(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined, principal: Principal | undefined) {
+    const started = performance.now();
+    const record = (result: AgentToolResult | undefined) => {
+      const server = result?.details.server ?? ownerByName(name);
+      if (!server || projected().servers[server] === undefined) return;
+      options.append({
+        type: 'tool.called',
+        server,
+        tool: name,
+        principal: principal?.id ?? ADMIN_PRINCIPAL,
+        outcome: result === undefined ? 'cancelled' : result.details.is_error ? 'error' : 'ok',
+        duration_ms: Math.round(performance.now() - started),
+      });
+    };
+    try {
+      const result = await call(name, args, callOptions);
+      record(result);
+      return result;
+    } catch (error) {
+      record(undefined);
+      throw error;
+    }
+  }
+
+  /** The call itself: a mounted tool, or one of an `on_demand` server that it starts. */
+  async function call(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined): Promise<AgentToolResult> {
+    const tool = mount.get(name);
+    if (tool) return tool.execute(args, callOptions);
+    const owner = ownerByName(name);
+    if (owner && onDemand.knows(owner, name)) {
+      // A tool its policy denies is refused here, without starting its server for nothing.
+      const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
+      if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
+        return errorResult(owner, original, deniedMessage(name, owner));
+      }
+      if (await onDemand.start(owner, callOptions?.signal)) {
+        const started = mount.get(name);
+        if (started) return started.execute(args, callOptions);
+      }
+    }
+    if (owner) {
+      const state = projected().servers[owner]!;
+      // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
+      if (state.state === 'ready') {
+        return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
+      }
+      const why = `state: ${state.state}${state.error ? ` — ${state.error}` : ''}`;
+      return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
+    }
+    return errorResult('', name, `unknown tool "${name}"`);
+  }
+
   return {
     tools(toolOptions) {
       freshenSoon();
-      const tools = deferredTools.marked(mount.list());
-      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools) : tools);
+      const principal = principalOf(toolOptions?.principal);
+      const tools = deferredTools.marked(visibleTo(projected(), mount.list(), principal));
+      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools);
     },
 
     searchTools(query, searchOptions) {
@@ -55,40 +129,22 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
       return fleetSearch.search(query, searchOptions);
     },
 
-    hasTool(name) {
-      if (mount.get(name) !== undefined || name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
+    hasTool(name, hasOptions) {
+      if (name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
+      if (!mayCall(name, principalOf(hasOptions?.principal))) return false;
+      if (mount.get(name) !== undefined) return true;
       const owner = ownerByName(name);
       return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
     },
 
     async callTool(name, args, callOptions) {
+      const principal = principalOf(callOptions?.principal);
       // Never a server's tool: those are all `{server}__{tool}`.
       if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
-      const tool = mount.get(name);
-      if (tool) return tool.execute(args, callOptions);
-      if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool.execute(args, callOptions);
-      const owner = ownerByName(name);
-      if (owner && onDemand.knows(owner, name)) {
-        // A tool its policy denies is refused here, without starting its server for nothing.
-        const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
-        if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
-          return errorResult(owner, original, deniedMessage(name, owner));
-        }
-        if (await onDemand.start(owner, callOptions?.signal)) {
-          const started = mount.get(name);
-          if (started) return started.execute(args, callOptions);
-        }
-      }
-      if (owner) {
-        const state = projected().servers[owner]!;
-        // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
-        if (state.state === 'ready') {
-          return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
-        }
-        const why = `state: ${state.state}${state.error ? ` — ${state.error}` : ''}`;
-        return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
-      }
-      return errorResult('', name, `unknown tool "${name}"`);
+      if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool(principal).execute(args, callOptions);
+      // A tool the principal may not see answers as a missing one would: its name tells them nothing.
+      if (!mayCall(name, principal)) return errorResult('', name, `unknown tool "${name}"`);
+      return journaled(name, args, callOptions, principal);
     },
   };
 }

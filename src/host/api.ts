@@ -21,6 +21,7 @@ import type { Root } from '../connection/index.js';
 import type { HostModel } from '../agent/index.js';
 import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
 import type { Presence } from '../fleet/index.js';
+import type { PrincipalInput } from '../users/index.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -133,13 +134,13 @@ export interface McpHost {
    * 'deferred'` adds what it found to its next request). Eager tools carry
    * `alwaysLoad` for the provider exports' own deferred formats.
    */
-  tools(options?: { loading?: 'eager' | 'deferred' }): AgentTool[];
+  tools(options?: { loading?: 'eager' | 'deferred'; principal?: PrincipalInput }): AgentTool[];
   /**
    * Whether `callTool(name)` would reach a tool: a registered one, a meta tool
    * (`search_tools`, `read_result`), or a published tool of an `on_demand`
    * server (calling it starts the server).
    */
-  hasTool(name: string): boolean;
+  hasTool(name: string, options?: { principal?: PrincipalInput }): boolean;
   /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */
   searchTools(query: string, options?: SearchOptions): ToolSearchResult[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;

@@ -8,8 +8,8 @@ import { jsonEqual } from '../catalog/json-equal.js';
 import type { ServerMachineEvent } from '../machines/server.events.js';
 import type { ServerConfig } from '../config/index.js';
 
-/** Fields that only shape the registration of the tools, never the connection. */
-const MOUNT_FIELDS = ['tools', 'max_result_bytes'] as const;
+/** Fields that only shape the registration of the tools (or who sees them), never the connection. */
+const MOUNT_FIELDS = ['tools', 'max_result_bytes', 'access'] as const;
 
 export function configChangeEvent(running: ServerConfig, next: ServerConfig): ServerMachineEvent | null {
   if (jsonEqual(running, next)) return null;

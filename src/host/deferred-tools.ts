@@ -9,14 +9,15 @@ import type { AgentTool } from '../catalog/index.js';
 import { searchToolsTool } from '../catalog/tools/search-tools-tool.js';
 import type { OnDemand } from './on-demand.js';
 import type { FleetSearch } from './tool-search.js';
+import type { Principal } from '../users/index.js';
 
 export interface DeferredTools {
-  /** The `search_tools` meta tool. */
-  readonly searchTool: AgentTool;
+  /** The `search_tools` meta tool, finding what `principal` may see (everything without one). */
+  searchTool(principal?: Principal): AgentTool;
   /** `tools` with the always-loaded ones marked `alwaysLoad` (copies: the mounted tools are shared). */
   marked(tools: AgentTool[]): AgentTool[];
   /** What a deferred request starts with: `search_tools` and the always-loaded tools of `marked`. */
-  deferred(marked: AgentTool[]): AgentTool[];
+  deferred(marked: AgentTool[], principal?: Principal): AgentTool[];
 }
 
 export function createDeferredTools(options: {
@@ -24,15 +25,19 @@ export function createDeferredTools(options: {
   search: FleetSearch;
   onDemand: OnDemand;
 }): DeferredTools {
-  const searchTool = searchToolsTool({
-    search: (query, limit) =>
-      options.search
-        .search(query, { limit })
-        .filter((found) => found.available)
-        .map(({ name, server, description, parameters }) => ({ name, server, description, parameters })),
-    // Loading a tool of an on-demand server starts it, so that it is ready by the time the model calls.
-    loaded: (found) => options.onDemand.load(found.map((tool) => tool.server)),
-  });
+  const makeSearchTool = (principal: Principal | undefined): AgentTool =>
+    searchToolsTool({
+      search: (query, limit) =>
+        options.search
+          .search(query, { limit, ...(principal && { principal }) })
+          .filter((found) => found.available)
+          .map(({ name, server, description, parameters }) => ({ name, server, description, parameters })),
+      // Loading a tool of an on-demand server starts it, so that it is ready by the time the model calls.
+      loaded: (found) => options.onDemand.load(found.map((tool) => tool.server)),
+    });
+  // The admin's is made once; a user's per request (it is small: a closure over the principal).
+  const adminSearchTool = makeSearchTool(undefined);
+  const searchTool = (principal?: Principal): AgentTool => (principal === undefined ? adminSearchTool : makeSearchTool(principal));
 
   return {
     searchTool,
@@ -50,6 +55,6 @@ export function createDeferredTools(options: {
         return marked ? { ...tool, alwaysLoad: true } : tool;
       });
     },
-    deferred: (marked) => [searchTool, ...marked.filter((tool) => tool.alwaysLoad === true)],
+    deferred: (marked, principal) => [searchTool(principal), ...marked.filter((tool) => tool.alwaysLoad === true)],
   };
 }

@@ -242,6 +242,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
           arguments: args,
           secrets: secretValues(current),
           timeoutSeconds: current.approval_timeout_seconds,
+          principal: callOptions.principal?.id,
           signal: callOptions.signal,
           onWaiting: callOptions.onApproval,
         });

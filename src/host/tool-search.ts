@@ -7,6 +7,8 @@
  * lists are immutable and shared, so a changed server is one identity check
  * away and nothing else is re-indexed.
  */
+import { principalOf, toolVisible } from './access.js';
+import type { PrincipalInput } from '../users/index.js';
 import type { ToolEntry } from '../journal/index.js';
 import type { ProjectedServer, ProjectionContext } from '../journal/index.js';
 import type { Selectors } from '../journal/index.js';
@@ -32,6 +34,8 @@ export interface ToolSearchResult {
 export interface SearchOptions {
   /** At most this many results (default 8). */
   limit?: number;
+  /** Only tools this principal may see (`{id, groups}`); absent: every tool (the admin). */
+  principal?: PrincipalInput;
 }
 
 export const DEFAULT_SEARCH_LIMIT = 8;
@@ -100,10 +104,11 @@ export function createFleetSearch(projected: () => ProjectionContext, selectors:
       const context = projected();
       catchUp(context);
       const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
+      const principal = principalOf(options.principal);
       // A registered tool another server's later registration shadows is not what its name calls.
       const reachable = (tool: SearchableTool): boolean => {
         const server = context.servers[tool.server];
-        if (server === undefined) return false;
+        if (server === undefined || !toolVisible(context, tool.server, tool.original, principal)) return false;
         return server.registered_since === 0 || selectors.toolOwner(context, tool.name) === tool.server;
       };
       return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {

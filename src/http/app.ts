@@ -17,6 +17,9 @@ import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
+import { createFileUsersStore, createUsers, type UsersStore } from '../users/index.js';
+import { userRoutes } from './routes/users.js';
+import { adminOnly, meOf } from './caller.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -56,6 +59,8 @@ export interface ManagementAppOptions {
   fleet?: Presence;
   /** Base URL of the MCP Registry behind `/api/mcp/registry`; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;
+  /** Where the users and their key hashes live; default `<state_dir>/users.json` (`createPgUsersStore` for a fleet). */
+  users?: UsersStore;
 }
 
 /**
@@ -85,7 +90,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
 
   // The guard and each resource's router sit on the app itself: a nested `/api`
   // router would cost every request one more dispatch.
-  const guard = apiGuard({ token: options.token, bindHost, allowedHosts: extraHosts, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT });
+  const users = createUsers(options.users ?? createFileUsersStore(host.stateDir));
+  const guard = apiGuard({ token: options.token, users, bindHost, allowedHosts: extraHosts, bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT });
   // The server list, the route polled most, is a route of the app itself with the same
   // guard in front of it: one route to match, no mount to enter on each request (a
   // mount cuts its prefix from the URL, which is parsed again, and puts it back).
@@ -101,8 +107,12 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/prompts', promptRoutes(host));
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
-  app.get('/api/mcp/fleet', fleetRoute(host, options.fleet));
-  app.use('/api/mcp/registry', registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
+  app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
+  app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
+  app.get('/api/mcp/me', function me(_req, res) {
+    res.json(meOf(res));
+  });
+  app.use('/api/mcp/users', adminOnly, userRoutes(users));
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));
@@ -111,7 +121,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());
-  app.use('/ui/session', sessionRoutes({ token: options.token, bindHost, allowedHosts: extraHosts }));
+  app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts }));
 
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

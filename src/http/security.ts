@@ -2,7 +2,9 @@ import { loadExpress } from './express.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
-import { hasValidSession } from './session.js';
+import { claimedUser, hasValidSession, readSessionCookie, userSessionValue } from './session.js';
+import { setCaller } from './caller.js';
+import type { Principal, Users } from '../users/index.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -53,26 +55,52 @@ export function hostCheck(bindHost: string, extra: readonly string[] = []): Requ
 }
 
 /**
- * Requires `Authorization: Bearer <token>` or, when no such header is sent,
- * the management page's session cookie; both compared in constant time. A
- * request let in by the cookie is marked, so `originCheck` can hold it to
- * the stricter rule browsers make possible.
+ * Requires `Authorization: Bearer <token>` (the API token, or a user's key)
+ * or, when no such header is sent, the management page's session cookie of
+ * either; compared in constant time. A request let in by the cookie is
+ * marked, so `originCheck` can hold it to the stricter rule browsers make
+ * possible. Who it acts for is recorded (caller.ts).
  */
-function bearerAuth(token: string): RequestHandler {
+function bearerAuth(token: string, users: Users | undefined): RequestHandler {
+  const refuse = (res: Response, next: NextFunction) => {
+    res.setHeader('WWW-Authenticate', 'Bearer');
+    next(new HttpError(401, 'unauthorized', 'missing or wrong bearer token'));
+  };
   return function checkToken(req, res, next) {
     const header = req.headers.authorization;
-    if (header === undefined && hasValidSession(req, token)) {
-      res.locals.viaSessionCookie = true;
+    if (header === undefined) {
+      if (hasValidSession(req, token)) {
+        res.locals.viaSessionCookie = true;
+        setCaller(res, undefined);
+        next();
+        return;
+      }
+      const user = users === undefined ? undefined : claimedUser(readSessionCookie(req) ?? '');
+      if (user === undefined || users === undefined) return refuse(res, next);
+      // The cookie names a user: it holds only while their key is the one it was made with.
+      return users.get(user).then((stored) => {
+        if (stored === undefined || !tokensEqual(userSessionValue(token, stored.name, stored.key_hash), readSessionCookie(req) ?? '')) {
+          return refuse(res, next);
+        }
+        res.locals.viaSessionCookie = true;
+        setCaller(res, { id: stored.name, groups: [...stored.groups] });
+        next();
+      });
+    }
+    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header);
+    const presented = match?.[1];
+    if (!presented) return refuse(res, next);
+    if (tokensEqual(token, presented)) {
+      setCaller(res, undefined);
       next();
       return;
     }
-    const match = /^Bearer[ ]+(\S+)\s*$/i.exec(header ?? '');
-    if (!match?.[1] || !tokensEqual(token, match[1])) {
-      res.setHeader('WWW-Authenticate', 'Bearer');
-      next(new HttpError(401, 'unauthorized', 'missing or wrong bearer token'));
-      return;
-    }
-    next();
+    if (users === undefined) return refuse(res, next);
+    return users.authenticate(presented).then((user: Principal | undefined) => {
+      if (user === undefined) return refuse(res, next);
+      setCaller(res, user);
+      next();
+    });
   };
 }
 
@@ -136,6 +164,8 @@ function hasBody(req: Request): boolean {
 
 export interface ApiGuardOptions {
   token: string;
+  /** The users whose keys are let in too; without it only the API token is. */
+  users?: Users;
   bindHost: string;
   allowedHosts: readonly string[];
   bodyLimit: number;
@@ -150,7 +180,7 @@ export interface ApiGuardOptions {
 export function apiGuard(options: ApiGuardOptions): RequestHandler {
   const parseJson = loadExpress().json({ limit: options.bodyLimit });
   const checks: RequestHandler[] = [
-    bearerAuth(options.token),
+    bearerAuth(options.token, options.users),
     originCheck(options.bindHost, options.allowedHosts),
     requireJson,
     function parseBody(req, res, next) {

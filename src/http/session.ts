@@ -47,3 +47,20 @@ export function sessionCookie(port: number, value: string): string {
 export function clearedSessionCookie(port: number): string {
   return `${sessionCookieName(port)}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0`;
 }
+
+/**
+ * A user's page session: `u.<name>.<mac>`, the MAC keyed by the API token
+ * over the user's name and the hash of their current key. Nothing is kept on
+ * the worker, any worker of a fleet (same token) accepts it, and rotating the
+ * key, removing the user or changing the API token ends it.
+ */
+export function userSessionValue(token: string, name: string, keyHash: string): string {
+  const mac = createHmac('sha256', token).update(`mcp-fleet user session v1\0${name}\0${keyHash}`).digest('base64url');
+  return `u.${name}.${mac}`;
+}
+
+/** The user name a session cookie value claims (unchecked); undefined when it is not a user's. */
+export function claimedUser(value: string): string | undefined {
+  const match = /^u\.([A-Za-z0-9_-]{1,64})\.[A-Za-z0-9_-]+$/.exec(value);
+  return match?.[1];
+}

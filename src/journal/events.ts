@@ -142,6 +142,8 @@ export const JournalEvent = z.discriminatedUnion('type', [
     tool: z.string(),
     original: z.string(),
     arguments: z.record(z.string(), z.unknown()),
+    /** Whose call waits (absent in journals written before principals). */
+    principal: z.string().optional(),
   }),
   /**
    * How the wait of `approval.requested` `id` ended. `by`: the host's
@@ -155,6 +157,20 @@ export const JournalEvent = z.discriminatedUnion('type', [
     tool: z.string(),
     decision: z.enum(['allow', 'deny', 'timeout', 'cancelled']),
     by: z.enum(['callback', 'page', 'api']).nullable(),
+    principal: z.string().optional(),
+  }),
+  /**
+   * A tool of the server was called, by `principal` (`admin` for the admin
+   * token and a library call that names no principal): how it ended and how
+   * long it took. Never its arguments or result, which may hold secrets.
+   */
+  z.object({
+    ...base,
+    type: z.literal('tool.called'),
+    tool: z.string(),
+    principal: z.string(),
+    outcome: z.enum(['ok', 'error', 'cancelled']),
+    duration_ms: z.number().int().min(0),
   }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;

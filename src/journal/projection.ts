@@ -122,6 +122,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     // Approvals are calls, not server state: the pending ones live in the host's gate.
     case 'approval.requested':
     case 'approval.decided':
+    case 'tool.called':
       return { ...context, lastSeq: event.seq };
   }
 }

@@ -135,7 +135,7 @@ describe('mcp-fleet approvals / approve / deny', () => {
   it('formats the table with arguments cut', () => {
     const now = Date.parse('2026-01-01T00:00:10Z');
     const table = formatApprovalsTable(
-      [{ id: 'a1', server: 's', tool: 's__t', original: 't', arguments: { long: 'x'.repeat(100) }, requested_at: '2026-01-01T00:00:00Z', expires_at: '2026-01-01T00:05:00Z' }],
+      [{ id: 'a1', server: 's', tool: 's__t', original: 't', arguments: { long: 'x'.repeat(100) }, requested_at: '2026-01-01T00:00:00Z', principal: 'admin', expires_at: '2026-01-01T00:05:00Z' }],
       now,
     );
     expect(table.split('\n')[1]).toMatch(/^a1\s+s__t\s+10s\s+\{"long":"x+…$/);

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { PendingApproval } from '../../approvals/index.js';
+import type { PrincipalInput } from '../../users/index.js';
 
 /** A content block the model sees: text, or binary data (image or audio). */
 export const AgentContentBlock = z.discriminatedUnion('type', [
@@ -35,6 +36,11 @@ export interface ToolProgress {
 export interface ExecuteOptions {
   /** Aborting cancels the call; the server gets `notifications/cancelled`. */
   signal?: AbortSignal;
+  /**
+   * Who calls (`{id, groups}`): a tool they may not see is an unknown tool,
+   * and the call is journaled as theirs. Absent: the admin (or the embedder).
+   */
+  principal?: PrincipalInput;
   /** Called for each progress notification; each one resets the call timeout. */
   onProgress?: (progress: ToolProgress) => void;
   /**

@@ -5,6 +5,8 @@ import type { McpHost } from '../../host.js';
 import type { JournalEvent } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
+import { eventFor, eventVisibleTo, userOf } from '../caller.js';
+import type { Principal } from '../../users/index.js';
 
 /** A journal position: events with a greater `seq` are returned. */
 const Seq = z.coerce.number().int().min(0);
@@ -25,9 +27,13 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
 
   router.get('/', async function listEvents(req, res) {
     const since = parseSince(req.query.since, 'since');
+    const user = userOf(res);
+    // A user reads only the events of servers they may see, and of those calls and approvals only their own.
+    const shown = (events: JournalEvent[]) =>
+      user === undefined ? events : events.filter((event) => eventVisibleTo(host, event, user)).map((event) => eventFor(host, event, user));
     // Without `since`: the newest events, those still in memory (a bounded window), as before the store.
     if (since === undefined) {
-      res.json({ events: host.events() });
+      res.json({ events: shown(host.events()) });
       return;
     }
     const limit =
@@ -43,7 +49,20 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
         { oldest_seq: events.gone },
       );
     }
-    res.json({ events });
+    if (user === undefined) {
+      res.json({ events });
+      return;
+    }
+    // A user's page is filled from the pages after it, so a short page still means the end.
+    const page = shown(events);
+    for (let last = events.at(-1)?.seq, full = events.length === limit; full && last !== undefined && page.length < limit; ) {
+      const more = await host.readEvents(last, limit);
+      if (!Array.isArray(more)) break;
+      page.push(...shown(more));
+      last = more.at(-1)?.seq;
+      full = more.length === limit;
+    }
+    res.json({ events: page.slice(0, limit) });
   });
 
   router.get('/stream', async function streamEvents(req, res) {
@@ -51,7 +70,7 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
     const lastId = req.headers['last-event-id'];
     const since =
       lastId !== undefined ? parseSince(lastId, 'Last-Event-ID') : parseSince(req.query.since, 'since');
-    await openStream(host, res, since, options.heartbeatMs);
+    await openStream(host, res, since, options.heartbeatMs, userOf(res));
   });
 
   return router;
@@ -88,6 +107,7 @@ async function openStream(
   res: Response,
   since: number | undefined,
   heartbeatMs: number,
+  user: Principal | undefined,
 ): Promise<void> {
   openEventStream(res);
 
@@ -102,8 +122,10 @@ async function openStream(
   let lastSent = since ?? subscribedAt;
   function send(event: JournalEvent): void {
     if (event.seq <= lastSent) return;
+    // Passed over, not sent, when the user may not see it: the replay still moves on past it.
     lastSent = event.seq;
-    res.write(`id: ${event.seq}\nevent: journal\ndata: ${JSON.stringify(event)}\n\n`);
+    if (!eventVisibleTo(host, event, user)) return;
+    res.write(`id: ${event.seq}\nevent: journal\ndata: ${JSON.stringify(eventFor(host, event, user))}\n\n`);
   }
 
   // A comment line keeps proxies and idle timeouts from closing a quiet stream.

@@ -5,6 +5,7 @@ import type { McpHost } from '../../host.js';
 import { PromptNotFoundError } from '../../connection/capabilities/prompts.js';
 import { FleetError } from '../../errors.js';
 import { HttpError } from '../errors.js';
+import { userOf, viewFor } from '../caller.js';
 
 /** `POST /api/mcp/prompts/:name/render`: `{"arguments": {...}}` (omitted = none). */
 const RenderBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -15,12 +16,20 @@ export function promptRoutes(host: McpHost): Router {
 
   router.get('/', async function listPrompts(_req, res) {
     await host.freshen();
-    res.json({ prompts: host.prompts() });
+    const user = userOf(res);
+    const prompts = host.prompts();
+    res.json({ prompts: user === undefined ? prompts : prompts.filter((prompt) => viewFor(host.server(prompt.server), user) !== undefined) });
   });
 
   // `:name` is the command without its slash: `server:prompt` (percent-encode a `/` in a prompt name).
   router.post('/:name/render', async function renderPrompt(req, res) {
     const body = RenderBody.parse(req.body ?? {});
+    const user = userOf(res);
+    // `server:prompt`: a server the user may not see has no prompts, as far as they can tell.
+    const server = req.params.name.replace(/^\//, '').split(':')[0] ?? '';
+    if (user !== undefined && viewFor(host.server(server), user) === undefined) {
+      throw new HttpError(404, 'not_found', `no prompt "${req.params.name}" (expected "server:prompt" of a ready server)`);
+    }
     const controller = new AbortController();
     res.on('close', function abortIfUnanswered() {
       if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));

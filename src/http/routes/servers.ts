@@ -6,6 +6,7 @@ import { ServerCreate, ServerPatch } from '../../config/requests.js';
 import type { ServerView } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { secretValuesOf } from '../../config/masking.js';
+import { requireAdmin, userOf, viewFor, viewsFor } from '../caller.js';
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */
@@ -22,6 +23,7 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   router.get('/', options.list ?? serverList(host));
 
   router.post('/', async function addServer(req, res) {
+    requireAdmin(res);
     const { name, ...config } = ServerCreate.parse(bodyObject(req));
     noteSecrets(config);
     const view = await host.addServer(name, config);
@@ -30,12 +32,15 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   });
 
   router.get('/:name', function getServer(req, res) {
-    const view = requireServer(host, req.params.name);
+    // A server the user may not see is as missing as one never configured.
+    const view = viewFor(host.server(req.params.name), userOf(res));
+    if (!view) throw new HttpError(404, 'not_found', `no server named "${req.params.name}"`);
     if (view.version !== null) res.setHeader('ETag', `"${view.version}"`);
     res.json(view);
   });
 
   router.patch('/:name', async function patchServer(req, res) {
+    requireAdmin(res);
     const body = bodyObject(req);
     const name = req.params.name;
     if ('name' in body) {
@@ -53,24 +58,28 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   });
 
   router.delete('/:name', async function removeServer(req, res) {
+    requireAdmin(res);
     requireServer(host, req.params.name);
     await host.removeServer(req.params.name);
     res.status(204).end();
   });
 
   router.post('/:name/restart', async function restartServer(req, res) {
+    requireAdmin(res);
     requireServer(host, req.params.name);
     res.json(await host.restartServer(req.params.name));
   });
 
   // Re-lists tools, resources and prompts now (a server that never announces its changes); answers the counts.
   router.post('/:name/refresh', async function refreshCatalog(req, res) {
+    requireAdmin(res);
     requireServer(host, req.params.name);
     res.json(await host.refreshCatalog(req.params.name));
   });
 
   // Starts consent (needs_reauth → authenticating); the answer is the URL to open.
   router.post('/:name/auth', async function beginAuth(req, res) {
+    requireAdmin(res);
     requireServer(host, req.params.name);
     res.json(await host.beginAuth(req.params.name));
   });
@@ -88,6 +97,12 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
 export function serverList(host: McpHost): RequestHandler {
   const listBody = serializedOnce();
   return function listServers(req, res) {
+    const user = userOf(res);
+    // A user's list is theirs alone: made for the request, never the shared cache.
+    if (user !== undefined) {
+      res.json({ servers: viewsFor(host.status(), user) });
+      return;
+    }
     const { body, etag } = listBody(host.status());
     res.setHeader('ETag', etag);
     if (req.fresh) {

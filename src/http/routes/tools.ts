@@ -6,6 +6,7 @@ import type { PendingApproval } from '../../approvals/index.js';
 import type { AgentToolResult, ToolProgress } from '../../catalog/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
+import { userOf } from '../caller.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -22,7 +23,8 @@ export function toolRoutes(host: McpHost): Router {
   // Listings that expired (catalog_max_age_seconds, a server's ttlMs) are listed again before the answer.
   router.get('/', async function listTools(_req, res) {
     await host.freshen();
-    const tools = host.tools().map((tool) => ({
+    const principal = userOf(res);
+    const tools = host.tools(principal === undefined ? {} : { principal }).map((tool) => ({
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
@@ -38,13 +40,16 @@ export function toolRoutes(host: McpHost): Router {
     const query = searchQuery(req.query.q);
     const limit = searchLimit(req.query.limit);
     await host.freshen();
-    res.json({ tools: host.searchTools(query, limit === undefined ? {} : { limit }) });
+    const principal = userOf(res);
+    res.json({ tools: host.searchTools(query, { ...(limit !== undefined && { limit }), ...(principal && { principal }) }) });
   });
 
   router.post('/:name/call', async function callTool(req, res) {
     const name = req.params.name;
     const body = CallBody.parse(req.body ?? {});
-    if (!host.hasTool(name)) {
+    const principal = userOf(res);
+    const who = principal === undefined ? {} : { principal };
+    if (!host.hasTool(name, who)) {
       throw new HttpError(404, 'not_found', `no tool named "${name}"`);
     }
     // A client that hangs up no longer wants the answer: cancel the MCP call
@@ -55,12 +60,12 @@ export function toolRoutes(host: McpHost): Router {
     });
     if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       await streamCall(res, (onProgress, onApproval) =>
-        host.callTool(name, body.arguments, { signal: controller.signal, onProgress, onApproval }),
+        host.callTool(name, body.arguments, { signal: controller.signal, onProgress, onApproval, ...who }),
       );
       return;
     }
     // A tool error is an answer (`details.is_error`), not an HTTP error.
-    const result = await host.callTool(name, body.arguments, { signal: controller.signal });
+    const result = await host.callTool(name, body.arguments, { signal: controller.signal, ...who });
     if (!controller.signal.aborted) res.json(result);
   });
 

@@ -1,11 +1,12 @@
 import { fileURLToPath } from 'node:url';
 import { loadExpress } from '../express.js';
-import type { Response, Router } from 'express';
+import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { tokensEqual } from '../api-token.js';
 import { HttpError } from '../errors.js';
 import { originCheck, requireJson } from '../security.js';
-import { clearedSessionCookie, hasValidSession, sessionCookie, sessionValue } from '../session.js';
+import { claimedUser, clearedSessionCookie, hasValidSession, readSessionCookie, sessionCookie, sessionValue, userSessionValue } from '../session.js';
+import { keyHash, type Users } from '../../users/index.js';
 
 /** The page's static files: plain ES modules and CSS, served as they are (no build step). */
 const UI_DIR = fileURLToPath(new URL('../ui/', import.meta.url));
@@ -53,8 +54,9 @@ export function pageRoutes(): Router {
 const SignIn = z.strictObject({ token: z.string().min(1).max(4096) });
 
 export interface SessionRoutesOptions {
-  /** The API token a sign-in must present. */
+  /** The API token a sign-in must present (or a user's key, with `users`). */
   token: string;
+  users?: Users;
   bindHost: string;
   allowedHosts: readonly string[];
 }
@@ -72,18 +74,35 @@ export function sessionRoutes(options: SessionRoutesOptions): Router {
   router.use(loadExpress().json({ limit: 8 * 1024 }));
 
   // Lets the page choose between its sign-in form and the servers without provoking a 401.
-  router.get('/', function session(req, res) {
+  router.get('/', async function session(req, res) {
     res.setHeader('Cache-Control', 'no-store');
-    res.json({ signed_in: hasValidSession(req, options.token) });
+    res.json({ signed_in: hasValidSession(req, options.token) || (await userSignedIn(req)) });
   });
 
-  router.post('/', function signIn(req, res) {
+  /** Whether the cookie is a user's session made with their current key. */
+  async function userSignedIn(req: Request): Promise<boolean> {
+    const presented = readSessionCookie(req) ?? '';
+    const name = claimedUser(presented);
+    if (name === undefined || options.users === undefined) return false;
+    const stored = await options.users.get(name);
+    return stored !== undefined && tokensEqual(userSessionValue(options.token, stored.name, stored.key_hash), presented);
+  }
+
+  // The API token signs the admin in; a user's key signs that user in.
+  router.post('/', async function signIn(req, res) {
     const body = SignIn.safeParse(req.body ?? {});
     if (!body.success) throw new HttpError(400, 'invalid_request', 'token: a non-empty string is required', 'token');
-    if (!tokensEqual(options.token, body.data.token)) {
-      throw new HttpError(401, 'unauthorized', 'that is not the API token of this worker', 'token');
+    let cookie: string;
+    if (tokensEqual(options.token, body.data.token)) {
+      cookie = value;
+    } else {
+      const user = await options.users?.authenticate(body.data.token);
+      if (user === undefined) {
+        throw new HttpError(401, 'unauthorized', 'that is neither the API token of this worker nor a user key', 'token');
+      }
+      cookie = userSessionValue(options.token, user.id, keyHash(body.data.token));
     }
-    res.setHeader('Set-Cookie', sessionCookie(req.socket.localPort ?? 0, value));
+    res.setHeader('Set-Cookie', sessionCookie(req.socket.localPort ?? 0, cookie));
     res.setHeader('Cache-Control', 'no-store');
     res.status(204).end();
   });

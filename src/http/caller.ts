@@ -1,0 +1,88 @@
+/**
+ * Who sent a request, as the guard decided it (the admin token, a user key,
+ * or the page's session cookie of either), and what a user is shown: only
+ * what the access policy lets them see, and never the policy itself (it names
+ * other users and groups).
+ */
+import type { RequestHandler, Response } from 'express';
+import type { JournalEvent } from '../journal/index.js';
+import type { ServerView } from '../journal/index.js';
+import type { McpHost } from '../host.js';
+import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
+import { HttpError } from './errors.js';
+
+/** The caller of a request: `undefined` principal is the admin. */
+export interface Caller {
+  /** The user, or undefined for the admin token. */
+  user: Principal | undefined;
+}
+
+const ADMIN: Caller = { user: undefined };
+
+/** Records who the request acts for (the guard does, once it let it in). */
+export function setCaller(res: Response, user: Principal | undefined): void {
+  res.locals.caller = user === undefined ? ADMIN : { user };
+}
+
+/** The user a request acts for; undefined for the admin. */
+export function userOf(res: Response): Principal | undefined {
+  return (res.locals.caller as Caller | undefined)?.user;
+}
+
+/** `GET /api/mcp/me`. */
+export function meOf(res: Response): Me {
+  const user = userOf(res);
+  return user === undefined ? { principal: ADMIN_PRINCIPAL, groups: [], admin: true } : { principal: user.id, groups: [...user.groups], admin: false };
+}
+
+/** Lets only the admin through; a user gets 403 `forbidden`. */
+export const adminOnly: RequestHandler = function adminOnly(_req, res, next) {
+  if (userOf(res) === undefined) {
+    next();
+    return;
+  }
+  next(new HttpError(403, 'forbidden', 'only the admin may do this'));
+};
+
+/** The view as `user` is shown it: undefined when they may not see the server (a 404, never a 403). */
+export function viewFor(view: ServerView | undefined, user: Principal | undefined): ServerView | undefined {
+  if (view === undefined || user === undefined) return view;
+  if (!maySeeServer(view.config, user)) return undefined;
+  return { ...view, config: withoutPolicy(view.config) };
+}
+
+/** The views `user` may see, as they are shown them. */
+export function viewsFor(views: ServerView[], user: Principal): ServerView[] {
+  return views.flatMap((view) => viewFor(view, user) ?? []);
+}
+
+/**
+ * Whether `user` may see a journal event: their own calls and approvals; of a
+ * server they may see, its other events; `worker.started` (no names).
+ */
+export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Principal | undefined): boolean {
+  if (user === undefined) return true;
+  if (event.type === 'worker.started') return true;
+  if (event.type === 'tool.called' || event.type === 'approval.requested' || event.type === 'approval.decided') {
+    if (event.principal !== user.id) return false;
+  }
+  const view = host.server(event.server);
+  return view !== undefined && maySeeServer(view.config, user);
+}
+
+/** The event as `user` is shown it: a config without its policy, and only the registered tools they may see. */
+export function eventFor(host: McpHost, event: JournalEvent, user: Principal | undefined): JournalEvent {
+  if (user === undefined) return event;
+  if (event.type === 'server.configured') return { ...event, config: withoutPolicy(event.config) };
+  if (event.type === 'tools.registered') {
+    const config = host.server(event.server)?.config;
+    if (config === undefined) return event;
+    return { ...event, tools: event.tools.filter((tool) => maySeeTool(config, tool.original, user)) };
+  }
+  return event;
+}
+
+/** Throws 403 `forbidden` unless the request is the admin's (inside a handler, where a middleware would lose its route's types). */
+export function requireAdmin(res: Response): void {
+  if (userOf(res) !== undefined) throw new HttpError(403, 'forbidden', 'only the admin may do this');
+}

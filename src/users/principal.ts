@@ -1,0 +1,36 @@
+/**
+ * Who a request or a call acts for. The admin token (and a library call that
+ * names no principal) acts as the admin, who sees everything; a user key acts
+ * as that user, with their groups.
+ */
+import { z } from 'zod';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
+
+/** The principal of the admin token, in `GET /api/mcp/me` and in call events. */
+export const ADMIN_PRINCIPAL = 'admin';
+
+/** A group name: any non-empty text without control characters (an identity provider's groups may hold spaces or `/`). */
+export const GroupName = z
+  .string()
+  .min(1, 'must not be empty')
+  .max(256, 'must be at most 256 characters')
+  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+
+/** A user's name: the rule of server names (`admin` is the admin token's). */
+export const UserName = z
+  .string()
+  .regex(SERVER_NAME_PATTERN, SERVER_NAME_RULE)
+  .refine((name) => name !== ADMIN_PRINCIPAL, { message: `"${ADMIN_PRINCIPAL}" is the admin token's principal` });
+
+/** `host.tools({ principal })`, `host.callTool(name, args, { principal })`, `host.searchTools(q, { principal })`. */
+export const Principal = z.strictObject({
+  id: z.string().min(1),
+  groups: z.array(z.string()).default([]),
+});
+export type Principal = z.infer<typeof Principal>;
+/** A principal as a caller may write it (groups optional). */
+export type PrincipalInput = z.input<typeof Principal>;
+
+/** `GET /api/mcp/me`: the caller as the API sees it. */
+export const Me = z.object({ principal: z.string(), groups: z.array(z.string()), admin: z.boolean() });
+export type Me = z.infer<typeof Me>;
