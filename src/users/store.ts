@@ -61,20 +61,22 @@ const UsersFile = z.strictObject({
  * the whole file. A file that does not parse is an error, never overwritten.
  */
 export function createFileUsersStore(stateDir: string): UsersStore {
-  const file = usersPath(stateDir);
+  // Named on first use: an app made on a host is not refused for a users file it never reads.
+  let named: string | undefined;
+  const fileName = (): string => (named ??= usersPath(stateDir));
   const writes = createSerialQueue();
   let loaded: Promise<Map<string, StoredUser>> | undefined;
 
   async function read(): Promise<Map<string, StoredUser>> {
     let text: string;
     try {
-      text = await readFile(file, 'utf8');
+      text = await readFile(fileName(), 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return new Map();
       throw err;
     }
     const parsed = UsersFile.safeParse(JSON.parse(text));
-    if (!parsed.success) throw new Error(`${file} is not a users file: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
+    if (!parsed.success) throw new Error(`${fileName()} is not a users file: ${parsed.error.issues[0]?.message ?? 'invalid'}`);
     return new Map(Object.entries(parsed.data.users).map(([name, user]) => [name, { name, ...user }]));
   }
 
@@ -88,11 +90,11 @@ export function createFileUsersStore(stateDir: string): UsersStore {
 
   /** Applies `change` to a copy, writes it, then makes it the kept map: a failed write changes nothing. */
   function change<T>(apply: (next: Map<string, StoredUser>) => T): Promise<T> {
-    return writes.run(file, async () => {
+    return writes.run('users', async () => {
       const next = new Map(await users());
       const result = apply(next);
       const body = Object.fromEntries([...next].map(([name, { name: _name, ...rest }]) => [name, rest]));
-      await writeOwnerOnly(file, `${JSON.stringify({ users: body }, null, 2)}\n`);
+      await writeOwnerOnly(fileName(), `${JSON.stringify({ users: body }, null, 2)}\n`);
       loaded = Promise.resolve(next);
       return result;
     });
