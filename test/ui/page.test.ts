@@ -79,7 +79,7 @@ describe('the management page', () => {
     await page.goto(url);
     await page.getByLabel('API token').fill('not-the-token');
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.locator('#token-error', { hasText: 'That is not the API token of this worker.' }).waitFor();
+    await page.locator('#token-error', { hasText: 'That is neither the API token of this worker nor a user key.' }).waitFor();
 
     await page.getByLabel('API token').fill(TOKEN);
     await page.getByLabel('API token').press('Enter');

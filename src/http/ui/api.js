@@ -53,6 +53,7 @@ export const session = () => api('/ui/session');
 export const signIn = (token) => api('/ui/session', { method: 'POST', body: { token } });
 export const signOut = () => api('/ui/session', { method: 'DELETE' });
 export const catalog = () => api('/api/mcp/catalog');
+export const me = () => api('/api/mcp/me');
 export const events = (since = 0) => api(`/api/mcp/events?since=${since}`);
 export const fleet = () => api('/api/mcp/fleet');
 export const searchTools = (q, limit) => api(`/api/mcp/tools/search?${new URLSearchParams({ q, limit: String(limit) })}`);

@@ -121,7 +121,7 @@ async function submitSignIn(event) {
   try {
     await api.signIn(token);
   } catch (err) {
-    return showSignIn(err.status === 401 ? 'That is not the API token of this worker.' : err.message);
+    return showSignIn(err.status === 401 ? 'That is neither the API token of this worker nor a user key.' : err.message);
   }
   try {
     await start();
@@ -143,6 +143,7 @@ async function signOut() {
 // ---------------------------------------------------------------- data
 
 async function start() {
+  await showWho();
   await load();
   $('#sign-in-view').hidden = true;
   $('#token-error').textContent = '';
@@ -150,6 +151,19 @@ async function start() {
   $('#session-bar').hidden = false;
   showView(state.view);
   loadDiagram();
+}
+
+/**
+ * Who is signed in: a user (not the admin) sees their name, and no way to add
+ * servers (the API would refuse it). What they are shown is theirs already.
+ */
+async function showWho() {
+  const me = await api.me();
+  document.body.dataset.role = me.admin ? 'admin' : 'user';
+  $('#who').textContent = me.admin ? '' : `Signed in as ${me.principal}`;
+  $('#add-server').hidden = !me.admin;
+  $('#tab-registry').hidden = !me.admin;
+  if (!me.admin && state.view === 'registry') state.view = 'servers';
 }
 
 /**
