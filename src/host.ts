@@ -12,6 +12,7 @@ import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
+import { createQuotas } from './users/index.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
 
@@ -78,6 +79,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     stopping: lifecycle.stopping,
     freshenSoon,
     append,
+    quotas: createQuotas(options.userQuota),
   });
 
   const host: McpHost = {

@@ -45,6 +45,27 @@ export function integer(flag: string, min: number, max = Number.MAX_SAFE_INTEGER
   };
 }
 
+/**
+ * A quota limit: a positive integer, or `none` for no limit. `none` stays the
+ * word (commander turns a parser's `null` into `''`); {@link limitValue} makes it `null`.
+ */
+export function quotaLimit(flag: string): (value: string) => number | 'none' {
+  const count = integer(flag, 1, 1_000_000);
+  return function parseQuotaLimit(value) {
+    if (value.trim() === 'none') return 'none';
+    try {
+      return count(value);
+    } catch {
+      throw new UsageError(flag, `not an integer from 1 to 1000000 or "none": ${quoted(value)}`);
+    }
+  };
+}
+
+/** A parsed {@link quotaLimit} as a quota holds it: `none` is `null`. */
+export function limitValue(value: number | 'none'): number | null {
+  return value === 'none' ? null : value;
+}
+
 /** A number of seconds greater than zero (fractions allowed). */
 export function seconds(flag: string): (value: string) => number {
   return function parseSeconds(value) {

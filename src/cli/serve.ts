@@ -6,7 +6,7 @@ import type { ApiToken } from '../http/api-token.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
-import { choice, directory, httpUrl, integer, stateDirOf } from './flags.js';
+import { choice, directory, httpUrl, integer, limitValue, quotaLimit, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { checkDatabaseUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
@@ -37,6 +37,10 @@ export interface ServeOptions {
   publicUrl?: string;
   /** Base URL of the MCP Registry the page's "Add from registry" searches; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;
+  /** Every user's calls per minute (parsed by the option); default none. */
+  userCallsPerMinute?: number | 'none';
+  /** Every user's calls running at once (parsed by the option); default none. */
+  userMaxConcurrentCalls?: number | 'none';
 }
 
 /** Registers `mcp-fleet serve`: the worker, until SIGINT/SIGTERM. */
@@ -65,6 +69,16 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       '--registry-url <url>',
       'MCP Registry behind /api/mcp/registry (default: $MCP_FLEET_REGISTRY_URL or https://registry.modelcontextprotocol.io)',
       httpUrl('--registry-url'),
+    )
+    .option(
+      '--user-calls-per-minute <n>',
+      "calls each user may start per minute on this worker, unless the user has their own (default: none; the admin is never limited)",
+      quotaLimit('--user-calls-per-minute'),
+    )
+    .option(
+      '--user-max-concurrent-calls <n>',
+      "calls of each user running at once on this worker, unless the user has their own (default: none)",
+      quotaLimit('--user-max-concurrent-calls'),
     )
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
@@ -146,6 +160,10 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
       ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
       ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
+      userQuota: {
+        ...(options.userCallsPerMinute !== undefined && { calls_per_minute: limitValue(options.userCallsPerMinute) }),
+        ...(options.userMaxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(options.userMaxConcurrentCalls) }),
+      },
     },
     {
       ...(onLogger && { onLogger }),

@@ -2,11 +2,13 @@ import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import { GroupName, UserName, type UserView } from '../users/index.js';
 import { action, ApiClient, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
-import { quoted } from './flags.js';
+import { limitValue, quoted, quotaLimit } from './flags.js';
 import { UsageError } from './errors.js';
 
 interface AddFlags extends ClientFlags {
   group: string[];
+  callsPerMinute?: number | 'none';
+  maxConcurrentCalls?: number | 'none';
 }
 
 /** A user's name, checked before anything is sent. */
@@ -35,10 +37,21 @@ export function registerUsersCommand(program: Command, io: CliIO): void {
     .description('add a user; prints their API key, the only time it is shown')
     .argument('<name>', 'user name ([A-Za-z0-9_-], up to 64)', parseUserName)
     .option('--group <group>', 'a group of the user (repeatable)', collectGroup, [])
+    .option('--calls-per-minute <n>', "the user's own calls per minute, or none (default: the worker's --user-calls-per-minute)", quotaLimit('--calls-per-minute'))
+    .option(
+      '--max-concurrent-calls <n>',
+      "the user's own calls running at once, or none (default: the worker's --user-max-concurrent-calls)",
+      quotaLimit('--max-concurrent-calls'),
+    )
     .action(
       action(io, async (name: string, flags: AddFlags) => {
         const client = await ApiClient.connect(flags);
-        const added = await client.request<UserView & { key: string }>('POST', '/api/mcp/users', { name, groups: flags.group });
+        const added = await client.request<UserView & { key: string }>('POST', '/api/mcp/users', {
+          name,
+          groups: flags.group,
+          ...(flags.callsPerMinute !== undefined && { calls_per_minute: limitValue(flags.callsPerMinute) }),
+          ...(flags.maxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(flags.maxConcurrentCalls) }),
+        });
         printKey(io, flags, added, 'added');
       }),
     );
@@ -51,7 +64,11 @@ export function registerUsersCommand(program: Command, io: CliIO): void {
         const { users: listed } = await client.request<{ users: UserView[] }>('GET', '/api/mcp/users');
         if (flags.json) printJson(io, { users: listed });
         else if (listed.length === 0) io.stdout('no users\n');
-        else io.stdout(`${formatTable(['NAME', 'GROUPS'], listed.map((user) => [user.name, user.groups.join(', ')]))}\n`);
+        else {
+          const limit = (value: number | null | undefined) => (value === undefined ? 'default' : value === null ? 'none' : String(value));
+          const rows = listed.map((user) => [user.name, user.groups.join(', '), limit(user.calls_per_minute), limit(user.max_concurrent_calls)]);
+          io.stdout(`${formatTable(['NAME', 'GROUPS', 'CALLS/MIN', 'CONCURRENT'], rows)}\n`);
+        }
       }),
     );
 

@@ -17,6 +17,7 @@ import type { SharedStores } from '../fleet/index.js';
 import { SecretKeyError } from '../config/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
+import type { Quota } from '../users/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
@@ -37,6 +38,8 @@ export interface WorkerOptions {
   /** The `--database-url` flag; `$MCP_FLEET_DATABASE_URL` (checked here) when absent; empty means none. */
   databaseUrl?: string;
   registryUrl?: string;
+  /** Every user's limits on this worker (`--user-calls-per-minute`, `--user-max-concurrent-calls`). */
+  userQuota?: Quota;
 }
 
 /** What the caller is told while the worker starts; the worker prints nothing itself. */
@@ -110,6 +113,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     stateDir,
     logger,
     startupConcurrency: options.startupConcurrency,
+    ...(options.userQuota && { userQuota: options.userQuota }),
     ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
     ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
   });

@@ -68,7 +68,9 @@ export const migrations: readonly Migration[] = [
         name text primary key,
         groups jsonb not null default '[]'::jsonb,
         key_hash text not null unique,
-        created_at timestamptz not null default now()
+        created_at timestamptz not null default now(),
+        -- The user's own calls_per_minute and max_concurrent_calls (src/users/quota.ts); null: the worker's defaults.
+        quota jsonb
       );
     `,
   },

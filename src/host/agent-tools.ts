@@ -19,7 +19,7 @@ import type { ProjectionContext } from '../journal/projection.js';
 import type { Selectors } from '../journal/selectors.js';
 import type { JournalEventInput } from '../journal/index.js';
 import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
-import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
+import { ADMIN_PRINCIPAL, type Principal, type Quotas } from '../users/index.js';
 import { principalOf, toolVisible, visibleTo } from './access.js';
 
 export interface AgentToolsOptions {
@@ -34,6 +34,8 @@ export interface AgentToolsOptions {
   freshenSoon(): void;
   /** Journals each call of a server's tool (`tool.called`). */
   append(event: JournalEventInput): void;
+  /** Each user's calls per minute and calls at once (the admin is not limited). */
+  quotas: Quotas;
 }
 
 export type AgentTools = Pick<McpHost, 'tools' | 'searchTools' | 'hasTool' | 'callTool'>;
@@ -61,14 +63,16 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   }
 
   /**
-   * Calls a tool and journals it as the principal's: how it ended and how
-   * long it took (a meta tool's or an unknown tool's call is no server's).
+   * Calls a tool within the principal's quota and journals it as theirs: how
+   * it ended and how long it took (a meta tool's or an unknown tool's call is
+   * no server's). A call over quota is answered at once and not made.
    */
   async function journaled(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined, principal: Principal | undefined) {
     const started = performance.now();
     const record = (result: AgentToolResult | undefined) => {
-      const server = result?.details.server ?? ownerByName(name);
+      const server = result?.details.server || ownerByName(name);
       if (!server || projected().servers[server] === undefined) return;
+      const refused = result?.details.quota?.limit;
       options.append({
         type: 'tool.called',
         server,
@@ -76,8 +80,17 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
         principal: principal?.id ?? ADMIN_PRINCIPAL,
         outcome: result === undefined ? 'cancelled' : result.details.is_error ? 'error' : 'ok',
         duration_ms: Math.round(performance.now() - started),
+        ...(refused !== undefined && { refused_by: refused }),
       });
     };
+    const admission = principal === undefined ? undefined : options.quotas.admit(principal.id, principal.quota);
+    if (admission?.admitted === false) {
+      const { limit, retry_after_seconds, message } = admission.refusal;
+      const result = errorResult(ownerByName(name) ?? '', name, message);
+      result.details.quota = { limit, retry_after_seconds };
+      record(result);
+      return result;
+    }
     try {
       const result = await call(name, args, callOptions);
       record(result);
@@ -85,6 +98,8 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     } catch (error) {
       record(undefined);
       throw error;
+    } finally {
+      admission?.release();
     }
   }
 

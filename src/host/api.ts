@@ -21,7 +21,7 @@ import type { Root } from '../connection/index.js';
 import type { HostModel } from '../agent/index.js';
 import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
 import type { Presence } from '../fleet/index.js';
-import type { PrincipalInput } from '../users/index.js';
+import type { PrincipalInput, Quota } from '../users/index.js';
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -93,6 +93,15 @@ export interface McpHostOptions {
    * the list by `shutdown()`. Without it a host on shared stores is not listed.
    */
   presence?: Presence;
+  /**
+   * Every user's limits (`serve --user-calls-per-minute`, `--user-max-concurrent-calls`):
+   * `calls_per_minute` (calls started in the last 60 s) and `max_concurrent_calls`, for a
+   * call naming a principal; a principal's own `quota` overrides them. A call over a limit
+   * gets an `is_error` result naming it and the seconds to wait (`details.quota`), and is not
+   * made. Counted by this host alone (each worker of a fleet counts its own). Default: no limit;
+   * a call naming no principal (the admin) is never limited.
+   */
+  userQuota?: Quota;
 }
 
 /**

@@ -4,7 +4,7 @@ import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
 import { claimedUser, hasValidSession, readSessionCookie, userSessionValue } from './session.js';
 import { setCaller } from './caller.js';
-import type { Principal, Users } from '../users/index.js';
+import { principalOfUser, type Principal, type Users } from '../users/index.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -83,7 +83,7 @@ function bearerAuth(token: string, users: Users | undefined): RequestHandler {
           return refuse(res, next);
         }
         res.locals.viaSessionCookie = true;
-        setCaller(res, { id: stored.name, groups: [...stored.groups] });
+        setCaller(res, principalOfUser(stored));
         next();
       });
     }

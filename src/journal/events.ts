@@ -171,6 +171,8 @@ export const JournalEvent = z.discriminatedUnion('type', [
     principal: z.string(),
     outcome: z.enum(['ok', 'error', 'cancelled']),
     duration_ms: z.number().int().min(0),
+    /** Set when the principal's quota refused the call (outcome `error`, the server never asked): which limit. */
+    refused_by: z.enum(['calls_per_minute', 'max_concurrent_calls']).optional(),
   }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;

@@ -8,4 +8,5 @@ export { allows, maySeeServer, maySeeTool, withoutPolicy, type Guarded } from '.
 export { isUserKey, keyHash, newUserKey, USER_KEY_PREFIX } from './keys.js';
 export { createFileUsersStore, StoredUser, UserExistsError, usersPath, type UsersStore, type UserView } from './store.js';
 export { createPgUsersStore } from './pg-users-store.js';
-export { createUsers, type Users } from './users.js';
+export { createUsers, principalOfUser, type Users } from './users.js';
+export { createQuotas, Quota, CONCURRENCY_RETRY_SECONDS, type Admission, type QuotaLimit, type QuotaRefusal, type Quotas } from './quota.js';

@@ -9,11 +9,13 @@ import { StoredUser, UserExistsError, type UsersStore } from './store.js';
 /** Postgres's code for a unique violation. */
 const UNIQUE_VIOLATION = '23505';
 
-const COLUMNS = `name, groups, key_hash, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`;
+const COLUMNS = `name, groups, key_hash, quota, to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`;
 
 export function createPgUsersStore(db: Database): UsersStore {
   const rows = async (sql: string, params: unknown[] = []): Promise<StoredUser[]> =>
-    (await db.pool.query(sql, params)).rows.map((row: unknown) => StoredUser.parse(row));
+    (await db.pool.query(sql, params)).rows.map(({ quota, ...row }: { quota: unknown }) =>
+      StoredUser.parse(quota === null ? row : { ...row, quota }),
+    );
 
   return {
     list: () => rows(`select ${COLUMNS} from users order by name`),
@@ -21,11 +23,12 @@ export function createPgUsersStore(db: Database): UsersStore {
     get: async (name) => (await rows(`select ${COLUMNS} from users where name = $1`, [name]))[0],
     async add(user) {
       try {
-        await db.pool.query('insert into users (name, groups, key_hash, created_at) values ($1, $2, $3, $4)', [
+        await db.pool.query('insert into users (name, groups, key_hash, created_at, quota) values ($1, $2, $3, $4, $5)', [
           user.name,
           JSON.stringify(user.groups),
           user.key_hash,
           user.created_at,
+          user.quota === undefined ? null : JSON.stringify(user.quota),
         ]);
       } catch (err) {
         if ((err as { code?: string }).code === UNIQUE_VIOLATION) throw new UserExistsError(user.name);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
+import { Quota } from './quota.js';
 
 /** The principal of the admin token, in `GET /api/mcp/me` and in call events. */
 export const ADMIN_PRINCIPAL = 'admin';
@@ -26,6 +27,8 @@ export const UserName = z
 export const Principal = z.strictObject({
   id: z.string().min(1),
   groups: z.array(z.string()).default([]),
+  /** The user's own quota over the host's `userQuota` (a stored user's values); absent: the host's. */
+  quota: Quota.optional(),
 });
 export type Principal = z.infer<typeof Principal>;
 /** A principal as a caller may write it (groups optional). */

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { createSerialQueue, writeOwnerOnly } from '../files/index.js';
+import { Quota } from './quota.js';
 
 /** A user as stored: no key, only its hash. */
 export const StoredUser = z.object({
@@ -15,14 +16,13 @@ export const StoredUser = z.object({
   groups: z.array(z.string()),
   key_hash: z.string(),
   created_at: z.string(),
+  /** The user's own quota over the worker's defaults; absent: the defaults. */
+  quota: Quota.optional(),
 });
 export type StoredUser = z.infer<typeof StoredUser>;
 
-/** A user as every listing shows it. */
-export interface UserView {
-  name: string;
-  groups: string[];
-}
+/** A user as every listing shows it, with their own limits when they have any (else the worker's defaults apply). */
+export type UserView = { name: string; groups: string[] } & Quota;
 
 /** A user of that name exists already. */
 export class UserExistsError extends Error {

@@ -6,11 +6,12 @@
 import { isUserKey, keyHash, newUserKey } from './keys.js';
 import type { Principal } from './principal.js';
 import type { StoredUser, UsersStore, UserView } from './store.js';
+import type { Quota } from './quota.js';
 
 export interface Users {
   list(): Promise<UserView[]>;
   /** Adds a user; resolves with the key, the only time it is seen. Rejects with `UserExistsError`. */
-  add(name: string, groups: readonly string[]): Promise<UserView & { key: string }>;
+  add(name: string, groups: readonly string[], quota?: Quota): Promise<UserView & { key: string }>;
   /** A new key for the user (the old one stops working); undefined for an unknown user. */
   rotate(name: string): Promise<(UserView & { key: string }) | undefined>;
   /** False for an unknown user. */
@@ -21,28 +22,44 @@ export interface Users {
   get(name: string): Promise<StoredUser | undefined>;
 }
 
-const view = (user: StoredUser): UserView => ({ name: user.name, groups: [...user.groups] });
+const view = (user: StoredUser): UserView => ({ name: user.name, groups: [...user.groups], ...user.quota });
+
+/** The quota without its absent fields (JSON and the stores keep no `undefined`). */
+function definedOnly(quota: Quota): Quota {
+  return Object.fromEntries(Object.entries(quota).filter(([, value]) => value !== undefined)) as Quota;
+}
+
+/** Whether a quota says anything (an empty one is the defaults, as none). */
+function hasQuota(quota: Quota | undefined): quota is Quota {
+  return quota !== undefined && Object.values(quota).some((value) => value !== undefined);
+}
+
+/** The principal a stored user acts as: their groups, and their own quota when they have one. */
+export function principalOfUser(user: StoredUser): Principal {
+  return { id: user.name, groups: [...user.groups], ...(hasQuota(user.quota) && { quota: { ...user.quota } }) };
+}
 
 export function createUsers(store: UsersStore): Users {
   return {
     list: async () => (await store.list()).map(view),
-    async add(name, groups) {
+    async add(name, groups, quota) {
       const key = newUserKey();
       const unique = [...new Set(groups)];
-      await store.add({ name, groups: unique, key_hash: keyHash(key), created_at: new Date().toISOString() });
-      return { name, groups: unique, key };
+      const own = hasQuota(quota) ? { quota: definedOnly(quota) } : {};
+      await store.add({ name, groups: unique, key_hash: keyHash(key), created_at: new Date().toISOString(), ...own });
+      return { name, groups: unique, ...own.quota, key };
     },
     async rotate(name) {
       const key = newUserKey();
       if (!(await store.setKeyHash(name, keyHash(key)))) return undefined;
       const user = await store.get(name);
-      return { name, groups: user?.groups ?? [], key };
+      return { ...(user === undefined ? { name, groups: [] } : view(user)), key };
     },
     remove: (name) => store.remove(name),
     async authenticate(key) {
       if (!isUserKey(key)) return undefined;
       const user = await store.byKeyHash(keyHash(key));
-      return user === undefined ? undefined : { id: user.name, groups: [...user.groups] };
+      return user === undefined ? undefined : principalOfUser(user);
     },
     get: (name) => store.get(name),
   };

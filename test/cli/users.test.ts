@@ -16,7 +16,7 @@ beforeAll(async () => {
   worker = await startServe('mcp-fleet-cli-users-', {
     open: { type: 'local', command: fixtureCommand('healthy') },
     team: { type: 'local', command: fixtureCommand('healthy'), access: { groups: ['eng'] } },
-  });
+  }, ['--user-calls-per-minute', '2']);
   dir = worker.dir;
   url = (JSON.parse(readFileSync(join(dir, 'worker.json'), 'utf8')) as { url: string }).url;
 }, 60_000);
@@ -37,7 +37,7 @@ describe('mcp-fleet users', () => {
 
     const listed = await cli(['users', 'list', '--state-dir', dir]);
     expect(listed.code).toBe(0);
-    expect(listed.stdout).toBe('NAME   GROUPS\nalice  eng, ops\nbob\n');
+    expect(listed.stdout).toBe('NAME   GROUPS    CALLS/MIN  CONCURRENT\nalice  eng, ops  default    default\nbob              default    default\n');
     expect(listed.stdout).not.toContain('mcpf_');
     const json = await cli(['users', 'list', '--json', '--state-dir', dir]);
     expect(JSON.parse(json.stdout)).toEqual({ users: [{ name: 'alice', groups: ['eng', 'ops'] }, { name: 'bob', groups: [] }] });
@@ -78,6 +78,24 @@ describe('mcp-fleet users', () => {
     expect(again.stderr).toBe('error: no user named "carol"\n');
   });
 
+  it("serve's --user-calls-per-minute limits a user; a user's own --calls-per-minute none lifts it", async () => {
+    const limited = (await cli(['users', 'add', 'erin', '--state-dir', dir])).stdout.trim();
+    const svc = await cli(['users', 'add', 'svc', '--calls-per-minute', 'none', '--max-concurrent-calls', '3', '--state-dir', dir]);
+    expect(svc.code).toBe(0);
+    const listed = await cli(['users', 'list', '--state-dir', dir]);
+    expect(listed.stdout).toContain('erin             default    default\n');
+    expect(listed.stdout).toContain('svc              none       3\n');
+    const call = (key: string) => asUser(key, ['call', 'open__echo', '{"text":"hi"}']);
+    expect((await call(limited)).code).toBe(0);
+    expect((await call(limited)).code).toBe(0);
+    const refused = await call(limited);
+    expect(refused.code).toBe(1);
+    expect(refused.stdout + refused.stderr).toMatch(/quota: calls_per_minute \(2\) reached; try again in \d+ s\. The call was not made\./);
+    for (let i = 0; i < 3; i++) expect((await call(svc.stdout.trim())).code).toBe(0);
+    await cli(['users', 'remove', 'erin', '--state-dir', dir]);
+    await cli(['users', 'remove', 'svc', '--state-dir', dir]);
+  });
+
   it('a bad value is one line naming it, exit code 2, and nothing is sent', async () => {
     const badName = await cli(['users', 'add', 'no spaces', '--state-dir', dir]);
     expect(badName.code).toBe(2);
@@ -88,6 +106,9 @@ describe('mcp-fleet users', () => {
     const badGroup = await cli(['users', 'add', 'dave', '--group', '', '--state-dir', dir]);
     expect(badGroup.code).toBe(2);
     expect(badGroup.stderr).toBe('error: --group: must not be empty: ""\n');
+    const badLimit = await cli(['users', 'add', 'dave', '--calls-per-minute', '0', '--state-dir', dir]);
+    expect(badLimit.code).toBe(2);
+    expect(badLimit.stderr).toBe('error: --calls-per-minute: not an integer from 1 to 1000000 or "none": "0"\n');
     const listed = await cli(['users', 'list', '--json', '--state-dir', dir]);
     expect((JSON.parse(listed.stdout) as { users: Array<{ name: string }> }).users.map((u) => u.name)).toEqual(['alice', 'bob']);
   });

@@ -33,10 +33,10 @@ export interface ServeWorker {
 }
 
 /** Starts `mcp-fleet serve --port 0` on `servers` and resolves once it printed that its servers are ready. */
-export async function startServe(prefix: string, servers: Record<string, unknown>): Promise<ServeWorker> {
+export async function startServe(prefix: string, servers: Record<string, unknown>, serveArgs: string[] = []): Promise<ServeWorker> {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', ...serveArgs], {
     env: cleanEnv(),
     stdio: ['ignore', 'pipe', 'pipe'],
   });

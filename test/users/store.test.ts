@@ -81,6 +81,23 @@ describe.each(kinds)('users store (%s)', (_kind, make) => {
     expect(await users.authenticate(bob.key)).toBeUndefined();
     expect((await users.list()).map((user) => user.name)).toEqual(['alice']);
   });
+
+  it("keeps a user's own quota: listed flat, carried by their principal, rotation keeps it", async () => {
+    const users = createUsers(await make());
+    const svc = await users.add('svc', [], { calls_per_minute: null, max_concurrent_calls: 4 });
+    expect(svc).toMatchObject({ name: 'svc', calls_per_minute: null, max_concurrent_calls: 4 });
+    // An empty quota, or one of absent fields, is the worker's defaults: nothing is stored.
+    const plain = await users.add('plain', [], { calls_per_minute: undefined });
+    expect(plain).toEqual({ name: 'plain', groups: [], key: plain.key });
+    expect(await users.list()).toEqual([
+      { name: 'plain', groups: [] },
+      { name: 'svc', groups: [], calls_per_minute: null, max_concurrent_calls: 4 },
+    ]);
+    expect(await users.authenticate(svc.key)).toEqual({ id: 'svc', groups: [], quota: { calls_per_minute: null, max_concurrent_calls: 4 } });
+    const rotated = await users.rotate('svc');
+    expect(rotated).toMatchObject({ calls_per_minute: null, max_concurrent_calls: 4 });
+    expect((await users.authenticate(rotated!.key))?.quota).toEqual({ calls_per_minute: null, max_concurrent_calls: 4 });
+  });
 });
 
 describe('file users store', () => {

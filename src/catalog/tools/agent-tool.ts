@@ -22,6 +22,8 @@ export const AgentToolResult = z.object({
     truncated: z.boolean().optional(),
     /** Set when the whole result was kept for `read_result` (`large_results: "spill"`): its id, and its size in UTF-8 bytes. */
     spilled: z.object({ id: z.string(), total_bytes: z.number() }).optional(),
+    /** Set when the caller's quota refused the call (it was not made): which limit, and the seconds to wait. */
+    quota: z.object({ limit: z.enum(['calls_per_minute', 'max_concurrent_calls']), retry_after_seconds: z.number() }).optional(),
   }),
 });
 export type AgentToolResult = z.infer<typeof AgentToolResult>;

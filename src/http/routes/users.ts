@@ -1,11 +1,14 @@
 import type { Router } from 'express';
 import { loadExpress } from '../express.js';
 import { z } from 'zod';
-import { GroupName, UserExistsError, UserName, type Users } from '../../users/index.js';
+import { GroupName, Quota, UserExistsError, UserName, type Users } from '../../users/index.js';
 import { HttpError } from '../errors.js';
 
-/** `POST /api/mcp/users`: `{"name": "...", "groups": [...]}` (groups optional). */
-const UserCreate = z.strictObject({ name: UserName, groups: z.array(GroupName).default([]) });
+/**
+ * `POST /api/mcp/users`: `{"name": "...", "groups": [...], "calls_per_minute": N, "max_concurrent_calls": N}`
+ * (all but the name optional; a limit absent takes the worker's default, `null` is none for this user).
+ */
+const UserCreate = z.strictObject({ name: UserName, groups: z.array(GroupName).default([]), ...Quota.shape });
 
 /**
  * The users (admin only, the app puts the check in front): list, add (the
@@ -19,9 +22,9 @@ export function userRoutes(users: Users): Router {
   });
 
   router.post('/', async function addUser(req, res) {
-    const { name, groups } = UserCreate.parse(req.body ?? {});
+    const { name, groups, ...quota } = UserCreate.parse(req.body ?? {});
     try {
-      const added = await users.add(name, groups);
+      const added = await users.add(name, groups, quota);
       res.setHeader('Cache-Control', 'no-store');
       res.status(201).location(`/api/mcp/users/${name}`).json(added);
     } catch (error) {
