@@ -12,7 +12,8 @@ import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { createQuotas } from './users/index.js';
+import { ADMIN_PRINCIPAL, createQuotas } from './users/index.js';
+import { principalOf } from './host/access.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
 
@@ -106,9 +107,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     updateServer: (name, patch, updateOptions) => management.update(name, patch, updateOptions),
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
-    beginAuth(name) {
+    async beginAuth(name, authOptions) {
       running();
-      return management.beginAuth(name);
+      const begun = await management.beginAuth(name);
+      append({ type: 'consent.begun', server: name, principal: principalOf(authOptions?.principal)?.id ?? ADMIN_PRINCIPAL });
+      return begun;
     },
 
     catalog() {
@@ -158,7 +161,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     roots: () => clientHandlers.roots?.list() ?? [],
 
     approvals: () => approvals.pending(),
-    decideApproval: (id, decision, by) => approvals.decide(id, decision, by),
+    // Journaled with who decided (`decided_by`): the principal, else the admin.
+    decideApproval: (id, decision, by, decideOptions) => approvals.decide(id, decision, by, principalOf(decideOptions?.principal)?.id),
 
     async setRoots(roots) {
       if (clientHandlers.roots === null) {

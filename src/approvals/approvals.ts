@@ -64,8 +64,11 @@ export interface Approvals {
   ask(request: ApprovalAsk): Promise<ApprovalVerdict>;
   /** The calls waiting for a person, oldest first. */
   pending(): PendingApproval[];
-  /** Decides a waiting call; false when no call with that id waits (unknown, decided, timed out). */
-  decide(id: string, decision: ApprovalDecision, by: Exclude<ApprovalDecider, 'callback'>): boolean;
+  /**
+   * Decides a waiting call, by `decider` (the principal who decided; default `admin`);
+   * false when no call with that id waits (unknown, decided, timed out).
+   */
+  decide(id: string, decision: ApprovalDecision, by: Exclude<ApprovalDecider, 'callback'>, decider?: string): boolean;
   /** Ends every wait as `cancelled` (the host shuts down): those calls are not made. */
   close(): void;
 }
@@ -76,7 +79,7 @@ export const MAX_JOURNALED_ARGUMENT_BYTES = 16 * 1024;
 interface Waiting {
   /** What the API shows; null while the callback decides (nobody else may). */
   shown: PendingApproval | null;
-  settle(decision: ApprovalDecision, by: ApprovalDecider): void;
+  settle(decision: ApprovalDecision, by: ApprovalDecider, decider?: string): void;
   /** Ends the wait as `cancelled`: the host shuts down. */
   cancel(): void;
 }
@@ -102,8 +105,8 @@ export function createApprovals(options: {
       const principal = request.principal ?? ADMIN_PRINCIPAL;
       const masked = maskArguments(request.arguments, request.secrets);
       options.append({ type: 'approval.requested', server, id, tool, original, arguments: journaledArguments(masked), principal });
-      const decided = (decision: 'allow' | 'deny' | 'timeout' | 'cancelled', by: ApprovalDecider | null): void =>
-        options.append({ type: 'approval.decided', server, id, tool, decision, by, principal });
+      const decided = (decision: 'allow' | 'deny' | 'timeout' | 'cancelled', by: ApprovalDecider | null, decider?: string): void =>
+        options.append({ type: 'approval.decided', server, id, tool, decision, by, principal, ...(decider !== undefined && { decided_by: decider }) });
 
       return new Promise<ApprovalVerdict>((resolve, reject) => {
         const stop = new AbortController();
@@ -117,9 +120,9 @@ export function createApprovals(options: {
           stop.abort();
           return true;
         };
-        const settle = (decision: ApprovalDecision, by: ApprovalDecider): void => {
+        const settle = (decision: ApprovalDecision, by: ApprovalDecider, decider?: string): void => {
           if (!finish()) return;
-          decided(decision, by);
+          decided(decision, by, decider);
           resolve(decision === 'allow' ? { allowed: true } : { allowed: false, message: `approval denied (by ${by}): the call to ${tool} was not made` });
         };
         const timer = setTimeout(function approvalTimedOut() {
@@ -171,10 +174,10 @@ export function createApprovals(options: {
       return shown;
     },
 
-    decide(id, decision, by) {
+    decide(id, decision, by, decider = ADMIN_PRINCIPAL) {
       const entry = waiting.get(id);
       if (entry?.shown == null) return false;
-      entry.settle(decision, by);
+      entry.settle(decision, by, decider);
       return true;
     },
 

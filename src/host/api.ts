@@ -176,7 +176,7 @@ export interface McpHost {
    * `authenticating`); resolves with the URL the user opens. Once the browser
    * comes back to the loopback callback, the server connects and becomes ready.
    */
-  beginAuth(name: string): Promise<AuthBegun>;
+  beginAuth(name: string, options?: { principal?: PrincipalInput }): Promise<AuthBegun>;
   catalog(): CatalogEntry[];
   /**
    * Re-lists every listing of a ready server that expired (older than its
@@ -229,7 +229,7 @@ export interface McpHost {
    * Decides a waiting call: `allow` makes it, `deny` gives the model an
    * `is_error` result. `by` is journaled. False when no call waits under `id`.
    */
-  decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api'): boolean;
+  decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api', options?: { principal?: PrincipalInput }): boolean;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }

@@ -56,16 +56,25 @@ export function viewsFor(views: ServerView[], user: Principal): ServerView[] {
   return views.flatMap((view) => viewFor(view, user) ?? []);
 }
 
+/** The events that record what one principal did: a user sees only their own. */
+const OWNED: ReadonlySet<JournalEvent['type']> = new Set([
+  'tool.called',
+  'approval.requested',
+  'approval.decided',
+  'consent.begun',
+  'inputs.changed',
+] as const);
+
 /**
- * Whether `user` may see a journal event: their own calls and approvals; of a
- * server they may see, its other events; `worker.started` (no names).
+ * Whether `user` may see a journal event: their own calls, approvals,
+ * consents and input changes; of a server they may see, its other events;
+ * `worker.started` (no names).
  */
 export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Principal | undefined): boolean {
   if (user === undefined) return true;
   if (event.type === 'worker.started') return true;
-  if (event.type === 'tool.called' || event.type === 'approval.requested' || event.type === 'approval.decided') {
-    if (event.principal !== user.id) return false;
-  }
+  // An owned event without a principal (a journal older than principals) was the admin's.
+  if (OWNED.has(event.type) && (!('principal' in event) || event.principal !== user.id)) return false;
   const view = host.server(event.server);
   return view !== undefined && maySeeServer(view.config, user);
 }

@@ -157,7 +157,27 @@ export const JournalEvent = z.discriminatedUnion('type', [
     tool: z.string(),
     decision: z.enum(['allow', 'deny', 'timeout', 'cancelled']),
     by: z.enum(['callback', 'page', 'api']).nullable(),
+    /** Whose call it was (absent in journals written before principals). */
     principal: z.string().optional(),
+    /** Who decided, for a decision of the `page` or the `api`: `admin` or a user (absent for the callback, a timeout, a cancel). */
+    decided_by: z.string().optional(),
+  }),
+  /**
+   * `principal` began an OAuth consent for the server (`POST /api/mcp/servers/:name/auth`,
+   * `host.beginAuth`): the authorization URL was handed to them. How it ends is the
+   * server's own transitions (`authenticating` → `ready`, or back to `needs_reauth`).
+   */
+  z.object({ ...base, type: z.literal('consent.begun'), principal: z.string() }),
+  /**
+   * `principal` set (`set`) or removed (`removed`) their own values of the server's
+   * `user_inputs`: names only, never a value.
+   */
+  z.object({
+    ...base,
+    type: z.literal('inputs.changed'),
+    principal: z.string(),
+    set: z.array(z.string()),
+    removed: z.array(z.string()),
   }),
   /**
    * A tool of the server was called, by `principal` (`admin` for the admin

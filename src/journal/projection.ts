@@ -123,6 +123,9 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     case 'approval.requested':
     case 'approval.decided':
     case 'tool.called':
+    // Audit records: who did what, not server state.
+    case 'consent.begun':
+    case 'inputs.changed':
       return { ...context, lastSeq: event.seq };
   }
 }

@@ -34,7 +34,8 @@ export function approvalRoutes(host: McpHost): Router {
     }
     const by = res.locals.viaSessionCookie === true ? 'page' : 'api';
     const mine = approvalsOf(res).some((approval) => approval.id === req.params.id);
-    if (!mine || !host.decideApproval(req.params.id, parsed.data.decision, by)) {
+    const user = userOf(res);
+    if (!mine || !host.decideApproval(req.params.id, parsed.data.decision, by, user === undefined ? {} : { principal: user })) {
       throw new HttpError(404, 'not_found', `no call waits for approval "${req.params.id}" (unknown, decided or timed out)`);
     }
     res.json({ id: req.params.id, decision: parsed.data.decision, by });

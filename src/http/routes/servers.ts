@@ -81,7 +81,8 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   router.post('/:name/auth', async function beginAuth(req, res) {
     requireAdmin(res);
     requireServer(host, req.params.name);
-    res.json(await host.beginAuth(req.params.name));
+    const user = userOf(res);
+    res.json(await host.beginAuth(req.params.name, user === undefined ? {} : { principal: user }));
   });
 
   return router;
