@@ -8,6 +8,7 @@ import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, limitValue, quotaLimit, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
+import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { checkDatabaseUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -41,6 +42,13 @@ export interface ServeOptions {
   userCallsPerMinute?: number | 'none';
   /** Every user's calls running at once (parsed by the option); default none. */
   userMaxConcurrentCalls?: number | 'none';
+  /** The OpenID Connect provider the page signs users in with (with `oidcClientId`; the secret from `$MCP_FLEET_OIDC_CLIENT_SECRET`). */
+  oidcIssuer?: string;
+  oidcClientId?: string;
+  /** The claim holding a signed-in user's groups; default `groups`. */
+  oidcGroupsClaim?: string;
+  /** The claim naming a signed-in user (their principal); default `sub`. */
+  oidcUserClaim?: string;
 }
 
 /** Registers `mcp-fleet serve`: the worker, until SIGINT/SIGTERM. */
@@ -80,6 +88,10 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       "calls of each user running at once on this worker, unless the user has their own (default: none)",
       quotaLimit('--user-max-concurrent-calls'),
     )
+    .option('--oidc-issuer <url>', 'sign users in on the page through this OpenID Connect provider (with --oidc-client-id; secret in $MCP_FLEET_OIDC_CLIENT_SECRET)', httpUrl('--oidc-issuer'))
+    .option('--oidc-client-id <id>', "this worker's client id at the OIDC provider", nonEmpty('--oidc-client-id'))
+    .option('--oidc-groups-claim <claim>', "the claim holding a signed-in user's groups (default: groups)", nonEmpty('--oidc-groups-claim'))
+    .option('--oidc-user-claim <claim>', 'the claim naming a signed-in user, their principal (default: sub)', nonEmpty('--oidc-user-claim'))
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const { startTelemetryExport } = await import('./telemetry.js');
@@ -160,6 +172,7 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
       ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
       ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
+      ...oidcOf(options),
       userQuota: {
         ...(options.userCallsPerMinute !== undefined && { calls_per_minute: limitValue(options.userCallsPerMinute) }),
         ...(options.userMaxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(options.userMaxConcurrentCalls) }),
@@ -177,6 +190,36 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
   );
   printer?.begin();
   return worker;
+}
+
+/** A flag's value that must not be empty. */
+function nonEmpty(flag: string): (value: string) => string {
+  return function parseNonEmpty(value) {
+    if (value.trim() === '') throw new UsageError(flag, 'must not be empty');
+    return value.trim();
+  };
+}
+
+/** The OIDC sign-in the flags ask for: issuer and client id together, or neither. */
+function oidcOf(options: ServeOptions): { oidc?: OidcOptions } {
+  if (options.oidcIssuer === undefined && options.oidcClientId === undefined) {
+    if (options.oidcGroupsClaim !== undefined || options.oidcUserClaim !== undefined) {
+      throw new UsageError('--oidc-issuer', 'the --oidc-*-claim flags need --oidc-issuer and --oidc-client-id');
+    }
+    return {};
+  }
+  if (options.oidcIssuer === undefined) throw new UsageError('--oidc-issuer', '--oidc-client-id needs --oidc-issuer');
+  if (options.oidcClientId === undefined) throw new UsageError('--oidc-client-id', '--oidc-issuer needs --oidc-client-id');
+  const secret = process.env[OIDC_CLIENT_SECRET_ENV];
+  return {
+    oidc: {
+      issuer: options.oidcIssuer,
+      clientId: options.oidcClientId,
+      ...(secret !== undefined && secret !== '' && { clientSecret: secret }),
+      ...(options.oidcGroupsClaim !== undefined && { groupsClaim: options.oidcGroupsClaim }),
+      ...(options.oidcUserClaim !== undefined && { userClaim: options.oidcUserClaim }),
+    },
+  };
 }
 
 /** The levels of the stderr log (pino's). */

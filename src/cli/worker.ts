@@ -17,7 +17,7 @@ import type { SharedStores } from '../fleet/index.js';
 import { SecretKeyError } from '../config/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
-import type { Quota } from '../users/index.js';
+import type { OidcOptions, Quota } from '../users/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
@@ -40,6 +40,8 @@ export interface WorkerOptions {
   registryUrl?: string;
   /** Every user's limits on this worker (`--user-calls-per-minute`, `--user-max-concurrent-calls`). */
   userQuota?: Quota;
+  /** The page's sign-in through an OpenID Connect provider. */
+  oidc?: OidcOptions;
 }
 
 /** What the caller is told while the worker starts; the worker prints nothing itself. */
@@ -87,7 +89,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   ]);
   const token = await ensureApiToken(stateDir);
   const secrets = new SecretSet();
-  secrets.add([token.token, ...(await fileSecrets(stateDir))]);
+  secrets.add([token.token, ...(await fileSecrets(stateDir)), ...(options.oidc?.clientSecret ? [options.oidc.clientSecret] : [])]);
   let host: McpHost | undefined;
   const logger = createLogger({
     level: options.logLevel,
@@ -130,6 +132,8 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     onSecrets: (values) => secrets.add(values),
     fleet: presence,
     ...(shared && { users: shared.users }),
+    ...(options.oidc && { oidc: options.oidc }),
+    ...(publicUrl && { publicUrl: publicUrl.href }),
     ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
     notReady: () =>
       shared !== undefined && !shared.reached

@@ -20,6 +20,9 @@ import type { Presence } from '../fleet/index.js';
 import { createFileUsersStore, createUsers, type UsersStore } from '../users/index.js';
 import { userRoutes } from './routes/users.js';
 import { adminOnly, meOf } from './caller.js';
+import type { OidcOptions } from '../users/index.js';
+import { createOidc } from '../users/oidc.js';
+import { oidcRoutes } from './routes/oidc.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -61,6 +64,13 @@ export interface ManagementAppOptions {
   registryUrl?: string;
   /** Where the users and their key hashes live; default `<state_dir>/users.json` (`createPgUsersStore` for a fleet). */
   users?: UsersStore;
+  /**
+   * Sign-in through an OpenID Connect provider (`serve --oidc-issuer`): the page offers it, and the
+   * user comes back to `<publicUrl>/ui/oidc/callback` (register that redirect URI at the provider).
+   */
+  oidc?: OidcOptions;
+  /** Where browsers reach the worker (`serve --public-url`); the OIDC redirect URI is under it (default: the request's origin). */
+  publicUrl?: string;
 }
 
 /**
@@ -121,7 +131,10 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
   app.use(pageRoutes());
-  app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts }));
+  app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts, oidc: options.oidc !== undefined }));
+  if (options.oidc !== undefined) {
+    app.use('/ui/oidc', oidcRoutes({ oidc: createOidc(options.oidc), token: options.token, publicUrl: options.publicUrl }));
+  }
 
   app.use(notFoundHandler);
   app.use(errorHandler(options.logger));

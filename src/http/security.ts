@@ -2,7 +2,7 @@ import { loadExpress } from './express.js';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
-import { claimedUser, hasValidSession, readSessionCookie, userSessionValue } from './session.js';
+import { claimedUser, hasValidSession, oidcSessionPrincipal, readSessionCookie, userSessionValue } from './session.js';
 import { setCaller } from './caller.js';
 import { principalOfUser, type Principal, type Users } from '../users/index.js';
 
@@ -72,6 +72,14 @@ function bearerAuth(token: string, users: Users | undefined): RequestHandler {
       if (hasValidSession(req, token)) {
         res.locals.viaSessionCookie = true;
         setCaller(res, undefined);
+        next();
+        return;
+      }
+      // An OIDC user's session stands on its own MAC and expiry: no store to ask.
+      const signedIn = oidcSessionPrincipal(token, readSessionCookie(req) ?? '');
+      if (signedIn !== undefined) {
+        res.locals.viaSessionCookie = true;
+        setCaller(res, signedIn);
         next();
         return;
       }

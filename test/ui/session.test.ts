@@ -59,8 +59,8 @@ describe('POST /ui/session', () => {
 
   it('GET says whether the request carries a valid session', async () => {
     const cookie = await signIn();
-    expect((await fleet.request('/ui/session', { noAuth: true })).json).toEqual({ signed_in: false });
-    expect((await fleet.request('/ui/session', { noAuth: true, headers: { cookie } })).json).toEqual({ signed_in: true });
+    expect((await fleet.request('/ui/session', { noAuth: true })).json).toEqual({ signed_in: false, oidc: false });
+    expect((await fleet.request('/ui/session', { noAuth: true, headers: { cookie } })).json).toEqual({ signed_in: true, oidc: false });
   });
 
   it('DELETE clears the cookie', async () => {

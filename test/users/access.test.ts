@@ -266,7 +266,7 @@ describe('the page signs a user in with their key', () => {
     expect(cookie).not.toContain(keys.carol!);
     const me = await request(port, '/api/mcp/me', { noAuth: true, headers: { cookie } });
     expect(me.json).toEqual({ principal: 'carol', groups: ['eng'], admin: false });
-    expect((await request(port, '/ui/session', { noAuth: true, headers: { cookie } })).json).toEqual({ signed_in: true });
+    expect((await request(port, '/ui/session', { noAuth: true, headers: { cookie } })).json).toEqual({ signed_in: true, oidc: false });
 
     const rotated = await fleet.request('/api/mcp/users/carol/rotate', { method: 'POST' });
     expect(rotated.status).toBe(200);

@@ -5,7 +5,7 @@ import { z } from 'zod';
 import { tokensEqual } from '../api-token.js';
 import { HttpError } from '../errors.js';
 import { originCheck, requireJson } from '../security.js';
-import { claimedUser, clearedSessionCookie, hasValidSession, readSessionCookie, sessionCookie, sessionValue, userSessionValue } from '../session.js';
+import { claimedUser, clearedSessionCookie, hasValidSession, oidcSessionPrincipal, readSessionCookie, sessionCookie, sessionValue, userSessionValue } from '../session.js';
 import { keyHash, type Users } from '../../users/index.js';
 
 /** The page's static files: plain ES modules and CSS, served as they are (no build step). */
@@ -59,10 +59,12 @@ export interface SessionRoutesOptions {
   users?: Users;
   bindHost: string;
   allowedHosts: readonly string[];
+  /** Whether the page may offer the OIDC sign-in (`/ui/oidc/login`). */
+  oidc?: boolean;
 }
 
 /**
- * `GET /ui/session` → `{signed_in}`; `POST /ui/session` `{token}` → 204 and
+ * `GET /ui/session` → `{signed_in, oidc}` (`oidc`: the sign-in through the provider is offered); `POST /ui/session` `{token}` → 204 and
  * the session cookie, or 401; `DELETE /ui/session` → 204 and the cookie
  * cleared. The mutations are Origin-checked exactly as on the API.
  */
@@ -76,7 +78,9 @@ export function sessionRoutes(options: SessionRoutesOptions): Router {
   // Lets the page choose between its sign-in form and the servers without provoking a 401.
   router.get('/', async function session(req, res) {
     res.setHeader('Cache-Control', 'no-store');
-    res.json({ signed_in: hasValidSession(req, options.token) || (await userSignedIn(req)) });
+    const signedIn =
+      hasValidSession(req, options.token) || oidcSessionPrincipal(options.token, readSessionCookie(req) ?? '') !== undefined || (await userSignedIn(req));
+    res.json({ signed_in: signedIn, oidc: options.oidc === true });
   });
 
   /** Whether the cookie is a user's session made with their current key. */

@@ -85,7 +85,9 @@ async function boot() {
     }
   }
   try {
-    const { signed_in: signedIn } = await api.session();
+    const { signed_in: signedIn, oidc } = await api.session();
+    // The provider's sign-in is a plain link: the worker sends the browser there and back.
+    $('#oidc-sign-in').hidden = oidc !== true;
     if (!signedIn) return showSignIn();
     await start();
   } catch (err) {
