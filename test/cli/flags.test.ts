@@ -91,6 +91,13 @@ const serveCases: Array<[string[], string]> = [
   [['--startup-concurrency', '0'], 'error: --startup-concurrency: not an integer >= 1: "0"'],
   [['--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   [['--allowed-host', 'x y'], 'error: --allowed-host: expected host:port as a Host header names it, e.g. mybox.lan:8787, got "x y"'],
+  [['--user-calls-per-minute', '0'], 'error: --user-calls-per-minute: not an integer from 1 to 1000000 or "none": "0"'],
+  [['--user-max-concurrent-calls', 'many'], 'error: --user-max-concurrent-calls: not an integer from 1 to 1000000 or "none": "many"'],
+  [['--oidc-issuer', 'nope'], 'error: --oidc-issuer: not a URL: "nope"'],
+  [['--oidc-issuer', 'https://idp.example.com'], 'error: --oidc-client-id: --oidc-issuer needs --oidc-client-id'],
+  [['--oidc-client-id', 'fleet'], 'error: --oidc-issuer: --oidc-client-id needs --oidc-issuer'],
+  [['--oidc-groups-claim', 'roles'], 'error: --oidc-issuer: the --oidc-*-claim flags need --oidc-issuer and --oidc-client-id'],
+  [['--oidc-issuer', 'https://idp.example.com', '--oidc-client-id', ' '], 'error: --oidc-client-id: must not be empty'],
 ];
 
 /** Runs the cases a few at a time: each is a whole node process on a shared machine. */

@@ -6,72 +6,19 @@
 // GET /api/mcp/me says who, and the access policy applies to their groups.
 // Also what must be refused: a callback this browser did not begin, a state
 // that does not match, a replay, an account named `admin`.
-import { createServer, type Server } from 'node:http';
-import Provider from 'oidc-provider';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createManagementApp } from '../../src/http/app.js';
-import { listen, type Listening } from '../../src/http/bind.js';
-import { healthy, tempDir } from '../http/fleet.js';
-import { until } from '../support/wait.js';
-import { TOKEN } from '../http/helpers.js';
-import { createMcpHost, type McpHost } from '../../src/host.js';
-import { freePort } from '../support/ports.js';
-import { rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { startOidcWorker, type OidcWorker } from './oidc-worker.js';
 
-const CLIENT_ID = 'fleet-page';
-const CLIENT_SECRET = 'oidc-client-secret-for-the-test';
-/** The provider's accounts: a login of one of these names signs in as it, with its groups. */
-const ACCOUNTS: Record<string, string[]> = { alice: ['eng', 'staff'], bob: ['sales'], admin: [] };
-
-let idp: { issuer: string; server: Server; logins: string[] };
-let host: McpHost;
-let app: Listening;
-let dir: string;
-
-async function startProvider(port: number, redirectUri: string) {
-  const issuer = `http://127.0.0.1:${port}`;
-  const logins: string[] = [];
-  const provider = new Provider(issuer, {
-    clients: [{ client_id: CLIENT_ID, client_secret: CLIENT_SECRET, redirect_uris: [redirectUri], grant_types: ['authorization_code'], response_types: ['code'] }],
-    cookies: { keys: ['oidc-test-cookie-key'] },
-    scopes: ['openid', 'profile', 'groups'],
-    claims: { openid: ['sub'], profile: ['preferred_username'], groups: ['groups'] },
-    findAccount: async (_ctx: unknown, sub: string) => {
-      logins.push(sub);
-      return { accountId: sub, claims: async () => ({ sub, preferred_username: sub, groups: ACCOUNTS[sub] ?? [] }) };
-    },
-    pkce: { required: () => true },
-    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, IdToken: 600 },
-  });
-  const server = createServer(provider.callback());
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', () => resolve()));
-  return { issuer, server, logins };
-}
+let worker: OidcWorker;
+let app: OidcWorker['app'];
+let idp: OidcWorker['idp'];
 
 beforeAll(async () => {
-  dir = tempDir();
-  writeFileSync(
-    join(dir, 'mcp_servers.json'),
-    JSON.stringify({ servers: { eng: healthy(dir, 'eng', { access: { groups: ['eng'] } }), sales: healthy(dir, 'sales', { access: { groups: ['sales'] } }) } }),
-  );
-  host = createMcpHost({ stateDir: dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
-  const idpPort = await freePort();
-  const expressApp = createManagementApp(host, {
-    token: TOKEN,
-    oidc: { issuer: `http://127.0.0.1:${idpPort}`, clientId: CLIENT_ID, clientSecret: CLIENT_SECRET },
-  });
-  app = await listen(expressApp, { port: 0 });
-  idp = await startProvider(idpPort, `http://127.0.0.1:${app.port}/ui/oidc/callback`);
-  await host.start();
-  await until(() => host.server('eng')?.state === 'ready' && host.server('sales')?.state === 'ready', 'both servers ready');
+  worker = await startOidcWorker();
+  ({ app, idp } = worker);
 });
 afterAll(async () => {
-  await app?.close();
-  idp?.server.closeAllConnections();
-  await new Promise((resolve) => idp?.server.close(resolve));
-  await host?.shutdown();
-  rmSync(dir, { recursive: true, force: true });
+  await worker?.close();
 });
 
 /** A browser: one cookie jar for 127.0.0.1 (cookies do not tell ports apart), redirects by hand. */
