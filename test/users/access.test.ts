@@ -8,6 +8,7 @@ import { healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { request, type Reply, type RequestOptions } from '../http/helpers.js';
 import { until, untilValue } from '../support/wait.js';
 import type { JournalEvent } from '../../src/journal/events.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
 
 let fleet: Fleet;
 const keys: Record<string, string> = {};
@@ -290,7 +291,7 @@ describe('a shadowing names two servers', () => {
     }));
     try {
       await untilState(two, hidden, 'ready');
-      await two.host.addServer(shown, { ...healthy(two.dir, 'shown'), tools: { include: ['echo'], exclude: [] } } as never);
+      await two.host.addServer(shown, healthy(two.dir, 'shown', { tools: { include: ['echo'], exclude: [] } }) as ServerConfigInput);
       const key = (await two.request('/api/mcp/users', { method: 'POST', body: { name: 'alice' } })).json.key;
       const admin: JournalEvent[] = (await two.request('/api/mcp/events')).json.events;
       expect(admin.some((event) => event.type === 'tool.shadowed' && event.shadowed_server === hidden)).toBe(true);
