@@ -38,8 +38,8 @@ export type { ElicitationHandler, ElicitationRequest } from './connection/capabi
 export { Root } from './connection/capabilities/roots.js';
 
 export { ServerConfig, LocalServerConfig, RemoteServerConfig, AuthConfig, AccessRule } from './config/schema.js';
-export { ADMIN_PRINCIPAL, Me, Principal, createFileUsersStore, USER_KEY_PREFIX, UserExistsError } from './users/index.js';
-export type { PrincipalInput, UsersStore, UserView } from './users/index.js';
+export { ADMIN_PRINCIPAL, Me, OIDC_CLIENT_SECRET_ENV, Principal, Quota, createFileUsersStore, USER_KEY_PREFIX, UserExistsError } from './users/index.js';
+export type { OidcOptions, PrincipalInput, UsersStore, UserView } from './users/index.js';
 export type { ServerConfigInput } from './config/schema.js';
 export { toResponse, toStorage } from './config/masking.js';
 export { mergePatch } from './config/merge-patch.js';
