@@ -84,8 +84,8 @@ describe('approvals on the management page', () => {
     const body = page.locator('#journal-body');
     await body.locator('tr', { hasText: 'approval.decided' }).first().waitFor();
     expect(await body.locator('tr', { hasText: 'approval.requested' }).count()).toBe(2);
-    await expect(body.locator('tr', { hasText: 'approval.decided' }).first().textContent()).resolves.toContain('deny by page');
-    await expect(body.locator('tr', { hasText: 'approval.decided' }).last().textContent()).resolves.toContain('allow by page');
+    await expect(body.locator('tr', { hasText: 'approval.decided' }).first().textContent()).resolves.toContain('deny by page (admin), asked by admin');
+    await expect(body.locator('tr', { hasText: 'approval.decided' }).last().textContent()).resolves.toContain('allow by page (admin), asked by admin');
   });
 
   it('never received or showed the secret passed as an argument, and was never reloaded', async () => {

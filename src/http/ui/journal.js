@@ -63,9 +63,23 @@ function detail(event) {
     case 'approval.requested':
       return [h('code', {}, event.tool), ' asks for approval: ', h('code', {}, JSON.stringify(event.arguments))];
     case 'approval.decided':
-      return [h('code', {}, event.tool), ` ${event.decision}`, event.by ? ` by ${event.by}` : ''];
+      return [
+        h('code', {}, event.tool),
+        ` ${event.decision}`,
+        event.by ? ` by ${event.by}` : '',
+        event.decided_by ? ` (${event.decided_by})` : '',
+        event.principal ? `, asked by ${event.principal}` : '',
+      ];
     case 'tool.called':
-      return [h('code', {}, event.tool), ` called by ${event.principal}: ${event.outcome}, ${event.duration_ms} ms`];
+      return [
+        h('code', {}, event.tool),
+        ` called by ${event.principal}: ${event.outcome}, ${event.duration_ms} ms`,
+        event.refused_by ? ` (over ${event.refused_by})` : '',
+      ];
+    case 'consent.begun':
+      return h('span', {}, `OAuth consent begun by ${event.principal}`);
+    case 'inputs.changed':
+      return h('span', {}, `${event.principal} changed their inputs`, event.set.length > 0 ? `; set ${event.set.join(', ')}` : '', event.removed.length > 0 ? `; removed ${event.removed.join(', ')}` : '');
     default:
       return '';
   }
