@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
-import { GroupName, UserName, type UserView } from '../users/index.js';
+import { GroupName, UserName, type Quota, type UserView } from '../users/index.js';
 import { action, ApiClient, formatTable, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { limitValue, quoted, quotaLimit } from './flags.js';
 import { UsageError } from './errors.js';
@@ -26,7 +26,8 @@ function collectGroup(value: string, previous: string[]): string[] {
 }
 
 /**
- * Registers `mcp-fleet users add NAME [--group G]… | list | remove NAME |
+ * Registers `mcp-fleet users add NAME [--group G]… [--calls-per-minute N]
+ * [--max-concurrent-calls N] | list | quota NAME [limits] | remove NAME |
  * rotate NAME`: the running worker's users. `add` and `rotate` print the key
  * once; only its hash is kept.
  */
@@ -46,12 +47,7 @@ export function registerUsersCommand(program: Command, io: CliIO): void {
     .action(
       action(io, async (name: string, flags: AddFlags) => {
         const client = await ApiClient.connect(flags);
-        const added = await client.request<UserView & { key: string }>('POST', '/api/mcp/users', {
-          name,
-          groups: flags.group,
-          ...(flags.callsPerMinute !== undefined && { calls_per_minute: limitValue(flags.callsPerMinute) }),
-          ...(flags.maxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(flags.maxConcurrentCalls) }),
-        });
+        const added = await client.request<UserView & { key: string }>('POST', '/api/mcp/users', { name, groups: flags.group, ...quotaBody(flags) });
         printKey(io, flags, added, 'added');
       }),
     );
@@ -65,10 +61,23 @@ export function registerUsersCommand(program: Command, io: CliIO): void {
         if (flags.json) printJson(io, { users: listed });
         else if (listed.length === 0) io.stdout('no users\n');
         else {
-          const limit = (value: number | null | undefined) => (value === undefined ? 'default' : value === null ? 'none' : String(value));
-          const rows = listed.map((user) => [user.name, user.groups.join(', '), limit(user.calls_per_minute), limit(user.max_concurrent_calls)]);
+          const rows = listed.map((user) => [user.name, user.groups.join(', '), describeLimit(user.calls_per_minute), describeLimit(user.max_concurrent_calls)]);
           io.stdout(`${formatTable(['NAME', 'GROUPS', 'CALLS/MIN', 'CONCURRENT'], rows)}\n`);
         }
+      }),
+    );
+
+  withClientOptions(users.command('quota'))
+    .description("set a user's own limits; a flag left out is the worker's default again")
+    .argument('<name>', 'user name', parseUserName)
+    .option('--calls-per-minute <n>', 'calls per minute, or none', quotaLimit('--calls-per-minute'))
+    .option('--max-concurrent-calls <n>', 'calls running at once, or none', quotaLimit('--max-concurrent-calls'))
+    .action(
+      action(io, async (name: string, flags: AddFlags) => {
+        const client = await ApiClient.connect(flags);
+        const updated = await client.request<UserView>('PUT', `/api/mcp/users/${encodeURIComponent(name)}/quota`, quotaBody(flags));
+        if (flags.json) printJson(io, updated);
+        else io.stdout(`${name}: ${describeLimit(updated.calls_per_minute)} calls per minute, ${describeLimit(updated.max_concurrent_calls)} at once\n`);
       }),
     );
 
@@ -94,6 +103,19 @@ export function registerUsersCommand(program: Command, io: CliIO): void {
         printKey(io, flags, rotated, 'new key for');
       }),
     );
+}
+
+/** The limits the flags give, as the API takes them (`none` is `null`). */
+function quotaBody(flags: AddFlags): Quota {
+  return {
+    ...(flags.callsPerMinute !== undefined && { calls_per_minute: limitValue(flags.callsPerMinute) }),
+    ...(flags.maxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(flags.maxConcurrentCalls) }),
+  };
+}
+
+/** A user's limit as listed: their own number, `none`, or the worker's `default`. */
+function describeLimit(value: number | null | undefined): string {
+  return value === undefined ? 'default' : value === null ? 'none' : String(value);
 }
 
 /** The key on a line of its own (easy to copy or capture), the note on stderr. */

@@ -39,6 +39,10 @@ export function createPgUsersStore(db: Database): UsersStore {
       const result = await db.pool.query('update users set key_hash = $2 where name = $1', [name, hash]);
       return result.rowCount === 1;
     },
+    async setQuota(name, quota) {
+      const result = await db.pool.query('update users set quota = $2 where name = $1', [name, quota === undefined ? null : JSON.stringify(quota)]);
+      return result.rowCount === 1;
+    },
     async remove(name) {
       const result = await db.pool.query('delete from users where name = $1', [name]);
       return result.rowCount === 1;

@@ -42,6 +42,8 @@ export interface UsersStore {
   add(user: StoredUser): Promise<void>;
   /** Replaces the user's key hash; false for an unknown user. */
   setKeyHash(name: string, hash: string): Promise<boolean>;
+  /** Replaces the user's own quota (undefined: the worker's defaults again); false for an unknown user. */
+  setQuota(name: string, quota: Quota | undefined): Promise<boolean>;
   /** False for an unknown user. */
   remove(name: string): Promise<boolean>;
 }
@@ -114,6 +116,14 @@ export function createFileUsersStore(stateDir: string): UsersStore {
         const user = next.get(name);
         if (user === undefined) return false;
         next.set(name, { ...user, key_hash: hash });
+        return true;
+      }),
+    setQuota: (name, quota) =>
+      change((next) => {
+        const user = next.get(name);
+        if (user === undefined) return false;
+        const { quota: _old, ...rest } = user;
+        next.set(name, quota === undefined ? rest : { ...rest, quota });
         return true;
       }),
     remove: (name) => change((next) => next.delete(name)),

@@ -14,6 +14,8 @@ export interface Users {
   add(name: string, groups: readonly string[], quota?: Quota): Promise<UserView & { key: string }>;
   /** A new key for the user (the old one stops working); undefined for an unknown user. */
   rotate(name: string): Promise<(UserView & { key: string }) | undefined>;
+  /** Replaces the user's own quota (fields left out: the worker's defaults); undefined for an unknown user. */
+  setQuota(name: string, quota: Quota): Promise<UserView | undefined>;
   /** False for an unknown user. */
   remove(name: string): Promise<boolean>;
   /** The principal of a user key; undefined for anything else. */
@@ -54,6 +56,11 @@ export function createUsers(store: UsersStore): Users {
       if (!(await store.setKeyHash(name, keyHash(key)))) return undefined;
       const user = await store.get(name);
       return { ...(user === undefined ? { name, groups: [] } : view(user)), key };
+    },
+    async setQuota(name, quota) {
+      if (!(await store.setQuota(name, hasQuota(quota) ? definedOnly(quota) : undefined))) return undefined;
+      const user = await store.get(name);
+      return user === undefined ? undefined : view(user);
     },
     remove: (name) => store.remove(name),
     async authenticate(key) {

@@ -92,6 +92,10 @@ describe('mcp-fleet users', () => {
     expect(refused.code).toBe(1);
     expect(refused.stdout + refused.stderr).toMatch(/quota: calls_per_minute \(2\) reached; try again in \d+ s\. The call was not made\./);
     for (let i = 0; i < 3; i++) expect((await call(svc.stdout.trim())).code).toBe(0);
+    const lifted = await cli(['users', 'quota', 'erin', '--calls-per-minute', 'none', '--state-dir', dir]);
+    expect(lifted.code).toBe(0);
+    expect(lifted.stdout).toBe('erin: none calls per minute, default at once\n');
+    expect((await call(limited)).code).toBe(0);
     await cli(['users', 'remove', 'erin', '--state-dir', dir]);
     await cli(['users', 'remove', 'svc', '--state-dir', dir]);
   });

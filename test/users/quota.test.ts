@@ -146,6 +146,22 @@ describe('quotas on real calls', () => {
     expect((await echo('bob', 'after')).json.details.is_error).toBe(false);
   });
 
+  it("PUT /api/mcp/users/:name/quota changes a user's limits for their next call; it is the admin's to do", async () => {
+    const carol = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'carol', calls_per_minute: 1 } });
+    const key = carol.json.key as string;
+    const echoAsCarol = () =>
+      fleet.request('/api/mcp/tools/tools__echo/call', { method: 'POST', body: { arguments: { text: 'c' } }, headers: { authorization: `Bearer ${key}` } });
+    expect((await echoAsCarol()).json.details.is_error).toBe(false);
+    expect((await echoAsCarol()).json.details.quota.limit).toBe('calls_per_minute');
+    const raised = await fleet.request('/api/mcp/users/carol/quota', { method: 'PUT', body: { calls_per_minute: null } });
+    expect(raised.json).toEqual({ name: 'carol', groups: [], calls_per_minute: null });
+    for (let i = 0; i < 4; i++) expect((await echoAsCarol()).json.details.is_error).toBe(false);
+    const byUser = await fleet.request('/api/mcp/users/carol/quota', { method: 'PUT', body: {}, headers: { authorization: `Bearer ${key}` } });
+    expect(byUser.status).toBe(403);
+    expect((await fleet.request('/api/mcp/users/nobody/quota', { method: 'PUT', body: {} })).status).toBe(404);
+    expect((await fleet.request('/api/mcp/users/carol/quota', { method: 'PUT', body: { calls_per_minute: -1 } })).status).toBe(400);
+  });
+
   it('the library: a principal with no quota of its own has the host’s defaults; none at all is the admin', async () => {
     const host = fleet.host;
     const principal = { id: 'lib-user', groups: [] };

@@ -97,6 +97,13 @@ describe.each(kinds)('users store (%s)', (_kind, make) => {
     const rotated = await users.rotate('svc');
     expect(rotated).toMatchObject({ calls_per_minute: null, max_concurrent_calls: 4 });
     expect((await users.authenticate(rotated!.key))?.quota).toEqual({ calls_per_minute: null, max_concurrent_calls: 4 });
+
+    // Replaced whole: a field left out is the default again; nothing at all, no quota.
+    expect(await users.setQuota('svc', { calls_per_minute: 7 })).toEqual({ name: 'svc', groups: [], calls_per_minute: 7 });
+    expect((await users.authenticate(rotated!.key))?.quota).toEqual({ calls_per_minute: 7 });
+    expect(await users.setQuota('svc', {})).toEqual({ name: 'svc', groups: [] });
+    expect(await users.authenticate(rotated!.key)).toEqual({ id: 'svc', groups: [] });
+    expect(await users.setQuota('nobody', { calls_per_minute: 1 })).toBeUndefined();
   });
 });
 

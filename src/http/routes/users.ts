@@ -41,6 +41,15 @@ export function userRoutes(users: Users): Router {
     res.json(rotated);
   });
 
+  // The user's own limits, replaced whole: a field left out is the worker's default again. Calls of a key
+  // or page session already signed in count under the new limits from their next request on.
+  router.put('/:name/quota', async function setQuota(req, res) {
+    const quota = Quota.parse(req.body ?? {});
+    const updated = await users.setQuota(req.params.name, quota);
+    if (updated === undefined) throw new HttpError(404, 'not_found', `no user named "${req.params.name}"`);
+    res.json(updated);
+  });
+
   router.delete('/:name', async function removeUser(req, res) {
     if (!(await users.remove(req.params.name))) throw new HttpError(404, 'not_found', `no user named "${req.params.name}"`);
     res.status(204).end();
