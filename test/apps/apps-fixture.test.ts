@@ -71,6 +71,34 @@ describe('the MCP Apps extension in the client capabilities', () => {
   }
 });
 
+describe('app-only tools of an on_demand server', () => {
+  test("a model's call is refused from the last run's catalog, without starting the server", async () => {
+    const dir = stateDirWith({ apps: appsServer({ start: 'on_demand' }) });
+    const open = () => {
+      const host = createMcpHost({ stateDir: dir, watchConfig: false, logger: { info() {}, warn() {} } });
+      hosts.push(host);
+      return host;
+    };
+    const first = open();
+    // Never run before: it starts once to learn its catalog (app-only tools with their ui), which the journal keeps.
+    await first.start();
+    await untilState(first, 'apps', 'ready');
+    await first.shutdown();
+
+    const host = open();
+    await host.start();
+    await host.settled();
+    const entry = host.catalog().find((server) => server.name === 'apps')!;
+    expect(entry.state).toBe('pending');
+    expect(entry.tools.find((tool) => tool.name === 'apps__app_echo')).toMatchObject({ model_visible: false, ui: { visibility: ['app'] } });
+    expect(host.searchTools('echoes its text for the app', { limit: 50 }).map((hit) => hit.name)).not.toContain('apps__app_echo');
+    const refused = await host.callTool('apps__app_echo', { text: 'hi' });
+    expect(refused.details.is_error).toBe(true);
+    expect(resultToText(refused)).toContain('is app-only');
+    expect(host.server('apps')?.state).toBe('pending');
+  });
+});
+
 describe('toolUi', () => {
   test("reads the app with its resource's _meta.ui, keeps it, and reads it again after the server announces a tool list change", async () => {
     const host = await startHost({ apps: appsServer() });
@@ -99,6 +127,20 @@ describe('toolUi', () => {
       return ui?.html.includes('<p>v2</p>') ? ui : undefined;
     }, 'the app read again after list_changed');
     expect(next.resourceUri).toBe('ui://fixture/app.html');
+  });
+
+  test('a 2025-era server that offers subscriptions: the app is read again after resources/updated names it', async () => {
+    const host = await startHost({ apps: appsServer({ protocol: '2025' }) });
+    expect((await host.toolUi('apps__show'))?.html).toContain('<p>v1</p>');
+    // The host subscribed on its first read; the server tells it of the change, with no list change.
+    const touched = await untilValue(async () => {
+      const answer = JSON.parse(resultToText(await host.callTool('apps__touch', {})));
+      return answer.subscribed ? answer : undefined;
+    }, 'the subscription to reach the server');
+    await untilValue(async () => {
+      const ui = await host.toolUi('apps__show');
+      return ui?.html.includes(`<p>v${touched.version}</p>`) ? ui : undefined;
+    }, 'the app read again after resources/updated');
   });
 
   test('rejects with NotReadyError while its server is not ready, and reads it again once the server is back', async () => {
