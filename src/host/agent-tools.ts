@@ -17,6 +17,7 @@ import type { ResultSpill } from '../catalog/tools/result-spill.js';
 import { SEARCH_TOOLS_NAME } from '../catalog/tools/search-tools-tool.js';
 import type { ProjectionContext } from '../journal/projection.js';
 import type { Selectors } from '../journal/selectors.js';
+import { modelVisible } from '../apps/tool-meta.js';
 
 export interface AgentToolsOptions {
   mount: ToolMount;
@@ -30,7 +31,12 @@ export interface AgentToolsOptions {
   freshenSoon(): void;
 }
 
-export type AgentTools = Pick<McpHost, 'tools' | 'searchTools' | 'hasTool' | 'callTool'>;
+export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'callTool'>;
+
+/** The answer to a model's call of an app-only tool: it exists, and only its app may call it. */
+export function appOnlyMessage(name: string, server: string): string {
+  return `tool "${name}" is app-only: only the app of server "${server}" may call it (through its app bridge), never a model`;
+}
 
 export function createAgentTools(options: AgentToolsOptions): AgentTools {
   const { mount, spill, selectors, projected, current, freshenSoon } = options;
@@ -46,8 +52,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   return {
     tools(toolOptions) {
       freshenSoon();
-      const tools = deferredTools.marked(mount.list());
+      const tools = deferredTools.marked(mount.list().filter((tool) => modelVisible(tool.ui)));
       return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools) : tools);
+    },
+
+    allTools() {
+      freshenSoon();
+      return mount.list();
     },
 
     searchTools(query, searchOptions) {
@@ -65,12 +76,16 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
       // Never a server's tool: those are all `{server}__{tool}`.
       if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
       const tool = mount.get(name);
+      if (tool && !modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
       if (tool) return tool.execute(args, callOptions);
       if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool.execute(args, callOptions);
       const owner = ownerByName(name);
       if (owner && onDemand.knows(owner, name)) {
         // A tool its policy denies is refused here, without starting its server for nothing.
-        const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
+        const known = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name);
+        const original = known?.original;
+        // An app-only tool is refused without starting its server: a model may never call it.
+        if (known !== undefined && !modelVisible(known.ui)) return errorResult(owner, known.original, appOnlyMessage(name, owner));
         if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
           return errorResult(owner, original, deniedMessage(name, owner));
         }

@@ -6,6 +6,7 @@ import type { PendingApproval } from '../../approvals/index.js';
 import type { AgentToolResult, ToolProgress } from '../../catalog/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
+import { catalogUi } from '../../apps/tool-meta.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -22,13 +23,15 @@ export function toolRoutes(host: McpHost): Router {
   // Listings that expired (catalog_max_age_seconds, a server's ttlMs) are listed again before the answer.
   router.get('/', async function listTools(_req, res) {
     await host.freshen();
-    const tools = host.tools().map((tool) => ({
+    // App-only tools too (`model_visible: false`): a page shows them with their app; a model never gets them.
+    const tools = host.allTools().map((tool) => ({
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
       server: tool.server,
       original: tool.originalName,
+      ...catalogUi(tool),
     }));
     res.json({ tools });
   });
@@ -39,6 +42,14 @@ export function toolRoutes(host: McpHost): Router {
     const limit = searchLimit(req.query.limit);
     await host.freshen();
     res.json({ tools: host.searchTools(query, limit === undefined ? {} : { limit }) });
+  });
+
+  // The tool's app (MCP Apps): its HTML and what it declares. 404 when the tool names no UI, 409 while its server is not ready.
+  router.get('/:name/ui', async function toolUi(req, res) {
+    const name = req.params.name;
+    const ui = await host.toolUi(name);
+    if (ui === null) throw new HttpError(404, 'not_found', `no tool named "${name}" with an app`);
+    res.json(ui);
   });
 
   router.post('/:name/call', async function callTool(req, res) {
