@@ -120,14 +120,15 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   // `host.start()` resolving is the host's word that its servers are published.
   let published = false;
   const presence = shared?.presence ?? localPresence({ workerId, states });
+  // The public URL's host reaches this worker too (through a proxy, or as its own name).
+  const allowedHosts = [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])];
   // The sandbox origin of app frames: another port, so an app is never on the page's origin.
-  const frames = createAppFrames({ bindHost });
+  const frames = createAppFrames({ bindHost, allowedHosts });
   const app = createManagementApp(started, {
     apps: frames,
     token: token.token,
     bindHost,
-    // The public URL's host reaches this worker too (through a proxy, or as its own name).
-    allowedHosts: [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])],
+    allowedHosts,
     logger,
     onSecrets: (values) => secrets.add(values),
     fleet: presence,

@@ -206,7 +206,15 @@ function sandboxApp(apps: Map<string, OpenApp>, options: AppFramesOptions, port:
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(hostCheck(options.bindHost, []));
+  // The names the page may be reached at (bound address, `--allowed-host`), on the sandbox port.
+  let checkHost: ReturnType<typeof hostCheck> | undefined;
+  app.use(function sandboxHost(req, res, next) {
+    checkHost ??= hostCheck(
+      options.bindHost,
+      (options.allowedHosts ?? []).map((value) => `${new URL(`http://${value}`).hostname}:${port() ?? 0}`),
+    );
+    checkHost(req, res, next);
+  });
 
   app.get('/frames/:id', function frame(req, res) {
     const open = ID.test(req.params.id) ? apps.get(req.params.id) : undefined;
