@@ -69,7 +69,8 @@ export interface AppSession {
 export interface OpenAppBridgeOptions {
   tool: string;
   server: string;
-  live: LiveConnection;
+  /** The server's live connection now (it may reconnect while the app is open); throws while it is not ready. */
+  live(): LiveConnection;
   /** The call of the server's tool `original` through the host's path, or undefined when it has no such tool. */
   callFor(original: string): CallFunction | undefined;
   /** Bound on one forwarded request, in ms (the server's `call_timeout_seconds`). */
@@ -91,9 +92,9 @@ function errorCall(text: string): CallToolResult {
 }
 
 export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSession> {
-  const { server, live, options } = open;
-  const client = live.connection.client;
-  const offered = client.getServerCapabilities() ?? {};
+  const { server, options } = open;
+  const client = () => open.live().connection.client;
+  const offered = client().getServerCapabilities() ?? {};
   const capabilities: McpUiHostCapabilities = {
     serverTools: {},
     ...(offered.resources ? { serverResources: {} } : {}),
@@ -117,14 +118,21 @@ export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSess
     }
   };
   if (offered.resources) {
-    bridge.onreadresource = (params, extra) =>
-      observeRequest(client, 'resources/read', { detail: { [ATTR.resourceUri]: params.uri } }, () =>
-        client.readResource({ uri: params.uri }, request(extra.mcpReq.signal)),
+    // The connection of the moment: a server that reconnected serves the open app on its new one.
+    bridge.onreadresource = (params, extra) => {
+      const now = client();
+      return observeRequest(now, 'resources/read', { detail: { [ATTR.resourceUri]: params.uri } }, () =>
+        now.readResource({ uri: params.uri }, request(extra.mcpReq.signal)),
       );
-    bridge.onlistresources = (params, extra) =>
-      observeRequest(client, 'resources/list', {}, () => client.listResources(params, request(extra.mcpReq.signal)));
-    bridge.onlistresourcetemplates = (params, extra) =>
-      observeRequest(client, 'resources/templates/list', {}, () => client.listResourceTemplates(params, request(extra.mcpReq.signal)));
+    };
+    bridge.onlistresources = (params, extra) => {
+      const now = client();
+      return observeRequest(now, 'resources/list', {}, () => now.listResources(params, request(extra.mcpReq.signal)));
+    };
+    bridge.onlistresourcetemplates = (params, extra) => {
+      const now = client();
+      return observeRequest(now, 'resources/templates/list', {}, () => now.listResourceTemplates(params, request(extra.mcpReq.signal)));
+    };
   }
   bridge.onmessage = async (params) => {
     if (!options.onMessage) throw refused('ui/message');

@@ -37,7 +37,7 @@ export const AppCsp = z.object({
 });
 export type AppCsp = z.infer<typeof AppCsp>;
 
-/** A tool's app, ready to render (docs/apps.md). */
+/** A tool's app, ready to render. */
 export const ToolUi = z.object({
   /** The tool's name as agents see it (`{server}__{tool}`). */
   tool: z.string(),

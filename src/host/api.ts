@@ -105,7 +105,7 @@ export interface McpHostOptions {
 export interface CatalogEntry extends ServerView {
   /**
    * `ui`: the tool's MCP Apps metadata (null: none); `model_visible`: false
-   * for an app-only tool, which a model never sees (docs/apps.md).
+   * for an app-only tool, which a model never sees.
    */
   tools: Array<{
     name: string;

@@ -29,12 +29,13 @@ export function createHostApps(options: HostAppsOptions): HostApps {
       const found = uis.locate(name);
       if (found === undefined) throw new Error(`appBridge: no tool named "${name}"`);
       const { server } = found;
-      const live = readyConnection(current, server);
+      // Not ready: rejects now, before the app is connected to nothing.
+      readyConnection(current, server);
       const config = current(server)?.getSnapshot().context.config;
       return openAppBridge({
         tool: found.entry.name,
         server,
-        live,
+        live: () => readyConnection(current, server),
         // Looked up per call: a re-registration (list_changed) changes what the server offers.
         callFor: (original) => mount.appCall(server, original),
         timeoutMs: (config?.call_timeout_seconds ?? 60) * 1000,
