@@ -245,7 +245,9 @@ describe('MCP Apps on the page', { timeout: 60_000 }, () => {
     await drawer().locator('.app-note', { hasText: 'The app says: This is message text.' }).waitFor();
     await app.getByRole('button', { name: 'Open Link' }).click();
     await drawer().locator('.app-note a[href="https://modelcontextprotocol.io/"]').waitFor();
-    // Its bundled zod probes `new Function` once and works without it: the policy refuses eval, and the page says so.
+    // Its bundled zod probes `new Function` once and works without it: the policy refuses eval, and the page says so
+    // (the browser's report comes when it comes: waited for, then it must be the only problem).
+    await problems().locator('li', { hasText: '(script-src): eval' }).waitFor();
     await expect(problems().locator('li').allTextContents()).resolves.toEqual([
       "blocked by the app's content security policy (script-src): eval",
     ]);
