@@ -21,7 +21,8 @@ describe('the frame policy', () => {
     const { policy, dropped } = frameCsp({ connectDomains: [], resourceDomains: [], frameDomains: [], baseUriDomains: [] }, options);
     expect(policy.split('; ')).toEqual([
       "default-src 'none'",
-      "script-src 'unsafe-inline'",
+      "script-src 'unsafe-inline' blob: data:",
+      'worker-src blob: data:',
       "style-src 'unsafe-inline'",
       'img-src data: blob:',
       'font-src data:',
@@ -48,7 +49,8 @@ describe('the frame policy', () => {
       options,
     );
     expect(policy).toContain('connect-src https://api.example.com wss://live.example.com;');
-    expect(policy).toContain("script-src 'unsafe-inline' https://*.cdn.example;");
+    expect(policy).toContain("script-src 'unsafe-inline' blob: data: https://*.cdn.example;");
+    expect(policy).toContain('worker-src blob: data: https://*.cdn.example;');
     expect(policy).toContain('img-src data: blob: https://*.cdn.example;');
     expect(policy).toContain('frame-src https://youtube.example;');
     expect(policy).not.toContain("'unsafe-eval'");

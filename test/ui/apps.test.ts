@@ -2,7 +2,8 @@
 // frame on the sandbox origin, its bridge relayed by the page to the worker.
 // A hostile app (test/fixtures/hostile-app.mjs) tries what an app must not
 // do; server-basic-vanillajs shows the happy path (the app asks its server
-// for the time through the bridge, and the page shows it).
+// for the time through the bridge, and the page shows it); server-pdf's
+// viewer reads a local PDF through its app-only tool and draws it.
 //
 // APPS_SCREENSHOT=1 also writes docs/apps.png (the picture of the README's apps section).
 import { createServer, type Server } from 'node:http';
@@ -25,6 +26,8 @@ declare const document: any;
 declare const window: any;
 
 const VANILLA = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-basic-vanillajs/dist/index.js', import.meta.url));
+const PDF_SERVER = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-pdf/dist/index.js', import.meta.url));
+const PDF = fileURLToPath(new URL('../fixtures/apps/one-page.pdf', import.meta.url));
 const DOCS_SHOT = fileURLToPath(new URL('../../docs/apps.png', import.meta.url));
 const PAGE_COOKIE = 'page-only-cookie-value-7781';
 
@@ -74,6 +77,7 @@ beforeAll(async () => {
           timeout_seconds: 15,
         },
         clock: { type: 'local', command: [process.execPath, VANILLA, '--stdio'], timeout_seconds: 30 },
+        pdf: { type: 'local', command: [process.execPath, PDF_SERVER, '--stdio', PDF], timeout_seconds: 30 },
       }),
       { apps: frames },
     ),
@@ -86,7 +90,7 @@ beforeAll(async () => {
   page.on('request', (request: Request) => {
     if (request.method() === 'POST' && new URL(request.url()).pathname.endsWith('/messages')) relayed.push(request.postDataJSON().message);
   });
-  await Promise.all([untilState(fleet, 'alpha', 'ready'), untilState(fleet, 'hostile', 'ready'), untilState(fleet, 'clock', 'ready', 30_000)]);
+  await Promise.all([untilState(fleet, 'alpha', 'ready'), untilState(fleet, 'hostile', 'ready'), untilState(fleet, 'clock', 'ready', 30_000), untilState(fleet, 'pdf', 'ready', 30_000)]);
 }, 90_000);
 
 afterAll(async () => {
@@ -253,6 +257,39 @@ describe('MCP Apps on the page', { timeout: 60_000 }, () => {
     ]);
     await page.screenshot({ path: join(ARTIFACTS, 'apps-vanilla-1280.png') });
     if (process.env.APPS_SCREENSHOT === '1') await page.screenshot({ path: DOCS_SHOT });
+  });
+
+  it('runs server-pdf: its viewer reads a local PDF through its app-only tool and draws it', async () => {
+    const listing = JSON.stringify(await fleet.host.callTool('pdf__list_pdfs', {}));
+    const url = listing.match(/file:\/\/[^\s"\\]*one-page\.pdf/)?.[0];
+    expect(url, listing).toBeDefined();
+    const before = relayed.length;
+    await tryTool('pdf', 'pdf__display_pdf');
+    await drawer().getByRole('button', { name: 'JSON' }).click();
+    await drawer().locator('textarea.pg-json').fill(JSON.stringify({ url }));
+    await drawer().getByRole('button', { name: 'Run' }).click();
+    const id = await drawer().locator('iframe[data-mcp-app="pdf__display_pdf"]').getAttribute('data-app-id');
+    // The bytes come through the page's relay, by the app-only tool a model never sees.
+    await untilValue(
+      () => relayed.slice(before).some((m) => m.method === 'tools/call' && m.params?.name === 'read_pdf_bytes'),
+      'the viewer to read the PDF through the bridge',
+    );
+    // And the page is drawn: some canvas of the viewer has ink on it.
+    const frame = () => page.frames().find((f) => f.url().endsWith(`/frames/${id}`));
+    await untilValue(async () => {
+      const inked = await frame()?.evaluate(() =>
+        [...document.querySelectorAll('canvas')].some((canvas: any) => {
+          if (canvas.width === 0 || canvas.height === 0) return false;
+          const data = canvas.getContext('2d')?.getImageData(0, 0, canvas.width, canvas.height).data;
+          for (let i = 0; data && i < data.length; i += 4) if (data[i] < 128 && data[i + 3] > 0) return true;
+          return false;
+        }),
+      ).catch(() => false);
+      return inked === true;
+    }, 'the viewer to draw the PDF');
+    // What the viewer would tell a model (its current page, its file) is shown, not refused.
+    await drawer().locator('.app-context', { hasText: 'For the model, the app offers' }).waitFor();
+    await drawer().locator('.app-view').screenshot({ path: join(ARTIFACTS, 'apps-pdf-1280.png') });
   });
 
   it('closes the app with the playground', async () => {

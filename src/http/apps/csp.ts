@@ -61,7 +61,9 @@ export function frameCsp(csp: AppCsp, options: FrameCspOptions): FrameCsp {
   };
   const directives = [
     "default-src 'none'",
-    `script-src ${list(resource.kept, "'unsafe-inline'")}`,
+    // blob: and data: scripts and workers are code the app made itself, as inline script is: they reach no origin.
+    `script-src ${list(resource.kept, "'unsafe-inline'", 'blob:', 'data:')}`,
+    `worker-src ${list(resource.kept, 'blob:', 'data:')}`,
     `style-src ${list(resource.kept, "'unsafe-inline'")}`,
     `img-src ${list(resource.kept, 'data:', 'blob:')}`,
     `font-src ${list(resource.kept, 'data:')}`,

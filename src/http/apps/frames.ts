@@ -33,6 +33,7 @@ export type AppEvent =
   | { event: 'problem'; data: { message: string } }
   | { event: 'open-link'; data: { url: string } }
   | { event: 'app-message'; data: { text: string } }
+  | { event: 'model-context'; data: { text: string } }
   | { event: 'closed'; data: { reason: string } };
 
 /** One open app. */
@@ -132,6 +133,12 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
         const text = message.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
         emit({ event: 'app-message', data: { text } });
         return {};
+      },
+      // Each update replaces the last; the page shows what the app would have a model know.
+      onUpdateModelContext: (context) => {
+        const blocks = (context.content ?? []).map((block) => (block.type === 'text' ? block.text : `[${block.type}]`));
+        const text = [...blocks, ...(context.structuredContent === undefined ? [] : [JSON.stringify(context.structuredContent)])].join('\n');
+        emit({ event: 'model-context', data: { text: text.length > 2000 ? `${text.slice(0, 2000)}…` : text } });
       },
       onOpenLink: ({ url }) => {
         // Only web links are offered to the user, and only as a link they may follow.

@@ -108,6 +108,13 @@ export function appView(tool, { input, result } = {}) {
     });
     onEvent('problem', (data) => problem(String(data.message)));
     onEvent('app-message', (data) => note('The app says: ', h('q', {}, String(data.text))));
+    let context;
+    onEvent('model-context', (data) => {
+      // One note, the latest: each update replaces the one before.
+      context?.remove();
+      context = h('li', { class: 'app-note app-context' }, 'For the model, the app offers: ', h('q', {}, String(data.text)));
+      notes.append(context);
+    });
     onEvent('open-link', (data) =>
       note('The app asks to open ', h('a', { href: String(data.url), target: '_blank', rel: 'noopener noreferrer' }, String(data.url))),
     );
