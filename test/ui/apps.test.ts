@@ -221,6 +221,10 @@ describe('MCP Apps on the page', { timeout: 60_000 }, () => {
     expect(results.ownAppOnly.result.content).toEqual([{ type: 'text', text: 'app-only answer' }]);
     // Opened without a call: no input or result handed over.
     expect(results.toolInput).toBeUndefined();
+    // An app the worker closes says so beside its frame.
+    const id = await drawer().locator('iframe[data-mcp-app="hostile__secret_state"]').getAttribute('data-app-id');
+    expect((await fleet.request(`/api/mcp/apps/${id}`, { method: 'DELETE' })).status).toBe(204);
+    await problems().locator('li', { hasText: 'The app was closed: closed by the page' }).waitFor();
   });
 
   it('runs server-basic-vanillajs: the app asks its server for the time through the bridge', async () => {
