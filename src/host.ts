@@ -170,8 +170,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     async shutdown() {
-      await lifecycle.shutdown();
-      apps.close();
+      try {
+        await lifecycle.shutdown();
+      } finally {
+        apps.close();
+      }
     },
   };
   return host;
