@@ -17,6 +17,8 @@ import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
+import { appRoutes } from './routes/apps.js';
+import type { AppFrames } from './apps/frames.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -56,6 +58,8 @@ export interface ManagementAppOptions {
   fleet?: Presence;
   /** Base URL of the MCP Registry behind `/api/mcp/registry`; default `$MCP_FLEET_REGISTRY_URL`, else the official one. */
   registryUrl?: string;
+  /** The sandbox origin app frames are served from (`createAppFrames`); without it the page shows no app. */
+  apps?: AppFrames;
 }
 
 /**
@@ -102,6 +106,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', fleetRoute(host, options.fleet));
+  app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api/mcp/registry', registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
@@ -110,7 +115,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
-  app.use(pageRoutes());
+  app.use(pageRoutes({ appsPort: () => options.apps?.port() }));
   app.use('/ui/session', sessionRoutes({ token: options.token, bindHost, allowedHosts: extraHosts }));
 
   app.use(notFoundHandler);
