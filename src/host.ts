@@ -1,6 +1,7 @@
 import { waitFor } from 'xstate';
 import type { McpHost, McpHostOptions } from './host/api.js';
 import { createAgentTools } from './host/agent-tools.js';
+import { createHostApps } from './host/apps.js';
 import { catalogEntries } from './host/catalog-entries.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
@@ -80,6 +81,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     append,
   });
 
+  const apps = createHostApps({ mount, selectors, projected, current, subscribe: (listener) => journal.subscribe(listener) });
+
   const host: McpHost = {
     stateDir,
 
@@ -93,6 +96,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     ...agentTools,
+    toolUi: apps.toolUi,
+    appBridge: apps.appBridge,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),
@@ -165,7 +170,13 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
-    shutdown: () => lifecycle.shutdown(),
+    async shutdown() {
+      try {
+        await lifecycle.shutdown();
+      } finally {
+        apps.close();
+      }
+    },
   };
   return host;
 }
