@@ -1,6 +1,7 @@
 import { waitFor } from 'xstate';
 import type { McpHost, McpHostOptions } from './host/api.js';
 import { createAgentTools } from './host/agent-tools.js';
+import { createHostApps } from './host/apps.js';
 import { catalogEntries } from './host/catalog-entries.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
@@ -83,6 +84,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     quotas: createQuotas(options.userQuota),
   });
 
+  const apps = createHostApps({ mount, selectors, projected, current, subscribe: (listener) => journal.subscribe(listener) });
+
   const host: McpHost = {
     stateDir,
 
@@ -96,6 +99,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     ...agentTools,
+    toolUi: apps.toolUi,
+    appBridge: apps.appBridge,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),
@@ -171,7 +176,13 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
-    shutdown: () => lifecycle.shutdown(),
+    async shutdown() {
+      try {
+        await lifecycle.shutdown();
+      } finally {
+        apps.close();
+      }
+    },
   };
   return host;
 }

@@ -23,6 +23,8 @@ import { adminOnly, meOf } from './caller.js';
 import type { OidcOptions } from '../users/index.js';
 import { createOidc } from '../users/oidc.js';
 import { oidcRoutes } from './routes/oidc.js';
+import { appRoutes } from './routes/apps.js';
+import type { AppFrames } from './apps/frames.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -71,6 +73,8 @@ export interface ManagementAppOptions {
   oidc?: OidcOptions;
   /** Where browsers reach the worker (`serve --public-url`); the OIDC redirect URI is under it (default: the request's origin). */
   publicUrl?: string;
+  /** The sandbox origin app frames are served from (`createAppFrames`); without it the page shows no app. */
+  apps?: AppFrames;
 }
 
 /**
@@ -118,6 +122,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
+  // Apps reach a server's resources and tools through their bridge, past the access policy: the admin's alone for now.
+  app.use('/api/mcp/apps', adminOnly, appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));
@@ -130,7 +136,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
-  app.use(pageRoutes());
+  app.use(pageRoutes({ appsPort: () => options.apps?.port() }));
   app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts, oidc: options.oidc !== undefined }));
   if (options.oidc !== undefined) {
     app.use('/ui/oidc', oidcRoutes({ oidc: createOidc(options.oidc), token: options.token, publicUrl: options.publicUrl }));
