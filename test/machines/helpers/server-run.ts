@@ -26,7 +26,7 @@ import {
   type Phase,
   type ServerFacts,
 } from './server-spec.js';
-import { createServerWorld, failures, type ServerWorld } from './server-world.js';
+import { createWorldSlot, failures, type ServerWorld } from './server-world.js';
 
 export type ServerPath = StatePath<ServerSnapshot, ModelEvent>;
 type ServerRef = ActorRefFrom<typeof serverMachine>;
@@ -241,17 +241,39 @@ function fakeClock(): boolean {
   return true;
 }
 
-/** Runs one path on a real actor, checking it against the model at every step; the first mismatch, if any. */
-export async function runPath(path: ServerPath, run: PathRun): Promise<Mismatch | null> {
-  const { input, configs, machine = serverMachine, knowsCatalog = true } = run;
-  const world = createServerWorld();
+/**
+ * The machine provided once for many paths (`provide` rebuilds the whole
+ * machine, which costs several times what running a path does): its work
+ * acts on the world of the path being run, its guard asks that path's
+ * observer.
+ */
+function createRig(run: PathRun) {
+  const { machine = serverMachine, knowsCatalog = true } = run;
+  const worlds = createWorldSlot();
   let observer: Observer | undefined;
   // As the host provides it: known from an earlier run, or from the journal once the server registered tools.
   const guards = { knowsCatalog: () => knowsCatalog || (observer?.knowsCatalog(NAME) ?? false) };
+  return {
+    machine: machine.provide({ actors: worlds.actors, guards, ...noTimers }),
+    /** A fresh world and observer for the next path. */
+    async next(actor: () => ServerRef | undefined): Promise<{ world: ServerWorld; observer: Observer }> {
+      observer = undefined;
+      const world = worlds.next();
+      observer = await createObserver((name) => (name === NAME ? actor() : undefined));
+      return { world, observer };
+    },
+  };
+}
+type Rig = ReturnType<typeof createRig>;
+
+/** Runs one path on a real actor, checking it against the model at every step; the first mismatch, if any. */
+export async function runPath(path: ServerPath, run: PathRun, rig: Rig = createRig(run)): Promise<Mismatch | null> {
+  const { input, configs, knowsCatalog = true } = run;
+  let actor: ServerRef | undefined;
+  const { world, observer } = await rig.next(() => actor);
   const ownClock = fakeClock();
-  const actor = createActor(machine.provide({ actors: world.actors, guards, ...noTimers }), { input });
+  actor = createActor(rig.machine, { input });
   try {
-    observer = await createObserver((name) => (name === NAME ? actor : undefined));
     observer.bridge(actor);
     actor.start();
     let facts = initialFacts(input.config, input.queued, knowsCatalog);
@@ -275,7 +297,7 @@ export async function runPath(path: ServerPath, run: PathRun): Promise<Mismatch 
     }
     return null;
   } finally {
-    observer?.stop();
+    observer.stop();
     actor.stop();
     if (ownClock) vi.useRealTimers();
   }
@@ -287,7 +309,8 @@ export async function runPaths(paths: readonly ServerPath[], run: PathRun) {
   // One faked clock for them all: each actor clears its timers when it stops.
   const ownClock = fakeClock();
   try {
-    for (const path of paths) mismatches.add(await runPath(path, run));
+    const rig = createRig(run);
+    for (const path of paths) mismatches.add(await runPath(path, run, rig));
   } finally {
     if (ownClock) vi.useRealTimers();
   }
@@ -298,8 +321,9 @@ export async function runPaths(paths: readonly ServerPath[], run: PathRun) {
 export async function firstMismatch(paths: readonly ServerPath[], run: PathRun): Promise<Mismatch | null> {
   const ownClock = fakeClock();
   try {
+    const rig = createRig(run);
     for (const path of paths) {
-      const mismatch = await runPath(path, run);
+      const mismatch = await runPath(path, run, rig);
       if (mismatch) return mismatch;
     }
     return null;

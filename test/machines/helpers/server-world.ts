@@ -5,7 +5,7 @@
 // stay the machine's own: they act on the fake connection. Nothing here
 // settles by itself and nothing uses a timer.
 import type { Tool } from '@modelcontextprotocol/client';
-import { fromCallback, fromPromise } from 'xstate';
+import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
 import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine.js';
 import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
 import type { ServerConnection } from '../../../src/connection/connection.js';
@@ -65,6 +65,13 @@ export class FakeConnection {
   }
 }
 
+/** What XState hands a promise actor's creator (the parts the world uses). */
+interface Invocation<TInput> {
+  input: TInput;
+  signal: AbortSignal;
+  self: AnyActorRef;
+}
+
 /** One invocation of a promise actor, waiting for the test. */
 interface Call<T> {
   owner: string;
@@ -79,16 +86,14 @@ interface Call<T> {
 class Calls<T> {
   readonly all: Call<T>[] = [];
 
-  actor() {
-    return fromPromise<T, ServerWork>(
-      ({ input, signal, self }) =>
-        new Promise<T>((resolve, reject) => {
-          const owner = self._parent?.id ?? '?';
-          const call: Call<T> = { owner, name: input.name, resolve, reject, done: false };
-          this.all.push(call);
-          signal.addEventListener('abort', () => (call.done = true), { once: true });
-        }),
-    );
+  /** One invocation, recorded until the test settles it or the machine abandons it. */
+  invoke({ input, signal, self }: Invocation<ServerWork>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const owner = self._parent?.id ?? '?';
+      const call: Call<T> = { owner, name: input.name, resolve, reject, done: false };
+      this.all.push(call);
+      signal.addEventListener('abort', () => (call.done = true), { once: true });
+    });
   }
 
   running(owner?: string): Call<T>[] {
@@ -108,14 +113,13 @@ class Calls<T> {
 class Sessions {
   readonly all: Array<{ owner: string; sendBack(event: ServerMachineEvent): void; stopped: boolean }> = [];
 
-  actor<TInput>() {
-    return fromCallback<ServerMachineEvent, TInput>(({ sendBack, self }) => {
-      const session = { owner: self._parent?.id ?? '?', sendBack, stopped: false };
-      this.all.push(session);
-      return () => {
-        session.stopped = true;
-      };
-    });
+  /** One session, running until the machine stops it; the returned function is its cleanup. */
+  open({ sendBack, self }: { sendBack(event: ServerMachineEvent): void; self: AnyActorRef }): () => void {
+    const session = { owner: self._parent?.id ?? '?', sendBack, stopped: false };
+    this.all.push(session);
+    return () => {
+      session.stopped = true;
+    };
   }
 
   running(owner?: string) {
@@ -149,16 +153,9 @@ export function createServerWorld(options: ServerWorldOptions = {}) {
   /** Each established connection's `lost` trigger. */
   const losers = new Map<FakeConnection, (error: FleetError) => void>();
 
-  const actors = {
-    connect: connects.actor(),
-    checkAuth: checks.actor(),
-    refreshToken: refreshes.actor(),
-    consent: consents.actor<ServerWork>(),
-    catalogSession: catalogs.actor<ServerWork & { live: LiveConnection }>(),
-  };
-
-  return {
-    actors,
+  const work: WorldWork = { connects, checks, refreshes, consents, catalogs };
+  const world = {
+    actors: worldActors(() => work),
     connects,
     checks,
     refreshes,
@@ -212,6 +209,45 @@ export function createServerWorld(options: ServerWorldOptions = {}) {
       closing[0]!.finishClose(error);
     },
   };
+  return world;
 }
 
 export type ServerWorld = ReturnType<typeof createServerWorld>;
+
+/** The invocations of a world's work. */
+interface WorldWork {
+  connects: Calls<LiveConnection>;
+  checks: Calls<AuthCheck>;
+  refreshes: Calls<void>;
+  consents: Sessions;
+  catalogs: Sessions;
+}
+
+/**
+ * The scripted implementations acting on whichever world `current` returns
+ * when the machine invokes them. A machine provided with these serves one
+ * fresh world after another: `provide` rebuilds the whole machine, which
+ * costs several times what running a short path does.
+ */
+export function worldActors(current: () => WorldWork) {
+  return {
+    connect: fromPromise<LiveConnection, ServerWork>((invocation) => current().connects.invoke(invocation)),
+    checkAuth: fromPromise<AuthCheck, ServerWork>((invocation) => current().checks.invoke(invocation)),
+    refreshToken: fromPromise<void, ServerWork>((invocation) => current().refreshes.invoke(invocation)),
+    consent: fromCallback<ServerMachineEvent, ServerWork>((session) => current().consents.open(session)),
+    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>((session) => current().catalogs.open(session)),
+  };
+}
+
+/** A fresh world per run, behind one set of implementations (`worldActors`) to provide once. */
+export function createWorldSlot(options: ServerWorldOptions = {}) {
+  let world = createServerWorld(options);
+  return {
+    actors: worldActors(() => world),
+    /** Starts a new world: the actors invoked from now on act on it. */
+    next(): ServerWorld {
+      world = createServerWorld(options);
+      return world;
+    },
+  };
+}
