@@ -23,18 +23,19 @@ import { describe, expect, test } from 'vitest';
 import { serverMachine, type ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
 import { ServerState } from '../../src/journal/events.js';
-import { getTransitionPaths, stepsOf } from './helpers/paths.js';
-import { configSet, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
+import { getTransitionPaths, stepsOf, withoutPrefixes } from './helpers/paths.js';
+import { configSet, describeEvent, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
 import { serverMutants } from './helpers/server-mutants.js';
-import { firstMismatch, NAME, phaseOf, runPath, runPaths } from './helpers/server-run.js';
+import { firstMismatch, NAME, phaseOf, runPath, runPaths, type ServerPath } from './helpers/server-run.js';
 import { initialFacts, specState, type ModelEvent } from './helpers/server-spec.js';
+import type { Mismatch } from './helpers/mismatches.js';
 
 /**
- * A walk's timeout, from its size. With the two cores busy with other tests, 4295 paths of 25 127 steps
- * took 78 s and 991 shortest paths 22 s (each path starts an actor and a journal): a few times that.
+ * A walk's timeout, from the paths it runs. With the two cores busy with other tests, 3453 paths of 20 649 steps
+ * took 20 s (each path starts an actor and a journal): a few times that.
  */
 const timeoutFor = (paths: ReadonlyArray<{ steps: readonly unknown[] }>): number =>
-  Math.max(60_000, paths.length * 50 + stepsOf(paths) * 10);
+  Math.max(60_000, paths.length * 15 + stepsOf(paths) * 3);
 /** A broken machine fails within a few thousand paths (25 s, the slowest, on two busy cores). */
 const MUTANT_TIMEOUT_MS = 120_000;
 
@@ -255,12 +256,19 @@ function walk(scenario: Scenario) {
     const { attempts, events } = families[family];
     return { family, paths: getSimplePaths(bounds(attempts), traversal(input, configs, { only: new Set(events) })) };
   });
-  return { scenario, configs, input, shortest, transitions, simple };
+  // What runs: each path not a prefix of another (a run takes every step of its prefixes).
+  const runsOf = (paths: ServerPath[]) => withoutPrefixes(paths, (event) => describeEvent(configs, event));
+  const runs = {
+    shortest: runsOf(shortest),
+    transitions: runsOf(transitions),
+    simple: simple.map(({ paths }) => runsOf(paths)),
+  };
+  return { scenario, configs, input, shortest, transitions, simple, runs };
 }
 
 const walks = scenarios.map(walk);
 
-describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, input, shortest, transitions, simple }) => {
+describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, input, shortest, transitions, simple, runs }) => {
   const run = { input, configs, knowsCatalog: scenario.knowsCatalog };
 
   test('starts where SPEC §4 says', () => {
@@ -269,23 +277,24 @@ describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, in
     expect(specState(initialFacts(input.config, input.queued, scenario.knowsCatalog))).toBe(state);
   });
 
-  test(`every state (${shortest.length} shortest paths, all events) holds the model at every step`, async () => {
+  test(`every state (${shortest.length} shortest paths, all events, in ${runs.shortest.length} runs) holds the model at every step`, async () => {
     expect(shortest.length).toBeGreaterThan(60);
-    (await runPaths(shortest, run)).assertNone();
-  }, timeoutFor(shortest));
+    (await runPaths(runs.shortest, run)).assertNone();
+  }, timeoutFor(runs.shortest));
 
   if (scenario.transitions) {
-    test(`every transition (${transitions.length} paths, ${stepsOf(transitions)} steps) holds the model at every step`, async () => {
+    test(`every transition (${transitions.length} paths, in ${runs.transitions.length} runs of ${stepsOf(runs.transitions)} steps) holds the model at every step`, async () => {
       expect(transitions.length).toBeGreaterThan(1000);
-      (await runPaths(transitions, run)).assertNone();
-    }, timeoutFor(transitions));
+      (await runPaths(runs.transitions, run)).assertNone();
+    }, timeoutFor(runs.transitions));
   }
 
-  for (const { family, paths } of simple) {
-    test(`every simple path of the ${family} events (${paths.length} paths, ${stepsOf(paths)} steps) holds the model at every step`, async () => {
+  for (const [index, { family, paths }] of simple.entries()) {
+    const familyRuns = runs.simple[index]!;
+    test(`every simple path of the ${family} events (${paths.length} paths, in ${familyRuns.length} runs of ${stepsOf(familyRuns)} steps) holds the model at every step`, async () => {
       expect(paths.length).toBeGreaterThan(50);
-      (await runPaths(paths, run)).assertNone();
-    }, timeoutFor(paths));
+      (await runPaths(familyRuns, run)).assertNone();
+    }, timeoutFor(familyRuns));
   }
 });
 
@@ -295,6 +304,16 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
     ...transitions,
     ...simple.flatMap(({ paths }) => paths),
   ]);
+  // Every path walked is run end to end: it is one of the runs, or a prefix of one.
+  for (const { configs, shortest, transitions, simple, runs } of walks) {
+    const eventsOf = (path: ServerPath) => path.steps.slice(1).map((step) => describeEvent(configs, step.event));
+    const groups = [[shortest, runs.shortest], [transitions, runs.transitions], ...simple.map(({ paths }, index) => [paths, runs.simple[index]!])];
+    for (const [walked, run] of groups as Array<[ServerPath[], ServerPath[]]>) {
+      const prefixes = new Set(run.flatMap((path) => eventsOf(path).map((_, length, events) => events.slice(0, length + 1).join(' → '))));
+      prefixes.add('');
+      expect(walked.filter((path) => !prefixes.has(eventsOf(path).join(' → '))).length).toBe(0);
+    }
+  }
   const states = new Set(paths.map((path) => topState(path.state)));
   expect([...states].sort()).toEqual([...ServerState.options].sort());
   const phases = new Set(paths.map((path) => phaseOf(path.state)));
@@ -438,22 +457,29 @@ describe('the model test fails on a broken machine', () => {
   // Local, added by management, reconnect.max_attempts 1: one loss reconnects, the second failure gives up.
   const configs = configSet('local', 1);
   const input: ServerInput = { name: NAME, config: configs.base, queued: false };
-  /** Every transition of the machine's own graph (and on past its self-loops), the shortest first: the first mismatch comes soon. */
+  /** Every transition of the machine's own graph (and on past its self-loops). */
   const pathsOf = (machine: typeof serverMachine) =>
     getTransitionPaths(serverGraph({ attempts: 2, catalogChanges: 1 }, true, machine), traversal(input, configs), wasRefused, {
       pastSelfLoops: true,
-    }).sort(
-      (a, b) => a.steps.length - b.steps.length,
-    );
+    });
+  /** The first mismatch on those paths (each run as part of a longer one, if any), the shortest runs first: it comes soon. */
+  const found = new Map<typeof serverMachine, Promise<Mismatch | null>>();
+  const caught = (machine: typeof serverMachine): Promise<Mismatch | null> => {
+    if (!found.has(machine)) {
+      const runs = withoutPrefixes(pathsOf(machine), (event) => describeEvent(configs, event));
+      found.set(machine, firstMismatch(runs.sort((a, b) => a.steps.length - b.steps.length), { input, configs, machine }));
+    }
+    return found.get(machine)!;
+  };
 
   test.each(serverMutants.map(({ name, machine }) => [name, machine] as const))('%s', async (_name, machine) => {
-    const mismatch = await firstMismatch(pathsOf(machine), { input, configs, machine });
+    const mismatch = await caught(machine);
     expect(mismatch, 'the model passed a broken machine').not.toBeNull();
   }, MUTANT_TIMEOUT_MS);
 
   test('the failures the machine counts are observed: a stable run that resets nothing differs at once', async () => {
     const [mutant] = serverMutants;
-    const mismatch = await firstMismatch(pathsOf(mutant!.machine), { input, configs, machine: mutant!.machine });
+    const mismatch = await caught(mutant!.machine);
     expect(mismatch?.signature).toMatch(/^stable\.elapses: .*failures/);
   }, MUTANT_TIMEOUT_MS);
 

@@ -47,3 +47,38 @@ export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent e
 /** Steps a set of paths takes (their initial step left out). */
 export const stepsOf = (paths: ReadonlyArray<{ steps: readonly unknown[] }>): number =>
   paths.reduce((sum, path) => sum + path.steps.length - 1, 0);
+
+/**
+ * The paths to run so that every step of every path is run: those that are
+ * not a prefix of another (nor the same as one run already). Running a path
+ * observes each step of its prefixes on the way, and the same events from
+ * the same start reach the same states, so a prefix run alone adds nothing.
+ * `key` names an event (distinct events, distinct names).
+ */
+export function withoutPrefixes<TPath extends { steps: ReadonlyArray<{ event: unknown }> }>(
+  paths: readonly TPath[],
+  key: (event: TPath['steps'][number]['event']) => string,
+): TPath[] {
+  // A trie of the paths' events: a path is run iff it ends at a leaf, and only the first path to end there.
+  interface Node {
+    next: Map<string, Node>;
+    run: boolean;
+  }
+  const root: Node = { next: new Map(), run: false };
+  const ends = paths.map((path) => {
+    let node = root;
+    for (const step of path.steps.slice(1)) {
+      const name = key(step.event);
+      let child = node.next.get(name);
+      if (!child) node.next.set(name, (child = { next: new Map(), run: false }));
+      node = child;
+    }
+    return node;
+  });
+  return paths.filter((_, index) => {
+    const end = ends[index]!;
+    if (end.next.size > 0 || end.run) return false;
+    end.run = true;
+    return true;
+  });
+}
