@@ -25,7 +25,7 @@ import {
   type WorldInput,
 } from './registry-spec.js';
 import { expectedTools } from './server-spec.js';
-import { createServerWorld, failures } from './server-world.js';
+import { createWorldSlot, failures } from './server-world.js';
 
 export type WorldPath = StatePath<World, WorldEvent>;
 
@@ -49,26 +49,45 @@ interface RereadCall {
 
 export const describeWorldEvent = (event: WorldEvent): string => ('name' in event ? `${event.type}(${event.name})` : event.type);
 
-/** Runs one path on a real registry; the first step where it differs from the model or breaks a startup rule. */
-export async function runWorldPath(path: WorldPath, run: RegistryRun): Promise<Mismatch | null> {
-  const { input } = run;
-  const configs = input.configs;
-  const servers = createServerWorld({ closesAtOnce: true });
-  const file = new Map<string, ServerConfig>(input.servers.map(({ name, config }) => [name, config]));
-  const rereads: RereadCall[] = [];
+/**
+ * The registry provided once for many paths (`provide` rebuilds a machine,
+ * which costs more than running a short path): its servers' work acts on
+ * the world of the path being run, its re-reads are that path's.
+ */
+function createRig(run: RegistryRun) {
+  const servers = createWorldSlot({ closesAtOnce: true });
+  let rereads: RereadCall[] = [];
   const machine = (run.registry ?? registryMachine).provide({
     actors: {
       server: (run.server ?? serverMachine).provide({ actors: servers.actors, ...noTimers }),
-      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(
-        ({ input: { name }, signal }) =>
-          new Promise<Reread>((resolve, reject) => {
-            const call: RereadCall = { name, resolve, reject, done: false };
-            rereads.push(call);
-            signal.addEventListener('abort', () => (call.done = true), { once: true });
-          }),
-      ),
+      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(({ input: { name }, signal }) => {
+        const calls = rereads;
+        return new Promise<Reread>((resolve, reject) => {
+          const call: RereadCall = { name, resolve, reject, done: false };
+          calls.push(call);
+          signal.addEventListener('abort', () => (call.done = true), { once: true });
+        });
+      }),
     },
   });
+  return {
+    machine,
+    /** A fresh world and re-reads for the next path. */
+    next() {
+      rereads = [];
+      return { servers: servers.next(), rereads };
+    },
+  };
+}
+type Rig = ReturnType<typeof createRig>;
+
+/** Runs one path on a real registry; the first step where it differs from the model or breaks a startup rule. */
+export async function runWorldPath(path: WorldPath, run: RegistryRun, rig: Rig = createRig(run)): Promise<Mismatch | null> {
+  const { input } = run;
+  const configs = input.configs;
+  const { machine } = rig;
+  const { servers, rereads } = rig.next();
+  const file = new Map<string, ServerConfig>(input.servers.map(({ name, config }) => [name, config]));
 
   /** Every event the registry sent a server actor, in order. */
   const sent: Array<[string, string]> = [];
@@ -319,6 +338,7 @@ export function pathOf(input: WorldInput, events: readonly WorldEvent[]): WorldP
 
 export async function runWorldPaths(paths: readonly WorldPath[], run: RegistryRun) {
   const mismatches = createMismatches();
-  for (const path of paths) mismatches.add(await runWorldPath(path, run));
+  const rig = createRig(run);
+  for (const path of paths) mismatches.add(await runWorldPath(path, run, rig));
   return mismatches;
 }
