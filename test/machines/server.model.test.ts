@@ -23,7 +23,7 @@ import { describe, expect, test } from 'vitest';
 import { serverMachine, type ServerInput } from '../../src/machines/server.machine.js';
 import { topState } from '../../src/machines/server.queries.js';
 import { ServerState } from '../../src/journal/events.js';
-import { getTransitionPaths, stepsOf, withoutPrefixes } from './helpers/paths.js';
+import { chainTransitions, getTransitionPaths, stepsOf, untaken, withoutPrefixes } from './helpers/paths.js';
 import { configSet, describeEvent, modelEvents, pathOf, serverGraph, traversal, wasRefused, type StartMode } from './helpers/server-graph.js';
 import { serverMutants } from './helpers/server-mutants.js';
 import { firstMismatch, NAME, phaseOf, runPath, runPaths, type ServerPath } from './helpers/server-run.js';
@@ -256,11 +256,11 @@ function walk(scenario: Scenario) {
     const { attempts, events } = families[family];
     return { family, paths: getSimplePaths(bounds(attempts), traversal(input, configs, { only: new Set(events) })) };
   });
-  // What runs: each path not a prefix of another (a run takes every step of its prefixes).
+  // What runs: each path not a prefix of another (a run takes every step of its prefixes), and the transitions chained.
   const runsOf = (paths: ServerPath[]) => withoutPrefixes(paths, (event) => describeEvent(configs, event));
   const runs = {
     shortest: runsOf(shortest),
-    transitions: runsOf(transitions),
+    transitions: chainTransitions(transitions, traversal(input, configs).serializeState, (event) => describeEvent(configs, event)),
     simple: simple.map(({ paths }) => runsOf(paths)),
   };
   return { scenario, configs, input, shortest, transitions, simple, runs };
@@ -283,7 +283,7 @@ describe.each(walks)('server machine: $scenario.label', ({ scenario, configs, in
   }, timeoutFor(runs.shortest));
 
   if (scenario.transitions) {
-    test(`every transition (${transitions.length} paths, in ${runs.transitions.length} runs of ${stepsOf(runs.transitions)} steps) holds the model at every step`, async () => {
+    test(`every transition (${transitions.length} paths, chained into ${runs.transitions.length} runs of ${stepsOf(runs.transitions)} steps) holds the model at every step`, async () => {
       expect(transitions.length).toBeGreaterThan(1000);
       (await runPaths(runs.transitions, run)).assertNone();
     }, timeoutFor(runs.transitions));
@@ -304,10 +304,11 @@ test('the walks reach every SPEC §4 state and every substate, and take every ev
     ...transitions,
     ...simple.flatMap(({ paths }) => paths),
   ]);
-  // Every path walked is run end to end: it is one of the runs, or a prefix of one.
-  for (const { configs, shortest, transitions, simple, runs } of walks) {
+  // Every path walked is run end to end: it is one of the runs, or a prefix of one; every transition is taken by a run.
+  for (const { configs, input, shortest, transitions, simple, runs } of walks) {
     const eventsOf = (path: ServerPath) => path.steps.slice(1).map((step) => describeEvent(configs, step.event));
-    const groups = [[shortest, runs.shortest], [transitions, runs.transitions], ...simple.map(({ paths }, index) => [paths, runs.simple[index]!])];
+    expect(untaken(transitions, runs.transitions, traversal(input, configs).serializeState, (event) => describeEvent(configs, event))).toEqual([]);
+    const groups = [[shortest, runs.shortest], ...simple.map(({ paths }, index) => [paths, runs.simple[index]!])];
     for (const [walked, run] of groups as Array<[ServerPath[], ServerPath[]]>) {
       const prefixes = new Set(run.flatMap((path) => eventsOf(path).map((_, length, events) => events.slice(0, length + 1).join(' → '))));
       prefixes.add('');
@@ -462,12 +463,14 @@ describe('the model test fails on a broken machine', () => {
     getTransitionPaths(serverGraph({ attempts: 2, catalogChanges: 1 }, true, machine), traversal(input, configs), wasRefused, {
       pastSelfLoops: true,
     });
-  /** The first mismatch on those paths (each run as part of a longer one, if any), the shortest runs first: it comes soon. */
+  /** Those transitions chained, as the walks run them. */
+  const runsOf = (machine: typeof serverMachine) =>
+    chainTransitions(pathsOf(machine), traversal(input, configs).serializeState, (event) => describeEvent(configs, event));
+  /** The first mismatch on those runs, the shortest first: it comes soon. */
   const found = new Map<typeof serverMachine, Promise<Mismatch | null>>();
   const caught = (machine: typeof serverMachine): Promise<Mismatch | null> => {
     if (!found.has(machine)) {
-      const runs = withoutPrefixes(pathsOf(machine), (event) => describeEvent(configs, event));
-      found.set(machine, firstMismatch(runs.sort((a, b) => a.steps.length - b.steps.length), { input, configs, machine }));
+      found.set(machine, firstMismatch(runsOf(machine).sort((a, b) => a.steps.length - b.steps.length), { input, configs, machine }));
     }
     return found.get(machine)!;
   };
@@ -491,5 +494,14 @@ describe('the model test fails on a broken machine', () => {
       return at > 0 && at < path.steps.length - 1;
     });
     expect(onPast.map((path) => path.steps.at(-1)!.event.type)).toContain('connection.lost');
+    // And so do the runs that chain them: right after the loop, the loss.
+    const runs = runsOf(serverMutants[0]!.machine);
+    expect(
+      runs.some((run) =>
+        run.steps.some(
+          (step, index) => index > 0 && step.event.type === 'stable.elapses' && run.steps[index + 1]?.event.type === 'connection.lost',
+        ),
+      ),
+    ).toBe(true);
   });
 });

@@ -82,3 +82,188 @@ export function withoutPrefixes<TPath extends { steps: ReadonlyArray<{ event: un
     return true;
   });
 }
+
+/**
+ * The transitions of `getTransitionPaths` (each path's last edge, and for a
+ * path on past a self-loop, the loop and the edge after it), chained into
+ * fewer, longer paths: from the end of one transition a path goes on with
+ * one not taken yet from the state it reached, and only when none is left
+ * there does a new path start, along the shortest path to a state that
+ * still has some. Every transition is taken as before, from a state that
+ * serializes the same; the steps to reach it are shared instead of run
+ * once per transition. `maxSteps` bounds a path (a mismatch far down a long
+ * path is harder to read).
+ */
+export function chainTransitions<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject>(
+  paths: ReadonlyArray<StatePath<TSnapshot, TEvent>>,
+  serializeState: (snapshot: TSnapshot) => string,
+  eventKey: (event: TEvent) => string,
+  { maxSteps = 40 }: { maxSteps?: number } = {},
+): Array<StatePath<TSnapshot, TEvent>> {
+  type Step = StatePath<TSnapshot, TEvent>['steps'][number];
+  interface Edge {
+    step: Step;
+    event: string;
+    to: string;
+  }
+  const heads = new Map<string, Step[]>();
+  /** Transitions not taken yet, by the state they leave. */
+  const edges = new Map<string, Map<string, Edge>>();
+  /** After a self-loop (by the state and the loop's event): the edges still to take right after it. */
+  const afterLoops = new Map<string, Map<string, Map<string, Edge>>>();
+  const edgeOf = (step: Step): Edge => ({ step, event: eventKey(step.event), to: serializeState(step.state) });
+  const within = <V>(map: Map<string, V>, key: string, make: () => V): V => {
+    if (!map.has(key)) map.set(key, make());
+    return map.get(key)!;
+  };
+  /** How many transitions (and edges after a loop) are still to take from each state. */
+  const left = new Map<string, number>();
+  const owe = (from: string, owed: Map<string, Edge>, edge: Edge): void => {
+    if (!owed.has(edge.event)) left.set(from, (left.get(from) ?? 0) + 1);
+    owed.set(edge.event, edge);
+  };
+  const take = (from: string, owed: Map<string, Edge> | undefined, event: string): Edge | undefined => {
+    const edge = owed?.get(event);
+    if (edge === undefined) return undefined;
+    owed!.delete(event);
+    left.set(from, left.get(from)! - 1);
+    return edge;
+  };
+  const pending = (key: string): boolean => (left.get(key) ?? 0) > 0;
+
+  for (const { steps } of paths) {
+    const keys = steps.map((step) => serializeState(step.state));
+    const last = steps.length - 1;
+    // A shortest path takes no self-loop: a loop just before the last step is the loop the path goes on past.
+    const pastLoop = last >= 2 && keys[last - 2] === keys[last - 1];
+    const headLength = pastLoop ? last - 1 : last;
+    const from = keys[headLength - 1]!;
+    if (!heads.has(from)) heads.set(from, steps.slice(0, headLength));
+    const first = edgeOf(steps[headLength]!);
+    owe(from, within(edges, from, () => new Map()), first);
+    if (pastLoop) owe(from, within(within(afterLoops, from, () => new Map()), first.event, () => new Map()), edgeOf(steps[last]!));
+  }
+
+  /** Each self-loop's step, to take a loop again for what is owed after it. */
+  const loops = new Map<string, Step>();
+  for (const [from, out] of edges) for (const edge of out.values()) if (edge.to === from) loops.set(`${from} ${edge.event}`, edge.step);
+  const loopStep = (key: string, event: string): Step => loops.get(`${key} ${event}`)!;
+
+
+  /** The next step from `key`: an edge owed right after the loop just taken, an edge not taken yet, or a loop with edges owed after it. */
+  function next(key: string, loop: string | null): Edge | undefined {
+    const owedAfter = loop === null ? undefined : afterLoops.get(key)?.get(loop);
+    if (owedAfter && owedAfter.size > 0) {
+      const [event] = owedAfter.keys();
+      const edge = take(key, owedAfter, event!)!;
+      take(key, edges.get(key), edge.event);
+      return edge;
+    }
+    const open = edges.get(key);
+    if (open && open.size > 0) {
+      // Rather an edge to a state with transitions left, so the path goes on.
+      const all = [...open.values()];
+      const edge = all.find((candidate) => candidate.to !== key && pending(candidate.to)) ?? all.find((candidate) => candidate.to === key) ?? all[0]!;
+      return take(key, open, edge.event);
+    }
+    for (const [event, owed] of afterLoops.get(key) ?? []) {
+      if (owed.size === 0) continue;
+      const [first] = owed.values();
+      // The loop again (taken already), to take what is owed after it.
+      return { ...first!, step: loopStep(key, event), event, to: key };
+    }
+    return undefined;
+  }
+  /** Every edge between states, taken or not: the ways to a state with transitions left. */
+  const ways = new Map<string, Edge[]>();
+  for (const [from, out] of edges) ways.set(from, [...out.values()].filter((edge) => edge.to !== from));
+  /** The fewest edges from `key` to a state with transitions left (none if there is no such state within `room` steps). */
+  function wayOn(key: string, room: number): Edge[] | undefined {
+    const cameBy = new Map<string, Edge | null>([[key, null]]);
+    let frontier = [key];
+    for (let depth = 0; depth < room && frontier.length > 0; depth += 1) {
+      const further: string[] = [];
+      for (const at of frontier) {
+        for (const edge of ways.get(at) ?? []) {
+          if (cameBy.has(edge.to)) continue;
+          cameBy.set(edge.to, edge);
+          if (pending(edge.to)) {
+            const way: Edge[] = [];
+            for (let back: Edge | null | undefined = edge; back; back = cameBy.get(keyBefore(back))) way.unshift(back);
+            return way;
+          }
+          further.push(edge.to);
+        }
+      }
+      frontier = further;
+    }
+    return undefined;
+  }
+  const before = new Map<Edge, string>();
+  for (const [from, out] of ways) for (const edge of out) before.set(edge, from);
+  const keyBefore = (edge: Edge): string => before.get(edge)!;
+
+  const chained: Array<StatePath<TSnapshot, TEvent>> = [];
+  for (const [start, head] of heads) {
+    while (pending(start)) {
+      const steps = [...head];
+      let key = start;
+      let loop: string | null = null;
+      for (;;) {
+        // Past the bound a path still takes what it owes right after a loop (or it would start over for ever).
+        const room = maxSteps - (steps.length - 1);
+        let edge: Edge | undefined = room > 0 || loop !== null ? next(key, loop) : undefined;
+        if (!edge && room > 1) {
+          // Nothing left here: on to the nearest state with transitions left, if that is shorter than starting over.
+          const way = wayOn(key, Math.min(room - 1, head.length));
+          if (!way) break;
+          for (const step of way) steps.push(step.step);
+          key = way.at(-1)!.to;
+          loop = null;
+          edge = next(key, loop);
+        }
+        if (!edge) break;
+        steps.push(edge.step);
+        loop = edge.to === key ? edge.event : null;
+        key = edge.to;
+      }
+      chained.push({ state: steps.at(-1)!.state, weight: steps.length - 1, steps });
+    }
+  }
+  return chained;
+}
+
+/**
+ * The transitions of `paths` (as `chainTransitions` reads them) that no run
+ * takes: a run takes an edge when it leaves a state that serializes the same
+ * by the same event to a state that serializes the same, and goes on past a
+ * self-loop when the edge comes right after the loop.
+ */
+export function untaken<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject>(
+  paths: ReadonlyArray<StatePath<TSnapshot, TEvent>>,
+  runs: ReadonlyArray<StatePath<TSnapshot, TEvent>>,
+  serializeState: (snapshot: TSnapshot) => string,
+  eventKey: (event: TEvent) => string,
+): string[] {
+  const taken = new Set<string>();
+  const keysOf = (path: StatePath<TSnapshot, TEvent>) => path.steps.map((step) => serializeState(step.state));
+  for (const run of runs) {
+    const keys = keysOf(run);
+    for (let index = 1; index < keys.length; index += 1) {
+      const event = eventKey(run.steps[index]!.event);
+      taken.add(`${keys[index - 1]} ${event} ${keys[index]}`);
+      if (index >= 2 && keys[index - 2] === keys[index - 1]) {
+        taken.add(`${keys[index - 2]} ${eventKey(run.steps[index - 1]!.event)} ${event} ${keys[index]}`);
+      }
+    }
+  }
+  return paths.flatMap((path) => {
+    const keys = keysOf(path);
+    const last = keys.length - 1;
+    const event = eventKey(path.steps[last]!.event);
+    const edge = `${keys[last - 1]} ${event} ${keys[last]}`;
+    const pastLoop = last >= 2 && keys[last - 2] === keys[last - 1];
+    const pair = pastLoop ? `${keys[last - 2]} ${eventKey(path.steps[last - 1]!.event)} ${event} ${keys[last]}` : null;
+    return [edge, ...(pair ? [pair] : [])].filter((needed) => !taken.has(needed));
+  });
+}
