@@ -1,7 +1,7 @@
 // Paths over a graph for `xstate/graph`'s path functions, and one more kind
 // of path: every transition once (and on past each self-loop).
 import type { ActorLogic, EventObject, Snapshot } from 'xstate';
-import { getAdjacencyMap, getShortestPaths, type StatePath, type TraversalOptions } from 'xstate/graph';
+import { getAdjacencyMap, type StatePath, type TraversalOptions } from 'xstate/graph';
 
 /**
  * Every transition of the graph once: the shortest path to each state, then
@@ -25,8 +25,8 @@ export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent e
   /** Walk on past each self-loop (below); about twice the paths. */
   { pastSelfLoops = false }: { pastSelfLoops?: boolean } = {},
 ): Array<StatePath<TSnapshot, TEvent>> {
-  const shortest = new Map(getShortestPaths(logic, options).map((path) => [options.serializeState(path.state), path]));
   const adjacency = getAdjacencyMap(logic, options);
+  const shortest = shortestPaths<TSnapshot, TEvent>(adjacency as never, options.serializeState);
   const paths: Array<StatePath<TSnapshot, TEvent>> = [];
   for (const [key, { transitions }] of Object.entries(adjacency)) {
     const head = shortest.get(key);
@@ -39,6 +39,30 @@ export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent e
       for (const next of leaving) {
         paths.push({ state: next.state, weight: head.weight + 2, steps: [...head.steps, edge, next] });
       }
+    }
+  }
+  return paths;
+}
+
+/**
+ * The shortest path to each state of an adjacency map, by state, as
+ * `getShortestPaths` finds them (breadth first, the first way found), from
+ * the map already built rather than a second walk of the graph.
+ */
+function shortestPaths<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject>(
+  adjacency: Record<string, { state: TSnapshot; transitions: Record<string, { event: TEvent; state: TSnapshot }> }>,
+  serializeState: (snapshot: TSnapshot) => string,
+): Map<string, StatePath<TSnapshot, TEvent>> {
+  const [start] = Object.keys(adjacency);
+  const paths = new Map<string, StatePath<TSnapshot, TEvent>>();
+  if (start === undefined) return paths;
+  const initial = adjacency[start]!.state;
+  paths.set(start, { state: initial, weight: 0, steps: [{ state: initial, event: { type: 'xstate.init' } as TEvent }] });
+  for (const [key, head] of paths) {
+    for (const { event, state } of Object.values(adjacency[key]!.transitions)) {
+      const next = serializeState(state);
+      if (paths.has(next)) continue;
+      paths.set(next, { state, weight: head.weight + 1, steps: [...head.steps, { state, event }] });
     }
   }
   return paths;
