@@ -44,13 +44,16 @@ export function getTransitionPaths<TSnapshot extends Snapshot<unknown>, TEvent e
   return paths;
 }
 
+/** An adjacency map of `xstate/graph`, by serialized state. */
+export type Adjacency<TSnapshot, TEvent> = Record<string, { state: TSnapshot; transitions: Record<string, { event: TEvent; state: TSnapshot }> }>;
+
 /**
  * The shortest path to each state of an adjacency map, by state, as
  * `getShortestPaths` finds them (breadth first, the first way found), from
  * the map already built rather than a second walk of the graph.
  */
 function shortestPaths<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject>(
-  adjacency: Record<string, { state: TSnapshot; transitions: Record<string, { event: TEvent; state: TSnapshot }> }>,
+  adjacency: Adjacency<TSnapshot, TEvent>,
   serializeState: (snapshot: TSnapshot) => string,
 ): Map<string, StatePath<TSnapshot, TEvent>> {
   const [start] = Object.keys(adjacency);
@@ -66,6 +69,77 @@ function shortestPaths<TSnapshot extends Snapshot<unknown>, TEvent extends Event
     }
   }
   return paths;
+}
+
+/** The shortest path to every state (as `getShortestPaths` finds them), and the adjacency map they were found on. */
+export function getShortestPathsAndMap<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject, TInput>(
+  logic: ActorLogic<TSnapshot, TEvent, TInput>,
+  options: TraversalOptions<TSnapshot, TEvent, TInput> & { serializeState: (snapshot: TSnapshot) => string },
+) {
+  const adjacency = getAdjacencyMap(logic, options) as unknown as Adjacency<TSnapshot, TEvent>;
+  return { paths: [...shortestPaths(adjacency, options.serializeState).values()], adjacency };
+}
+
+/**
+ * Runs that together reach every state the `paths` end in (shortest paths,
+ * one per state): from the end of a path a run goes on along the graph to a
+ * state not reached yet (the nearest, if no edge leads to one), so the steps
+ * to reach a state are shared; a state no run has reached yet starts a new
+ * one along its own path. Every state is reached, with every step a real
+ * edge of the graph. `maxSteps` bounds a run (a mismatch far down a long
+ * run is harder to read).
+ */
+export function chainStates<TSnapshot extends Snapshot<unknown>, TEvent extends EventObject>(
+  paths: ReadonlyArray<StatePath<TSnapshot, TEvent>>,
+  adjacency: Adjacency<TSnapshot, TEvent>,
+  serializeState: (snapshot: TSnapshot) => string,
+  { maxSteps = 40 }: { maxSteps?: number } = {},
+): Array<StatePath<TSnapshot, TEvent>> {
+  type Step = StatePath<TSnapshot, TEvent>['steps'][number];
+  const unreached = new Set(paths.map((path) => serializeState(path.state)));
+  /** The fewest steps from `key` to a state not reached yet, within `room` steps. */
+  function wayOn(key: string, room: number): Step[] | undefined {
+    const cameBy = new Map<string, { from: string; step: Step } | null>([[key, null]]);
+    let frontier = [key];
+    for (let depth = 0; depth < room && frontier.length > 0; depth += 1) {
+      const further: string[] = [];
+      for (const at of frontier) {
+        for (const { event, state } of Object.values(adjacency[at]?.transitions ?? {})) {
+          const to = serializeState(state);
+          if (cameBy.has(to)) continue;
+          cameBy.set(to, { from: at, step: { event, state } });
+          if (unreached.has(to)) {
+            const way: Step[] = [];
+            for (let back = cameBy.get(to); back; back = cameBy.get(back.from)) way.unshift(back.step);
+            return way;
+          }
+          further.push(to);
+        }
+      }
+      frontier = further;
+    }
+    return undefined;
+  }
+
+  const runs: Array<StatePath<TSnapshot, TEvent>> = [];
+  for (const path of paths) {
+    if (!unreached.has(serializeState(path.state))) continue;
+    const steps = [...path.steps];
+    for (const step of steps) unreached.delete(serializeState(step.state));
+    let key = serializeState(path.state);
+    for (let room = maxSteps - (steps.length - 1); room > 0; room = maxSteps - (steps.length - 1)) {
+      // On to a state not reached yet, if that is shorter than starting a run for it.
+      const way = wayOn(key, Math.min(room, path.steps.length));
+      if (!way) break;
+      for (const step of way) {
+        steps.push(step);
+        unreached.delete(serializeState(step.state));
+      }
+      key = serializeState(steps.at(-1)!.state);
+    }
+    runs.push({ state: steps.at(-1)!.state, weight: steps.length - 1, steps });
+  }
+  return runs;
 }
 
 /** Steps a set of paths takes (their initial step left out). */
