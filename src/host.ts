@@ -13,7 +13,13 @@ import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 
-export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
+import { createSessions } from './host/sessions.js';
+import { createHostInputs } from './host/user-inputs.js';
+import { serverVisible } from './host/access.js';
+import { createFileInputsStore } from './users/index.js';
+
+export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
+export type { SessionView } from './host/sessions.js';
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
@@ -68,6 +74,23 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
+  const perUserConfig = (name: string): ServerConfig | undefined => {
+    const config = current(name)?.getSnapshot().context.config;
+    return config?.scope === 'per_user' && config.enabled ? config : undefined;
+  };
+  const inputsStore = options.userInputs ?? createFileInputsStore({ stateDir });
+  const sessions = createSessions({ inputs: inputsStore, append, perUserConfig });
+  // A changed or removed server's sessions end: the next call connects with what it is now.
+  journal.subscribe((event) => {
+    if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
+  });
+  const hostInputs = createHostInputs({
+    store: inputsStore,
+    sessions,
+    append,
+    visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
+  });
+
   const agentTools = createAgentTools({
     mount,
     spill,
@@ -78,6 +101,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     stopping: lifecycle.stopping,
     freshenSoon,
     append,
+    sessions,
   });
 
   const host: McpHost = {
@@ -165,7 +189,12 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
-    shutdown: () => lifecycle.shutdown(),
+    ...hostInputs,
+
+    async shutdown() {
+      await sessions.shutdown();
+      await lifecycle.shutdown();
+    },
   };
   return host;
 }

@@ -110,7 +110,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     stateDir,
     logger,
     startupConcurrency: options.startupConcurrency,
-    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
+    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, userInputs: shared.userInputs, workerId }),
     ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
   });
   host = started;

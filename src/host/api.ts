@@ -21,7 +21,13 @@ import type { Root } from '../connection/index.js';
 import type { HostModel } from '../agent/index.js';
 import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
 import type { Presence } from '../fleet/index.js';
-import type { PrincipalInput } from '../users/index.js';
+import type { PrincipalInput, UserInputsStore } from '../users/index.js';
+import type { SessionView } from './sessions.js';
+
+/** What a caller has set of a per_user server's `user_inputs`: never a value. */
+export interface InputsView {
+  inputs: Record<string, { set: boolean; secret: boolean; description: string }>;
+}
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -93,6 +99,8 @@ export interface McpHostOptions {
    * the list by `shutdown()`. Without it a host on shared stores is not listed.
    */
   presence?: Presence;
+  /** Where each user's inputs of per_user servers live instead of `<stateDir>/user_inputs.json` (sealed): e.g. PostgreSQL. */
+  userInputs?: UserInputsStore;
 }
 
 /**
@@ -221,6 +229,19 @@ export interface McpHost {
    * `is_error` result. `by` is journaled. False when no call waits under `id`.
    */
   decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api'): boolean;
+  /**
+   * Which of a per_user server's `user_inputs` the principal (the admin
+   * without one) has set. Rejects with NotFoundError for a server they may not see.
+   */
+  inputs(server: string, options?: { principal?: PrincipalInput }): Promise<InputsView>;
+  /**
+   * Merges the principal's own values (`null` deletes one), sealed at rest;
+   * their open session ends, so the next call connects with them. Rejects
+   * with ConfigError for a name the server does not declare.
+   */
+  setInputs(server: string, values: Record<string, string | null>, options?: { principal?: PrincipalInput }): Promise<InputsView>;
+  /** The sessions of per_user servers open on this worker: all of them, or the principal's. */
+  sessions(options?: { principal?: PrincipalInput }): SessionView[];
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }

@@ -19,7 +19,7 @@ import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
 import { createFileUsersStore, createUsers, type UsersStore } from '../users/index.js';
 import { userRoutes } from './routes/users.js';
-import { adminOnly, meOf } from './caller.js';
+import { adminOnly, meOf, userOf } from './caller.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -113,6 +113,11 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     res.json(meOf(res));
   });
   app.use('/api/mcp/users', adminOnly, userRoutes(users));
+  // Sessions of per_user servers on this worker: the admin sees all, a user their own.
+  app.get('/api/mcp/sessions', function listSessions(_req, res) {
+    const user = userOf(res);
+    res.json({ sessions: host.sessions(user === undefined ? {} : { principal: user }) });
+  });
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));

@@ -63,7 +63,13 @@ export function viewsFor(views: ServerView[], user: Principal): ServerView[] {
 export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Principal | undefined): boolean {
   if (user === undefined) return true;
   if (event.type === 'worker.started') return true;
-  if (event.type === 'tool.called' || event.type === 'approval.requested' || event.type === 'approval.decided') {
+  if (
+    event.type === 'tool.called' ||
+    event.type === 'approval.requested' ||
+    event.type === 'approval.decided' ||
+    event.type === 'session.changed' ||
+    event.type === 'inputs.changed'
+  ) {
     if (event.principal !== user.id) return false;
   }
   const view = host.server(event.server);

@@ -172,6 +172,25 @@ export const JournalEvent = z.discriminatedUnion('type', [
     outcome: z.enum(['ok', 'error', 'cancelled']),
     duration_ms: z.number().int().min(0),
   }),
+  /**
+   * A `per_user` server's session of `principal` changed state (session.machine.ts):
+   * `error` when it failed, `reason` (`idle`, `evicted`, `stopped`) when it closed.
+   */
+  z.object({
+    ...base,
+    type: z.literal('session.changed'),
+    principal: z.string(),
+    state: z.enum(['connecting', 'ready', 'closing', 'closed', 'failed']),
+    error: z.string().nullable().optional(),
+    reason: z.enum(['idle', 'evicted', 'stopped']).nullable().optional(),
+  }),
+  /** `principal` set or deleted their own values of the server's `user_inputs`: only the names, never a value. */
+  z.object({
+    ...base,
+    type: z.literal('inputs.changed'),
+    principal: z.string(),
+    names: z.array(z.string()),
+  }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 /** The events about one server (all but `worker.started`). */

@@ -123,6 +123,9 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     case 'approval.requested':
     case 'approval.decided':
     case 'tool.called':
+    // A session is one principal's, not the server's state: the host's sessions list them.
+    case 'session.changed':
+    case 'inputs.changed':
       return { ...context, lastSeq: event.seq };
   }
 }

@@ -9,3 +9,5 @@ export { isUserKey, keyHash, newUserKey, USER_KEY_PREFIX } from './keys.js';
 export { createFileUsersStore, StoredUser, UserExistsError, usersPath, type UsersStore, type UserView } from './store.js';
 export { createPgUsersStore } from './pg-users-store.js';
 export { createUsers, type Users } from './users.js';
+export { createFileInputsStore, inputsPath, type InputsPatch, type UserInputsStore } from './inputs-store.js';
+export { createPgInputsStore } from './pg-inputs-store.js';

@@ -1,0 +1,69 @@
+/**
+ * The host's side of `per_user` servers: each caller's own inputs (what they
+ * set, never shown back) and the sessions open on this worker. A caller with
+ * no principal acts as the admin, whose inputs and session are the admin's
+ * own, as any user's.
+ */
+import type { McpHost } from './api.js';
+import type { Sessions } from './sessions.js';
+import type { ServerConfig } from '../config/index.js';
+import type { JournalEventInput } from '../journal/index.js';
+import { ConfigError, NotFoundError } from '../errors.js';
+import { ADMIN_PRINCIPAL, Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
+
+export interface UserInputsOptions {
+  store: UserInputsStore;
+  sessions: Sessions;
+  append(event: JournalEventInput): void;
+  /** The server's config, if the principal may see it (an unknown or hidden server is missing alike). */
+  visibleConfig(server: string, principal: Principal | undefined): ServerConfig | undefined;
+}
+
+export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions'>;
+
+const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(principal).id);
+const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : Principal.parse(principal));
+
+export function createHostInputs({ store, sessions, append, visibleConfig }: UserInputsOptions): HostInputs {
+  function configOf(server: string, principal: PrincipalInput | undefined): ServerConfig {
+    const config = visibleConfig(server, parsed(principal));
+    if (config === undefined) throw new NotFoundError(server);
+    return config;
+  }
+
+  async function answer(server: string, config: ServerConfig, principal: string) {
+    const values = await store.get(server, principal);
+    return {
+      inputs: Object.fromEntries(
+        Object.entries(config.user_inputs).map(([name, input]) => [
+          name,
+          { set: (values[name] ?? '') !== '', secret: input.secret, description: input.description },
+        ]),
+      ),
+    };
+  }
+
+  return {
+    async inputs(server, options) {
+      return answer(server, configOf(server, options?.principal), idOf(options?.principal));
+    },
+
+    async setInputs(server, values, options) {
+      const config = configOf(server, options?.principal);
+      const principal = idOf(options?.principal);
+      for (const [name, value] of Object.entries(values)) {
+        if (!Object.hasOwn(config.user_inputs, name)) throw new ConfigError(`server "${server}" declares no user input "${name}"`, name);
+        if (value !== null && typeof value !== 'string') throw new ConfigError('must be a string, or null to delete it', name);
+      }
+      await store.set(server, principal, values);
+      append({ type: 'inputs.changed', server, principal, names: Object.keys(values).sort() });
+      // The next call connects with the new values.
+      await sessions.end(server, principal);
+      return answer(server, config, principal);
+    },
+
+    sessions(options) {
+      return sessions.list(options?.principal === undefined ? undefined : idOf(options.principal));
+    },
+  };
+}
