@@ -22,6 +22,10 @@ export function configChangeEvent(running: ServerConfig, next: ServerConfig): Se
 
 function withFieldsOf(base: ServerConfig, from: ServerConfig, fields: readonly (keyof ServerConfig)[]): ServerConfig {
   const copy: Record<string, unknown> = { ...base };
-  for (const field of fields) copy[field] = from[field];
+  // A field `from` leaves out (an optional one, as `access`) is left out of the copy too, not set to undefined.
+  for (const field of fields) {
+    if (field in from) copy[field] = from[field];
+    else delete copy[field];
+  }
   return copy as ServerConfig;
 }

@@ -72,7 +72,13 @@ export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Princip
   ) {
     if (event.principal !== user.id) return false;
   }
-  const view = host.server(event.server);
+  // A shadowing names the other server too: both must be theirs to see.
+  if (event.type === 'tool.shadowed' && !serverVisible(host, event.shadowed_server, user)) return false;
+  return serverVisible(host, event.server, user);
+}
+
+function serverVisible(host: McpHost, name: string, user: Principal): boolean {
+  const view = host.server(name);
   return view !== undefined && maySeeServer(view.config, user);
 }
 

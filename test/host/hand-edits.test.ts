@@ -77,6 +77,21 @@ test('a changed tool filter applies without a restart', async () => {
   expect(host!.server('f')).toMatchObject({ state: 'ready', tool_count: 1 });
 });
 
+test('an access policy added by hand applies without a restart', async () => {
+  const dir = await startWith((d) => ({ f: healthy(d, 'f') }));
+  const pid = readPid(join(dir, 'f.pid'));
+  const before = transitions('f');
+  const bob = { id: 'bob', groups: ['sales'] };
+  expect(host!.tools({ principal: bob }).map((tool) => tool.name)).toContain('f__add');
+  editFile(dir, (servers) => {
+    servers['f']!['access'] = { groups: ['eng'] };
+  });
+  await expect.poll(() => host!.tools({ principal: bob }).length, { timeout: 20_000 }).toBe(0);
+  expect(host!.tools({ principal: { id: 'eve', groups: ['eng'] } }).map((tool) => tool.name)).toContain('f__add');
+  expect(readPid(join(dir, 'f.pid'))).toBe(pid);
+  expect(transitions('f')).toBe(before);
+});
+
 test('a changed max_result_bytes applies without a restart', async () => {
   const dir = await startWith((d) => ({ f: healthy(d, 'f', { large_results: 'truncate' }) }));
   const pid = readPid(join(dir, 'f.pid'));

@@ -8,6 +8,7 @@ import { healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { request, type Reply, type RequestOptions } from '../http/helpers.js';
 import { until, untilValue } from '../support/wait.js';
 import type { JournalEvent } from '../../src/journal/events.js';
+import type { ServerConfigInput } from '../../src/config/schema.js';
 
 let fleet: Fleet;
 const keys: Record<string, string> = {};
@@ -277,5 +278,28 @@ describe('the page signs a user in with their key', () => {
 
     const wrong = await request(port, '/ui/session', { method: 'POST', noAuth: true, body: { token: 'mcpf_nope' }, headers: { origin } });
     expect(wrong.status).toBe(401);
+  });
+});
+
+describe('a shadowing names two servers', () => {
+  it("a user is not told of one whose other server is hidden from them", async () => {
+    // Names are capped at 64 by shortening the server part: these two share their first 58 characters.
+    const hidden = `${'s'.repeat(60)}_1`;
+    const shown = `${'s'.repeat(60)}_2`;
+    const two = await startFleet((dir) => ({
+      [hidden]: healthy(dir, 'hidden', { access: { users: ['bob'] }, tools: { include: ['echo'], exclude: [] } }),
+    }));
+    try {
+      await untilState(two, hidden, 'ready');
+      await two.host.addServer(shown, healthy(two.dir, 'shown', { tools: { include: ['echo'], exclude: [] } }) as ServerConfigInput);
+      const key = (await two.request('/api/mcp/users', { method: 'POST', body: { name: 'alice' } })).json.key;
+      const admin: JournalEvent[] = (await two.request('/api/mcp/events')).json.events;
+      expect(admin.some((event) => event.type === 'tool.shadowed' && event.shadowed_server === hidden)).toBe(true);
+      const events: JournalEvent[] = (await two.request('/api/mcp/events', { headers: { authorization: `Bearer ${key}` } })).json.events;
+      expect(events.some((event) => event.type === 'tools.registered' && event.server === shown)).toBe(true);
+      expect(JSON.stringify(events)).not.toContain(hidden);
+    } finally {
+      await two.close();
+    }
   });
 });

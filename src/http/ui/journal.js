@@ -64,6 +64,8 @@ function detail(event) {
       return [h('code', {}, event.tool), ' asks for approval: ', h('code', {}, JSON.stringify(event.arguments))];
     case 'approval.decided':
       return [h('code', {}, event.tool), ` ${event.decision}`, event.by ? ` by ${event.by}` : ''];
+    case 'tool.called':
+      return [h('code', {}, event.tool), ` called by ${event.principal}: ${event.outcome}, ${event.duration_ms} ms`];
     default:
       return '';
   }
