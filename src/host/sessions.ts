@@ -183,6 +183,9 @@ export function createSessions(options: SessionsOptions): Sessions {
     async call(server, original, args, callOptions) {
       const config = options.perUserConfig(server);
       if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
+      if (config.type === 'remote' && config.auth.kind === 'oauth') {
+        throw new Error(`server "${server}": per-user OAuth grants are not supported yet; give each user a token as a user input (\${user.NAME} in headers)`);
+      }
       const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
       let entry = open.get(keyOf(server, principal));
       if (entry === undefined || entry.state === 'closing') {

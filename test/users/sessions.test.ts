@@ -190,6 +190,23 @@ describe('sessions', () => {
     expect(deleted).toEqual([{ session: alice.session, token: TOKENS.alice }]);
   });
 
+  it('a library call without a principal goes through the admin\'s own session, with the admin\'s inputs', async () => {
+    const first = await fleet.host.callTool('mine__whoami', {});
+    expect(first.details.is_error).toBe(true);
+    expect(first.content[0]).toMatchObject({ text: expect.stringContaining('PUT /api/mcp/servers/mine/inputs') });
+    await fleet.host.setInputs('mine', { TOKEN: 'admin-token' });
+    const result = await fleet.host.callTool('mine__whoami', {});
+    expect(JSON.parse((result.content[0] as { text: string }).text).token).toBe('admin-token');
+    expect(fleet.host.sessions().some((s) => s.server === 'mine' && s.principal === 'admin' && s.state === 'ready')).toBe(true);
+  });
+
+  it('a per_user server with OAuth says per-user grants are not there yet', async () => {
+    await fleet.host.addServer('grants', { type: 'remote', url: remote.url, scope: 'per_user', auth: { kind: 'oauth' } });
+    const result = await fleet.host.callTool('grants__whoami', {});
+    expect(result.details.is_error).toBe(true);
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('per-user OAuth grants are not supported yet') });
+  });
+
   it('sessions are journaled with their principal, and no event holds a value', async () => {
     const events = fleet.host.events();
     const text = JSON.stringify(events);
