@@ -66,6 +66,10 @@ function detail(event) {
       return [h('code', {}, event.tool), ` ${event.decision}`, event.by ? ` by ${event.by}` : ''];
     case 'tool.called':
       return [h('code', {}, event.tool), ` called by ${event.principal}: ${event.outcome}, ${event.duration_ms} ms`];
+    case 'session.changed':
+      return `${event.principal}'s session: ${event.state}${event.reason ? ` (${event.reason})` : ''}${event.error ? ` — ${event.error}` : ''}`;
+    case 'inputs.changed':
+      return `${event.principal} changed their inputs ${event.names.join(', ')}`;
     default:
       return '';
   }
