@@ -38,6 +38,7 @@ beforeAll(async () => {
     mine: perUser({}),
     brief: perUser({ idle_timeout_seconds: 0.5 }),
     capped: perUser({ max_sessions: 1 }),
+    alices: perUser({ access: { users: ['alice'] } }),
     web: {
       type: 'remote',
       url: remote.url,
@@ -112,6 +113,22 @@ describe('inputs', () => {
     expect(wrong.json.error.field).toBe('OTHER');
   });
 
+  it('a server the access policy hides: its inputs are a 404 and its tools unknown, no session starts', async () => {
+    expect((await as('bob', '/api/mcp/servers/alices/inputs')).status).toBe(404);
+    expect((await as('bob', '/api/mcp/servers/alices/inputs', { method: 'PUT', body: { TOKEN: 'x' } })).status).toBe(404);
+    expect((await as('bob', '/api/mcp/tools/alices__whoami/call', { method: 'POST', body: { arguments: {} } })).status).toBe(404);
+    expect(fleet.host.hasTool('alices__whoami', { principal: { id: 'bob' } })).toBe(false);
+    expect((await fleet.host.callTool('alices__whoami', {}, { principal: { id: 'bob' } })).content[0]).toMatchObject({
+      text: 'unknown tool "alices__whoami"',
+    });
+    await setToken('alice', ['alices']);
+    expect((await whoami('alice', 'alices')).token).toBe(TOKENS.alice);
+    expect((await sessionsOf()).filter((s) => s.server === 'alices').map((s) => s.principal)).toEqual(['alice']);
+    const bobsTools = (await as('bob', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name);
+    expect(bobsTools).not.toContain('alices__whoami');
+    expect((await as('alice', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name)).toContain('alices__whoami');
+  });
+
   it('values are sealed at rest: the inputs file holds none of them', async () => {
     await setToken('bob', ['mine']);
     const stored = readFileSync(join(fleet.dir, 'user_inputs.json'), 'utf8');
@@ -136,7 +153,7 @@ describe('sessions', () => {
       ['bob', 'ready'],
     ]);
     // A user sees their own sessions only.
-    expect((await sessionsOf('alice')).map((s) => s.principal)).toEqual(['alice']);
+    expect(new Set((await sessionsOf('alice')).map((s) => s.principal))).toEqual(new Set(['alice']));
   });
 
   it('the tools of a per_user server are listed to its users once a session listed them', async () => {
