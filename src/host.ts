@@ -174,7 +174,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),
 
     secrets() {
-      return Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config));
+      return [...Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config)), ...sessions.secrets()];
     },
 
     roots: () => clientHandlers.roots?.list() ?? [],

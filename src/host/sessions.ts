@@ -55,6 +55,8 @@ export interface Sessions {
   owner(name: string): { server: string; original: string } | undefined;
   /** Calls `original` of `server` through the principal's session (the admin's without one). */
   call(server: string, original: string, args: Record<string, unknown>, options: ExecuteOptions): Promise<unknown>;
+  /** The values the open sessions connected with, for redacting logs. */
+  secrets(): string[];
   /** Every open session (of `principal` only, when given). */
   list(principal?: string): SessionView[];
   /** Ends the sessions of `server` (of one principal when given): their inputs or config changed, or the server went. */
@@ -64,6 +66,8 @@ export interface Sessions {
 }
 
 interface Entry {
+  /** The principal's values it connected with (redacted from logs while it is open). */
+  values: string[];
   server: string;
   principal: string;
   actor: SessionActorRef;
@@ -114,6 +118,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     }
     let lost: ((error: string) => void) | undefined;
     const entry: Entry = {
+      values: Object.values(values).filter((value) => value !== ''),
       server,
       principal,
       connection: null,
@@ -211,6 +216,8 @@ export function createSessions(options: SessionsOptions): Sessions {
         entry.actor.send({ type: 'call.finished' });
       }
     },
+
+    secrets: () => [...open.values()].flatMap((entry) => entry.values),
 
     list(principal) {
       return [...open.values()]

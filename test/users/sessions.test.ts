@@ -144,6 +144,8 @@ describe('sessions', () => {
     expect(alice.token).toBe(TOKENS.alice);
     expect(bob.token).toBe(TOKENS.bob);
     expect(alice.pid).not.toBe(bob.pid);
+    // While their sessions are open, the worker's log redaction knows their values.
+    expect(fleet.host.secrets()).toEqual(expect.arrayContaining([TOKENS.alice, TOKENS.bob]));
     // The same session again: its process counts on.
     expect(await whoami('alice', 'mine')).toEqual({ token: TOKENS.alice, pid: alice.pid, count: 2 });
 
