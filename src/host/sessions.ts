@@ -110,7 +110,8 @@ export function createSessions(options: SessionsOptions): Sessions {
 
   function start(server: string, principal: string, config: ServerConfig, values: Record<string, string>): Entry {
     const resolved = resolveUserConfig(config, values);
-    const forServer = [...open.values()].filter((entry) => entry.server === server);
+    // One already closing is on its way out: it holds no place.
+    const forServer = [...open.values()].filter((entry) => entry.server === server && entry.state !== 'closing');
     // Room for the new one: the least recently used session of this server ends.
     if (forServer.length >= config.max_sessions) {
       const oldest = forServer.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
@@ -228,7 +229,8 @@ export function createSessions(options: SessionsOptions): Sessions {
     async end(server, principal) {
       const ending = [...open.values()].filter((entry) => entry.server === server && (principal === undefined || entry.principal === principal));
       for (const entry of ending) entry.actor.send({ type: 'session.stop' });
-      if (principal === undefined && !sessions.isPerUser(server)) catalogs.delete(server);
+      // A changed config may list other tools (a filter): the next session lists them again.
+      if (principal === undefined) catalogs.delete(server);
       await Promise.all(ending.map(ended));
     },
 
