@@ -1,6 +1,7 @@
 import { waitFor } from 'xstate';
 import type { McpHost, McpHostOptions } from './host/api.js';
 import { createAgentTools } from './host/agent-tools.js';
+import { createHostApps } from './host/apps.js';
 import { catalogEntries } from './host/catalog-entries.js';
 import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
@@ -13,9 +14,7 @@ import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 
-import { createSessions } from './host/sessions.js';
-import { createHostInputs } from './host/user-inputs.js';
-import { serverVisible } from './host/access.js';
+import { createPerUser } from './host/user-inputs.js';
 import { createFileInputsStore } from './users/index.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
@@ -74,21 +73,12 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
-  const perUserConfig = (name: string): ServerConfig | undefined => {
-    const config = current(name)?.getSnapshot().context.config;
-    return config?.scope === 'per_user' && config.enabled ? config : undefined;
-  };
-  const inputsStore = options.userInputs ?? createFileInputsStore({ stateDir });
-  const sessions = createSessions({ inputs: inputsStore, append, perUserConfig });
-  // A changed or removed server's sessions end: the next call connects with what it is now.
-  journal.subscribe((event) => {
-    if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
-  });
-  const hostInputs = createHostInputs({
-    store: inputsStore,
-    sessions,
+  const { sessions, hostInputs } = createPerUser({
+    store: options.userInputs ?? createFileInputsStore({ stateDir }),
     append,
-    visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
+    current,
+    projected,
+    subscribe: (listener) => journal.subscribe(listener),
   });
 
   const agentTools = createAgentTools({
@@ -104,6 +94,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     sessions,
   });
 
+  const apps = createHostApps({ mount, selectors, projected, current, subscribe: (listener) => journal.subscribe(listener) });
+
   const host: McpHost = {
     stateDir,
 
@@ -117,6 +109,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     ...agentTools,
+    toolUi: apps.toolUi,
+    appBridge: apps.appBridge,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),
@@ -192,8 +186,12 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...hostInputs,
 
     async shutdown() {
-      await sessions.shutdown();
-      await lifecycle.shutdown();
+      try {
+        await sessions.shutdown();
+        await lifecycle.shutdown();
+      } finally {
+        apps.close();
+      }
     },
   };
   return host;

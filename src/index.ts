@@ -23,6 +23,9 @@ export type {
 } from './catalog/tools/provider-formats.js';
 
 export type { SearchOptions, ToolSearchResult } from './host/tool-search.js';
+
+export { APP_MIME_TYPE, AppCsp, AppPermissions, ToolUi, ToolUiRef, ToolVisibility, UI_EXTENSION } from './apps/index.js';
+export type { AppBridgeOptions, AppMessage, AppModelContext, AppOpenLink, AppSession, AppSize } from './apps/index.js';
 export { SEARCH_TOOLS_NAME, foundTools } from './catalog/tools/search-tools-tool.js';
 export type { FoundTool } from './catalog/tools/search-tools-tool.js';
 

@@ -13,6 +13,8 @@ interface ToolRow {
   description: string;
   server: string;
   original: string;
+  /** False for an app-only tool (MCP Apps): listed, never offered to a model. */
+  model_visible?: boolean;
 }
 
 /** Registers `mcp-fleet list [--tools]`: the running worker's servers (or tools). */
@@ -49,7 +51,7 @@ function formatToolTable(tools: ToolRow[]): string {
   if (tools.length === 0) return 'no tools (no server is ready)';
   return formatTable(
     ['TOOL', 'DESCRIPTION'],
-    tools.map((t) => [t.name, firstLine(t.description, 70)]),
+    tools.map((t) => [t.name, firstLine(`${t.model_visible === false ? '[app-only] ' : ''}${t.description}`, 70)]),
   );
 }
 

@@ -21,6 +21,8 @@ export interface ServeOptions {
   host?: string;
   /** Port to listen on; `0` picks a free one. Default 8787. */
   port?: number | string;
+  /** Port of the sandbox origin app frames are served from; `0` (the default) picks a free one. */
+  appsPort?: number | string;
   /** Extra accepted `Host` values (`name:port`), e.g. a LAN name when bound to 0.0.0.0. */
   allowedHost?: string[];
   /** Print the API token itself, not only where it is. */
@@ -47,6 +49,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--state-dir <dir>', 'state directory (default: $MCP_FLEET_STATE_DIR or ~/.mcp-fleet)', directory('--state-dir'))
     .option('--host <host>', 'address to bind', parseBindHost, '127.0.0.1')
     .option('--port <port>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_PORT)
+    .option('--apps-port <port>', 'port of the sandbox origin MCP Apps frames are served from (default 0 = any free port, printed)', parseAppsPort, 0)
     .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collectAllowedHost, [])
     .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
     .option('--log-level <level>', `stderr log level: ${LOG_LEVELS.join(', ')}`, choice('--log-level', LOG_LEVELS), 'info')
@@ -139,6 +142,7 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       stateDirSource: options.stateDir ? '--state-dir' : 'state dir',
       bindHost,
       port,
+      appsPort: parseAppsPort(options.appsPort ?? 0),
       startupConcurrency,
       logLevel,
       allowedHosts: options.allowedHost ?? [],
@@ -154,7 +158,7 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
         printer = statusPrinter(host, io, stateDir, workerId);
         return host.subscribe(printer);
       },
-      onListening: (url, token) => io.stdout(banner(stateDir, url, token, options.showToken === true)),
+      onListening: (url, token, appsUrl) => io.stdout(banner(stateDir, url, token, options.showToken === true, appsUrl)),
     },
   );
   printer?.begin();
@@ -165,6 +169,10 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
 const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
 const portNumber = integer('--port', 0, 65_535);
+const appsPortNumber = integer('--apps-port', 0, 65_535);
+function parseAppsPort(value: number | string): number {
+  return appsPortNumber(String(value));
+}
 function parsePort(value: number | string): number {
   return typeof value === 'number' ? portNumber(String(value)) : portNumber(value);
 }
@@ -197,13 +205,14 @@ function parseDatabaseUrl(value: string): string {
 }
 
 /** What `serve` prints once it listens: where it is and where the token is, never the token unless asked. */
-function banner(stateDir: string, url: string, token: ApiToken, showToken: boolean): string {
+function banner(stateDir: string, url: string, token: ApiToken, showToken: boolean, appsUrl: string): string {
   const tokenWhere = token.source === 'env' ? 'from $MCP_FLEET_API_TOKEN' : `in ${display(token.path)}`;
   const tokenExpr = token.source === 'env' ? '$MCP_FLEET_API_TOKEN' : `$(cat ${display(token.path)})`;
   const lines = [
     'mcp-fleet worker',
     `  state dir  ${display(stateDir)}`,
     `  API        ${url}`,
+    `  apps       ${appsUrl} (sandbox origin of app frames)`,
     `  token      ${tokenWhere}`,
     ...(showToken ? [`             ${token.token}`] : []),
     `  try        curl -H "Authorization: Bearer ${tokenExpr}" ${url}api/mcp/servers`,

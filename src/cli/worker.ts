@@ -26,6 +26,8 @@ export interface WorkerOptions {
   stateDirSource: string;
   bindHost: string;
   port: number;
+  /** Port of the sandbox origin the page frames apps from; 0 (the default) picks a free one. */
+  appsPort?: number;
   startupConcurrency: number;
   /** pino level of the stderr log. */
   logLevel: string;
@@ -45,8 +47,8 @@ export interface WorkerHooks {
   onLogger?(logger: Logger): void;
   /** The host (of worker `workerId`) exists and nothing runs yet; the returned function is called first on the way down. */
   watch?(host: McpHost, workerId: string): () => void;
-  /** The port is open, worker.json written and the line logged. */
-  onListening?(url: string, token: ApiToken): void;
+  /** The port is open, worker.json written and the line logged; `appsUrl` is the sandbox origin of app frames. */
+  onListening?(url: string, token: ApiToken, appsUrl: string): void;
 }
 
 /** A running worker. */
@@ -77,10 +79,11 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   }
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
+    import('../http/apps/frames.js'),
   ]);
   const token = await ensureApiToken(stateDir);
   const secrets = new SecretSet();
@@ -117,11 +120,15 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   // `host.start()` resolving is the host's word that its servers are published.
   let published = false;
   const presence = shared?.presence ?? localPresence({ workerId, states });
+  // The public URL's host reaches this worker too (through a proxy, or as its own name).
+  const allowedHosts = [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])];
+  // The sandbox origin of app frames: another port, so an app is never on the page's origin.
+  const frames = createAppFrames({ bindHost, allowedHosts });
   const app = createManagementApp(started, {
+    apps: frames,
     token: token.token,
     bindHost,
-    // The public URL's host reaches this worker too (through a proxy, or as its own name).
-    allowedHosts: [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])],
+    allowedHosts,
     logger,
     onSecrets: (values) => secrets.add(values),
     fleet: presence,
@@ -139,13 +146,16 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   const stopReaching = new AbortController();
   let opening: Promise<Listening> | undefined;
   let open: Listening | undefined;
+  let appsOpen: Listening | undefined;
   /** Listens (once) and says where: the worker file, the log line, the caller. */
   const openPort = (): Promise<Listening> =>
     (opening ??= (async () => {
+      const apps = (appsOpen = await listenOn(frames.app, bindHost, options.appsPort ?? 0, '--apps-port'));
+      frames.listeningOn(apps.port);
       const listening = (open = await listenOn(app, bindHost, port));
       await writeWorkerFile(stateDir, { url: listening.url, pid: process.pid });
-      logger.info({ url: listening.url, stateDir }, 'listening');
-      hooks.onListening?.(listening.url, token);
+      logger.info({ url: listening.url, apps: apps.url, stateDir }, 'listening');
+      hooks.onListening?.(listening.url, token, apps.url);
       return listening;
     })());
 
@@ -162,7 +172,8 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     unsubscribePresence();
     stopReaching.abort();
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
-    await Promise.all([started.shutdown(), portClosed]);
+    const appsClosed = frames.closeAll().then(() => appsOpen?.close());
+    await Promise.all([started.shutdown(), portClosed, appsClosed]);
     await shared?.close();
     await removeWorkerFile(stateDir, process.pid);
   };
@@ -217,18 +228,18 @@ async function checkBindable(host: string): Promise<void> {
   }
 }
 
-async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number): Promise<Listening> {
+async function listenOn(app: Parameters<typeof listen>[0], bindHost: string, port: number, flag = '--port'): Promise<Listening> {
   try {
     return await listen(app, { host: bindHost, port });
   } catch (err) {
-    throw listenFailure(err, bindHost, port);
+    throw listenFailure(err, bindHost, port, flag);
   }
 }
 
 /** What a failed bind says: a port in use, a `--host` this machine does not have, or the system's reason. */
-function listenFailure(err: unknown, host: string, port: number | null): Error {
+function listenFailure(err: unknown, host: string, port: number | null, flag = '--port'): Error {
   const code = (err as NodeJS.ErrnoException).code;
-  if (code === 'EADDRINUSE' && port !== null) return new CliError(`port ${port} is in use; pick another with --port (0 = any free port)`);
+  if (code === 'EADDRINUSE' && port !== null) return new CliError(`port ${port} is in use; pick another with ${flag} (0 = any free port)`);
   // No such name, or an address this machine does not have: the value is wrong, not the moment.
   if (code === 'ENOTFOUND' || code === 'EADDRNOTAVAIL' || code === 'EAI_AGAIN') {
     return new UsageError('--host', `cannot bind ${JSON.stringify(host)} (${code})`);

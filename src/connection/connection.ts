@@ -31,6 +31,7 @@ import { connectRemote } from './connect-remote.js';
 import { connectBound } from './deadlines.js';
 import { notificationsOf } from './notifications.js';
 import { TASKS_EXTENSION } from './tasks.js';
+import { APP_MIME_TYPE, UI_EXTENSION } from '../apps/tool-meta.js';
 import { LazyValidator, type ToolListing } from './tool-listing.js';
 import { traceConnect } from '../telemetry/connects.js';
 import type { LifecycleSpan } from '../telemetry/index.js';
@@ -135,7 +136,8 @@ export async function connect(
 function createClient(setup: ConnectOptions['setupClient'], versionNegotiation: VersionNegotiationOptions): Client {
   const client = new Client({ ...CLIENT_INFO }, {
     // Tool calls may be answered with a task handle (tasks.ts); the transports are watched for them.
-    capabilities: { extensions: { [TASKS_EXTENSION]: {} } },
+    // MCP Apps: tools may name an HTML app the host renders (src/apps/).
+    capabilities: { extensions: { [TASKS_EXTENSION]: {}, [UI_EXTENSION]: { mimeTypes: [APP_MIME_TYPE] } } },
     jsonSchemaValidator: new LazyValidator(),
     versionNegotiation,
     inputRequired: { maxRounds: INPUT_REQUIRED_MAX_ROUNDS },

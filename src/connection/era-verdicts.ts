@@ -48,7 +48,7 @@ export function eraVerdictsPath(stateDir: string): string {
 }
 
 /**
- * Verdicts kept in `file`, written whole (atomically) after each change. A
+ * Verdicts kept in `file`, written whole (atomically) after changes. A
  * file that is missing or unreadable starts empty: it is a cache, and the
  * worst a lost verdict costs is one probe.
  */
@@ -56,9 +56,18 @@ export function fileEraVerdicts(file: string, onError: (error: unknown) => void 
   const verdicts = new Map<string, EraVerdict>(Object.entries(readVerdicts(file)));
   const writes = createSerialQueue();
   let pending = Promise.resolve();
+  // A write not begun yet takes every verdict learnt until it begins: a startup
+  // that learns fifty verdicts writes the file a few times, not fifty.
+  let queued = false;
   const save = (): void => {
-    const text = `${JSON.stringify({ version: 1, servers: Object.fromEntries(verdicts) }, null, 2)}\n`;
-    pending = writes.run(file, () => writeOwnerOnly(file, text)).catch(onError);
+    if (queued) return;
+    queued = true;
+    pending = writes
+      .run(file, () => {
+        queued = false;
+        return writeOwnerOnly(file, `${JSON.stringify({ version: 1, servers: Object.fromEntries(verdicts) }, null, 2)}\n`);
+      })
+      .catch(onError);
   };
   return {
     recall: (key) => verdicts.get(key),

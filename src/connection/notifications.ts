@@ -14,6 +14,7 @@ import type {
   LoggingMessageNotification,
   PromptListChangedNotification,
   ResourceListChangedNotification,
+  ResourceUpdatedNotification,
   ToolListChangedNotification,
 } from '@modelcontextprotocol/client';
 
@@ -22,6 +23,7 @@ export interface ServerNotifications {
   'notifications/tools/list_changed': ToolListChangedNotification;
   'notifications/resources/list_changed': ResourceListChangedNotification;
   'notifications/prompts/list_changed': PromptListChangedNotification;
+  'notifications/resources/updated': ResourceUpdatedNotification;
   'notifications/message': LoggingMessageNotification;
 }
 export type NotificationMethod = keyof ServerNotifications;
@@ -30,6 +32,7 @@ const METHODS: readonly NotificationMethod[] = [
   'notifications/tools/list_changed',
   'notifications/resources/list_changed',
   'notifications/prompts/list_changed',
+  'notifications/resources/updated',
   'notifications/message',
 ];
 

@@ -23,6 +23,7 @@ import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
 import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
 import { principalOf, toolVisible, visibleTo } from './access.js';
 import type { Sessions } from './sessions.js';
+import { modelVisible } from '../apps/tool-meta.js';
 
 export interface AgentToolsOptions {
   mount: ToolMount;
@@ -40,7 +41,12 @@ export interface AgentToolsOptions {
   sessions: Sessions;
 }
 
-export type AgentTools = Pick<McpHost, 'tools' | 'searchTools' | 'hasTool' | 'callTool'>;
+export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'callTool'>;
+
+/** The answer to a model's call of an app-only tool: it exists, and only its app may call it. */
+export function appOnlyMessage(name: string, server: string): string {
+  return `tool "${name}" is app-only: only the app of server "${server}" may call it (through its app bridge), never a model`;
+}
 
 export function createAgentTools(options: AgentToolsOptions): AgentTools {
   const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
@@ -97,6 +103,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   /** The call itself: a mounted tool, or one of an `on_demand` server that it starts. */
   async function call(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined): Promise<AgentToolResult> {
     const tool = mount.get(name);
+    if (tool && !modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
     if (tool) return tool.execute(args, callOptions);
     const perUser = sessions.owner(name);
     if (perUser) {
@@ -107,7 +114,10 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     const owner = ownerByName(name);
     if (owner && onDemand.knows(owner, name)) {
       // A tool its policy denies is refused here, without starting its server for nothing.
-      const original = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name)?.original;
+      const known = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name);
+      const original = known?.original;
+      // An app-only tool is refused without starting its server: a model may never call it.
+      if (known !== undefined && !modelVisible(known.ui)) return errorResult(owner, known.original, appOnlyMessage(name, owner));
       if (original !== undefined && isDenied(current(owner)?.getSnapshot().context.config.tools.approval, original)) {
         return errorResult(owner, original, deniedMessage(name, owner));
       }
@@ -139,8 +149,15 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     tools(toolOptions) {
       freshenSoon();
       const principal = principalOf(toolOptions?.principal);
-      const tools = deferredTools.marked(visibleTo(projected(), [...mount.list(), ...sessions.tools()], principal));
+      const tools = deferredTools.marked(
+        visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools()], principal),
+      );
       return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools);
+    },
+
+    allTools(allOptions) {
+      freshenSoon();
+      return visibleTo(projected(), mount.list(), principalOf(allOptions?.principal));
     },
 
     searchTools(query, searchOptions) {

@@ -23,6 +23,9 @@ import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../appr
 import type { Presence } from '../fleet/index.js';
 import type { PrincipalInput, UserInputsStore } from '../users/index.js';
 import type { SessionView } from './sessions.js';
+import type { ToolUiRef } from '../apps/tool-meta.js';
+import type { AppBridgeOptions, AppSession, ToolUi } from '../apps/index.js';
+import type { Transport } from '@modelcontextprotocol/client';
 
 /** What a caller has set of a per_user server's `user_inputs`: never a value. */
 export interface InputsView {
@@ -109,7 +112,18 @@ export interface McpHostOptions {
  * is not ready, or its listing has not landed yet), `[]` when it has none.
  */
 export interface CatalogEntry extends ServerView {
-  tools: Array<{ name: string; original: string; description: string; parameters: Record<string, unknown> }>;
+  /**
+   * `ui`: the tool's MCP Apps metadata (null: none); `model_visible`: false
+   * for an app-only tool, which a model never sees.
+   */
+  tools: Array<{
+    name: string;
+    original: string;
+    description: string;
+    parameters: Record<string, unknown>;
+    ui: ToolUiRef | null;
+    model_visible: boolean;
+  }>;
   resources: Array<{ uri: string; name: string; description?: string; mimeType?: string }> | null;
   /** The server's resource templates (`uriTemplate`), listed with its resources. */
   resource_templates: Array<{ uriTemplate: string; name: string; description?: string; mimeType?: string }> | null;
@@ -143,6 +157,12 @@ export interface McpHost {
    * `alwaysLoad` for the provider exports' own deferred formats.
    */
   tools(options?: { loading?: 'eager' | 'deferred'; principal?: PrincipalInput }): AgentTool[];
+  /**
+   * Every registered tool, app-only ones too (`ui.visibility` without
+   * `"model"`): what `GET /api/mcp/tools` lists. Not for a model: `callTool`
+   * refuses an app-only tool; its app calls it through {@link McpHost.appBridge}.
+   */
+  allTools(options?: { principal?: PrincipalInput }): AgentTool[];
   /**
    * Whether `callTool(name)` would reach a tool: a registered one, a meta tool
    * (`search_tools`, `read_result`), or a published tool of an `on_demand`
@@ -242,6 +262,24 @@ export interface McpHost {
   setInputs(server: string, values: Record<string, string | null>, options?: { principal?: PrincipalInput }): Promise<InputsView>;
   /** The sessions of per_user servers open on this worker: all of them, or the principal's. */
   sessions(options?: { principal?: PrincipalInput }): SessionView[];
+  /**
+   * The app of a tool with an MCP Apps UI (`_meta.ui.resourceUri`): its HTML
+   * and what its resource declares (CSP domains, permissions, border,
+   * domain). Read from the server on first use and kept until the server
+   * announces a list change, updates the resource or leaves `ready`. Null when
+   * no tool of that name names a UI; rejects with NotReadyError while its
+   * server is not ready, and with a `protocol` FleetError when the resource
+   * is not an app (`text/html;profile=mcp-app`).
+   */
+  toolUi(name: string): Promise<ToolUi | null>;
+  /**
+   * Connects an app frame of the tool `name` (a browser frame's
+   * `PostMessageTransport`, any MCP SDK `Transport`) to the host. The app may
+   * call its own server's tools (app-only ones too, by their names there,
+   * through approvals like any call) and read its server's resources; never
+   * another server's. Rejects like {@link McpHost.toolUi} for a server not ready.
+   */
+  appBridge(name: string, transport: Transport, options?: AppBridgeOptions): Promise<AppSession>;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }

@@ -3,6 +3,7 @@ import type { ToolMount } from './tool-mount.js';
 import { waitsOnDemand } from './tool-search.js';
 import type { ProjectionContext } from '../journal/projection.js';
 import type { ServerView } from '../journal/server-view.js';
+import { catalogUi, modelVisible } from '../apps/tool-meta.js';
 
 /**
  * The catalog: each server's view with what it offers. Its tools are the
@@ -15,17 +16,20 @@ export function catalogEntries(views: ServerView[], context: ProjectionContext, 
     const mounted = mount.forServer(view.name);
     const tools =
       mounted.length === 0 && server !== undefined && waitsOnDemand(server)
-        ? (server.known_tools ?? []).map(({ name, original, description, parameters }) => ({
+        ? (server.known_tools ?? []).map(({ name, original, description, parameters, ui }) => ({
             name,
             original,
             description,
             parameters: parameters ?? {},
+            ui: ui ?? null,
+            model_visible: modelVisible(ui),
           }))
         : mounted.map((tool) => ({
             name: tool.name,
             original: tool.originalName,
             description: tool.description,
             parameters: tool.parameters,
+            ...catalogUi(tool),
           }));
     return {
       ...view,

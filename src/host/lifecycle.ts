@@ -1,11 +1,13 @@
 /**
- * The host machine with this host's work: what opening, publishing, watching
- * and stopping do. The machine (machines/host.machine.ts) decides when each
- * runs; this module only binds the work to the host's stores and services.
+ * The host machine's actor with this host's work: what opening, publishing,
+ * watching and stopping do. The machine (machines/host.machine.ts, built once
+ * per process) decides when each runs; this module only binds the work to the
+ * host's stores and services and hands it to the actor in its input.
  */
-import { createActor, fromCallback, fromPromise, waitFor } from 'xstate';
-import { hostMachine, type HostEvent, type PublishedServers, type RegistryRef } from '../machines/host.machine.js';
-import { registryMachine, type ServerActorRef } from '../machines/registry.machine.js';
+import { createActor, waitFor } from 'xstate';
+import { hostMachine, type HostWork, type RegistryRef } from '../machines/host.machine.js';
+import type { ServerActorRef } from '../machines/registry.machine.js';
+import type { ServerHost } from '../machines/server.machine.js';
 import type { Reread } from '../machines/registry.events.js';
 import type { ConfigStore } from '../config/index.js';
 import type { CredentialsStore } from '../auth/index.js';
@@ -15,14 +17,13 @@ import type { ServerView } from '../journal/index.js';
 import { HostNotRunningError } from '../errors.js';
 import type { HostLogger } from './api.js';
 import { reconcile } from './reconcile.js';
-import type { hostServerMachine } from './server-actors.js';
 
 export interface LifecycleDeps {
   store: ConfigStore;
   journal: Journal;
   logger: HostLogger;
-  /** The server machine with this host's actors. */
-  server: ReturnType<typeof hostServerMachine>;
+  /** This host's work for its server actors. */
+  server: ServerHost;
   startupConcurrency: number;
   watchConfig: boolean;
   credentialsStore?: CredentialsStore;
@@ -74,95 +75,83 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
     return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
   }
 
-  const machine = hostMachine.provide({
-    actors: {
-      registry: registryMachine.provide({
-        actors: {
-          server: deps.server,
-          rereadConfig: fromPromise(({ input }: { input: { name: string } }) => reread(input.name)),
-        },
-      }),
-      open: fromPromise<PublishedServers, void>(async () => {
-        // The projection is rebuilt from the store before any actor reports.
-        await journal.open();
-        const loaded = await store.load();
-        // Servers the previous run knew that the file no longer has are gone.
-        const configured = new Set(loaded.servers.map(([name]) => name));
-        for (const name of Object.keys(journal.projection.context.servers)) {
-          if (!configured.has(name)) journal.append({ type: 'server.removed', server: name });
+  const work: HostWork = {
+    registry: { server: deps.server, reread },
+    async open() {
+      // The projection is rebuilt from the store before any actor reports.
+      await journal.open();
+      const loaded = await store.load();
+      // Servers the previous run knew that the file no longer has are gone.
+      const configured = new Set(loaded.servers.map(([name]) => name));
+      for (const name of Object.keys(journal.projection.context.servers)) {
+        if (!configured.has(name)) journal.append({ type: 'server.removed', server: name });
+      }
+      return loaded.servers.map(([name, config]) => ({ name, config }));
+    },
+    bridge(registry) {
+      // Every actor the registry publishes is observed once.
+      const bridged = new WeakSet<ServerActorRef>();
+      const bridgeAll = () => {
+        for (const ref of Object.values(registry.getSnapshot().context.servers)) {
+          if (bridged.has(ref)) continue;
+          bridged.add(ref);
+          deps.bridge(ref);
         }
-        return loaded.servers.map(([name, config]) => ({ name, config }));
-      }),
-      bridge: fromCallback<HostEvent, { registry: RegistryRef }>(({ input }) => {
-        // Every actor the registry publishes is observed once.
-        const bridged = new WeakSet<ServerActorRef>();
-        const bridgeAll = () => {
-          for (const ref of Object.values(input.registry.getSnapshot().context.servers)) {
-            if (bridged.has(ref)) continue;
-            bridged.add(ref);
-            deps.bridge(ref);
-          }
-        };
-        const subscription = input.registry.subscribe(bridgeAll);
-        bridgeAll();
-        return () => subscription.unsubscribe();
-      }),
-      // The views show this run's states once start resolves, also with a store that tells its events only
-      // once stored (a local store has told them already: no wait on its writes).
-      catchUp: fromPromise(async () => {
-        if (journal.behind) await journal.flushed();
-      }),
-      // A burst of saves is debounced by the watcher.
-      configWatcher: fromCallback<HostEvent, void>(({ sendBack }) => store.watch(() => sendBack({ type: 'config.changed' }))),
-      tokenWatcher: fromCallback<HostEvent, void>(
-        ({ sendBack }) => deps.credentialsStore?.watchTokens?.((server) => sendBack({ type: 'tokens.stored', server })) ?? (() => {}),
-      ),
-      reconcile: fromPromise<string[], { registry: RegistryRef }>(({ input, signal }) =>
-        reconcile({
-          store,
-          // A reconcile cut short by shutdown applies nothing.
-          registry: () => (signal.aborted ? null : input.registry),
-          servers: () => input.registry.getSnapshot().context.servers,
-          busy: deps.busy,
-          warn: logger.warn,
-        }),
-      ),
-      awaitIdle: fromPromise<void, { names: string[] }>(async ({ input }) => {
-        await Promise.all(input.names.map((name) => deps.idle(name)));
-      }),
-      announce: fromCallback<HostEvent, void>(() => {
-        const presence = deps.presence!;
-        presence.start(deps.publicUrl ?? null, () => statesByServer(deps.status()));
-        // Rewritten soon after each of this host's own transitions.
-        return journal.subscribe((event) => {
-          const own = event.worker === undefined || event.worker === deps.workerId;
-          if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
-        });
-      }),
-      stopServers: fromPromise<void, { registry: RegistryRef }>(async ({ input }) => {
-        const refs = Object.values(input.registry.getSnapshot().context.servers);
-        // Each actor is done once its process is gone (it closes in its own `closing` state).
-        await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })));
-        // Handshakes abandoned mid-way close their children in the background.
-        await deps.leftoversGone();
-      }),
-      leaveFleet: fromPromise(async () => {
-        await deps.presence?.stop();
-      }),
-      closeStores: fromPromise(async () => {
-        await deps.closeOwnStores();
-        await journal.close();
-      }),
+      };
+      const subscription = registry.subscribe(bridgeAll);
+      bridgeAll();
+      return () => subscription.unsubscribe();
     },
-    actions: {
-      closeApprovals: () => deps.closeApprovals(),
-      reportReconcileFailure: ({ event }) => {
-        logger.warn(`config: could not apply an edit: ${((event as unknown as { error: Error }).error).message}`);
-      },
+    // The views show this run's states once start resolves, also with a store that tells its events only
+    // once stored (a local store has told them already: no wait on its writes).
+    async catchUp() {
+      if (journal.behind) await journal.flushed();
     },
-  });
-  const actor = createActor(machine, {
-    input: { startupConcurrency: deps.startupConcurrency, watchConfig: deps.watchConfig, listed: deps.presence !== undefined },
+    // A burst of saves is debounced by the watcher.
+    watchConfig: (changed) => store.watch(changed),
+    watchTokens: (stored) => deps.credentialsStore?.watchTokens?.(stored) ?? (() => {}),
+    reconcile: (registry, signal) =>
+      reconcile({
+        store,
+        // A reconcile cut short by shutdown applies nothing.
+        registry: () => (signal.aborted ? null : registry),
+        servers: () => registry.getSnapshot().context.servers,
+        busy: deps.busy,
+        warn: logger.warn,
+      }),
+    async awaitIdle(names) {
+      await Promise.all(names.map((name) => deps.idle(name)));
+    },
+    announce() {
+      const presence = deps.presence!;
+      presence.start(deps.publicUrl ?? null, () => statesByServer(deps.status()));
+      // Rewritten soon after each of this host's own transitions.
+      return journal.subscribe((event) => {
+        const own = event.worker === undefined || event.worker === deps.workerId;
+        if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+      });
+    },
+    async stopServers(registry) {
+      const refs = Object.values(registry.getSnapshot().context.servers);
+      // Each actor is done once its process is gone (it closes in its own `closing` state).
+      await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })));
+      // Handshakes abandoned mid-way close their children in the background.
+      await deps.leftoversGone();
+    },
+    async leaveFleet() {
+      await deps.presence?.stop();
+    },
+    async closeStores() {
+      await deps.closeOwnStores();
+      await journal.close();
+    },
+    closeApprovals: () => deps.closeApprovals(),
+    reportReconcileFailure(error) {
+      logger.warn(`config: could not apply an edit: ${(error as Error).message}`);
+    },
+  };
+  const actor = createActor(hostMachine, {
+    input: { startupConcurrency: deps.startupConcurrency, watchConfig: deps.watchConfig, listed: deps.presence !== undefined, work },
   });
   actor.start();
 

@@ -5,9 +5,7 @@
  * connection. The machine decides when each runs; nothing here keeps state
  * per server.
  */
-import { fromCallback, fromPromise } from 'xstate';
-import { serverMachine, type AuthCheck, type ServerWork } from '../machines/server.machine.js';
-import type { ServerMachineEvent } from '../machines/server.events.js';
+import type { ServerHost } from '../machines/server.machine.js';
 import type { PromptRegistry } from '../connection/index.js';
 import type { ClientHandlers } from '../connection/index.js';
 import type { CatalogFreshness } from '../catalog/index.js';
@@ -38,52 +36,40 @@ export interface ServerActorDeps {
   lifecycles: Lifecycles;
 }
 
-/** The server machine with this host's actors. */
-export function hostServerMachine(deps: ServerActorDeps) {
+/** This host's work for its server actors (the machine, shared by every host, is handed it in each actor's input). */
+export function createServerHost(deps: ServerActorDeps): ServerHost {
   const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs, lifecycles } = deps;
-  return serverMachine.provide({
-    guards: {
-      knowsCatalog: ({ context }) => deps.knowsCatalog(context.name),
-    },
-    actors: {
-      connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) =>
-        leftovers.add(
-          auth
-            .providerFor(input.name, input.config)
-            .then((provider) =>
-              openLiveConnection(input.name, input.config, signal, {
-                authProvider: provider,
-                setupClient: clientHandlers.setup(input.name),
-                answerInput: (request, signal) => clientHandlers.answer(input.name, request, signal),
-                eras,
-                lifecycle: () => lifecycles.spanOf(input.name),
-              }).catch((error: unknown) => {
-                // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
-                const away = provider?.away ?? null;
-                throw away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error;
-              }),
-            ),
+  return {
+    knowsCatalog: deps.knowsCatalog,
+    connect: (work, signal) =>
+      leftovers.add(
+        auth.providerFor(work.name, work.config).then((provider) =>
+          openLiveConnection(work.name, work.config, signal, {
+            authProvider: provider,
+            setupClient: clientHandlers.setup(work.name),
+            answerInput: (request, signal) => clientHandlers.answer(work.name, request, signal),
+            eras,
+            lifecycle: () => lifecycles.spanOf(work.name),
+          }).catch((error: unknown) => {
+            // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
+            const away = provider?.away ?? null;
+            throw away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error;
+          }),
         ),
       ),
-      checkAuth: fromPromise<AuthCheck, ServerWork>(async ({ input }) =>
-        (await auth.needsRefresh(input.name, input.config)) ? 'refresh' : 'connect',
-      ),
-      refreshToken: fromPromise<void, ServerWork>(({ input }) => auth.refresh(input.name, input.config)),
-      consent: fromCallback<ServerMachineEvent, ServerWork>(({ input, sendBack }) =>
-        auth.consent(input.name, input.config, sendBack),
-      ),
-      catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
-        startServerSession({
-          server: input.name,
-          config: input.config,
-          live: input.live,
-          append,
-          prompts,
-          logger,
-          onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
-          catalogs,
-        }),
-      ),
-    },
-  });
+    checkAuth: async (work) => ((await auth.needsRefresh(work.name, work.config)) ? 'refresh' : 'connect'),
+    refreshToken: (work) => auth.refresh(work.name, work.config),
+    consent: (work, sendBack) => auth.consent(work.name, work.config, sendBack),
+    catalogSession: (work, sendBack) =>
+      startServerSession({
+        server: work.name,
+        config: work.config,
+        live: work.live,
+        append,
+        prompts,
+        logger,
+        onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
+        catalogs,
+      }),
+  };
 }

@@ -1,12 +1,12 @@
 /**
  * The services one host runs on, made from its options: its stores, its
  * journal and what is derived from it, the tool mount, the catalog freshness,
- * OAuth, and the server machine with its actor implementations. Every one is
+ * OAuth, and its work for the server actors. Every one is
  * this host's own: two hosts in one process share none of them.
  */
 import { join } from 'node:path';
 import type { HostLogger, McpHostOptions } from './api.js';
-import { hostServerMachine } from './server-actors.js';
+import { createServerHost } from './server-actors.js';
 import { createToolMount } from './tool-mount.js';
 import { createDrain } from './drain.js';
 import { createApprovals } from '../approvals/approvals.js';
@@ -77,7 +77,7 @@ export function createHostServices(options: McpHostOptions) {
   });
   // This host's own: another host in the process may run a server of the same name.
   const lifecycles = createLifecycles();
-  const server = hostServerMachine({
+  const server = createServerHost({
     auth,
     clientHandlers,
     prompts,

@@ -38,6 +38,7 @@ import {
   type CallFunction,
 } from '../catalog/tools/adapter.js';
 import type { AgentTool } from '../catalog/index.js';
+import { toolUiRef } from '../apps/tool-meta.js';
 
 /**
  * One registration of a server's tools on one connection with one way of
@@ -79,6 +80,13 @@ export interface ToolMount {
   get(name: string): AgentTool | undefined;
   /** Every tool the server mounted, shadowed ones too. */
   forServer(server: string): AgentTool[];
+  /**
+   * The call of `server`'s listed tool `original` (its name there) that an app
+   * of that server makes: through the same approval gate as the agent tool,
+   * answering the server's own result (not converted nor bounded for a model).
+   * Undefined when the server mounted no such tool (or its filter hides it).
+   */
+  appCall(server: string, original: string): CallFunction | undefined;
 }
 
 export interface ToolMountOptions {
@@ -101,6 +109,8 @@ export interface ToolMountOptions {
 export function createToolMount({ append, projected, selectors = createSelectors(), spill, approvals }: ToolMountOptions): ToolMount {
   /** Agent tools whose approval is `deny`: never offered (`list`), and a call is refused. */
   const denied = new WeakSet<AgentTool>();
+  /** Per agent tool, the call behind it (approvals included) that answers the server's own `CallToolResult`. */
+  const gatedCalls = new WeakMap<AgentTool, CallFunction>();
   /** Per server, its mounted registration; in the order they registered (a re-registration moves to the end). */
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
@@ -211,25 +221,24 @@ export function createToolMount({ append, projected, selectors = createSelectors
     config: ServerConfig,
   ): AgentTool {
     const policy = approvalPolicy(config, tool.name, tool.annotations);
-    if (policy === 'auto') return toAgentTool(name, tool, directCall(ref, name, live, tool), results);
+    /** The agent tool of `gated`, which an app's bridge may also call for the server's own result. */
+    const wrap = (gated: CallFunction): AgentTool => {
+      const agent = toAgentTool(name, tool, gated, results);
+      gatedCalls.set(agent, gated);
+      return agent;
+    };
+    if (policy === 'auto') return wrap(directCall(ref, name, live, tool));
     const agentName = namespaceToolName(name, tool.name);
     if (policy === 'deny') {
-      const refused = toAgentTool(
-        name,
-        tool,
-        async () => ({
-          content: [{ type: 'text', text: deniedMessage(agentName, name) }],
-          isError: true,
-        }),
-        results,
-      );
+      const refused = wrap(async () => ({
+        content: [{ type: 'text', text: deniedMessage(agentName, name) }],
+        isError: true,
+      }));
       denied.add(refused);
       return refused;
     }
     const call = directCall(ref, name, live, tool);
-    return toAgentTool(
-      name,
-      tool,
+    return wrap(
       async (original, args, callOptions) => {
         if (approvals === undefined) {
           return { content: [{ type: 'text', text: `tool "${agentName}" needs approval and this host has no way to ask` }], isError: true };
@@ -249,7 +258,6 @@ export function createToolMount({ append, projected, selectors = createSelectors
         if (!verdict.allowed) return { content: [{ type: 'text', text: verdict.message }], isError: true };
         return call(original, args, callOptions);
       },
-      results,
     );
   }
 
@@ -318,6 +326,8 @@ export function createToolMount({ append, projected, selectors = createSelectors
       }
       const title = tool.title ?? tool.annotations?.title;
       if (title !== undefined) entry.title = title;
+      const ui = toolUiRef(tool);
+      if (ui !== undefined) entry.ui = ui;
       entries[place] = entry;
       samePlaces &&= entry.name === (previous as Registration).entries[place]?.name;
     }
@@ -412,6 +422,16 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const registration = mounted.get(server);
       if (registration === undefined) return [];
       return [...byNameOf(registration).values()].map((place) => agentAt(registration, place));
+    },
+    appCall(server, original) {
+      const registration = mounted.get(server);
+      if (registration === undefined) return undefined;
+      const { items, shown } = registration;
+      const places = shown ?? items.keys();
+      let found: number | undefined;
+      // The last item of the name, as the server's own tools/call would pick.
+      for (const place of places) if ((items[place] as Tool).name === original) found = place;
+      return found === undefined ? undefined : gatedCalls.get(agentAt(registration, found));
     },
   };
 }

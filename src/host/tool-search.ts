@@ -14,6 +14,7 @@ import type { ProjectedServer, ProjectionContext } from '../journal/index.js';
 import type { Selectors } from '../journal/index.js';
 import { createToolIndex, type SearchableTool } from '../catalog/search/tool-index.js';
 import { isDenied } from '../approvals/policy.js';
+import { modelVisible } from '../apps/tool-meta.js';
 
 /** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {
@@ -49,10 +50,26 @@ export function waitsOnDemand(server: ProjectedServer): boolean {
   return server.config.start === 'on_demand' && server.state === 'pending' && server.registered_since === 0;
 }
 
-/** What the index should hold for a server: its registered tools, its last catalog while it waits on demand, or nothing. */
+/** Per listing, the same listing without its app-only tools (the same array when it has none). */
+const forModels = new WeakMap<readonly ToolEntry[], readonly ToolEntry[]>();
+
+/** A listing without the tools a model may not see: the same array while the listing stays the same, so the index is not rebuilt. */
+function modelEntries(entries: readonly ToolEntry[]): readonly ToolEntry[] {
+  let kept = forModels.get(entries);
+  if (kept === undefined) {
+    kept = entries.every((entry) => modelVisible(entry.ui)) ? entries : entries.filter((entry) => modelVisible(entry.ui));
+    forModels.set(entries, kept);
+  }
+  return kept;
+}
+
+/**
+ * What the index should hold for a server: its registered tools, its last
+ * catalog while it waits on demand, or nothing; never an app-only tool.
+ */
 function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null {
-  if (server.registered_since > 0) return server.tools;
-  if (waitsOnDemand(server)) return server.known_tools ?? null;
+  if (server.registered_since > 0) return modelEntries(server.tools);
+  if (waitsOnDemand(server)) return server.known_tools == null ? null : modelEntries(server.known_tools);
   return null;
 }
 

@@ -5,7 +5,10 @@
  * own, as any user's.
  */
 import type { McpHost } from './api.js';
-import type { Sessions } from './sessions.js';
+import { createSessions, type Sessions } from './sessions.js';
+import { serverVisible } from './access.js';
+import type { ServerActorRef } from '../machines/registry.machine.js';
+import type { JournalEvent, ProjectionContext } from '../journal/index.js';
 import type { ServerConfig } from '../config/index.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { ConfigError, NotFoundError } from '../errors.js';
@@ -66,4 +69,35 @@ export function createHostInputs({ store, sessions, append, visibleConfig }: Use
       return sessions.list(options?.principal === undefined ? undefined : idOf(options.principal));
     },
   };
+}
+
+export interface PerUserOptions {
+  store: UserInputsStore;
+  append(event: JournalEventInput): void;
+  current(name: string): ServerActorRef | undefined;
+  projected(): ProjectionContext;
+  subscribe(listener: (event: JournalEvent) => void): () => void;
+}
+
+/** The sessions of per_user servers and each caller's inputs, on one store. */
+export function createPerUser({ store, append, current, projected, subscribe }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+  const sessions = createSessions({
+    inputs: store,
+    append,
+    perUserConfig(name) {
+      const config = current(name)?.getSnapshot().context.config;
+      return config?.scope === 'per_user' && config.enabled ? config : undefined;
+    },
+  });
+  // A changed or removed server's sessions end: the next call connects with what it is now.
+  subscribe((event) => {
+    if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
+  });
+  const hostInputs = createHostInputs({
+    store,
+    sessions,
+    append,
+    visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
+  });
+  return { sessions, hostInputs };
 }

@@ -20,6 +20,8 @@ import type { Presence } from '../fleet/index.js';
 import { createFileUsersStore, createUsers, type UsersStore } from '../users/index.js';
 import { userRoutes } from './routes/users.js';
 import { adminOnly, meOf, userOf } from './caller.js';
+import { appRoutes } from './routes/apps.js';
+import type { AppFrames } from './apps/frames.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -61,6 +63,8 @@ export interface ManagementAppOptions {
   registryUrl?: string;
   /** Where the users and their key hashes live; default `<state_dir>/users.json` (`createPgUsersStore` for a fleet). */
   users?: UsersStore;
+  /** The sandbox origin app frames are served from (`createAppFrames`); without it the page shows no app. */
+  apps?: AppFrames;
 }
 
 /**
@@ -108,6 +112,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
+  // Apps reach a server's resources and tools through their bridge, past the access policy: the admin's alone for now.
+  app.use('/api/mcp/apps', adminOnly, appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));
@@ -125,7 +131,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
-  app.use(pageRoutes());
+  app.use(pageRoutes({ appsPort: () => options.apps?.port() }));
   app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts }));
 
   app.use(notFoundHandler);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ServerConfigResponse } from '../config/masking.js';
 import { LoggingLevel } from '../config/schema.js';
 import { ErrorKind } from '../errors.js';
+import { ToolUiRef } from '../apps/tool-meta.js';
 
 /** The seven server states views show (docs/contract.md, Lifecycle). */
 export const ServerState = z.enum(['disabled', 'pending', 'authenticating', 'ready', 'needs_reauth', 'error', 'stopped']);
@@ -18,6 +19,8 @@ export const ToolEntry = z.object({
   title: z.string().optional(),
   description: z.string(),
   parameters: z.record(z.string(), z.unknown()).optional(),
+  /** The tool's MCP Apps metadata (`_meta.ui`); absent when it names neither a UI resource nor a visibility. */
+  ui: ToolUiRef.optional(),
 });
 export type ToolEntry = z.infer<typeof ToolEntry>;
 

@@ -1,6 +1,6 @@
 import { assign, fromCallback, fromPromise, sendTo, setup, spawnChild, stopChild, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../config/index.js';
-import { registryMachine, type ServerActorRef } from './registry.machine.js';
+import { registryMachine, type RegistryHost, type ServerActorRef } from './registry.machine.js';
 
 export type RegistryRef = ActorRefFrom<typeof registryMachine>;
 
@@ -25,9 +25,50 @@ export interface HostInput {
   watchConfig: boolean;
   /** Whether the host lists itself among the fleet's workers once published. */
   listed: boolean;
+  /** The work each state invokes; without it, a host that opens nothing and publishes no server. */
+  work?: HostWork | null;
 }
 
-export interface HostContext extends HostInput {
+/**
+ * What a host does for its machine: the work its states invoke. Handed in the
+ * input, so the machine is built once per process and shared by every host.
+ */
+export interface HostWork {
+  /** Opens the journal and loads the config (journaling the removal of servers the config no longer has). */
+  open(): Promise<PublishedServers>;
+  /** Observes every server actor the registry publishes (the journal bridge); the returned function stops. */
+  bridge(registry: RegistryRef): () => void;
+  /** Resolves once the views show this run's states (a store that tells its events only once stored). */
+  catchUp(): Promise<void>;
+  /** Calls back when the config store was written; the returned function stops watching. */
+  watchConfig(changed: () => void): () => void;
+  /** Calls back when tokens were stored for a server, here or by another worker. */
+  watchTokens(stored: (server: string) => void): () => void;
+  /** Applies the stored config to the fleet; resolves with the servers it left alone because they were busy. */
+  reconcile(registry: RegistryRef, signal: AbortSignal): Promise<string[]>;
+  /** Resolves once no management transaction runs on any of `names`. */
+  awaitIdle(names: string[]): Promise<void>;
+  /** Lists this host among the fleet's workers; the returned function stops rewriting its states. */
+  announce(): () => void;
+  /** Resolves once every server actor has stopped and the children they abandoned are gone. */
+  stopServers(registry: RegistryRef): Promise<void>;
+  /** Takes this host off the fleet's list. */
+  leaveFleet(): Promise<void>;
+  /** Closes the result spill, the era verdicts and the journal. */
+  closeStores(): Promise<void>;
+  /** Answers the calls waiting for an approval (they are not made). */
+  closeApprovals(): void;
+  /** A reconcile failed (the store could not be read). */
+  reportReconcileFailure(error: unknown): void;
+  /** The registry's and its servers' work. */
+  registry: RegistryHost;
+}
+
+type WorkInput = { work: HostWork | null };
+const workOf = ({ context }: { context: HostContext }): WorkInput => ({ work: context.work });
+
+export interface HostContext extends Omit<HostInput, 'work'> {
+  work: HostWork | null;
   /** The fleet, once published. */
   registry: RegistryRef | null;
   /** `shutdown()` came while starting: the host stops as soon as startup has an outcome. */
@@ -61,7 +102,7 @@ const serverNamed = (event: HostEvent): string => ('server' in event ? event.ser
  * fleet (the registry actor, observed by the journal bridge), runs while
  * watching the config and the credentials, and on the way down stops every
  * server before it takes itself off the fleet's list and closes its stores.
- * The work is done by actors the host provides; this machine decides when.
+ * The work is the host's (`HostWork`, in the input); this machine decides when.
  */
 export const hostMachine = setup({
   types: {
@@ -70,30 +111,27 @@ export const hostMachine = setup({
     events: {} as HostEvent,
   },
   actors: {
-    /** Opens the journal and loads the config (journaling the removal of servers the config no longer has). */
-    open: fromPromise<PublishedServers, void>(async () => []),
+    open: fromPromise<PublishedServers, WorkInput>(async ({ input }) => (input.work === null ? [] : input.work.open())),
     /** The fleet. */
     registry: registryMachine,
-    /** Observes every server actor the registry publishes (the journal bridge). */
-    bridge: fromCallback<HostEvent, { registry: RegistryRef }>(() => {}),
-    /** Resolves once the views show this run's states (a store that tells its events only once stored). */
-    catchUp: fromPromise<void, void>(async () => {}),
+    bridge: fromCallback<HostEvent, WorkInput & { registry: RegistryRef }>(({ input }) => input.work?.bridge(input.registry)),
+    catchUp: fromPromise<void, WorkInput>(async ({ input }) => input.work?.catchUp()),
     /** Sends `config.changed` when the config store was written. */
-    configWatcher: fromCallback<HostEvent, void>(() => {}),
+    configWatcher: fromCallback<HostEvent, WorkInput>(({ input, sendBack }) =>
+      input.work?.watchConfig(() => sendBack({ type: 'config.changed' })),
+    ),
     /** Sends `tokens.stored` when tokens were stored for a server, here or by another worker. */
-    tokenWatcher: fromCallback<HostEvent, void>(() => {}),
-    /** Applies the stored config to the fleet; resolves with the servers it left alone because they were busy. */
-    reconcile: fromPromise<string[], { registry: RegistryRef }>(async () => []),
-    /** Resolves once no management transaction runs on any of `names`. */
-    awaitIdle: fromPromise<void, { names: string[] }>(async () => {}),
-    /** Lists this host among the fleet's workers, its states rewritten soon after each change. */
-    announce: fromCallback<HostEvent, void>(() => {}),
-    /** Resolves once every server actor has stopped and the children they abandoned are gone. */
-    stopServers: fromPromise<void, { registry: RegistryRef }>(async () => {}),
-    /** Takes this host off the fleet's list. */
-    leaveFleet: fromPromise<void, void>(async () => {}),
-    /** Closes the result spill, the era verdicts and the journal. */
-    closeStores: fromPromise<void, void>(async () => {}),
+    tokenWatcher: fromCallback<HostEvent, WorkInput>(({ input, sendBack }) =>
+      input.work?.watchTokens((server) => sendBack({ type: 'tokens.stored', server })),
+    ),
+    reconcile: fromPromise<string[], WorkInput & { registry: RegistryRef }>(async ({ input, signal }) =>
+      input.work === null ? [] : input.work.reconcile(input.registry, signal),
+    ),
+    awaitIdle: fromPromise<void, WorkInput & { names: string[] }>(async ({ input }) => input.work?.awaitIdle(input.names)),
+    announce: fromCallback<HostEvent, WorkInput>(({ input }) => input.work?.announce()),
+    stopServers: fromPromise<void, WorkInput & { registry: RegistryRef }>(async ({ input }) => input.work?.stopServers(input.registry)),
+    leaveFleet: fromPromise<void, WorkInput>(async ({ input }) => input.work?.leaveFleet()),
+    closeStores: fromPromise<void, WorkInput>(async ({ input }) => input.work?.closeStores()),
     /**
      * Watches the attempt under way on a server that tokens came for: tells
      * (`attempt.ended`) when it leaves `pending` / `authenticating` without a
@@ -137,16 +175,19 @@ export const hostMachine = setup({
   },
   actions: {
     /** Calls waiting for a decision are not made: their callers are answered now, not at their timeout. Provided by the host. */
-    closeApprovals: () => {},
+    closeApprovals: ({ context }) => context.work?.closeApprovals(),
     /** A reconcile failed (the store could not be read); the event carries the error. Provided by the host. */
-    reportReconcileFailure: () => {},
+    reportReconcileFailure: ({ context, event }) => context.work?.reportReconcileFailure((event as unknown as { error: unknown }).error),
     requestStop: assign({ stopRequested: true }),
     recordStartError: assign({ startError: (_, params: { error: unknown }) => params.error }),
     recordStopError: assign({ stopError: ({ context }, params: { error: unknown }) => context.stopError ?? params.error }),
     /** Publishes the servers: every configured one at once (pending or disabled), under the bridge's eye. */
     publish: assign(({ context, spawn }, servers: PublishedServers) => {
-      const registry = spawn('registry', { id: 'registry', input: { servers, startupConcurrency: context.startupConcurrency } });
-      spawn('bridge', { id: 'bridge', input: { registry } });
+      const registry = spawn('registry', {
+        id: 'registry',
+        input: { servers, startupConcurrency: context.startupConcurrency, host: context.work?.registry ?? null },
+      });
+      spawn('bridge', { id: 'bridge', input: { registry, work: context.work } });
       return { registry };
     }),
     // Taken once published only.
@@ -177,6 +218,7 @@ export const hostMachine = setup({
   id: 'host',
   context: ({ input }) => ({
     ...input,
+    work: input.work ?? null,
     registry: null,
     stopRequested: false,
     rereadDue: false,
@@ -213,6 +255,7 @@ export const hostMachine = setup({
           description: 'the projection is rebuilt from the journal before any actor reports; then the config is read',
           invoke: {
             src: 'open',
+            input: workOf,
             onDone: { target: 'catchingUp', actions: { type: 'publish', params: ({ event }) => event.output } },
             onError: [
               { guard: 'stopRequested', target: '#host.stopping', actions: { type: 'recordStartError', params: ({ event }) => event } },
@@ -224,6 +267,7 @@ export const hostMachine = setup({
           description: 'the fleet is published; the views catch up with a store that tells its events only once stored',
           invoke: {
             src: 'catchUp',
+            input: workOf,
             onDone: [{ guard: 'stopRequested', target: '#host.stopping' }, { target: '#host.running' }],
             onError: [
               { guard: 'stopRequested', target: '#host.stopping', actions: { type: 'recordStartError', params: ({ event }) => event } },
@@ -251,7 +295,7 @@ export const hostMachine = setup({
             unwatched: { description: 'edits by another hand are not applied (watchConfig: false)' },
             watching: {
               description: 'applies edits of the config store made by another hand, one after another',
-              invoke: { src: 'configWatcher' },
+              invoke: { src: 'configWatcher', input: workOf },
               initial: 'idle',
               states: {
                 idle: { on: { 'config.changed': { target: 'reconciling' } } },
@@ -260,7 +304,7 @@ export const hostMachine = setup({
                   entry: 'startReread',
                   invoke: {
                     src: 'reconcile',
-                    input: ({ context }) => ({ registry: context.registry! }),
+                    input: ({ context }) => ({ work: context.work, registry: context.registry! }),
                     onDone: [
                       { guard: 'rereadDue', target: 'reconciling', reenter: true },
                       {
@@ -286,7 +330,7 @@ export const hostMachine = setup({
                   description: 'servers left alone while a transaction ran on them are read again once it is over',
                   invoke: {
                     src: 'awaitIdle',
-                    input: ({ context }) => ({ names: context.busy }),
+                    input: ({ context }) => ({ work: context.work, names: context.busy }),
                     // Read again either way: the reconcile finds who is still busy.
                     onDone: { target: 'reconciling' },
                     onError: { target: 'reconciling' },
@@ -299,7 +343,7 @@ export const hostMachine = setup({
         },
         tokens: {
           description: 'a server waiting for tokens stored here or by another worker goes on with them',
-          invoke: { src: 'tokenWatcher' },
+          invoke: { src: 'tokenWatcher', input: workOf },
           on: {
             'tokens.stored': [
               { guard: { type: 'consenting', params: ({ event }) => event }, actions: 'completeConsent' },
@@ -337,7 +381,7 @@ export const hostMachine = setup({
             listed: {
               description: "in the fleet's list of workers",
               entry: 'markAnnounced',
-              invoke: { src: 'announce' },
+              invoke: { src: 'announce', input: workOf },
             },
           },
         },
@@ -356,7 +400,7 @@ export const hostMachine = setup({
           entry: 'shutdownRegistry',
           invoke: {
             src: 'stopServers',
-            input: ({ context }) => ({ registry: context.registry! }),
+            input: ({ context }) => ({ work: context.work, registry: context.registry! }),
             onDone: [
               { guard: 'announced', target: 'leavingFleet', actions: ['stopBridge', 'stopRegistry'] },
               { target: 'closing', actions: ['stopBridge', 'stopRegistry'] },
@@ -376,6 +420,7 @@ export const hostMachine = setup({
           description: "off the fleet's list once every server here has stopped",
           invoke: {
             src: 'leaveFleet',
+            input: workOf,
             onDone: { target: 'closing' },
             onError: { target: 'closing', actions: { type: 'recordStopError', params: ({ event }) => event } },
           },
@@ -384,6 +429,7 @@ export const hostMachine = setup({
           description: 'closes the result spill, the era verdicts and the journal',
           invoke: {
             src: 'closeStores',
+            input: workOf,
             onDone: { target: '#host.stopped' },
             onError: { target: '#host.stopped', actions: { type: 'recordStopError', params: ({ event }) => event } },
           },

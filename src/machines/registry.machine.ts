@@ -2,7 +2,7 @@ import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRef
 import type { ServerConfig } from '../config/index.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import type { ServerMachineEvent } from './server.events.js';
-import { serverMachine } from './server.machine.js';
+import { serverMachine, type ServerHost } from './server.machine.js';
 import { settled } from './server.queries.js';
 
 export type ServerActorRef = ActorRefFrom<typeof serverMachine>;
@@ -23,6 +23,14 @@ export interface RegistryInput {
   servers: Array<{ name: string; config: ServerConfig }>;
   /** How many queued servers may connect at once (default 1: one at a time, in file order). */
   startupConcurrency?: number;
+  /** The host's work for the registry and its servers; without one, servers connect plainly and nothing is re-read. */
+  host?: RegistryHost | null;
+}
+
+/** What a host does for its registry: re-reads a server's persisted entry, and works for its server actors. */
+export interface RegistryHost {
+  reread(name: string): Promise<Reread>;
+  server: ServerHost;
 }
 
 export interface RegistryContext {
@@ -34,6 +42,7 @@ export interface RegistryContext {
   startupConcurrency: number;
   /** Actors installed by management so far; makes each one's id unique. */
   installed: number;
+  host: RegistryHost | null;
 }
 
 const head = (context: RegistryContext): QueueEntry => context.queue[0]!;
@@ -57,8 +66,10 @@ export const registryMachine = setup({
   },
   actors: {
     server: serverMachine,
-    /** Re-reads the persisted entry of one server. Provided by the host. */
-    rereadConfig: fromPromise<Reread, { name: string }>(async () => ({ status: 'unreadable' })),
+    /** Re-reads the persisted entry of one server, through the host. */
+    rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(async ({ input }) =>
+      input.host === null ? { status: 'unreadable' } : input.host.reread(input.name),
+    ),
     /** Tells the registry (`startup.settled`) when a server has an outcome, bounded by its `timeout_seconds`. */
     awaitSettled: fromCallback<RegistryEvent, { ref: ServerActorRef; timeoutMs: number }>(({ input, sendBack }) => {
       let watching = true;
@@ -140,7 +151,7 @@ export const registryMachine = setup({
             // A fresh id: the replaced actor may still be stopping under the old one.
             [params.name]: spawn('server', {
               id: `${params.name}#${current.installed + 1}`,
-              input: { name: params.name, config: params.config, queued: params.queued },
+              input: { name: params.name, config: params.config, queued: params.queued, host: current.host?.server ?? null },
             }),
           },
         }));
@@ -197,12 +208,13 @@ export const registryMachine = setup({
   context: ({ input, spawn }) => {
     const servers: Record<string, ServerActorRef> = {};
     const queue: QueueEntry[] = [];
+    const host = input.host ?? null;
     for (const { name, config } of input.servers) {
-      const ref = spawn('server', { id: name, input: { name, config, queued: true } });
+      const ref = spawn('server', { id: name, input: { name, config, queued: true, host: host?.server ?? null } });
       servers[name] = ref;
       if (config.enabled) queue.push({ name, ref });
     }
-    return { servers, queue, connecting: [], startupConcurrency: input.startupConcurrency ?? 1, installed: 0 };
+    return { servers, queue, connecting: [], startupConcurrency: input.startupConcurrency ?? 1, installed: 0, host };
   },
   initial: 'starting',
   on: {
@@ -243,7 +255,7 @@ export const registryMachine = setup({
           description: 're-reads the persisted entry of the server at the head of the queue',
           invoke: {
             src: 'rereadConfig',
-            input: ({ context }) => ({ name: head(context).name }),
+            input: ({ context }) => ({ name: head(context).name, host: context.host }),
             onDone: [
               { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               {

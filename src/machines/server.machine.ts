@@ -12,6 +12,25 @@ export interface ServerInput {
   config: ServerConfig;
   /** Wait in `pending.queued` for the registry's `server.connect` instead of connecting at once. */
   queued: boolean;
+  /** The host's work for this server's actors; without one, a plain connect and no OAuth. */
+  host?: ServerHost | null;
+}
+
+/**
+ * What a host does for its servers' actors: connects, authenticates, runs the
+ * catalog session beside a connection. Handed to each actor in its input, so
+ * the machine itself is built once per process and shared by every host.
+ */
+export interface ServerHost {
+  connect(work: ServerWork, signal: AbortSignal): Promise<LiveConnection>;
+  checkAuth(work: ServerWork): Promise<AuthCheck>;
+  refreshToken(work: ServerWork): Promise<void>;
+  /** Sends `auth.url`, then `auth.completed` or `auth.failed`; the returned function cancels the consent. */
+  consent(work: ServerWork, sendBack: (event: ServerMachineEvent) => void): () => void;
+  /** Runs beside a ready connection; sends `catalog.tools_changed`; the returned function stops it. */
+  catalogSession(work: ServerWork & { live: LiveConnection }, sendBack: (event: ServerMachineEvent) => void): () => void;
+  /** Whether the server's catalog from an earlier run is known. */
+  knowsCatalog(name: string): boolean;
 }
 
 /**
@@ -33,6 +52,7 @@ export interface ServerMeta {
 
 export interface ServerContext {
   name: string;
+  host: ServerHost | null;
   config: ServerConfig;
   queued: boolean;
   live: LiveConnection | null;
@@ -57,7 +77,11 @@ export type AuthCheck = 'connect' | 'refresh';
 export interface ServerWork {
   name: string;
   config: ServerConfig;
+  host: ServerHost | null;
 }
+
+/** The input of an actor that acts for the server. */
+const workOf = ({ context }: { context: ServerContext }): ServerWork => ({ name: context.name, config: context.config, host: context.host });
 
 function asFleetError(error: unknown): FleetError {
   if (error instanceof FleetError) return error;
@@ -85,7 +109,7 @@ const disablesIt = { type: 'disablesIt', params: ({ event }: { event: { config: 
 /** The connect, from `pending` or (with a fresh token) from `authenticating`: ready, or why not. */
 const connectInvoke = {
   src: 'connect',
-  input: ({ context }: { context: ServerContext }) => ({ name: context.name, config: context.config }),
+  input: workOf,
   onDone: {
     target: '#server.ready',
     actions: { type: 'adoptConnection', params: ({ event }: { event: { output: LiveConnection } }) => event.output },
@@ -146,8 +170,9 @@ function closedTo(target: string, then: readonly 'countAuthWait'[] = []): object
  * One MCP server's lifecycle (docs/lifecycle.md). The machine owns all of it: the work
  * that lives and dies with a state is invoked there (connect, token refresh,
  * consent, connection watcher, catalog session, close), so leaving the state
- * cancels it. The host provides the actors' implementations and listens to
- * what the machine emits (tool registration) and to its snapshots (the journal).
+ * cancels it. The host hands its work to the actors in the input (`ServerHost`)
+ * and listens to what the machine emits (tool registration) and to its
+ * snapshots (the journal).
  */
 export const serverMachine = setup({
   types: {
@@ -167,14 +192,18 @@ export const serverMachine = setup({
   },
   actors: {
     /** Spawn or open, initialize, list every tool page; bounded by `timeout_seconds`. */
-    connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) => openLiveConnection(input.name, input.config, signal)),
+    connect: fromPromise<LiveConnection, ServerWork>(({ input, signal }) =>
+      input.host === null ? openLiveConnection(input.name, input.config, signal) : input.host.connect(input, signal),
+    ),
     /** Whether an OAuth server's stored token must be refreshed before it can connect. */
-    checkAuth: fromPromise<AuthCheck, ServerWork>(async () => 'connect'),
+    checkAuth: fromPromise<AuthCheck, ServerWork>(async ({ input }) => (input.host === null ? 'connect' : input.host.checkAuth(input))),
     /** Refreshes the stored token; rejects with an `auth` FleetError when only a consent can help. */
-    refreshToken: fromPromise<void, ServerWork>(async () => {}),
+    refreshToken: fromPromise<void, ServerWork>(async ({ input }) => input.host?.refreshToken(input)),
     /** A consent: sends `auth.url`, then `auth.completed` or `auth.failed`; stopping it cancels the consent. */
-    consent: fromCallback<ServerMachineEvent, ServerWork>(({ sendBack }) => {
+    consent: fromCallback<ServerMachineEvent, ServerWork>(({ input, sendBack }) => {
+      if (input.host !== null) return input.host.consent(input, sendBack);
       sendBack({ type: 'auth.failed', error: new FleetError('auth', 'this host cannot run an OAuth consent') });
+      return undefined;
     }),
     /** Reports the connection's unexpected end, an unanswered ping or a lost token as `connection.closed`. */
     watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(({ input, sendBack }) =>
@@ -185,7 +214,9 @@ export const serverMachine = setup({
       ),
     ),
     /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
-    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(() => undefined),
+    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
+      input.host?.catalogSession(input, sendBack),
+    ),
     /**
      * Counts the calls of a ready `on_demand` server (`call.started` /
      * `call.finished`) and sends `server.idle` once none ran for `idleMs`;
@@ -228,7 +259,7 @@ export const serverMachine = setup({
      * while it waits; the host answers from the journal. An `on_demand`
      * server without one connects once to learn it.
      */
-    knowsCatalog: () => true,
+    knowsCatalog: ({ context }) => context.host?.knowsCatalog(context.name) ?? true,
     usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
@@ -283,6 +314,7 @@ export const serverMachine = setup({
   id: 'server',
   context: ({ input }) => ({
     name: input.name,
+    host: input.host ?? null,
     config: input.config,
     queued: input.queued,
     live: null,
@@ -379,7 +411,7 @@ export const serverMachine = setup({
           tags: 'settling',
           invoke: {
             src: 'checkAuth',
-            input: ({ context }) => ({ name: context.name, config: context.config }),
+            input: workOf,
             onDone: [
               {
                 guard: { type: 'needsRefresh', params: ({ event }) => event.output },
@@ -408,7 +440,7 @@ export const serverMachine = setup({
           tags: 'settling',
           invoke: {
             src: 'refreshToken',
-            input: ({ context }) => ({ name: context.name, config: context.config }),
+            input: workOf,
             onDone: { target: 'connecting' },
             onError: [
               { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
@@ -423,7 +455,7 @@ export const serverMachine = setup({
           tags: 'cannotStart',
           invoke: {
             src: 'consent',
-            input: ({ context }) => ({ name: context.name, config: context.config }),
+            input: workOf,
           },
           on: {
             'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event.url } },
@@ -448,7 +480,7 @@ export const serverMachine = setup({
         { src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
         {
           src: 'catalogSession',
-          input: ({ context }) => ({ name: context.name, config: context.config, live: context.live! }),
+          input: ({ context }) => ({ ...workOf({ context }), live: context.live! }),
         },
         {
           id: 'idleWatch',

@@ -79,6 +79,7 @@ const cases: Array<[string[], string]> = [
 const serveCases: Array<[string[], string]> = [
   [['--port', 'abc'], 'error: --port: not an integer from 0 to 65535: "abc"'],
   [['--port', '70000'], 'error: --port: not an integer from 0 to 65535: "70000"'],
+  [['--apps-port', 'x1'], 'error: --apps-port: not an integer from 0 to 65535: "x1"'],
   [['--host', 'bad host!'], 'error: --host: not a host name or IP address: "bad host!"'],
   // TEST-NET-1: a well-formed address no machine here has.
   [['--host', '192.0.2.1'], 'error: --host: cannot bind "192.0.2.1" (EADDRNOTAVAIL)'],

@@ -11,6 +11,7 @@ import { expect, test } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN, cli } from '../support/cli.js';
+import { until } from '../support/wait.js';
 import { cleanEnv } from '../support/env.js';
 import { busyLoops, freePort, watchStartup } from './startup-window.js';
 
@@ -78,3 +79,35 @@ test('a port in use, found once the servers are published: exit 1 with the messa
   }
 });
 
+
+test('the sandbox origin of apps: printed in the banner, framed by the page; a busy --apps-port is named', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: {} }));
+  const [port, appsPort] = [await freePort(), await freePort()];
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', String(port), '--apps-port', String(appsPort)], {
+    env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
+  let stdout = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  worker.stderr!.resume();
+  try {
+    await until(() => stdout.includes('  apps '), 'the banner');
+    expect(stdout).toContain(`  apps       http://127.0.0.1:${appsPort}/ (sandbox origin of app frames)`);
+    const page = await fetch(`http://127.0.0.1:${port}/`);
+    expect(page.headers.get('content-security-policy')).toContain(`frame-src http://127.0.0.1:${appsPort};`);
+    // The sandbox port answers, with nothing but frames of open apps.
+    expect((await fetch(`http://127.0.0.1:${appsPort}/`)).status).toBe(404);
+    // A second worker wanting the same sandbox port says which flag to change.
+    const other = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
+    const busy = await cli(['serve', '--state-dir', other, '--port', '0', '--apps-port', String(appsPort)]);
+    rmSync(other, { recursive: true, force: true });
+    expect(busy.code).toBe(1);
+    expect(busy.stderr).toContain(`error: port ${appsPort} is in use; pick another with --apps-port (0 = any free port)`);
+  } finally {
+    if (worker.exitCode === null) worker.kill('SIGTERM');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -3,8 +3,8 @@
 // stdio and HTTP; `protocol` auto / 2025 / 2026; the era verdict kept in a
 // store and reused (no probe, no extra process), and dropped when it no
 // longer holds. Spawns are counted from the fixtures' FIXTURE_SPAWN_LOG.
-import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync, watch } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig, ServerConfig, type LocalServerConfig } from '../../src/config/schema.js';
 import type { ServerConnection } from '../../src/connection/connection.js';
@@ -13,6 +13,7 @@ import { fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from '../../src/
 import { FleetError } from '../../src/errors.js';
 import { fixture, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
+import { until } from '../support/wait.js';
 
 const servers: HttpFixture[] = [];
 afterEach(async () => {
@@ -151,6 +152,33 @@ describe('eras over stdio', () => {
     await eras.flushed();
     expect(fileEraVerdicts(file).recall(key)).toMatchObject({ era: 'legacy' });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toMatchObject({ version: 1 });
+  });
+});
+
+describe('the verdict file', () => {
+  it('a burst of verdicts, and one learnt while a write runs, are all on disk once flushed; a write is not one per verdict', async () => {
+    const file = join(tempDir(), 'eras.json');
+    const eras = fileEraVerdicts(file);
+    const verdict = (i: number) => ({ era: 'legacy' as const, learned_at: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() });
+    const renames: string[] = [];
+    const watcher = watch(dirname(file), (_event, name) => {
+      if (name === 'eras.json') renames.push(name);
+    });
+    try {
+      for (let i = 0; i < 20; i += 1) eras.learn(`s${i}`, verdict(i));
+      // The first write has begun (or is about to): this one must land in a later one.
+      await Promise.resolve();
+      eras.learn('late', verdict(59));
+      await eras.flushed();
+      const onDisk = fileEraVerdicts(file);
+      for (let i = 0; i < 20; i += 1) expect(onDisk.recall(`s${i}`)).toEqual(verdict(i));
+      expect(onDisk.recall('late')).toEqual(verdict(59));
+      await until(() => renames.length > 0, 'the watcher to see the file replaced');
+    } finally {
+      watcher.close();
+    }
+    expect(renames.length).toBeGreaterThan(0);
+    expect(renames.length).toBeLessThan(10);
   });
 });
 

@@ -42,6 +42,9 @@ describe('GET /api/mcp/catalog', () => {
       original: 'echo',
       description: 'Returns its text',
       parameters: expect.objectContaining({ type: 'object' }),
+      // No MCP App: no UI, and a model sees it.
+      ui: null,
+      model_visible: true,
     });
 
     const everything = byName.everything;

@@ -24,7 +24,7 @@
 import { createActor, fromPromise, waitFor } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import { describe, expect, test } from 'vitest';
-import { registryMachine } from '../../src/machines/registry.machine.js';
+import { registryMachine, type RegistryHost } from '../../src/machines/registry.machine.js';
 import type { Reread } from '../../src/machines/registry.events.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
 import { ServerConfig } from '../../src/config/schema.js';
@@ -224,7 +224,7 @@ test("the real watcher bounds a server's turn by its timeout_seconds, even when 
   const machine = registryMachine.provide({
     actors: {
       server: serverMachine.provide({ actors: servers.actors }),
-      rereadConfig: fromPromise<Reread, { name: string }>(async () => ({ status: 'unreadable' })),
+      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(async () => ({ status: 'unreadable' })),
     },
   });
   const registry = createActor(machine, {

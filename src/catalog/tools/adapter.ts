@@ -4,6 +4,7 @@ import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } fr
 import { DEFAULT_MAX_RESULT_BYTES } from '../../config/schema.js';
 import { oneLine } from '../../errors.js';
 import { jsonEqual } from '../json-equal.js';
+import { toolUiRef } from '../../apps/tool-meta.js';
 import { READ_RESULT_TOOL, readResultArguments } from './read-result-tool.js';
 import type { KeepLimits, KeptResult, ResultSpill } from './result-spill.js';
 
@@ -427,5 +428,7 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
     },
   };
   if (tool.annotations !== undefined) agentTool.annotations = tool.annotations;
+  const ui = toolUiRef(tool);
+  if (ui !== undefined) agentTool.ui = { resourceUri: ui.resource_uri, visibility: ui.visibility };
   return agentTool;
 }

@@ -64,6 +64,12 @@ export interface AgentTool {
   originalName: string;
   /** Loaded on every request even when loading is deferred (`tools.always_load`). */
   alwaysLoad?: boolean;
+  /**
+   * Its MCP Apps metadata (`_meta.ui`): the UI resource it renders in (null:
+   * none) and who may call it. Absent for a tool without either. A tool whose
+   * visibility leaves out `"model"` is app-only: never offered to a model.
+   */
+  ui?: { resourceUri: string | null; visibility: Array<'model' | 'app'> };
   execute(args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;
 }
 

@@ -6,9 +6,10 @@
  * every tool, the deferred ones marked `defer_loading: true`, plus the
  * provider's tool search tool, which finds deferred tools when the model needs
  * them. Without a `deferLoading` option every function returns exactly the
- * plain format.
+ * plain format. An app-only tool (MCP Apps) is left out of every format.
  */
 import type { AgentTool } from './agent-tool.js';
+import { modelVisible } from '../../apps/tool-meta.js';
 
 /**
  * Which tools a request defers: `true` defers every tool, a predicate the tools
@@ -89,6 +90,11 @@ const ANTHROPIC_TOOL_SEARCH = {
   regex: { type: 'tool_search_tool_regex_20251119', name: 'tool_search_tool_regex' },
 } as const satisfies Record<'bm25' | 'regex', AnthropicToolSearchTool>;
 
+/** The tools a model may see: an app-only tool (handed over from `allTools()`) never reaches a provider. */
+function forModel(tools: AgentTool[]): AgentTool[] {
+  return tools.every((tool) => modelVisible(tool.ui)) ? tools : tools.filter((tool) => modelVisible(tool.ui));
+}
+
 function isDeferred(tool: AgentTool, deferLoading: DeferLoading | undefined): boolean {
   if (tool.alwaysLoad === true || deferLoading === undefined || deferLoading === false) return false;
   return deferLoading === true || deferLoading(tool);
@@ -103,7 +109,7 @@ function isDeferred(tool: AgentTool, deferLoading: DeferLoading | undefined): bo
  * the Responses API only, in its own tool shape — see `toOpenAIResponsesTools`.
  */
 export function toOpenAITools(tools: AgentTool[], options: { strict?: boolean } = {}): OpenAITool[] {
-  return tools.map((tool) => {
+  return forModel(tools).map((tool) => {
     const fn: OpenAITool['function'] = { name: tool.name, description: tool.description, parameters: tool.parameters };
     if (options.strict !== undefined) fn.strict = options.strict;
     return { type: 'function', function: fn };
@@ -130,7 +136,7 @@ export function toAnthropicTools(
   tools: AgentTool[],
   options: AnthropicToolsOptions = {},
 ): Array<AnthropicToolSearchTool | AnthropicTool> {
-  const out = tools.map((tool) => {
+  const out = forModel(tools).map((tool) => {
     const entry: AnthropicTool = { name: tool.name, description: tool.description, input_schema: tool.parameters };
     if (isDeferred(tool, options.deferLoading)) entry.defer_loading = true;
     return entry;
@@ -159,7 +165,7 @@ export function toOpenAIResponsesTools(
   tools: AgentTool[],
   options: OpenAIResponsesToolsOptions = {},
 ): Array<OpenAIToolSearchTool | OpenAIResponsesFunctionTool> {
-  const out = tools.map((tool) => {
+  const out = forModel(tools).map((tool) => {
     const entry: OpenAIResponsesFunctionTool = {
       type: 'function',
       name: tool.name,

@@ -7,6 +7,7 @@ import type { AgentToolResult, ToolProgress } from '../../catalog/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import { userOf } from '../caller.js';
+import { catalogUi } from '../../apps/tool-meta.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -24,13 +25,15 @@ export function toolRoutes(host: McpHost): Router {
   router.get('/', async function listTools(_req, res) {
     await host.freshen();
     const principal = userOf(res);
-    const tools = host.tools(principal === undefined ? {} : { principal }).map((tool) => ({
+    // App-only tools too (`model_visible: false`): a page shows them with their app; a model never gets them.
+    const tools = host.allTools(principal === undefined ? {} : { principal }).map((tool) => ({
       name: tool.name,
       description: tool.description,
       parameters: tool.parameters,
       ...(tool.annotations ? { annotations: tool.annotations } : {}),
       server: tool.server,
       original: tool.originalName,
+      ...catalogUi(tool),
     }));
     res.json({ tools });
   });
@@ -42,6 +45,17 @@ export function toolRoutes(host: McpHost): Router {
     await host.freshen();
     const principal = userOf(res);
     res.json({ tools: host.searchTools(query, { ...(limit !== undefined && { limit }), ...(principal && { principal }) }) });
+  });
+
+  // The tool's app (MCP Apps): its HTML and what it declares. 404 when the tool names no UI, 409 while its server is not ready.
+  router.get('/:name/ui', async function toolUi(req, res) {
+    const name = req.params.name;
+    const principal = userOf(res);
+    // A tool the user may not see has no app, as far as they can tell.
+    if (principal !== undefined && !host.hasTool(name, { principal })) throw new HttpError(404, 'not_found', `no tool named "${name}" with an app`);
+    const ui = await host.toolUi(name);
+    if (ui === null) throw new HttpError(404, 'not_found', `no tool named "${name}" with an app`);
+    res.json(ui);
   });
 
   router.post('/:name/call', async function callTool(req, res) {

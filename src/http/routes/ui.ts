@@ -18,11 +18,11 @@ const DIAGRAM_FILE = /^[a-z]+\.svg$/;
  * Nothing from elsewhere: no inline script, no CDN, no framing (clickjacking),
  * and no `Referer`, so a `?token=` in the page's URL cannot leak through one.
  */
-function setPageHeaders(res: Response): void {
+function setPageHeaders(res: Response, frameSrc = "'none'"): void {
   res.setHeader(
     'Content-Security-Policy',
     "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; " +
-      "object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+      `frame-src ${frameSrc}; object-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'`,
   );
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
@@ -31,13 +31,27 @@ function setPageHeaders(res: Response): void {
   res.setHeader('Cache-Control', 'no-cache');
 }
 
+export interface PageRoutesOptions {
+  /** The port of the sandbox origin apps are framed from; undefined: the page frames nothing. */
+  appsPort?: () => number | undefined;
+}
+
+/**
+ * The one origin the page may frame: the sandbox origin, under the name the
+ * page was reached at (its `Host`, already checked).
+ */
+function appsFrameSource(req: Request, port: number | undefined): string {
+  if (port === undefined || req.headers.host === undefined) return "'none'";
+  return `http://${new URL(`http://${req.headers.host}`).hostname}:${port}`;
+}
+
 /** The management page at `/`, its assets under `/ui/`, and the diagrams under `/ui/diagrams/`. */
-export function pageRoutes(): Router {
+export function pageRoutes(options: PageRoutesOptions = {}): Router {
   const router = loadExpress().Router();
   const statics = { index: false, dotfiles: 'ignore', setHeaders: setPageHeaders } as const;
 
-  router.get('/', function page(_req, res) {
-    setPageHeaders(res);
+  router.get('/', function page(req, res) {
+    setPageHeaders(res, appsFrameSource(req, options.appsPort?.()));
     res.sendFile('index.html', { root: UI_DIR });
   });
 

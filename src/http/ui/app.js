@@ -7,7 +7,7 @@ import { detailNodes, emptyDetail, sinceText } from './details.js';
 import { $, $$, h, badge, label, replaceKeeping } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
-import { closePlayground, openPlayground, playgroundEvent } from './playground.js';
+import { closePlayground, openPlayground, openToolApp, playgroundEvent } from './playground.js';
 import { selectTab, tablist } from './tabs.js';
 import { toolSearch } from './tool-search.js';
 import { registryView } from './registry.js';
@@ -466,6 +466,7 @@ function renderDetail() {
       remove: () => actions.deleteServer(name),
       signIn: () => actions.signInServer(name),
       tryTool: (tool) => openPlayground(tool, name),
+      openApp: (tool) => openToolApp(tool, name),
     }),
   );
 }

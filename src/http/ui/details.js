@@ -17,7 +17,8 @@ const TABS = [
  * `setTab(id)`, `busy` (action in flight or undefined), `notice`
  * (`{kind, text}` or undefined), `diagram` (the parsed SVG document or
  * undefined), and the action callbacks `edit`, `toggle`, `restart`,
- * `remove`, `signIn`, and `tryTool(tool)` (opens the playground on a tool).
+ * `remove`, `signIn`, `tryTool(tool)` (opens the playground on a tool) and
+ * `openApp(tool)` (opens the app of an app-only tool).
  */
 export function detailNodes(entry, ctx) {
   return [head(entry, ctx), notice(ctx.notice), lastError(entry), tabs(entry, ctx)].filter(Boolean);
@@ -212,10 +213,16 @@ function tools(entry, ctx) {
           h('code', { class: 'item-name' }, tool.name),
           tool.original !== tool.name ? h('span', { class: 'muted small' }, 'original ', h('code', {}, tool.original)) : null,
           approvalTag(approvalOf(entry, tool)),
-          // A denied tool is never called: the playground would only be refused.
-          ctx.tryTool && approvalOf(entry, tool) !== 'deny'
-            ? h('button', { type: 'button', class: 'button small try-tool', 'data-key': `try:${tool.name}`, 'aria-label': `Try ${tool.name}`, onclick: () => ctx.tryTool(tool) }, 'Try')
-            : null,
+          appTag(tool),
+          // An app-only tool is called by its app alone: it opens the app, never the playground.
+          tool.model_visible === false
+            ? ctx.openApp && tool.ui?.resource_uri && approvalOf(entry, tool) !== 'deny'
+              ? h('button', { type: 'button', class: 'button small open-app', 'data-key': `app:${tool.name}`, 'aria-label': `Open the app of ${tool.name}`, onclick: () => ctx.openApp(tool) }, 'Open app')
+              : null
+            : // A denied tool is never called: the playground would only be refused.
+              ctx.tryTool && approvalOf(entry, tool) !== 'deny'
+              ? h('button', { type: 'button', class: 'button small try-tool', 'data-key': `try:${tool.name}`, 'aria-label': `Try ${tool.name}`, onclick: () => ctx.tryTool(tool) }, 'Try')
+              : null,
         ),
         tool.description ? h('p', { class: 'item-text' }, tool.description) : null,
         params(tool.parameters),
@@ -228,6 +235,13 @@ function tools(entry, ctx) {
       ),
     ),
   );
+}
+
+/** An MCP Apps tool: `app-only` when a model never sees it, `app` when its result shows in an app. */
+function appTag(tool) {
+  if (tool.model_visible === false) return h('span', { class: 'tag app-only', title: 'Only its app calls it: never offered to a model' }, 'app-only');
+  if (tool.ui?.resource_uri) return h('span', { class: 'tag app', title: 'Its result shows in an interactive app (MCP Apps)' }, 'app');
+  return null;
 }
 
 /** The server config's `tools.approval` for a tool, as the worker reads it: its own entry, else `"*"`. */

@@ -10,6 +10,7 @@
 import { api, ApiError, reportUnauthorized } from './api.js';
 import { h } from './dom.js';
 import { formable, schemaForm, validate } from './schema-form.js';
+import { appView, callToolResult } from './apps.js';
 
 /** After this long without progress, the status says what the call may be waiting for. */
 const QUIET_MS = 2_000;
@@ -19,23 +20,56 @@ let drawer;
 let openTool;
 /** The run in flight: `{tool, controller, timer, approval, paint}`; closing the drawer or opening another tool cancels it. */
 let running;
+/** The app shown in the drawer (`appView`), closed with it, on another run, or when another tool opens. */
+let shownApp;
+
+function closeApp() {
+  shownApp?.close();
+  shownApp = undefined;
+}
 
 /** Opens the playground on `tool` (a catalog tool: `name`, `original`, `description`, `parameters`) of `server`. */
 export function openPlayground(tool, server) {
-  cancelRun();
-  drawer ??= document.body.appendChild(
-    h('dialog', { class: 'playground', id: 'playground', 'aria-labelledby': 'playground-title', onkeydown: escCloses, onclose: cancelRun }),
-  );
-  openTool = tool.name;
-  drawer.replaceChildren(...view(tool, server));
-  if (!drawer.open) drawer.show();
+  openDrawer(tool, view(tool, server));
   const first = drawer.querySelector('.sf-top input, .sf-top select, .sf-top textarea, .pg-json-pane:not([hidden]) textarea');
   (first ?? drawer.querySelector('[data-action="run"]')).focus();
+}
+
+/**
+ * Opens the drawer on the app of an app-only tool (`ui.visibility` without
+ * "model"): no form, no run, since only its app calls it; the app itself.
+ */
+export function openToolApp(tool, server) {
+  const app = appView(tool);
+  openDrawer(tool, [
+    head(tool, server, 'App of '),
+    h(
+      'div',
+      { class: 'sheet-body pg-body' },
+      tool.description ? h('p', { class: 'item-text pg-description' }, tool.description) : null,
+      h('p', { class: 'hint' }, 'An app-only tool: a model never sees it; its app calls it. The app runs sandboxed, on its own origin.'),
+      app.element,
+    ),
+  ]);
+  shownApp = app;
+  drawer.querySelector('[aria-label="Close the playground"]').focus();
+}
+
+function openDrawer(tool, nodes) {
+  cancelRun();
+  closeApp();
+  drawer ??= document.body.appendChild(
+    h('dialog', { class: 'playground', id: 'playground', 'aria-labelledby': 'playground-title', onkeydown: escCloses, onclose: () => (cancelRun(), closeApp()) }),
+  );
+  openTool = tool.name;
+  drawer.replaceChildren(...nodes);
+  if (!drawer.open) drawer.show();
 }
 
 /** Closes the playground (and cancels its call); e.g. on sign-out. */
 export function closePlayground() {
   cancelRun();
+  closeApp();
   const hadFocus = drawer?.contains(document.activeElement);
   drawer?.close();
   drawer?.replaceChildren();
@@ -134,7 +168,7 @@ function view(tool, server) {
         event.preventDefault();
         if (running) return;
         const args = readArguments();
-        if (args !== undefined) start(tool.name, args, { run, cancel, status, result });
+        if (args !== undefined) start(tool, args, { run, cancel, status, result });
       },
     },
     modes,
@@ -143,17 +177,7 @@ function view(tool, server) {
     h('div', { class: 'pg-actions' }, run, cancel),
   );
   return [
-    h(
-      'header',
-      { class: 'sheet-head' },
-      h(
-        'div',
-        { class: 'pg-title' },
-        h('h2', { id: 'playground-title' }, 'Try ', h('code', {}, tool.name)),
-        h('p', { class: 'muted small' }, 'on ', h('code', {}, server), tool.original && tool.original !== tool.name ? [' · original ', h('code', {}, tool.original)] : null),
-      ),
-      h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close the playground', onclick: closePlayground }, '×'),
-    ),
+    head(tool, server, 'Try '),
     h(
       'div',
       { class: 'sheet-body pg-body' },
@@ -166,9 +190,25 @@ function view(tool, server) {
   ];
 }
 
+function head(tool, server, title) {
+  return h(
+    'header',
+    { class: 'sheet-head' },
+    h(
+      'div',
+      { class: 'pg-title' },
+      h('h2', { id: 'playground-title' }, title, h('code', {}, tool.name)),
+      h('p', { class: 'muted small' }, 'on ', h('code', {}, server), tool.original && tool.original !== tool.name ? [' · original ', h('code', {}, tool.original)] : null),
+    ),
+    h('button', { type: 'button', class: 'icon-button', 'aria-label': 'Close the playground', onclick: closePlayground }, '×'),
+  );
+}
+
 // ---------------------------------------------------------------- a run
 
-async function start(name, args, ui) {
+async function start(tool, args, ui) {
+  const name = tool.name;
+  closeApp();
   const controller = new AbortController();
   const started = Date.now();
   let lastProgress;
@@ -199,6 +239,11 @@ async function start(name, args, ui) {
     });
     ui.status.replaceChildren(h('span', { class: 'pg-done' }, `Answered in ${seconds(Date.now() - started)}.`));
     ui.result.replaceChildren(...resultNodes(answer));
+    // A tool with an app shows it above the result, handed this call's arguments and result.
+    if (tool.ui?.resource_uri && running === run) {
+      shownApp = appView(tool, { input: args, result: callToolResult(answer) });
+      ui.result.prepend(shownApp.element);
+    }
   } catch (err) {
     if (controller.signal.aborted) {
       ui.status.replaceChildren(h('span', { class: 'pg-cancelled', 'data-outcome': 'cancelled' }, `Cancelled after ${seconds(Date.now() - started)}; the server was told to stop.`));

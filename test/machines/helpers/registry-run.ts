@@ -8,7 +8,7 @@
 import { createActor, fromPromise, type InspectionEvent } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import type { Reread } from '../../../src/machines/registry.events.js';
-import { registryMachine, type ServerActorRef } from '../../../src/machines/registry.machine.js';
+import { registryMachine, type RegistryHost, type ServerActorRef } from '../../../src/machines/registry.machine.js';
 import { serverMachine } from '../../../src/machines/server.machine.js';
 import { isSettling, topState } from '../../../src/machines/server.queries.js';
 import { configChangeEvent } from '../../../src/host/config-change.js';
@@ -59,7 +59,7 @@ export async function runWorldPath(path: WorldPath, run: RegistryRun): Promise<M
   const machine = (run.registry ?? registryMachine).provide({
     actors: {
       server: (run.server ?? serverMachine).provide({ actors: servers.actors, ...noTimers }),
-      rereadConfig: fromPromise<Reread, { name: string }>(
+      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(
         ({ input: { name }, signal }) =>
           new Promise<Reread>((resolve, reject) => {
             const call: RereadCall = { name, resolve, reject, done: false };

@@ -1,0 +1,253 @@
+/**
+ * The apps a page has open, and the sandbox origin that serves their frames.
+ *
+ * An app's frame is served by a second port of the worker (`serve
+ * --apps-port`): another origin than the page, so even a frame that escaped
+ * its sandbox could not read the page's DOM, and its requests are
+ * cross-origin to the API (whose mutations refuse a foreign Origin). Each
+ * open app has an unguessable id: its frame document, and the place the
+ * browser reports its CSP violations, are reachable only through that id.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Express, Response } from 'express';
+import { buildAllowAttribute } from '@modelcontextprotocol/ext-apps/app-bridge';
+import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/client';
+import type { McpHost } from '../../host.js';
+import type { AppSession, ToolUi } from '../../apps/index.js';
+import { loadExpress } from '../express.js';
+import { hostCheck } from '../security.js';
+import { HttpError, errorHandler, notFoundHandler } from '../errors.js';
+import { FRAME_SANDBOX, frameCsp, type FrameCsp } from './csp.js';
+import { RelayTransport } from './relay.js';
+
+/** Apps open at once across all pages of a worker: each holds a bridge. */
+export const MAX_OPEN_APPS = 32;
+/** An app whose page never opened (or lost) its stream is closed after this long. */
+const UNWATCHED_MS = 30_000;
+const ID = /^[A-Za-z0-9_-]{32}$/;
+
+/** What the page is told on its event stream, one SSE event each. */
+export type AppEvent =
+  | { event: 'message'; data: JSONRPCMessage }
+  | { event: 'size'; data: { width?: number; height?: number } }
+  | { event: 'problem'; data: { message: string } }
+  | { event: 'open-link'; data: { url: string } }
+  | { event: 'app-message'; data: { text: string } }
+  | { event: 'model-context'; data: { text: string } }
+  | { event: 'closed'; data: { reason: string } };
+
+/** One open app. */
+export interface OpenApp {
+  id: string;
+  ui: ToolUi;
+  pageOrigin: string;
+  csp: FrameCsp;
+  transport: RelayTransport;
+  session: AppSession;
+  /** Sends an event to the page's stream, or keeps it until the page listens. */
+  emit(event: AppEvent): void;
+  /** The page's stream; replaces one already open. */
+  watch(res: Response): void;
+}
+
+/** How the page is to embed an app: what `POST /api/mcp/apps` answers. */
+export interface AppFrame {
+  id: string;
+  tool: string;
+  server: string;
+  frame_url: string;
+  sandbox: string;
+  allow: string;
+  prefers_border: boolean | null;
+  /** Declared CSP values that are not plain origins (or are the worker's own): ignored. */
+  csp_dropped: string[];
+}
+
+export interface OpenAppRequest {
+  tool: string;
+  /** The `Host` the page was reached at (checked by the API's Host check): the frame is served under the same name. */
+  pageHost: string;
+  input?: Record<string, unknown>;
+  result?: CallToolResult;
+}
+
+export interface AppFrames {
+  /** The sandbox origin's app: listen on it, then tell `listeningOn` the port. */
+  app: Express;
+  listeningOn(port: number): void;
+  /** The sandbox origin's port, or undefined before it listens. */
+  port(): number | undefined;
+  open(host: McpHost, request: OpenAppRequest): Promise<AppFrame>;
+  get(id: string): OpenApp | undefined;
+  close(id: string, reason: string): Promise<void>;
+  closeAll(): Promise<void>;
+}
+
+export interface AppFramesOptions {
+  bindHost: string;
+  allowedHosts?: readonly string[];
+}
+
+export function createAppFrames(options: AppFramesOptions): AppFrames {
+  const apps = new Map<string, OpenApp>();
+  let appsPort: number | undefined;
+
+  const close = async (id: string, reason: string): Promise<void> => {
+    const app = apps.get(id);
+    if (app === undefined) return;
+    apps.delete(id);
+    app.emit({ event: 'closed', data: { reason } });
+    await app.session.close().catch(() => {});
+    await app.transport.close();
+  };
+
+  async function open(host: McpHost, request: OpenAppRequest): Promise<AppFrame> {
+    if (appsPort === undefined) throw new HttpError(503, 'not_ready', 'the sandbox origin for apps is not listening');
+    if (apps.size >= MAX_OPEN_APPS) throw new HttpError(429, 'too_many_apps', `at most ${MAX_OPEN_APPS} apps may be open at once`);
+    const ui = await host.toolUi(request.tool);
+    if (ui === null) throw new HttpError(404, 'not_found', `tool "${request.tool}" has no app`);
+    const id = randomBytes(24).toString('base64url');
+    const pageOrigin = `http://${request.pageHost.toLowerCase()}`;
+    // The same name the page was reached at (an IPv6 hostname keeps its brackets), the sandbox port.
+    const appsOrigin = `http://${new URL(pageOrigin).hostname}:${appsPort}`;
+    const csp = frameCsp(ui.csp, { pageOrigin, ownOrigins: [pageOrigin, appsOrigin], reportUri: `/frames/${id}/csp` });
+
+    const transport = new RelayTransport();
+    const pending: AppEvent[] = [];
+    let stream: Response | undefined;
+    let unwatched: NodeJS.Timeout | undefined;
+    const emit = (event: AppEvent) => {
+      if (stream && !stream.writableEnded) stream.write(`event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`);
+      else if (pending.length < 256) pending.push(event);
+    };
+    const unwatchedFor = () => {
+      clearTimeout(unwatched);
+      unwatched = setTimeout(() => void close(id, 'the page stopped listening'), UNWATCHED_MS);
+      unwatched.unref();
+    };
+    transport.onerror = (error) => emit({ event: 'problem', data: { message: `bridge: ${error.message}` } });
+    const session = await host.appBridge(request.tool, transport, {
+      onSizeChange: (size) => emit({ event: 'size', data: size }),
+      // Nothing here talks to a model: the page shows what the app asks, the user decides.
+      onMessage: (message) => {
+        const text = message.content.map((block) => (block.type === 'text' ? block.text : `[${block.type}]`)).join('\n');
+        emit({ event: 'app-message', data: { text } });
+        return {};
+      },
+      // Each update replaces the last; the page shows what the app would have a model know.
+      onUpdateModelContext: (context) => {
+        const blocks = (context.content ?? []).map((block) => (block.type === 'text' ? block.text : `[${block.type}]`));
+        const text = [...blocks, ...(context.structuredContent === undefined ? [] : [JSON.stringify(context.structuredContent)])].join('\n');
+        emit({ event: 'model-context', data: { text: text.length > 2000 ? `${text.slice(0, 2000)}…` : text } });
+      },
+      onOpenLink: ({ url }) => {
+        // Only web links are offered to the user, and only as a link they may follow.
+        if (!/^https?:\/\//i.test(url)) return { isError: true };
+        emit({ event: 'open-link', data: { url } });
+        return {};
+      },
+    });
+    const app: OpenApp = {
+      id,
+      ui,
+      pageOrigin,
+      csp,
+      transport,
+      session,
+      emit,
+      watch(res) {
+        clearTimeout(unwatched);
+        if (stream && !stream.writableEnded) stream.end();
+        stream = res;
+        for (const event of pending.splice(0)) emit(event);
+        transport.attach((message) => emit({ event: 'message', data: message }));
+        res.on('close', () => {
+          if (stream !== res) return;
+          stream = undefined;
+          transport.detach();
+          unwatchedFor();
+        });
+      },
+    };
+    apps.set(id, app);
+    unwatchedFor();
+    // The app hears what it was called with once it said hello.
+    session.initialized.then(async () => {
+      if (request.input !== undefined) await session.sendToolInput(request.input);
+      if (request.result !== undefined) await session.sendToolResult(request.result);
+    }).catch((error: Error) => emit({ event: 'problem', data: { message: `could not hand the app its tool call: ${error.message}` } }));
+    return {
+      id,
+      tool: ui.tool,
+      server: ui.server,
+      frame_url: `${appsOrigin}/frames/${id}`,
+      sandbox: FRAME_SANDBOX,
+      allow: buildAllowAttribute(ui.permissions),
+      prefers_border: ui.prefersBorder,
+      csp_dropped: csp.dropped,
+    };
+  }
+
+  return {
+    app: sandboxApp(apps, options, () => appsPort),
+    listeningOn(port) {
+      appsPort = port;
+    },
+    port: () => appsPort,
+    open,
+    get: (id) => (ID.test(id) ? apps.get(id) : undefined),
+    close,
+    async closeAll() {
+      await Promise.all([...apps.keys()].map((id) => close(id, 'the worker is stopping')));
+    },
+  };
+}
+
+/**
+ * The sandbox origin: `GET /frames/:id` (the app's document under its CSP)
+ * and `POST /frames/:id/csp` (the browser's violation reports, shown on the
+ * page). Nothing else: no API, no page, no cookie.
+ */
+function sandboxApp(apps: Map<string, OpenApp>, options: AppFramesOptions, port: () => number | undefined): Express {
+  const express = loadExpress();
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  // The names the page may be reached at (bound address, `--allowed-host`), on the sandbox port.
+  let checkHost: ReturnType<typeof hostCheck> | undefined;
+  app.use(function sandboxHost(req, res, next) {
+    checkHost ??= hostCheck(
+      options.bindHost,
+      (options.allowedHosts ?? []).map((value) => `${new URL(`http://${value}`).hostname}:${port() ?? 0}`),
+    );
+    checkHost(req, res, next);
+  });
+
+  app.get('/frames/:id', function frame(req, res) {
+    const open = ID.test(req.params.id) ? apps.get(req.params.id) : undefined;
+    if (open === undefined || port() === undefined) throw new HttpError(404, 'not_found', 'no such app');
+    res.setHeader('Content-Security-Policy', open.csp.policy);
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    res.setHeader('Referrer-Policy', 'no-referrer');
+    res.setHeader('Cache-Control', 'no-store');
+    res.setHeader('Cross-Origin-Resource-Policy', 'same-origin');
+    res.type('text/html; charset=utf-8').send(open.ui.html);
+  });
+
+  // `report-uri` posts `application/csp-report` (a JSON body); small, and only for an open app.
+  const reports = express.json({ type: ['application/csp-report', 'application/reports+json', 'application/json'], limit: 16 * 1024 });
+  app.post('/frames/:id/csp', reports, function cspReport(req, res) {
+    const open = ID.test(req.params.id) ? apps.get(req.params.id) : undefined;
+    if (open !== undefined) {
+      const report = (req.body?.['csp-report'] ?? {}) as Record<string, unknown>;
+      const directive = String(report['effective-directive'] ?? report['violated-directive'] ?? 'a directive');
+      const blocked = String(report['blocked-uri'] ?? 'something');
+      open.emit({ event: 'problem', data: { message: `blocked by the app's content security policy (${directive}): ${blocked}` } });
+    }
+    res.status(204).end();
+  });
+
+  app.use(notFoundHandler);
+  app.use(errorHandler());
+  return app;
+}

@@ -1,0 +1,81 @@
+import { loadExpress } from '../express.js';
+import type { Router } from 'express';
+import { z } from 'zod';
+import type { CallToolResult } from '@modelcontextprotocol/client';
+import type { McpHost } from '../../host.js';
+import { HttpError } from '../errors.js';
+import { openEventStream } from '../event-stream.js';
+import type { AppFrames } from '../apps/frames.js';
+
+/** A tool result as its server answered it, which the app is handed after its handshake. */
+const ToolResult = z.looseObject({
+  content: z.array(z.looseObject({ type: z.string() })),
+  structuredContent: z.record(z.string(), z.unknown()).optional(),
+  isError: z.boolean().optional(),
+});
+
+/** `POST /api/mcp/apps`: the app of `tool`, and optionally the call it shows (its arguments and result). */
+const OpenBody = z.strictObject({
+  tool: z.string().min(1).max(512),
+  input: z.record(z.string(), z.unknown()).optional(),
+  result: ToolResult.optional(),
+});
+
+/** `POST /api/mcp/apps/:id/messages`: one message the app posted to the page, relayed as it came. */
+const MessageBody = z.strictObject({ message: z.unknown() });
+
+export interface AppRoutesOptions {
+  heartbeatMs: number;
+}
+
+/**
+ * The relay between an app's frame on the page and its bridge in the worker:
+ * open one (`POST /`), its host → app messages and events (`GET /:id/stream`),
+ * its app → host messages (`POST /:id/messages`), close it (`DELETE /:id`).
+ */
+export function appRoutes(host: McpHost, frames: AppFrames | undefined, options: AppRoutesOptions): Router {
+  const router = loadExpress().Router();
+  const openApp = (id: string) => {
+    const app = frames?.get(id);
+    if (app === undefined) throw new HttpError(404, 'not_found', 'no such app open');
+    return app;
+  };
+
+  router.post('/', async function openAppFrame(req, res) {
+    if (frames === undefined) throw new HttpError(503, 'not_ready', 'this worker serves no sandbox origin for apps');
+    const body = OpenBody.parse(req.body ?? {});
+    const frame = await frames.open(host, {
+      tool: body.tool,
+      pageHost: req.headers.host ?? '',
+      ...(body.input === undefined ? {} : { input: body.input }),
+      ...(body.result === undefined ? {} : { result: body.result as CallToolResult }),
+    });
+    res.status(201).json(frame);
+  });
+
+  router.get('/:id/stream', function streamApp(req, res) {
+    const app = openApp(req.params.id);
+    openEventStream(res);
+    const heartbeat = setInterval(() => res.write(': alive\n\n'), options.heartbeatMs);
+    res.on('close', () => clearInterval(heartbeat));
+    app.watch(res);
+  });
+
+  router.post('/:id/messages', function relayMessage(req, res) {
+    const app = openApp(req.params.id);
+    const body = MessageBody.parse(req.body ?? {});
+    try {
+      app.transport.receive(body.message);
+    } catch (error) {
+      throw new HttpError(400, 'invalid_request', `not a JSON-RPC message: ${(error as Error).message.slice(0, 300)}`, 'message');
+    }
+    res.status(202).end();
+  });
+
+  router.delete('/:id', async function closeApp(req, res) {
+    await frames?.close(req.params.id, 'closed by the page');
+    res.status(204).end();
+  });
+
+  return router;
+}
