@@ -157,7 +157,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
 
     allTools(allOptions) {
       freshenSoon();
-      return visibleTo(projected(), mount.list(), principalOf(allOptions?.principal));
+      return visibleTo(projected(), [...mount.list(), ...sessions.tools()], principalOf(allOptions?.principal));
     },
 
     searchTools(query, searchOptions) {
