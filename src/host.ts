@@ -13,10 +13,12 @@ import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { ADMIN_PRINCIPAL, createQuotas } from './users/index.js';
+import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
+import { createPerUser } from './host/user-inputs.js';
 
-export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host/api.js';
+export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
+export type { SessionView } from './host/sessions.js';
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
@@ -71,6 +73,14 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const projected = () => journal.projection.context;
 
+  const { sessions, hostInputs } = createPerUser({
+    store: options.userInputs ?? createFileInputsStore({ stateDir }),
+    append,
+    current,
+    projected,
+    subscribe: (listener) => journal.subscribe(listener),
+  });
+
   const agentTools = createAgentTools({
     mount,
     spill,
@@ -82,6 +92,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     freshenSoon,
     append,
     quotas: createQuotas(options.userQuota),
+    sessions,
   });
 
   const apps = createHostApps({ mount, selectors, projected, current, subscribe: (listener) => journal.subscribe(listener) });
@@ -144,10 +155,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     async catalogDiff() {
       const loaded = await store.load();
-      const runningConfigs = Object.entries(servers()).map(
-        ([name, ref]) => [name, ref.getSnapshot().context.config] as [string, ServerConfig],
-      );
-      return computeDiff(loaded.servers, runningConfigs);
+      const running = Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config]);
+      return computeDiff(loaded.servers, running);
     },
 
     async answerConsentCallback(query) {
@@ -160,7 +169,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),
 
     secrets() {
-      return Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config));
+      return [...Object.values(servers()).flatMap((ref) => secretValues(ref.getSnapshot().context.config)), ...sessions.secrets()];
     },
 
     roots: () => clientHandlers.roots?.list() ?? [],
@@ -176,8 +185,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       await clientHandlers.roots.set(parseRoots(roots, 'setRoots'));
     },
 
+    ...hostInputs,
+
     async shutdown() {
       try {
+        await sessions.shutdown();
         await lifecycle.shutdown();
       } finally {
         apps.close();

@@ -119,7 +119,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     logger,
     startupConcurrency: options.startupConcurrency,
     ...(options.userQuota && { userQuota: options.userQuota }),
-    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, workerId }),
+    ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, userInputs: shared.userInputs, workerId }),
     ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),
   });
   host = started;

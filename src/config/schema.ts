@@ -106,8 +106,37 @@ export const DEFAULT_RESULTS_MAX_BYTES = 256 * 1024 * 1024;
 export const ProtocolSetting = z.enum(['auto', '2025', '2026']);
 export type ProtocolSetting = z.infer<typeof ProtocolSetting>;
 
+/** A `user_inputs` name: what `${user.NAME}` refers to. */
+export const USER_INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/**
+ * One value each user of a `per_user` server sets for themselves
+ * (`PUT /api/mcp/servers/:name/inputs`). `secret` (default true: such a value
+ * is most often a credential) keeps it masked on every read.
+ */
+export const UserInput = z.strictObject({
+  description: z.string().default(''),
+  secret: z.boolean().default(true),
+});
+export type UserInput = z.infer<typeof UserInput>;
+
+/** Default of `max_sessions`: per-user sessions of one server on one worker. */
+export const DEFAULT_MAX_SESSIONS = 100;
+
 /** Fields every server has, whatever its transport. */
 const common = {
+  /**
+   * `shared`: one connection for everyone. `per_user`: no shared connection;
+   * each principal gets a session of their own, connected with their
+   * `user_inputs` (a process of their own for a local server).
+   */
+  scope: z.enum(['shared', 'per_user']).default('shared'),
+  /** Values each user sets for themselves, referenced as `${user.NAME}` in `env`, `headers` and `command`. */
+  user_inputs: z
+    .record(z.string().regex(USER_INPUT_NAME_PATTERN, 'must be a letter or "_", then letters, digits or "_" (at most 64)'), UserInput)
+    .default({}),
+  /** `per_user`: sessions of this server open at once on one worker; the least recently used is ended for a new one. */
+  max_sessions: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_SESSIONS),
   /** Who may see and use this server besides admins; absent or `null`: every user. */
   access: AccessRule.nullable().optional(),
   protocol: ProtocolSetting.default('auto'),
@@ -119,7 +148,7 @@ const common = {
    * back to waiting `idle_timeout_seconds` after its last call.
    */
   start: z.enum(['eager', 'on_demand']).default('eager'),
-  /** How long an `on_demand` server stays connected after its last call ended. */
+  /** How long an `on_demand` server, or a `per_user` session, stays connected after its last call ended. */
   idle_timeout_seconds: z.number().positive().max(86_400).default(300),
   /** Bound on connect + initialize + the first complete tools/list. */
   timeout_seconds: z.number().positive().max(3600).default(60),
@@ -285,7 +314,37 @@ export const RemoteServerConfig = z.strictObject({
 });
 export type RemoteServerConfig = z.infer<typeof RemoteServerConfig>;
 
-export const ServerConfig = z.discriminatedUnion('type', [LocalServerConfig, RemoteServerConfig]);
+/** `${user.NAME}` in a value: replaced by the calling principal's input (per_user servers). */
+export const USER_REFERENCE = /\$\{user\.([^}]*)\}/g;
+
+/** The input names `text` refers to with `${user.NAME}`. */
+export function userReferences(text: string): string[] {
+  return [...text.matchAll(USER_REFERENCE)].map((match) => match[1]!);
+}
+
+/** Where a config may refer to user inputs, as [field path, value]. */
+export function referencingFields(config: { type: 'local' | 'remote'; command?: string[]; env?: Record<string, string>; headers?: Record<string, string> }): Array<[Array<string | number>, string]> {
+  if (config.type === 'local') {
+    return [
+      ...(config.command ?? []).map((arg, index): [Array<string | number>, string] => [['command', index], arg]),
+      ...Object.entries(config.env ?? {}).map(([key, value]): [Array<string | number>, string] => [['env', key], value]),
+    ];
+  }
+  return Object.entries(config.headers ?? {}).map(([key, value]): [Array<string | number>, string] => [['headers', key], value]);
+}
+
+export const ServerConfig = z.discriminatedUnion('type', [LocalServerConfig, RemoteServerConfig]).superRefine((config, ctx) => {
+  // A reference to an input nobody can set would fail every call: refuse it where it is written.
+  for (const [path, value] of referencingFields(config)) {
+    for (const name of userReferences(value)) {
+      if (Object.hasOwn(config.user_inputs, name)) continue;
+      ctx.addIssue({ code: 'custom', path, message: `\${user.${name}} names no input of user_inputs` });
+    }
+  }
+  if (config.scope === 'shared' && referencingFields(config).some(([, value]) => userReferences(value).length > 0)) {
+    ctx.addIssue({ code: 'custom', path: ['scope'], message: '${user.…} references need scope "per_user"' });
+  }
+});
 /** A fully defaulted server entry, as the machines use it. */
 export type ServerConfig = z.infer<typeof ServerConfig>;
 /** A server entry as a user may write it (defaults optional). */

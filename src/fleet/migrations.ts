@@ -74,6 +74,21 @@ export const migrations: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 3,
+    name: 'user inputs',
+    sql: `
+      -- Each user's values of a per_user server's user_inputs, sealed (src/users/pg-inputs-store.ts).
+      create table user_inputs (
+        server text not null,
+        principal text not null,
+        name text not null,
+        value jsonb not null,
+        updated_at timestamptz not null default now(),
+        primary key (server, principal, name)
+      );
+    `,
+  },
 ];
 
 /** The newest schema version this code knows. */

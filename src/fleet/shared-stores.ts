@@ -17,6 +17,8 @@ import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { databasePresence, type Presence } from './presence.js';
 import { createPgUsersStore } from '../users/pg-users-store.js';
 import type { UsersStore } from '../users/store.js';
+import type { UserInputsStore } from '../users/inputs-store.js';
+import { createPgInputsStore } from '../users/pg-inputs-store.js';
 
 export interface SharedStoresOptions {
   url: string;
@@ -36,6 +38,8 @@ export interface SharedStores {
   events: PgEventStore;
   /** The users and their key hashes: a key made on one worker is let in by every other. */
   users: UsersStore;
+  /** Each user's inputs of per_user servers, sealed with the fleet's key. */
+  userInputs: UserInputsStore;
   presence: Presence;
   /**
    * Resolves once the database answers and its schema is current; retries (one
@@ -68,6 +72,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
     config: createPgConfigStore({ db, key, workerId, logger }),
     credentials: createPgCredentialsStore({ db, key, workerId }),
     users: createPgUsersStore(db),
+    userInputs: createPgInputsStore({ db, key }),
     events: createPgEventStore({ db, workerId, onError: (error) => logger.warn(`journal: ${error.message}`) }),
     presence: databasePresence(db, {
       workerId,

@@ -12,6 +12,7 @@ import type { ToolMount } from './tool-mount.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { deniedMessage, isDenied } from '../approvals/policy.js';
 import { errorResult, type AgentTool } from '../catalog/tools/agent-tool.js';
+import { toAgentTool } from '../catalog/tools/adapter.js';
 import { createReadResultTool, READ_RESULT_TOOL } from '../catalog/tools/read-result-tool.js';
 import type { ResultSpill } from '../catalog/tools/result-spill.js';
 import { SEARCH_TOOLS_NAME } from '../catalog/tools/search-tools-tool.js';
@@ -21,6 +22,7 @@ import type { JournalEventInput } from '../journal/index.js';
 import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
 import { ADMIN_PRINCIPAL, type Principal, type Quotas } from '../users/index.js';
 import { principalOf, toolVisible, visibleTo } from './access.js';
+import type { Sessions } from './sessions.js';
 import { modelVisible } from '../apps/tool-meta.js';
 
 export interface AgentToolsOptions {
@@ -37,6 +39,8 @@ export interface AgentToolsOptions {
   append(event: JournalEventInput): void;
   /** Each user's calls per minute and calls at once (the admin is not limited). */
   quotas: Quotas;
+  /** The sessions of per_user servers: their tools and calls. */
+  sessions: Sessions;
 }
 
 export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'callTool'>;
@@ -47,7 +51,7 @@ export function appOnlyMessage(name: string, server: string): string {
 }
 
 export function createAgentTools(options: AgentToolsOptions): AgentTools {
-  const { mount, spill, selectors, projected, current, freshenSoon } = options;
+  const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
   const readResult = createReadResultTool(spill);
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
@@ -62,6 +66,8 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     if (principal === undefined) return true;
     const tool = mount.get(name);
     if (tool) return toolVisible(projected(), tool.server, tool.originalName, principal);
+    const perUser = sessions.owner(name);
+    if (perUser) return toolVisible(projected(), perUser.server, perUser.original, principal);
     const owner = ownerByName(name);
     if (owner === undefined) return true;
     const original = projected().servers[owner]?.known_tools?.find((known) => known.name === name)?.original;
@@ -114,6 +120,12 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     const tool = mount.get(name);
     if (tool && !modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
     if (tool) return tool.execute(args, callOptions);
+    const perUser = sessions.owner(name);
+    if (perUser) {
+      // A tool learnt from a session, or one named before any session listed it: either goes through the caller's session.
+      const learnt = sessions.tools().find((each) => each.name === name);
+      return (learnt ?? perUserTool(perUser.server, perUser.original)).execute(args, callOptions ?? {});
+    }
     const owner = ownerByName(name);
     if (owner && onDemand.knows(owner, name)) {
       // A tool its policy denies is refused here, without starting its server for nothing.
@@ -141,17 +153,26 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     return errorResult('', name, `unknown tool "${name}"`);
   }
 
+  /** A tool of a per_user server no session has listed yet: its call connects the caller's session. */
+  function perUserTool(server: string, original: string): AgentTool {
+    return toAgentTool(server, { name: original, inputSchema: { type: 'object' } }, (tool, args, executeOptions) =>
+      sessions.call(server, tool, args, executeOptions),
+    );
+  }
+
   return {
     tools(toolOptions) {
       freshenSoon();
       const principal = principalOf(toolOptions?.principal);
-      const tools = deferredTools.marked(visibleTo(projected(), mount.list().filter((tool) => modelVisible(tool.ui)), principal));
+      const tools = deferredTools.marked(
+        visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools()], principal),
+      );
       return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools);
     },
 
     allTools(allOptions) {
       freshenSoon();
-      return visibleTo(projected(), mount.list(), principalOf(allOptions?.principal));
+      return visibleTo(projected(), [...mount.list(), ...sessions.tools()], principalOf(allOptions?.principal));
     },
 
     searchTools(query, searchOptions) {
@@ -162,7 +183,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     hasTool(name, hasOptions) {
       if (name === SEARCH_TOOLS_NAME || name === READ_RESULT_TOOL) return true;
       if (!mayCall(name, principalOf(hasOptions?.principal))) return false;
-      if (mount.get(name) !== undefined) return true;
+      if (mount.get(name) !== undefined || sessions.owner(name) !== undefined) return true;
       const owner = ownerByName(name);
       return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
     },

@@ -21,10 +21,16 @@ import type { Root } from '../connection/index.js';
 import type { HostModel } from '../agent/index.js';
 import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
 import type { Presence } from '../fleet/index.js';
-import type { PrincipalInput, Quota } from '../users/index.js';
+import type { PrincipalInput, Quota, UserInputsStore } from '../users/index.js';
+import type { SessionView } from './sessions.js';
 import type { ToolUiRef } from '../apps/tool-meta.js';
 import type { AppBridgeOptions, AppSession, ToolUi } from '../apps/index.js';
 import type { Transport } from '@modelcontextprotocol/client';
+
+/** What a caller has set of a per_user server's `user_inputs`: never a value. */
+export interface InputsView {
+  inputs: Record<string, { set: boolean; secret: boolean; description: string }>;
+}
 
 /** Where the host reports what it does; pino's logger fits. */
 export interface HostLogger {
@@ -105,6 +111,8 @@ export interface McpHostOptions {
    * a call naming no principal (the admin) is never limited.
    */
   userQuota?: Quota;
+  /** Where each user's inputs of per_user servers live instead of `<stateDir>/user_inputs.json` (sealed): e.g. PostgreSQL. */
+  userInputs?: UserInputsStore;
 }
 
 /**
@@ -250,6 +258,19 @@ export interface McpHost {
    * `is_error` result. `by` is journaled. False when no call waits under `id`.
    */
   decideApproval(id: string, decision: ApprovalDecision, by: 'page' | 'api', options?: { principal?: PrincipalInput }): boolean;
+  /**
+   * Which of a per_user server's `user_inputs` the principal (the admin
+   * without one) has set. Rejects with NotFoundError for a server they may not see.
+   */
+  inputs(server: string, options?: { principal?: PrincipalInput }): Promise<InputsView>;
+  /**
+   * Merges the principal's own values (`null` deletes one), sealed at rest;
+   * their open session ends, so the next call connects with them. Rejects
+   * with ConfigError for a name the server does not declare.
+   */
+  setInputs(server: string, values: Record<string, string | null>, options?: { principal?: PrincipalInput }): Promise<InputsView>;
+  /** The sessions of per_user servers open on this worker: all of them, or the principal's. */
+  sessions(options?: { principal?: PrincipalInput }): SessionView[];
   /**
    * The app of a tool with an MCP Apps UI (`_meta.ui.resourceUri`): its HTML
    * and what its resource declares (CSP domains, permissions, border,

@@ -17,12 +17,11 @@ import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck } from './security.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
-import { createFileUsersStore, createUsers, type UsersStore } from '../users/index.js';
+import { createFileUsersStore, createUsers, type OidcOptions, type UsersStore } from '../users/index.js';
 import { userRoutes } from './routes/users.js';
-import { adminOnly, meOf } from './caller.js';
-import type { OidcOptions } from '../users/index.js';
 import { createOidc } from '../users/oidc.js';
 import { oidcRoutes } from './routes/oidc.js';
+import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
 
@@ -129,6 +128,11 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     res.json(meOf(res));
   });
   app.use('/api/mcp/users', adminOnly, userRoutes(users));
+  // Sessions of per_user servers on this worker: the admin sees all, a user their own.
+  app.get('/api/mcp/sessions', function listSessions(_req, res) {
+    const user = userOf(res);
+    res.json({ sessions: host.sessions(user === undefined ? {} : { principal: user }) });
+  });
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));

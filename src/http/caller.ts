@@ -63,11 +63,12 @@ const OWNED: ReadonlySet<JournalEvent['type']> = new Set([
   'approval.decided',
   'consent.begun',
   'inputs.changed',
+  'session.changed',
 ] as const);
 
 /**
  * Whether `user` may see a journal event: their own calls, approvals,
- * consents and input changes; of a server they may see, its other events;
+ * consents, input changes and sessions; of a server they may see, its other events;
  * `worker.started` (no names).
  */
 export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Principal | undefined): boolean {

@@ -197,6 +197,18 @@ export const JournalEvent = z.discriminatedUnion('type', [
     /** Set when the principal's quota refused the call (outcome `error`, the server never asked): which limit. */
     refused_by: z.enum(['calls_per_minute', 'max_concurrent_calls']).optional(),
   }),
+  /**
+   * A `per_user` server's session of `principal` changed state (session.machine.ts):
+   * `error` when it failed, `reason` (`idle`, `evicted`, `stopped`) when it closed.
+   */
+  z.object({
+    ...base,
+    type: z.literal('session.changed'),
+    principal: z.string(),
+    state: z.enum(['connecting', 'ready', 'closing', 'closed', 'failed']),
+    error: z.string().nullable().optional(),
+    reason: z.enum(['idle', 'evicted', 'stopped']).nullable().optional(),
+  }),
 ]);
 export type JournalEvent = z.infer<typeof JournalEvent>;
 /** The events about one server (all but `worker.started`). */

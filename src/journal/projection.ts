@@ -126,6 +126,8 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     // Audit records: who did what, not server state.
     case 'consent.begun':
     case 'inputs.changed':
+    // A session is one principal's, not the server's state: the host's sessions list them.
+    case 'session.changed':
       return { ...context, lastSeq: event.seq };
   }
 }

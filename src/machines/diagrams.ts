@@ -4,6 +4,7 @@ import type { AnyStateMachine } from 'xstate';
 import { hostMachine } from './host.machine.js';
 import { registryMachine } from './registry.machine.js';
 import { serverMachine } from './server.machine.js';
+import { sessionMachine } from './session.machine.js';
 import { transactionMachine } from './transaction.machine.js';
 
 /** The machines drawn into `diagrams/`, by file name. */
@@ -12,6 +13,7 @@ export const DIAGRAMMED_MACHINES: Record<string, AnyStateMachine> = {
   registry: registryMachine,
   transaction: transactionMachine,
   host: hostMachine,
+  session: sessionMachine,
 };
 
 /** A state of the chart, read from the machine definition. */

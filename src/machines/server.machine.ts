@@ -252,6 +252,8 @@ export const serverMachine = setup({
     isQueued: ({ context }) => context.queued,
     /** An `on_demand` server nobody has asked for (since it last went idle). */
     isUnasked: ({ context }) => context.config.start === 'on_demand' && !context.demanded,
+    /** A `per_user` server: only its principals' sessions connect (session.machine.ts), never this actor. */
+    isPerUser: ({ context }) => context.config.scope === 'per_user',
     /**
      * Whether this server's catalog from an earlier run is known, to publish
      * while it waits; the host answers from the journal. An `on_demand`
@@ -380,6 +382,7 @@ export const serverMachine = setup({
           tags: 'settling',
           always: [
             { guard: 'isQueued', target: 'queued' },
+            { guard: 'isPerUser', target: 'per_user' },
             { guard: and(['isUnasked', 'knowsCatalog']), target: 'on_demand' },
             { guard: 'usesOAuth', target: 'checking_auth' },
             { target: 'connecting' },
@@ -399,6 +402,9 @@ export const serverMachine = setup({
           on: {
             'server.demand': { target: 'choose', actions: 'markDemanded' },
           },
+        },
+        per_user: {
+          description: 'scope: per_user — no shared connection; each principal calls through a session of their own',
         },
         checking_auth: {
           description: 'OAuth: is the stored token fresh enough to connect with?',

@@ -12,3 +12,5 @@ export { createUsers, principalOfUser, type Users } from './users.js';
 // The sign-in itself (./oidc.js) is imported where it is used: it loads a JWT library the CLI does not need.
 export { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from './oidc-options.js';
 export { createQuotas, Quota, CONCURRENCY_RETRY_SECONDS, type Admission, type QuotaLimit, type QuotaRefusal, type Quotas } from './quota.js';
+export { createFileInputsStore, inputsPath, type InputsPatch, type UserInputsStore } from './inputs-store.js';
+export { createPgInputsStore } from './pg-inputs-store.js';

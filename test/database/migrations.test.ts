@@ -14,7 +14,7 @@ import {
 import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/fleet/migrations.js';
 import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
-const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'users', 'workers'];
+const TABLES = ['config_versions', 'consents', 'credentials', 'events', 'mcp_fleet_migrations', 'servers', 'snapshots', 'user_inputs', 'users', 'workers'];
 
 let cluster: PgCluster;
 const opened: Database[] = [];

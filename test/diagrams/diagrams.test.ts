@@ -14,7 +14,7 @@ test('generation is byte-identical across runs', async () => {
   const first = await generateDiagrams();
   const second = await generateDiagrams();
   expect(second).toEqual(first);
-  expect(Object.keys(first).sort()).toEqual(['README.md', 'host.mmd', 'host.svg', 'registry.mmd', 'registry.svg', 'server.mmd', 'server.svg', 'transaction.mmd', 'transaction.svg']);
+  expect(Object.keys(first).sort()).toEqual(['README.md', 'host.mmd', 'host.svg', 'registry.mmd', 'registry.svg', 'server.mmd', 'server.svg', 'session.mmd', 'session.svg', 'transaction.mmd', 'transaction.svg']);
 });
 
 test('the server diagram shows every SPEC state and its guarded transitions', () => {

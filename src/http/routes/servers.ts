@@ -7,6 +7,10 @@ import type { ServerView } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { secretValuesOf } from '../../config/masking.js';
 import { requireAdmin, userOf, viewFor, viewsFor } from '../caller.js';
+import { z } from 'zod';
+
+/** `PUT /api/mcp/servers/:name/inputs`: a value sets an input, `null` deletes it. */
+const InputsBody = z.record(z.string(), z.string().nullable());
 
 export interface ServerRoutesOptions {
   /** Told the secret values of every accepted body before the host sees them (so logs redact them at once). */
@@ -75,6 +79,22 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     requireAdmin(res);
     requireServer(host, req.params.name);
     res.json(await host.refreshCatalog(req.params.name));
+  });
+
+  // The caller's own inputs of a per_user server: which are set (never a value), and setting them (null deletes).
+  router.get('/:name/inputs', async function getInputs(req, res) {
+    const user = userOf(res);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await host.inputs(req.params.name, user === undefined ? {} : { principal: user }));
+  });
+
+  router.put('/:name/inputs', async function putInputs(req, res) {
+    const parsed = InputsBody.safeParse(req.body);
+    if (!parsed.success) throw new HttpError(400, 'invalid_request', 'the body must be {"NAME": "value" or null, ...}');
+    options.onSecrets?.(Object.values(parsed.data).filter((value): value is string => typeof value === 'string' && value !== ''));
+    const user = userOf(res);
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(await host.setInputs(req.params.name, parsed.data, user === undefined ? {} : { principal: user }));
   });
 
   // Starts consent (needs_reauth → authenticating); the answer is the URL to open.

@@ -80,6 +80,8 @@ function detail(event) {
       return h('span', {}, `OAuth consent begun by ${event.principal}`);
     case 'inputs.changed':
       return h('span', {}, `${event.principal} changed their inputs`, event.set.length > 0 ? `; set ${event.set.join(', ')}` : '', event.removed.length > 0 ? `; removed ${event.removed.join(', ')}` : '');
+    case 'session.changed':
+      return `${event.principal}'s session: ${event.state}${event.reason ? ` (${event.reason})` : ''}${event.error ? ` — ${event.error}` : ''}`;
     default:
       return '';
   }

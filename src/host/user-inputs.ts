@@ -1,0 +1,110 @@
+/**
+ * The host's side of `per_user` servers: each caller's own inputs (what they
+ * set, never shown back) and the sessions open on this worker. A caller with
+ * no principal acts as the admin, whose inputs and session are the admin's
+ * own, as any user's.
+ */
+import type { McpHost } from './api.js';
+import { createSessions, type Sessions } from './sessions.js';
+import { serverVisible } from './access.js';
+import type { ServerActorRef } from '../machines/registry.machine.js';
+import type { JournalEvent, ProjectionContext } from '../journal/index.js';
+import type { ServerConfig } from '../config/index.js';
+import type { JournalEventInput } from '../journal/index.js';
+import { ConfigError, NotFoundError } from '../errors.js';
+import { ADMIN_PRINCIPAL, Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
+
+export interface UserInputsOptions {
+  store: UserInputsStore;
+  sessions: Sessions;
+  append(event: JournalEventInput): void;
+  /** The server's config, if the principal may see it (an unknown or hidden server is missing alike). */
+  visibleConfig(server: string, principal: Principal | undefined): ServerConfig | undefined;
+}
+
+export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions'>;
+
+const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(principal).id);
+const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : Principal.parse(principal));
+
+export function createHostInputs({ store, sessions, append, visibleConfig }: UserInputsOptions): HostInputs {
+  function configOf(server: string, principal: PrincipalInput | undefined): ServerConfig {
+    const config = visibleConfig(server, parsed(principal));
+    if (config === undefined) throw new NotFoundError(server);
+    return config;
+  }
+
+  async function answer(server: string, config: ServerConfig, principal: string) {
+    const values = await store.get(server, principal);
+    return {
+      inputs: Object.fromEntries(
+        Object.entries(config.user_inputs).map(([name, input]) => [
+          name,
+          { set: (values[name] ?? '') !== '', secret: input.secret, description: input.description },
+        ]),
+      ),
+    };
+  }
+
+  return {
+    async inputs(server, options) {
+      return answer(server, configOf(server, options?.principal), idOf(options?.principal));
+    },
+
+    async setInputs(server, values, options) {
+      const config = configOf(server, options?.principal);
+      const principal = idOf(options?.principal);
+      for (const [name, value] of Object.entries(values)) {
+        if (!Object.hasOwn(config.user_inputs, name)) throw new ConfigError(`server "${server}" declares no user input "${name}"`, name);
+        if (value !== null && typeof value !== 'string') throw new ConfigError('must be a string, or null to delete it', name);
+      }
+      await store.set(server, principal, values);
+      const names = Object.keys(values).sort();
+      append({
+        type: 'inputs.changed',
+        server,
+        principal,
+        set: names.filter((name) => values[name] !== null),
+        removed: names.filter((name) => values[name] === null),
+      });
+      // The next call connects with the new values.
+      await sessions.end(server, principal);
+      return answer(server, config, principal);
+    },
+
+    sessions(options) {
+      return sessions.list(options?.principal === undefined ? undefined : idOf(options.principal));
+    },
+  };
+}
+
+export interface PerUserOptions {
+  store: UserInputsStore;
+  append(event: JournalEventInput): void;
+  current(name: string): ServerActorRef | undefined;
+  projected(): ProjectionContext;
+  subscribe(listener: (event: JournalEvent) => void): () => void;
+}
+
+/** The sessions of per_user servers and each caller's inputs, on one store. */
+export function createPerUser({ store, append, current, projected, subscribe }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+  const sessions = createSessions({
+    inputs: store,
+    append,
+    perUserConfig(name) {
+      const config = current(name)?.getSnapshot().context.config;
+      return config?.scope === 'per_user' && config.enabled ? config : undefined;
+    },
+  });
+  // A changed or removed server's sessions end: the next call connects with what it is now.
+  subscribe((event) => {
+    if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
+  });
+  const hostInputs = createHostInputs({
+    store,
+    sessions,
+    append,
+    visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
+  });
+  return { sessions, hostInputs };
+}

@@ -1,0 +1,242 @@
+// per_user servers against real parts: a `whoami` fixture that answers with
+// the token it was given (an env var over stdio, a header over HTTP), two
+// users with their own values, through a real management app. Each call
+// carries only its caller's value, over stdio each user has a process of
+// their own, sessions end after their idle timeout and by eviction (a
+// process exits, an HTTP session is deleted), and no value is ever answered
+// or journaled.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startFleet, type Fleet } from '../http/fleet.js';
+import type { Reply, RequestOptions } from '../http/helpers.js';
+import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
+import { allGone, isAlive } from '../support/processes.js';
+import { until, untilValue } from '../support/wait.js';
+
+/** Each user's value; none may appear in an answer, an event or the inputs file. */
+const TOKENS = { alice: 'alice-token-SECRET-7101', bob: 'bob-token-SECRET-7202' } as const;
+type User = keyof typeof TOKENS;
+
+let fleet: Fleet;
+let remote: HttpFixture;
+const keys: Record<string, string> = {};
+
+const perUser = (extra: Record<string, unknown>) => ({
+  type: 'local',
+  command: fixtureCommand('whoami'),
+  env: { USER_TOKEN: '${user.TOKEN}' },
+  scope: 'per_user',
+  user_inputs: { TOKEN: { description: 'your token' } },
+  timeout_seconds: 15,
+  ...extra,
+});
+
+beforeAll(async () => {
+  remote = await startHttpFixture('whoami', ['--http']);
+  fleet = await startFleet(() => ({
+    mine: perUser({}),
+    brief: perUser({ idle_timeout_seconds: 0.5 }),
+    capped: perUser({ max_sessions: 1 }),
+    alices: perUser({ access: { users: ['alice'] } }),
+    web: {
+      type: 'remote',
+      url: remote.url,
+      transport: 'streamable_http',
+      headers: { 'x-user-token': '${user.TOKEN}' },
+      scope: 'per_user',
+      max_sessions: 1,
+      user_inputs: { TOKEN: { description: 'your token' } },
+    },
+  }));
+  for (const name of ['alice', 'bob']) {
+    const reply = await fleet.request('/api/mcp/users', { method: 'POST', body: { name } });
+    expect(reply.status).toBe(201);
+    keys[name] = reply.json.key;
+  }
+});
+afterAll(async () => {
+  await fleet?.close();
+  await remote?.stop();
+});
+
+/** A request with the user's key, whose answer must hold no user's value. */
+async function as(user: User, path: string, options: RequestOptions = {}): Promise<Reply> {
+  const reply = await fleet.request(path, { ...options, headers: { authorization: `Bearer ${keys[user]}`, ...options.headers } });
+  for (const token of Object.values(TOKENS)) expect(reply.text, `${path} answered a user's value`).not.toContain(token);
+  return reply;
+}
+
+const setToken = (user: User, servers: string[]) =>
+  Promise.all(servers.map((server) => as(user, `/api/mcp/servers/${server}/inputs`, { method: 'PUT', body: { TOKEN: TOKENS[user] } })));
+
+/** Calls `server__whoami` as `user`; the fixture's answer, parsed. */
+async function whoami(user: User, server: string): Promise<{ token: string | null; pid?: number; session?: string; count: number }> {
+  const reply = await fleet.served.request(`/api/mcp/tools/${server}__whoami/call`, {
+    method: 'POST',
+    body: { arguments: {} },
+    headers: { authorization: `Bearer ${keys[user]}` },
+  });
+  expect(reply.status).toBe(200);
+  expect(reply.json.details.is_error, reply.text).toBe(false);
+  return JSON.parse(reply.json.content[0].text);
+}
+
+const sessionsOf = async (user?: User) =>
+  (user === undefined ? await fleet.request('/api/mcp/sessions') : await as(user, '/api/mcp/sessions')).json.sessions as Array<{
+    server: string;
+    principal: string;
+    state: string;
+    since: string;
+  }>;
+
+describe('inputs', () => {
+  it('a call before the caller set their inputs fails at once, naming them and the route', async () => {
+    const reply = await as('alice', '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} } });
+    expect(reply.json.details.is_error).toBe(true);
+    expect(reply.json.content[0].text).toContain('TOKEN');
+    expect(reply.json.content[0].text).toContain('PUT /api/mcp/servers/mine/inputs');
+    expect(await sessionsOf('alice')).toEqual([]);
+  });
+
+  it('each caller sees which inputs they set, never a value; an undeclared name is refused', async () => {
+    expect((await as('alice', '/api/mcp/servers/mine/inputs')).json).toEqual({
+      inputs: { TOKEN: { set: false, secret: true, description: 'your token' } },
+    });
+    const [put] = await setToken('alice', ['mine']);
+    expect(put!.status).toBe(200);
+    expect(put!.json.inputs.TOKEN.set).toBe(true);
+    // Bob's view of the same server is his own.
+    expect((await as('bob', '/api/mcp/servers/mine/inputs')).json.inputs.TOKEN.set).toBe(false);
+    const wrong = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { OTHER: 'x' } });
+    expect(wrong.status).toBe(400);
+    expect(wrong.json.error.field).toBe('OTHER');
+  });
+
+  it('a server the access policy hides: its inputs are a 404 and its tools unknown, no session starts', async () => {
+    expect((await as('bob', '/api/mcp/servers/alices/inputs')).status).toBe(404);
+    expect((await as('bob', '/api/mcp/servers/alices/inputs', { method: 'PUT', body: { TOKEN: 'x' } })).status).toBe(404);
+    expect((await as('bob', '/api/mcp/tools/alices__whoami/call', { method: 'POST', body: { arguments: {} } })).status).toBe(404);
+    expect(fleet.host.hasTool('alices__whoami', { principal: { id: 'bob' } })).toBe(false);
+    expect((await fleet.host.callTool('alices__whoami', {}, { principal: { id: 'bob' } })).content[0]).toMatchObject({
+      text: 'unknown tool "alices__whoami"',
+    });
+    await setToken('alice', ['alices']);
+    expect((await whoami('alice', 'alices')).token).toBe(TOKENS.alice);
+    expect((await sessionsOf()).filter((s) => s.server === 'alices').map((s) => s.principal)).toEqual(['alice']);
+    const bobsTools = (await as('bob', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name);
+    expect(bobsTools).not.toContain('alices__whoami');
+    expect((await as('alice', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name)).toContain('alices__whoami');
+  });
+
+  it('values are sealed at rest: the inputs file holds none of them', async () => {
+    await setToken('bob', ['mine']);
+    const stored = readFileSync(join(fleet.dir, 'user_inputs.json'), 'utf8');
+    expect(stored).toContain('"$sealed"');
+    for (const token of Object.values(TOKENS)) expect(stored).not.toContain(token);
+  });
+});
+
+describe('sessions', () => {
+  it('each call carries only its caller\'s value, each user through a process of their own', async () => {
+    const alice = await whoami('alice', 'mine');
+    const bob = await whoami('bob', 'mine');
+    expect(alice.token).toBe(TOKENS.alice);
+    expect(bob.token).toBe(TOKENS.bob);
+    expect(alice.pid).not.toBe(bob.pid);
+    // While their sessions are open, the worker's log redaction knows their values.
+    expect(fleet.host.secrets()).toEqual(expect.arrayContaining([TOKENS.alice, TOKENS.bob]));
+    // The same session again: its process counts on.
+    expect(await whoami('alice', 'mine')).toEqual({ token: TOKENS.alice, pid: alice.pid, count: 2 });
+
+    const all = await sessionsOf();
+    expect(all.filter((s) => s.server === 'mine').map((s) => [s.principal, s.state]).sort()).toEqual([
+      ['alice', 'ready'],
+      ['bob', 'ready'],
+    ]);
+    // A user sees their own sessions only.
+    expect(new Set((await sessionsOf('alice')).map((s) => s.principal))).toEqual(new Set(['alice']));
+  });
+
+  it('the tools of a per_user server are listed to its users once a session listed them', async () => {
+    const tools = (await as('bob', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name);
+    expect(tools).toContain('mine__whoami');
+  });
+
+  it('a changed input ends the session: the next call connects with the new value', async () => {
+    const before = await whoami('bob', 'mine');
+    await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: `${TOKENS.bob}-2` } });
+    expect(await allGone([before.pid!])).toBe(true);
+    const after = await whoami('bob', 'mine');
+    expect(after.token).toBe(`${TOKENS.bob}-2`);
+    expect(after.pid).not.toBe(before.pid);
+    await setToken('bob', ['mine']);
+  });
+
+  it('a session ends after idle_timeout_seconds with no call: its process exits', async () => {
+    await setToken('alice', ['brief']);
+    await setToken('bob', ['brief']);
+    // The first may be gone already once the second has connected: each had its own process.
+    const pids = [(await whoami('alice', 'brief')).pid!, (await whoami('bob', 'brief')).pid!];
+    expect(new Set(pids).size).toBe(2);
+    await until(async () => (await sessionsOf()).every((s) => s.server !== 'brief'), 'the brief sessions to end');
+    expect(await allGone(pids)).toBe(true);
+  });
+
+  it('max_sessions 1: a second user evicts the first, whose process exits', async () => {
+    await setToken('alice', ['capped']);
+    await setToken('bob', ['capped']);
+    const alice = await whoami('alice', 'capped');
+    const bob = await whoami('bob', 'capped');
+    expect(bob.token).toBe(TOKENS.bob);
+    expect(await allGone([alice.pid!])).toBe(true);
+    expect(isAlive(bob.pid!)).toBe(true);
+    expect((await sessionsOf()).filter((s) => s.server === 'capped').map((s) => s.principal)).toEqual(['bob']);
+  });
+
+  it('over HTTP each call carries its caller\'s header, and an evicted session ends with DELETE', async () => {
+    await setToken('alice', ['web']);
+    await setToken('bob', ['web']);
+    const alice = await whoami('alice', 'web');
+    expect(alice.token).toBe(TOKENS.alice);
+    const bob = await whoami('bob', 'web');
+    expect(bob.token).toBe(TOKENS.bob);
+    expect(bob.session).not.toBe(alice.session);
+    const deleted = await untilValue(async () => {
+      const list = (await (await fetch(new URL('/deleted', remote.url))).json()) as Array<{ session: string; token: string }>;
+      return list.length > 0 ? list : undefined;
+    }, 'the evicted session to be deleted');
+    expect(deleted).toEqual([{ session: alice.session, token: TOKENS.alice }]);
+  });
+
+  it('a library call without a principal goes through the admin\'s own session, with the admin\'s inputs', async () => {
+    const first = await fleet.host.callTool('mine__whoami', {});
+    expect(first.details.is_error).toBe(true);
+    expect(first.content[0]).toMatchObject({ text: expect.stringContaining('PUT /api/mcp/servers/mine/inputs') });
+    await fleet.host.setInputs('mine', { TOKEN: 'admin-token' });
+    const result = await fleet.host.callTool('mine__whoami', {});
+    expect(JSON.parse((result.content[0] as { text: string }).text).token).toBe('admin-token');
+    expect(fleet.host.sessions().some((s) => s.server === 'mine' && s.principal === 'admin' && s.state === 'ready')).toBe(true);
+  });
+
+  it('a per_user server with OAuth says per-user grants are not there yet', async () => {
+    await fleet.host.addServer('grants', { type: 'remote', url: remote.url, scope: 'per_user', auth: { kind: 'oauth' } });
+    const result = await fleet.host.callTool('grants__whoami', {});
+    expect(result.details.is_error).toBe(true);
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('per-user OAuth grants are not supported yet') });
+  });
+
+  it('sessions are journaled with their principal, and no event holds a value', async () => {
+    const events = fleet.host.events();
+    const text = JSON.stringify(events);
+    for (const token of Object.values(TOKENS)) expect(text).not.toContain(token);
+    const changes = events.filter((event) => event.type === 'session.changed');
+    expect(changes.some((event) => event.principal === 'alice' && event.state === 'ready')).toBe(true);
+    expect(changes.some((event) => event.type === 'session.changed' && event.reason === 'evicted')).toBe(true);
+    expect(changes.some((event) => event.type === 'session.changed' && event.reason === 'idle')).toBe(true);
+    expect(events.some((event) => event.type === 'inputs.changed' && event.principal === 'bob')).toBe(true);
+    // A user's events are their own.
+    const bobs = (await as('bob', '/api/mcp/events')).json.events as Array<{ type: string; principal?: string }>;
+    expect(bobs.filter((event) => event.type === 'session.changed').every((event) => event.principal === 'bob')).toBe(true);
+  });
+});
