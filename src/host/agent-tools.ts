@@ -74,6 +74,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     return toolVisible(projected(), owner, original ?? name, principal);
   }
 
+  /** Whether a call of `name` can reach a server: a mounted tool, a per_user server's, or one an `on_demand` server starts for. */
+  function reachable(name: string): boolean {
+    if (mount.get(name) !== undefined || sessions.owner(name) !== undefined) return true;
+    const owner = ownerByName(name);
+    return owner !== undefined && onDemand.knows(owner, name);
+  }
+
   /**
    * Calls a tool within the principal's quota and journals it as theirs: how
    * it ended and how long it took (a meta tool's or an unknown tool's call is
@@ -95,7 +102,8 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
         ...(refused !== undefined && { refused_by: refused }),
       });
     };
-    const admission = principal === undefined ? undefined : options.quotas.admit(principal.id, principal.quota);
+    // Only a call that can reach a server counts: a name no server offers is answered without using up the quota.
+    const admission = principal === undefined || !reachable(name) ? undefined : options.quotas.admit(principal.id, principal.quota);
     if (admission?.admitted === false) {
       const { limit, retry_after_seconds, message } = admission.refusal;
       const result = errorResult(ownerByName(name) ?? '', name, message);

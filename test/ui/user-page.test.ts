@@ -46,6 +46,11 @@ describe('a user on the management page', () => {
     expect(rows.sort()).toEqual(['shared', 'team']);
     expect(await page.locator('#add-server').isHidden()).toBe(true);
     expect(await page.locator('#tab-registry').isHidden()).toBe(true);
+    // A server's panel offers them no management action (edit, disable, restart, delete: the admin's alone).
+    await page.locator('#servers-body tr[data-name="team"]').getByRole('button', { name: 'team' }).click();
+    await page.locator('#detail-title', { hasText: 'team' }).waitFor();
+    expect(await page.getByRole('group', { name: 'Actions for team' }).isHidden()).toBe(true);
+    expect(await page.getByRole('button', { name: 'Restart' }).count()).toBe(0);
 
     const cookies = await context.cookies(fleet.served.url);
     expect(cookies).toHaveLength(1);

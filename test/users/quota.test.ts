@@ -173,4 +173,17 @@ describe('quotas on real calls', () => {
     expect(unlimited.details.is_error).toBe(false);
     expect((await first).details.is_error).toBe(false);
   });
+
+  it('a name no server offers is answered without using up the quota', async () => {
+    const host = fleet.host;
+    const principal = { id: 'guesser', groups: [], quota: { calls_per_minute: 1 } };
+    for (const name of ['tools__no_such_tool', 'nobody__echo']) {
+      const missing = await host.callTool(name, {}, { principal });
+      expect(missing.details.is_error).toBe(true);
+      expect(missing.details.quota).toBeUndefined();
+    }
+    // The one call of the minute is still theirs; the next is over it.
+    expect((await host.callTool('tools__echo', { text: 'x' }, { principal })).details.is_error).toBe(false);
+    expect((await host.callTool('tools__echo', { text: 'x' }, { principal })).details.quota?.limit).toBe('calls_per_minute');
+  });
 });
