@@ -67,7 +67,7 @@ export function createOidc(options: OidcOptions): Oidc {
       const response = await fetch(url, { headers: { accept: 'application/json' }, signal: AbortSignal.timeout(10_000) });
       if (!response.ok) throw new OidcSignInError(`the OIDC discovery document at ${url} answered HTTP ${response.status}`);
       const metadata = Discovery.parse(await response.json());
-      // A document that names another issuer is not this provider's (RFC 8414 §3.3).
+      // A document that names another issuer is not this provider's: a sign-in trusts only the issuer it was told (docs/users.md).
       if (metadata.issuer !== issuer) throw new OidcSignInError(`the OIDC discovery document names the issuer ${metadata.issuer}, not ${issuer}`);
       return { metadata, keys: createRemoteJWKSet(new URL(metadata.jwks_uri)) };
     })().catch((error: unknown) => {
