@@ -132,7 +132,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     catalog() {
       freshenSoon();
-      return catalogEntries(host.status(), projected(), mount);
+      return catalogEntries(host.status(), projected(), mount, sessions);
     },
 
     prompts() {

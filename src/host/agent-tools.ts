@@ -58,7 +58,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   /** The server a tool name belongs to (see `toolOwner`). */
   const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
   const onDemand = createOnDemand({ current, projected, stopping: options.stopping });
-  const fleetSearch = createFleetSearch(projected, selectors);
+  const fleetSearch = createFleetSearch(projected, selectors, (server) => sessions.learnt(server));
   const deferredTools = createDeferredTools({ servers: options.servers, search: fleetSearch, onDemand });
 
   /** Whether `principal` may see the tool `name` (a meta tool, or one nobody owns, is decided elsewhere). */

@@ -4,16 +4,18 @@ import { waitsOnDemand } from './tool-search.js';
 import type { ProjectionContext } from '../journal/projection.js';
 import type { ServerView } from '../journal/server-view.js';
 import { catalogUi, modelVisible } from '../apps/tool-meta.js';
+import type { Sessions } from './sessions.js';
 
 /**
  * The catalog: each server's view with what it offers. Its tools are the
  * registered ones; an on-demand server waiting for a call publishes its last
- * run's. Listings not yet made are `null` (not `[]`).
+ * run's; a per_user server, what its sessions listed. Listings not yet made
+ * are `null` (not `[]`).
  */
-export function catalogEntries(views: ServerView[], context: ProjectionContext, mount: ToolMount): CatalogEntry[] {
+export function catalogEntries(views: ServerView[], context: ProjectionContext, mount: ToolMount, sessions: Pick<Sessions, 'learnt'>): CatalogEntry[] {
   return views.map((view) => {
     const server = context.servers[view.name];
-    const mounted = mount.forServer(view.name);
+    const mounted = server?.config.scope === 'per_user' ? (sessions.learnt(view.name) ?? []) : mount.forServer(view.name);
     const tools =
       mounted.length === 0 && server !== undefined && waitsOnDemand(server)
         ? (server.known_tools ?? []).map(({ name, original, description, parameters, ui }) => ({

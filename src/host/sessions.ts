@@ -51,6 +51,8 @@ export interface Sessions {
   isPerUser(server: string): boolean;
   /** The agent tools of the per_user servers whose catalog a session has learnt. */
   tools(): AgentTool[];
+  /** The tools a session of the per_user server `server` listed (the same array until it is learnt again); undefined before. */
+  learnt(server: string): readonly AgentTool[] | undefined;
   /** The tool `name` (`{server}__{tool}`) of a per_user server, learnt or not: the server and its own name of it. */
   owner(name: string): { server: string; original: string } | undefined;
   /** Calls `original` of `server` through the principal's session (the admin's without one). */
@@ -176,6 +178,8 @@ export function createSessions(options: SessionsOptions): Sessions {
     tools() {
       return [...catalogs].flatMap(([server, tools]) => (sessions.isPerUser(server) ? tools : []));
     },
+
+    learnt: (server) => (sessions.isPerUser(server) ? catalogs.get(server) : undefined),
 
     owner(name) {
       const cut = name.indexOf('__');

@@ -15,6 +15,7 @@ import type { Selectors } from '../journal/index.js';
 import { createToolIndex, type SearchableTool } from '../catalog/search/tool-index.js';
 import { isDenied } from '../approvals/policy.js';
 import { modelVisible } from '../apps/tool-meta.js';
+import type { AgentTool } from '../catalog/index.js';
 
 /** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {
@@ -73,10 +74,28 @@ function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null
   return null;
 }
 
-export function createFleetSearch(projected: () => ProjectionContext, selectors: Pick<Selectors, 'toolOwner'>): FleetSearch {
+/** The tools a session of a `per_user` server listed (undefined before any did): they have no journal entries. */
+export type LearntTools = (server: string) => readonly AgentTool[] | undefined;
+
+export function createFleetSearch(
+  projected: () => ProjectionContext,
+  selectors: Pick<Selectors, 'toolOwner'>,
+  learnt: LearntTools = () => undefined,
+): FleetSearch {
   const index = createToolIndex();
-  /** Per server, the entry list the index holds. */
-  const indexed = new Map<string, readonly ToolEntry[]>();
+  /** Per server, the list the index holds (journal entries, or a per_user server's learnt tools). */
+  const indexed = new Map<string, readonly ToolEntry[] | readonly AgentTool[]>();
+  /** One searchable object per learnt tool, as per journal entry. */
+  const searchableLearnt = new WeakMap<AgentTool, SearchableTool>();
+
+  function fromLearnt(tool: AgentTool): SearchableTool {
+    let found = searchableLearnt.get(tool);
+    if (found === undefined) {
+      found = { name: tool.name, server: tool.server, original: tool.originalName, description: tool.description, parameters: tool.parameters };
+      searchableLearnt.set(tool, found);
+    }
+    return found;
+  }
   /** One searchable object per journal entry: an unchanged tool is the same object to the index. */
   const searchable = new WeakMap<ToolEntry, SearchableTool>();
 
@@ -98,6 +117,19 @@ export function createFleetSearch(projected: () => ProjectionContext, selectors:
 
   function catchUp(context: ProjectionContext): void {
     for (const [name, server] of Object.entries(context.servers)) {
+      if (server.config.scope === 'per_user') {
+        // Never registered: what its sessions listed, once one has (a copy per change, so the identity check holds).
+        const tools = learnt(name);
+        if (tools === indexed.get(name)) continue;
+        if (tools === undefined) {
+          index.removeServer(name);
+          indexed.delete(name);
+        } else {
+          index.setServerTools(name, tools.filter((tool) => modelVisible(tool.ui)).map(fromLearnt));
+          indexed.set(name, tools);
+        }
+        continue;
+      }
       const entries = searchableEntries(server);
       if (entries === indexed.get(name)) continue;
       if (entries === null) {
@@ -138,8 +170,8 @@ export function createFleetSearch(projected: () => ProjectionContext, selectors:
           description: tool.description,
           parameters: tool.parameters,
           score,
-          // A tool its server's `tools.approval` denies is never callable.
-          available: (server.state === 'ready' || waitsOnDemand(server)) && !denied,
+          // A tool its server's `tools.approval` denies is never callable; a per_user server's call connects the caller's session.
+          available: (server.state === 'ready' || waitsOnDemand(server) || server.config.scope === 'per_user') && !denied,
           denied,
           matched,
         };

@@ -163,6 +163,35 @@ describe('sessions', () => {
     expect(tools).toContain('mine__whoami');
   });
 
+  it('their tools are found by a search and listed in the catalog, within the access policy', async () => {
+    // `alices` (alice only) and `mine` have each had a session by now: both listed `whoami`.
+    const found = async (user: User) =>
+      ((await as(user, '/api/mcp/tools/search?q=which+user+token')).json.tools as Array<{ name: string; available: boolean }>)
+        .filter((tool) => tool.available)
+        .map((tool) => tool.name);
+    expect(await found('alice')).toEqual(expect.arrayContaining(['mine__whoami', 'alices__whoami']));
+    expect(await found('bob')).toContain('mine__whoami');
+    expect(await found('bob')).not.toContain('alices__whoami');
+    // The library, and deferred loading's `search_tools` as the model calls it.
+    expect(fleet.host.searchTools('which user token', { principal: { id: 'bob' } }).map((tool) => tool.name)).not.toContain('alices__whoami');
+    const meta = await fleet.host.callTool('search_tools', { query: 'which user token' }, { principal: { id: 'bob' } });
+    const text = JSON.stringify(meta.content);
+    expect(text).toContain('mine__whoami');
+    expect(text).not.toContain('alices__whoami');
+    // The catalog lists them under their server; a user's only those they may see.
+    const catalogOf = async (user: User) =>
+      new Map(
+        ((await as(user, '/api/mcp/catalog')).json.servers as Array<{ name: string; tools: Array<{ name: string; original: string }> }>).map(
+          (entry) => [entry.name, entry.tools],
+        ),
+      );
+    const alices = await catalogOf('alice');
+    expect(alices.get('mine')).toEqual([expect.objectContaining({ name: 'mine__whoami', original: 'whoami' })]);
+    expect(alices.get('alices')).toEqual([expect.objectContaining({ name: 'alices__whoami' })]);
+    expect((await catalogOf('bob')).has('alices')).toBe(false);
+    expect(fleet.host.catalog().find((entry) => entry.name === 'mine')?.tools.map((tool) => tool.name)).toEqual(['mine__whoami']);
+  });
+
   it('a changed input ends the session: the next call connects with the new value', async () => {
     const before = await whoami('bob', 'mine');
     await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: `${TOKENS.bob}-2` } });

@@ -4,6 +4,7 @@
 import * as api from './api.js';
 import { approvalEvent, clearApprovals, loadApprovals } from './approvals.js';
 import { detailNodes, emptyDetail, sinceText } from './details.js';
+import { forgetInputs } from './user-inputs.js';
 import { $, $$, h, badge, label, replaceKeeping } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
@@ -98,6 +99,7 @@ async function boot() {
 function showSignIn(message) {
   closeStream();
   state.servers.clear();
+  forgetInputs();
   state.events = [];
   state.lastSeq = 0;
   for (const id of ['#servers-view', '#tools-view', '#journal-view', '#fleet-view', '#view-nav', '#session-bar']) $(id).hidden = true;

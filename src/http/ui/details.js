@@ -2,6 +2,7 @@
 // resources, prompts), its masked configuration, and its lifecycle diagram.
 import { ago, badge, h, label } from './dom.js';
 import { tablist } from './tabs.js';
+import { inputsPanel } from './user-inputs.js';
 
 const TABS = [
   ['tools', 'Tools'],
@@ -21,7 +22,8 @@ const TABS = [
  * `openApp(tool)` (opens the app of an app-only tool).
  */
 export function detailNodes(entry, ctx) {
-  return [head(entry, ctx), notice(ctx.notice), lastError(entry), tabs(entry, ctx)].filter(Boolean);
+  const perUser = entry.config.scope === 'per_user' && Object.keys(entry.config.user_inputs ?? {}).length > 0;
+  return [head(entry, ctx), notice(ctx.notice), lastError(entry), perUser && inputsPanel(entry.name), tabs(entry, ctx)].filter(Boolean);
 }
 
 /** What the panel shows when no server is selected. */
