@@ -34,7 +34,7 @@ export class MissingInputsError extends Error {
   ) {
     super(
       `server "${server}" needs your own ${missing.length === 1 ? 'input' : 'inputs'} ${missing.join(', ')}: ` +
-        `set ${missing.length === 1 ? 'it' : 'them'} with PUT /api/mcp/servers/${server}/inputs`,
+        `set ${missing.length === 1 ? 'it' : 'them'} on the page, with PUT /api/mcp/servers/${server}/inputs, or host.setInputs("${server}", …)`,
     );
   }
 }
