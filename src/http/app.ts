@@ -121,8 +121,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
-  // Apps reach a server's resources and tools through their bridge, past the access policy: the admin's alone for now.
-  app.use('/api/mcp/apps', adminOnly, appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  // A user's app bridge follows the access policy: only the apps of tools they may see, calling as them.
+  app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));

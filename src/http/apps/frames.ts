@@ -14,6 +14,7 @@ import { buildAllowAttribute } from '@modelcontextprotocol/ext-apps/app-bridge';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { McpHost } from '../../host.js';
 import type { AppSession, ToolUi } from '../../apps/index.js';
+import type { Principal } from '../../users/index.js';
 import { loadExpress } from '../express.js';
 import { hostCheck } from '../security.js';
 import { HttpError, errorHandler, notFoundHandler } from '../errors.js';
@@ -39,6 +40,8 @@ export type AppEvent =
 /** One open app. */
 export interface OpenApp {
   id: string;
+  /** Who opened it: a user's id, or null for the admin. Only they reach it. */
+  opener: string | null;
   ui: ToolUi;
   pageOrigin: string;
   csp: FrameCsp;
@@ -67,6 +70,8 @@ export interface OpenAppRequest {
   tool: string;
   /** The `Host` the page was reached at (checked by the API's Host check): the frame is served under the same name. */
   pageHost: string;
+  /** The user the app is opened for (their access, quota and journal); absent for the admin. */
+  principal?: Principal | undefined;
   input?: Record<string, unknown>;
   result?: CallToolResult;
 }
@@ -104,7 +109,8 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
   async function open(host: McpHost, request: OpenAppRequest): Promise<AppFrame> {
     if (appsPort === undefined) throw new HttpError(503, 'not_ready', 'the sandbox origin for apps is not listening');
     if (apps.size >= MAX_OPEN_APPS) throw new HttpError(429, 'too_many_apps', `at most ${MAX_OPEN_APPS} apps may be open at once`);
-    const ui = await host.toolUi(request.tool);
+    const principal = request.principal;
+    const ui = await host.toolUi(request.tool, principal === undefined ? {} : { principal });
     if (ui === null) throw new HttpError(404, 'not_found', `tool "${request.tool}" has no app`);
     const id = randomBytes(24).toString('base64url');
     const pageOrigin = `http://${request.pageHost.toLowerCase()}`;
@@ -127,6 +133,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     };
     transport.onerror = (error) => emit({ event: 'problem', data: { message: `bridge: ${error.message}` } });
     const session = await host.appBridge(request.tool, transport, {
+      ...(principal !== undefined && { principal }),
       onSizeChange: (size) => emit({ event: 'size', data: size }),
       // Nothing here talks to a model: the page shows what the app asks, the user decides.
       onMessage: (message) => {
@@ -149,6 +156,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     });
     const app: OpenApp = {
       id,
+      opener: principal?.id ?? null,
       ui,
       pageOrigin,
       csp,
