@@ -140,7 +140,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
-  app.use(pageRoutes({ appsPort: () => options.apps?.port() }));
+  app.use(pageRoutes({ ...(options.apps && { appsOrigin: options.apps.origin }) }));
   app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts, oidc: options.oidc !== undefined }));
   if (options.oidc !== undefined) {
     app.use('/ui/oidc', oidcRoutes({ oidc: createOidc(options.oidc), token: options.token, publicUrl: options.publicUrl }));
