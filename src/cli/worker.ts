@@ -104,6 +104,11 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   hooks.onLogger?.(logger);
   const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
   const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
+  const appsUrl = options.appsUrl === undefined ? undefined : parseAppsUrl(options.appsUrl);
+  // Frames on the page's own origin would reach its cookie and DOM: the whole point of a sandbox origin.
+  if (appsUrl && publicUrl && appsUrl.origin === publicUrl.origin) {
+    throw new UsageError('--apps-url', `must be another origin than --public-url's: ${JSON.stringify(options.appsUrl)}`);
+  }
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
   const states = () => (host === undefined ? {} : statesByServer(host.status()));
   let shared: SharedStores | undefined;
@@ -132,7 +137,6 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   const allowedHosts = [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])];
   // The sandbox origin of app frames: another port, so an app is never on the page's origin.
   // Behind a proxy (`--apps-url`), frames come from its public origin, framed by the page's public origin.
-  const appsUrl = options.appsUrl === undefined ? undefined : parseAppsUrl(options.appsUrl);
   const frames = createAppFrames({
     bindHost,
     allowedHosts,

@@ -89,6 +89,7 @@ const serveCases: Array<[string[], string]> = [
   [['--apps-url', 'ftp://apps.example.com'], 'error: --apps-url: expected an http or https URL: "ftp://apps.example.com"'],
   [['--apps-url', 'https://apps.example.com/app'], 'error: --apps-url: expected an origin without path, query or fragment, e.g. https://apps.example.com: "https://apps.example.com/app"'],
   [['--apps-url', 'https://u:p@apps.example.com'], 'error: --apps-url: expected no credentials: "https://u:p@apps.example.com"'],
+  [['--public-url', 'https://mcp.example.com/fleet', '--apps-url', 'https://MCP.example.com'], 'error: --apps-url: must be another origin than --public-url\'s: "https://MCP.example.com"'],
   [['--database-url', 'nope'], 'error: --database-url: not a URL (nope); expected postgres://user[:password]@host[:port]/database'],
   [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres (mysql://h/db); expected postgres://user[:password]@host[:port]/database'],
   [['--worker-id', 'a b'], 'error: --worker-id: use 1-128 letters, digits and . _ : @ - (got "a b")'],
