@@ -81,7 +81,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     subscribe: (listener) => journal.subscribe(listener),
   });
 
-  const agentTools = createAgentTools({
+  const { meterAppCall, ...agentTools } = createAgentTools({
     mount,
     spill,
     selectors,
@@ -95,7 +95,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     sessions,
   });
 
-  const apps = createHostApps({ mount, selectors, projected, current, subscribe: (listener) => journal.subscribe(listener) });
+  const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
   const host: McpHost = {
     stateDir,

@@ -73,6 +73,8 @@ export interface OpenAppBridgeOptions {
   live(): LiveConnection;
   /** The call of the server's tool `original` through the host's path, or undefined when it has no such tool. */
   callFor(original: string): CallFunction | undefined;
+  /** Whether the app may read its server's resources now (its principal may still see the server). */
+  mayReadResources?(): boolean;
   /** Bound on one forwarded request, in ms (the server's `call_timeout_seconds`). */
   timeoutMs: number;
   transport: Transport;
@@ -109,7 +111,7 @@ export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSess
 
   bridge.oncalltool = async (params, extra) => {
     const call = open.callFor(params.name);
-    // Another server's tool, or one its server does not have: refused, never routed.
+    // Another server's tool, one its server does not have, or one hidden from the app's user: refused, never routed.
     if (call === undefined) return errorCall(`tool "${params.name}" is not a tool of server "${server}"`);
     try {
       return (await call(params.name, params.arguments ?? {}, { signal: extra.mcpReq.signal })) as CallToolResult;
@@ -117,20 +119,25 @@ export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSess
       return errorCall(error instanceof Error ? error.message : String(error));
     }
   };
+  /** The connection of the moment, once the app is still allowed to read its server's resources. */
+  const reader = () => {
+    if (open.mayReadResources?.() === false) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `the resources of server "${server}" are not available`);
+    return client();
+  };
   if (offered.resources) {
     // The connection of the moment: a server that reconnected serves the open app on its new one.
     bridge.onreadresource = (params, extra) => {
-      const now = client();
+      const now = reader();
       return observeRequest(now, 'resources/read', { detail: { [ATTR.resourceUri]: params.uri } }, () =>
         now.readResource({ uri: params.uri }, request(extra.mcpReq.signal)),
       );
     };
     bridge.onlistresources = (params, extra) => {
-      const now = client();
+      const now = reader();
       return observeRequest(now, 'resources/list', {}, () => now.listResources(params, request(extra.mcpReq.signal)));
     };
     bridge.onlistresourcetemplates = (params, extra) => {
-      const now = client();
+      const now = reader();
       return observeRequest(now, 'resources/templates/list', {}, () => now.listResourceTemplates(params, request(extra.mcpReq.signal)));
     };
   }

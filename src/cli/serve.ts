@@ -9,7 +9,7 @@ import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, limitValue, quotaLimit, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
-import { checkDatabaseUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
+import { checkDatabaseUrl, parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
 export const DEFAULT_PORT = 8787;
@@ -24,6 +24,8 @@ export interface ServeOptions {
   port?: number | string;
   /** Port of the sandbox origin app frames are served from; `0` (the default) picks a free one. */
   appsPort?: number | string;
+  /** The public origin of the sandbox port as browsers reach it (e.g. `https://apps.example.com` behind a TLS proxy). */
+  appsUrl?: string;
   /** Extra accepted `Host` values (`name:port`), e.g. a LAN name when bound to 0.0.0.0. */
   allowedHost?: string[];
   /** Print the API token itself, not only where it is. */
@@ -62,6 +64,10 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--host <host>', 'address to bind', parseBindHost, '127.0.0.1')
     .option('--port <port>', `port to listen on (0 = any free port)`, parsePort, DEFAULT_PORT)
     .option('--apps-port <port>', 'port of the sandbox origin MCP Apps frames are served from (default 0 = any free port, printed)', parseAppsPort, 0)
+    .option('--apps-url <url>', 'public origin of the apps sandbox port behind a proxy, e.g. https://apps.example.com (frames are served from it; the page from --public-url frames them)', (value) => {
+      parseAppsUrl(value);
+      return value;
+    })
     .option('--allowed-host <host:port>', 'also accept this Host header (repeatable)', collectAllowedHost, [])
     .option('--show-token', 'also print the API token itself (it is always in <state_dir>/api_token)')
     .option('--log-level <level>', `stderr log level: ${LOG_LEVELS.join(', ')}`, choice('--log-level', LOG_LEVELS), 'info')
@@ -174,6 +180,7 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       allowedHosts: options.allowedHost ?? [],
       ...(options.workerId !== undefined && { workerId: options.workerId }),
       ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
+      ...(options.appsUrl !== undefined && { appsUrl: options.appsUrl }),
       ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
       ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
       ...oidcOf(options),

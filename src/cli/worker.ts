@@ -37,6 +37,8 @@ export interface WorkerOptions {
   /** Checked here: the default (`<host>-<pid>`) is not a flag. */
   workerId?: string;
   publicUrl?: string;
+  /** The public origin of the sandbox port (`--apps-url`), e.g. behind a TLS proxy; checked here. */
+  appsUrl?: string;
   /** The `--database-url` flag; `$MCP_FLEET_DATABASE_URL` (checked here) when absent; empty means none. */
   databaseUrl?: string;
   registryUrl?: string;
@@ -102,6 +104,11 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   hooks.onLogger?.(logger);
   const workerId = parseWorkerId(options.workerId ?? defaultWorkerId());
   const publicUrl = options.publicUrl === undefined ? undefined : parsePublicUrl(options.publicUrl);
+  const appsUrl = options.appsUrl === undefined ? undefined : parseAppsUrl(options.appsUrl);
+  // Frames on the page's own origin would reach its cookie and DOM: the whole point of a sandbox origin.
+  if (appsUrl && publicUrl && appsUrl.origin === publicUrl.origin) {
+    throw new UsageError('--apps-url', `must be another origin than --public-url's: ${JSON.stringify(options.appsUrl)}`);
+  }
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
   const states = () => (host === undefined ? {} : statesByServer(host.status()));
   let shared: SharedStores | undefined;
@@ -129,7 +136,12 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   // The public URL's host reaches this worker too (through a proxy, or as its own name).
   const allowedHosts = [...options.allowedHosts, ...(publicUrl ? [publicUrl.host] : [])];
   // The sandbox origin of app frames: another port, so an app is never on the page's origin.
-  const frames = createAppFrames({ bindHost, allowedHosts });
+  // Behind a proxy (`--apps-url`), frames come from its public origin, framed by the page's public origin.
+  const frames = createAppFrames({
+    bindHost,
+    allowedHosts,
+    ...(appsUrl && { appsOrigin: appsUrl.origin, ...(publicUrl && { pageOrigin: publicUrl.origin }) }),
+  });
   const app = createManagementApp(started, {
     apps: frames,
     token: token.token,
@@ -273,6 +285,21 @@ export function parsePublicUrl(value: string): URL {
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
   }
+  return url;
+}
+
+/** `--apps-url`: an http(s) origin, nothing after it (a trailing `/` aside). */
+export function parseAppsUrl(value: string): URL {
+  const refuse = (problem: string) => new UsageError('--apps-url', `${problem}: ${JSON.stringify(value)}`);
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw refuse('not a URL');
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw refuse('expected an http or https URL');
+  if (url.username !== '' || url.password !== '') throw refuse('expected no credentials');
+  if (url.pathname !== '/' || url.search !== '' || url.hash !== '') throw refuse('expected an origin without path, query or fragment, e.g. https://apps.example.com');
   return url;
 }
 

@@ -20,7 +20,8 @@ import type { ProjectionContext } from '../journal/projection.js';
 import type { Selectors } from '../journal/selectors.js';
 import type { JournalEventInput } from '../journal/index.js';
 import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
-import { ADMIN_PRINCIPAL, type Principal, type Quotas } from '../users/index.js';
+import { ADMIN_PRINCIPAL, type Principal, type QuotaRefusal, type Quotas } from '../users/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { principalOf, toolVisible, visibleTo } from './access.js';
 import type { Sessions } from './sessions.js';
 import { modelVisible } from '../apps/tool-meta.js';
@@ -45,12 +46,25 @@ export interface AgentToolsOptions {
 
 export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'callTool'>;
 
+/**
+ * An app's call of a tool of its server (`name` is the tool's `{server}__{tool}`),
+ * within the principal's quota and journaled as theirs, like an agent's.
+ */
+export type AppCallMeter = (server: string, name: string, principal: Principal | undefined, run: () => Promise<CallToolResult>) => Promise<CallToolResult>;
+
+/** How a metered call's result tells its server, whether it failed, and what a refusal answers. */
+interface ResultShape<T> {
+  server(result: T | undefined): string | undefined;
+  isError(result: T): boolean;
+  refused(refusal: QuotaRefusal): T;
+}
+
 /** The answer to a model's call of an app-only tool: it exists, and only its app may call it. */
 export function appOnlyMessage(name: string, server: string): string {
   return `tool "${name}" is app-only: only the app of server "${server}" may call it (through its app bridge), never a model`;
 }
 
-export function createAgentTools(options: AgentToolsOptions): AgentTools {
+export function createAgentTools(options: AgentToolsOptions): AgentTools & { meterAppCall: AppCallMeter } {
   const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
   const readResult = createReadResultTool(spill);
   /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
@@ -82,22 +96,21 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   }
 
   /**
-   * Calls a tool within the principal's quota and journals it as theirs: how
+   * Runs a call within the principal's quota and journals it as theirs: how
    * it ended and how long it took (a meta tool's or an unknown tool's call is
    * no server's). A call over quota is answered at once and not made.
    */
-  async function journaled(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined, principal: Principal | undefined) {
+  async function metered<T>(name: string, principal: Principal | undefined, run: () => Promise<T>, shape: ResultShape<T>): Promise<T> {
     const started = performance.now();
-    const record = (result: AgentToolResult | undefined) => {
-      const server = result?.details.server || ownerByName(name);
+    const record = (result: T | undefined, refused?: QuotaRefusal['limit']) => {
+      const server = shape.server(result);
       if (!server || projected().servers[server] === undefined) return;
-      const refused = result?.details.quota?.limit;
       options.append({
         type: 'tool.called',
         server,
         tool: name,
         principal: principal?.id ?? ADMIN_PRINCIPAL,
-        outcome: result === undefined ? 'cancelled' : result.details.is_error ? 'error' : 'ok',
+        outcome: result === undefined ? 'cancelled' : shape.isError(result) ? 'error' : 'ok',
         duration_ms: Math.round(performance.now() - started),
         ...(refused !== undefined && { refused_by: refused }),
       });
@@ -105,14 +118,12 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     // Only a call that can reach a server counts: a name no server offers is answered without using up the quota.
     const admission = principal === undefined || !reachable(name) ? undefined : options.quotas.admit(principal.id, principal.quota);
     if (admission?.admitted === false) {
-      const { limit, retry_after_seconds, message } = admission.refusal;
-      const result = errorResult(ownerByName(name) ?? '', name, message);
-      result.details.quota = { limit, retry_after_seconds };
-      record(result);
+      const result = shape.refused(admission.refusal);
+      record(result, admission.refusal.limit);
       return result;
     }
     try {
-      const result = await call(name, args, callOptions);
+      const result = await run();
       record(result);
       return result;
     } catch (error) {
@@ -121,6 +132,19 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
     } finally {
       admission?.release();
     }
+  }
+
+  /** An agent's call of a tool by name, metered. */
+  function journaled(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined, principal: Principal | undefined) {
+    return metered(name, principal, () => call(name, args, callOptions), {
+      server: (result) => result?.details.server || ownerByName(name),
+      isError: (result) => result.details.is_error,
+      refused({ limit, retry_after_seconds, message }) {
+        const result = errorResult(ownerByName(name) ?? '', name, message);
+        result.details.quota = { limit, retry_after_seconds };
+        return result;
+      },
+    });
   }
 
   /** The call itself: a mounted tool, or one of an `on_demand` server that it starts. */
@@ -169,6 +193,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools {
   }
 
   return {
+    meterAppCall: (server, name, principal, run) =>
+      metered(name, principal, run, {
+        server: () => server,
+        isError: (result) => result.isError === true,
+        refused: ({ message }) => ({ content: [{ type: 'text', text: message }], isError: true }),
+      }),
+
     tools(toolOptions) {
       freshenSoon();
       const principal = principalOf(toolOptions?.principal);

@@ -274,21 +274,25 @@ export interface McpHost {
   /**
    * The app of a tool with an MCP Apps UI (`_meta.ui.resourceUri`): its HTML
    * and what its resource declares (CSP domains, permissions, border,
-   * domain). Read from the server on first use and kept until the server
+   * domain). With a principal, null for a tool they may not see. Read from the server on first use and kept until the server
    * announces a list change, updates the resource or leaves `ready`. Null when
    * no tool of that name names a UI; rejects with NotReadyError while its
    * server is not ready, and with a `protocol` FleetError when the resource
    * is not an app (`text/html;profile=mcp-app`).
    */
-  toolUi(name: string): Promise<ToolUi | null>;
+  toolUi(name: string, options?: { principal?: PrincipalInput }): Promise<ToolUi | null>;
   /**
    * Connects an app frame of the tool `name` (a browser frame's
    * `PostMessageTransport`, any MCP SDK `Transport`) to the host. The app may
    * call its own server's tools (app-only ones too, by their names there,
    * through approvals like any call) and read its server's resources; never
    * another server's. Rejects like {@link McpHost.toolUi} for a server not ready.
+   * With a principal, the app is theirs: it opens only for a tool they may see,
+   * calls only the tools of its server they may see (`tools.access`), reads its
+   * server's resources only while they may see the server, and its calls count
+   * against their quota and are journaled as theirs (`tool.called`).
    */
-  appBridge(name: string, transport: Transport, options?: AppBridgeOptions): Promise<AppSession>;
+  appBridge(name: string, transport: Transport, options?: AppBridgeOptions & { principal?: PrincipalInput }): Promise<AppSession>;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }

@@ -121,8 +121,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
-  // Apps reach a server's resources and tools through their bridge, past the access policy: the admin's alone for now.
-  app.use('/api/mcp/apps', adminOnly, appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  // A user's app bridge follows the access policy: only the apps of tools they may see, calling as them.
+  app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
   app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));
@@ -140,7 +140,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 
   // The management page and its sign-in; the page's files hold no secret, so they need no token.
-  app.use(pageRoutes({ appsPort: () => options.apps?.port() }));
+  app.use(pageRoutes({ ...(options.apps && { appsOrigin: options.apps.origin }) }));
   app.use('/ui/session', sessionRoutes({ token: options.token, users, bindHost, allowedHosts: extraHosts, oidc: options.oidc !== undefined }));
   if (options.oidc !== undefined) {
     app.use('/ui/oidc', oidcRoutes({ oidc: createOidc(options.oidc), token: options.token, publicUrl: options.publicUrl }));

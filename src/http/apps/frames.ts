@@ -14,6 +14,7 @@ import { buildAllowAttribute } from '@modelcontextprotocol/ext-apps/app-bridge';
 import type { CallToolResult, JSONRPCMessage } from '@modelcontextprotocol/client';
 import type { McpHost } from '../../host.js';
 import type { AppSession, ToolUi } from '../../apps/index.js';
+import type { Principal } from '../../users/index.js';
 import { loadExpress } from '../express.js';
 import { hostCheck } from '../security.js';
 import { HttpError, errorHandler, notFoundHandler } from '../errors.js';
@@ -39,6 +40,8 @@ export type AppEvent =
 /** One open app. */
 export interface OpenApp {
   id: string;
+  /** Who opened it: a user's id, or null for the admin. Only they reach it. */
+  opener: string | null;
   ui: ToolUi;
   pageOrigin: string;
   csp: FrameCsp;
@@ -67,6 +70,8 @@ export interface OpenAppRequest {
   tool: string;
   /** The `Host` the page was reached at (checked by the API's Host check): the frame is served under the same name. */
   pageHost: string;
+  /** The user the app is opened for (their access, quota and journal); absent for the admin. */
+  principal?: Principal | undefined;
   input?: Record<string, unknown>;
   result?: CallToolResult;
 }
@@ -77,6 +82,8 @@ export interface AppFrames {
   listeningOn(port: number): void;
   /** The sandbox origin's port, or undefined before it listens. */
   port(): number | undefined;
+  /** The origin frames are served from for a page reached at `pageHost` (its Host header), or undefined before it listens. */
+  origin(pageHost: string): string | undefined;
   open(host: McpHost, request: OpenAppRequest): Promise<AppFrame>;
   get(id: string): OpenApp | undefined;
   close(id: string, reason: string): Promise<void>;
@@ -86,11 +93,29 @@ export interface AppFrames {
 export interface AppFramesOptions {
   bindHost: string;
   allowedHosts?: readonly string[];
+  /**
+   * The public origin of the sandbox port (`serve --apps-url`), as a browser
+   * reaches it through a proxy (https). Absent: the name the page was reached
+   * at, on the sandbox port, over http.
+   */
+  appsOrigin?: string;
+  /** The page's public origin (`serve --public-url`): the frames' only ancestor. Absent: the name the page was reached at. */
+  pageOrigin?: string;
 }
+
+/** The origin of `url` (scheme, host, port as given), lowercase. */
+const originOf = (url: string) => new URL(url).origin.toLowerCase();
 
 export function createAppFrames(options: AppFramesOptions): AppFrames {
   const apps = new Map<string, OpenApp>();
   let appsPort: number | undefined;
+  const publicApps = options.appsOrigin === undefined ? undefined : originOf(options.appsOrigin);
+  const publicPage = options.pageOrigin === undefined ? undefined : originOf(options.pageOrigin);
+  const origin = (pageHost: string): string | undefined => {
+    if (appsPort === undefined) return undefined;
+    // The same name the page was reached at (an IPv6 hostname keeps its brackets), the sandbox port.
+    return publicApps ?? `http://${new URL(`http://${pageHost.toLowerCase()}`).hostname}:${appsPort}`;
+  };
 
   const close = async (id: string, reason: string): Promise<void> => {
     const app = apps.get(id);
@@ -104,12 +129,12 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
   async function open(host: McpHost, request: OpenAppRequest): Promise<AppFrame> {
     if (appsPort === undefined) throw new HttpError(503, 'not_ready', 'the sandbox origin for apps is not listening');
     if (apps.size >= MAX_OPEN_APPS) throw new HttpError(429, 'too_many_apps', `at most ${MAX_OPEN_APPS} apps may be open at once`);
-    const ui = await host.toolUi(request.tool);
+    const principal = request.principal;
+    const ui = await host.toolUi(request.tool, principal === undefined ? {} : { principal });
     if (ui === null) throw new HttpError(404, 'not_found', `tool "${request.tool}" has no app`);
     const id = randomBytes(24).toString('base64url');
-    const pageOrigin = `http://${request.pageHost.toLowerCase()}`;
-    // The same name the page was reached at (an IPv6 hostname keeps its brackets), the sandbox port.
-    const appsOrigin = `http://${new URL(pageOrigin).hostname}:${appsPort}`;
+    const pageOrigin = publicPage ?? `http://${request.pageHost.toLowerCase()}`;
+    const appsOrigin = origin(request.pageHost)!;
     const csp = frameCsp(ui.csp, { pageOrigin, ownOrigins: [pageOrigin, appsOrigin], reportUri: `/frames/${id}/csp` });
 
     const transport = new RelayTransport();
@@ -127,6 +152,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     };
     transport.onerror = (error) => emit({ event: 'problem', data: { message: `bridge: ${error.message}` } });
     const session = await host.appBridge(request.tool, transport, {
+      ...(principal !== undefined && { principal }),
       onSizeChange: (size) => emit({ event: 'size', data: size }),
       // Nothing here talks to a model: the page shows what the app asks, the user decides.
       onMessage: (message) => {
@@ -149,6 +175,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     });
     const app: OpenApp = {
       id,
+      opener: principal?.id ?? null,
       ui,
       pageOrigin,
       csp,
@@ -194,6 +221,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
       appsPort = port;
     },
     port: () => appsPort,
+    origin,
     open,
     get: (id) => (ID.test(id) ? apps.get(id) : undefined),
     close,
@@ -213,13 +241,13 @@ function sandboxApp(apps: Map<string, OpenApp>, options: AppFramesOptions, port:
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // The names the page may be reached at (bound address, `--allowed-host`), on the sandbox port.
+  // The names the page may be reached at (bound address, `--allowed-host`), on the sandbox port, and the public apps origin's.
   let checkHost: ReturnType<typeof hostCheck> | undefined;
   app.use(function sandboxHost(req, res, next) {
-    checkHost ??= hostCheck(
-      options.bindHost,
-      (options.allowedHosts ?? []).map((value) => `${new URL(`http://${value}`).hostname}:${port() ?? 0}`),
-    );
+    checkHost ??= hostCheck(options.bindHost, [
+      ...(options.allowedHosts ?? []).map((value) => `${new URL(`http://${value}`).hostname}:${port() ?? 0}`),
+      ...(options.appsOrigin === undefined ? [] : [new URL(options.appsOrigin).host.toLowerCase()]),
+    ]);
     checkHost(req, res, next);
   });
 

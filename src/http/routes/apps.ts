@@ -1,11 +1,12 @@
 import { loadExpress } from '../express.js';
-import type { Router } from 'express';
+import type { Response, Router } from 'express';
 import { z } from 'zod';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import type { McpHost } from '../../host.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import type { AppFrames } from '../apps/frames.js';
+import { userOf } from '../caller.js';
 
 /** A tool result as its server answered it, which the app is handed after its handshake. */
 const ToolResult = z.looseObject({
@@ -35,9 +36,10 @@ export interface AppRoutesOptions {
  */
 export function appRoutes(host: McpHost, frames: AppFrames | undefined, options: AppRoutesOptions): Router {
   const router = loadExpress().Router();
-  const openApp = (id: string) => {
+  /** An app the caller opened: another caller's (a user's, or the admin's) is as unknown as a closed one. */
+  const openApp = (id: string, res: Response) => {
     const app = frames?.get(id);
-    if (app === undefined) throw new HttpError(404, 'not_found', 'no such app open');
+    if (app === undefined || app.opener !== (userOf(res)?.id ?? null)) throw new HttpError(404, 'not_found', 'no such app open');
     return app;
   };
 
@@ -47,6 +49,7 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
     const frame = await frames.open(host, {
       tool: body.tool,
       pageHost: req.headers.host ?? '',
+      principal: userOf(res),
       ...(body.input === undefined ? {} : { input: body.input }),
       ...(body.result === undefined ? {} : { result: body.result as CallToolResult }),
     });
@@ -54,7 +57,7 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
   });
 
   router.get('/:id/stream', function streamApp(req, res) {
-    const app = openApp(req.params.id);
+    const app = openApp(req.params.id, res);
     openEventStream(res);
     const heartbeat = setInterval(() => res.write(': alive\n\n'), options.heartbeatMs);
     res.on('close', () => clearInterval(heartbeat));
@@ -62,7 +65,7 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
   });
 
   router.post('/:id/messages', function relayMessage(req, res) {
-    const app = openApp(req.params.id);
+    const app = openApp(req.params.id, res);
     const body = MessageBody.parse(req.body ?? {});
     try {
       app.transport.receive(body.message);
@@ -73,6 +76,8 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
   });
 
   router.delete('/:id', async function closeApp(req, res) {
+    // Closing one already gone is done; closing another caller's is refused.
+    if (frames?.get(req.params.id) !== undefined) openApp(req.params.id, res);
     await frames?.close(req.params.id, 'closed by the page');
     res.status(204).end();
   });

@@ -32,17 +32,14 @@ function setPageHeaders(res: Response, frameSrc = "'none'"): void {
 }
 
 export interface PageRoutesOptions {
-  /** The port of the sandbox origin apps are framed from; undefined: the page frames nothing. */
-  appsPort?: () => number | undefined;
+  /** The sandbox origin apps are framed from, for a page reached at `pageHost`; undefined: the page frames nothing. */
+  appsOrigin?: (pageHost: string) => string | undefined;
 }
 
-/**
- * The one origin the page may frame: the sandbox origin, under the name the
- * page was reached at (its `Host`, already checked).
- */
-function appsFrameSource(req: Request, port: number | undefined): string {
-  if (port === undefined || req.headers.host === undefined) return "'none'";
-  return `http://${new URL(`http://${req.headers.host}`).hostname}:${port}`;
+/** The one origin the page may frame: the sandbox origin, for the name the page was reached at (its `Host`, already checked). */
+function appsFrameSource(req: Request, origin: PageRoutesOptions['appsOrigin']): string {
+  if (origin === undefined || req.headers.host === undefined) return "'none'";
+  return origin(req.headers.host) ?? "'none'";
 }
 
 /** The management page at `/`, its assets under `/ui/`, and the diagrams under `/ui/diagrams/`. */
@@ -51,7 +48,7 @@ export function pageRoutes(options: PageRoutesOptions = {}): Router {
   const statics = { index: false, dotfiles: 'ignore', setHeaders: setPageHeaders } as const;
 
   router.get('/', function page(req, res) {
-    setPageHeaders(res, appsFrameSource(req, options.appsPort?.()));
+    setPageHeaders(res, appsFrameSource(req, options.appsOrigin));
     res.sendFile('index.html', { root: UI_DIR });
   });
 
