@@ -1,4 +1,5 @@
 import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { watchIdle } from './idle-watch.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError, type ErrorKind } from '../errors.js';
 import { networkFailure } from '../connection/reachability.js';
@@ -224,25 +225,7 @@ export const serverMachine = setup({
      */
     idleWatch: fromCallback<ServerMachineEvent, { onDemand: boolean; idleMs: number }>(({ input, sendBack, receive }) => {
       if (!input.onDemand) return undefined;
-      let inFlight = 0;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => sendBack({ type: 'server.idle' }), input.idleMs);
-        // A waiting idle timer alone does not keep the process alive.
-        timer.unref();
-      };
-      arm();
-      receive((event) => {
-        if (event.type === 'call.started') {
-          inFlight += 1;
-          clearTimeout(timer);
-        } else if (event.type === 'call.finished') {
-          inFlight = Math.max(0, inFlight - 1);
-          if (inFlight === 0) arm();
-        }
-      });
-      return () => clearTimeout(timer);
+      return watchIdle(input.idleMs, () => sendBack({ type: 'server.idle' }), receive);
     }),
     /** Ends the connection; resolves once the process is gone. */
     closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),

@@ -1,4 +1,5 @@
 import { assign, fromCallback, fromPromise, sendTo, setup, type ActorRefFrom } from 'xstate';
+import { watchIdle } from './idle-watch.js';
 
 /**
  * The life of one principal's session of a `per_user` server:
@@ -71,25 +72,7 @@ export const sessionMachine = setup({
     }),
     /** Sends `session.idle` once no call ran for `idleMs`; a call in flight holds it off. */
     idleWatch: fromCallback<SessionEvent, { idleMs: number }>(({ input, sendBack, receive }) => {
-      let inFlight = 0;
-      let timer: NodeJS.Timeout | undefined;
-      const arm = () => {
-        clearTimeout(timer);
-        timer = setTimeout(() => sendBack({ type: 'session.idle' }), input.idleMs);
-        // A waiting idle timer alone does not keep the worker alive.
-        timer.unref();
-      };
-      arm();
-      receive((event) => {
-        if (event.type === 'call.started') {
-          inFlight += 1;
-          clearTimeout(timer);
-        } else if (event.type === 'call.finished') {
-          inFlight = Math.max(0, inFlight - 1);
-          if (inFlight === 0) arm();
-        }
-      });
-      return () => clearTimeout(timer);
+      return watchIdle(input.idleMs, () => sendBack({ type: 'session.idle' }), receive);
     }),
     /** Ends the connection; resolves once it has. */
     close: fromPromise<void, { link: SessionLink | null }>(async ({ input }) => {
