@@ -1,9 +1,9 @@
 // One sample of the users suite, in a fresh process (run with --expose-gc),
 // with a Streamable HTTP server of its own (test/fixtures/whoami.mjs --http,
 // a child: its memory is not this process's). Prints one JSON line.
-//   node --expose-gc bench/suites/users-probe.js first PRINCIPALS   → ms of each new principal's first call, mcp-fleet and raw SDK in turns
+//   node --expose-gc bench/suites/users-probe.js first PRINCIPALS   → ms of each new principal's first call, mcp-fleet and raw SDK (with and without listTools) in turns
 //   node --expose-gc bench/suites/users-probe.js percall CALLS WARMUP → µs per call, per_user session and shared server in 100-call chunks
-//   node --expose-gc bench/suites/users-probe.js memory PRINCIPALS  → heap per idle session, and what is left once they ended
+//   node --expose-gc bench/suites/users-probe.js memory PRINCIPALS  → heap per idle session, what is left once they ended, heap per raw SDK client
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -59,12 +59,14 @@ async function fleetCall(name, p) {
 }
 const rawClients = [];
 /** The baseline of a first call: a raw SDK client connecting to the same server with the same header, then the call. */
-async function rawFirstCall(token) {
+async function rawFirstCall(token, { list = false, keep = rawClients } = {}) {
   const client = new Client({ name: 'bench-raw', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(fixture.url), { requestInit: { headers: { 'x-user-token': token } } }));
+  // mcp-fleet lists a session's tools (its catalog) before the call: `list` does too.
+  if (list) await client.listTools();
   const result = await client.callTool({ name: 'whoami', arguments: {} });
   if (result.isError) throw new Error(`raw: ${JSON.stringify(result.content)}`);
-  rawClients.push(client);
+  keep.push(client);
 }
 
 let out;
@@ -88,10 +90,12 @@ async function first() {
   for (let i = 0; i < 5; i += 1) {
     await fleetCall('mine__whoami', await newPrincipal());
     await rawFirstCall(`warm-${i}`);
+    await rawFirstCall(`warm-listed-${i}`, { list: true });
   }
   await settleHeap();
   const fleetMs = [];
   const rawMs = [];
+  const rawListedMs = [];
   for (let i = 0; i < count; i += 1) {
     const p = await newPrincipal();
     const runs = [
@@ -105,12 +109,16 @@ async function first() {
         await rawFirstCall(`raw-${i}`);
         rawMs.push(performance.now() - started);
       },
+      async () => {
+        const started = performance.now();
+        await rawFirstCall(`raw-listed-${i}`, { list: true });
+        rawListedMs.push(performance.now() - started);
+      },
     ];
-    // Turns alternate, so neither always goes first.
-    if (i % 2 === 1) runs.reverse();
-    for (const run of runs) await run();
+    // The order rotates, so none always goes first.
+    for (let k = 0; k < runs.length; k += 1) await runs[(i + k) % runs.length]();
   }
-  return { fleetMs, rawMs };
+  return { fleetMs, rawMs, rawListedMs };
 }
 
 async function percall(warmup) {
@@ -157,12 +165,24 @@ async function memory() {
   await endAll(idle);
   await settleHeap();
   const ended = process.memoryUsage();
+  // The baseline of a session's heap: as many raw SDK clients, each connected with its header and called once.
+  const warm = [];
+  for (let i = 0; i < 20; i += 1) await rawFirstCall(`warm-${i}`, { keep: warm });
+  await Promise.all(warm.map((client) => client.close()));
+  await settleHeap();
+  const rawStart = process.memoryUsage();
+  const raw = [];
+  for (let i = 0; i < count; i += 1) await rawFirstCall(`raw-${i}`, { keep: raw });
+  await settleHeap();
+  const rawOpen = process.memoryUsage();
+  await Promise.all(raw.map((client) => client.close()));
   return {
     principals: count,
     inputsPerPrincipalKiB: kib(inputsSet.heapUsed - start.heapUsed),
     heapPerSessionKiB: kib(sessionsOpen.heapUsed - inputsSet.heapUsed),
     rssPerSessionKiB: kib(sessionsOpen.rss - inputsSet.rss),
     leftPerSessionKiB: kib(ended.heapUsed - inputsSet.heapUsed),
+    rawHeapPerClientKiB: kib(rawOpen.heapUsed - rawStart.heapUsed),
   };
 }
 
