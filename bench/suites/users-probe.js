@@ -163,6 +163,8 @@ async function memory() {
   await settleHeap();
   const sessionsOpen = process.memoryUsage();
   await endAll(idle);
+  // Sockets of ended sessions idle in fetch's keep-alive pool until the server's keep-alive timeout (Node's 5 s) closes them.
+  await sleep(6000);
   await settleHeap();
   const ended = process.memoryUsage();
   // The baseline of a session's heap: as many raw SDK clients, each connected with its header and called once.
