@@ -108,6 +108,9 @@ const INTERNAL: Record<string, InternalNote> = {
   'pending_choose --> pending_on_demand : always [isUnasked && knowsCatalog]': {
     observed: 'an on-demand server whose catalog is known back in pending with no process after idling',
   },
+  'pending_choose --> pending_per_user : always [isPerUser]': {
+    observed: 'a per_user server given its startup turn: no process of its own, and the next server connects',
+  },
   'pending_on_demand --> pending_choose : server.demand': {
     observed: 'a call to a tool of a waiting on-demand server starts it: pending → ready, then the answer',
   },
@@ -222,7 +225,7 @@ const NOT_DRIVEN: Record<string, string> = {
   ),
 };
 
-const STDIO_SERVERS = ['alpha', 'beta', 'gamma', 'crashy', 'once', 'stubborn', 'od', 'hung1', 'hung2', 'hung3', 'hung4'];
+const STDIO_SERVERS = ['alpha', 'beta', 'gamma', 'crashy', 'once', 'stubborn', 'od', 'pu', 'hung1', 'hung2', 'hung3', 'hung4'];
 
 let dir: string;
 let host: McpHost;
@@ -362,6 +365,8 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       stubborn: local('stubborn', 'stubborn'),
       // Started on demand; a first run (no catalog in the journal yet) connects it once to learn its tools.
       od: local('od', 'healthy', { start: 'on_demand', idle_timeout_seconds: 1 }),
+      // Per user: its turn in the queue connects nothing (only its principals' sessions would), and frees the slot.
+      pu: local('pu', 'healthy', { scope: 'per_user' }),
       hung1: local('hung1', 'hang-on-init', { timeout_seconds: 600 }),
       hung2: local('hung2', 'hang-on-init', { timeout_seconds: 600 }),
       hung3: local('hung3', 'hang-on-init', { timeout_seconds: 600 }),
@@ -410,6 +415,10 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     // hung1 takes the slot and never answers: the servers after it wait in the queue, with no process.
     await untilValue(() => pidIfAny('hung1'), 'hung1 to be spawned', WAIT_MS);
     pidOf('hung1');
+    // pu's turn came before hung1's: it spawned nothing and held no slot.
+    expect(pidIfAny('pu')).toBeUndefined();
+    expect(host.server('pu')?.state).toBe('pending');
+    watch.observe('pending_choose --> pending_per_user : always [isPerUser]', 'pu: its turn passed (hung1 spawned after it), no process, pending');
     expect(['hung2', 'hung3', 'hung4'].filter((name) => existsSync(pidFile(name)))).toEqual([]);
     expect(['hung2', 'hung3', 'hung4'].map((name) => host.server(name)?.state)).toEqual(['pending', 'pending', 'pending']);
     watch.observe('pending_choose --> pending_queued : always [isQueued]', 'hung2–hung4 pending with no process while hung1 holds the slot');
