@@ -49,6 +49,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     busy: (name) => management.busy(name),
     idle: (name) => management.idle(name),
     leftoversGone: () => leftovers.empty(),
+    endSessions: () => sessions.shutdown(),
     closeApprovals: () => approvals.close(),
     async closeOwnStores() {
       spill.close();
@@ -189,7 +190,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     async shutdown() {
       try {
-        await sessions.shutdown();
         await lifecycle.shutdown();
       } finally {
         apps.close();

@@ -37,6 +37,8 @@ export interface LifecycleDeps {
   idle(name: string): Promise<void>;
   /** Children abandoned mid-handshake are gone. */
   leftoversGone(): Promise<void>;
+  /** Every per-user session has ended (its process gone, its HTTP session deleted). */
+  endSessions(): Promise<void>;
   /** Answers the calls waiting for an approval (they are not made). */
   closeApprovals(): void;
   /** Closes the result spill and waits for the era verdicts to be written. */
@@ -133,8 +135,11 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
     },
     async stopServers(registry) {
       const refs = Object.values(registry.getSnapshot().context.servers);
-      // Each actor is done once its process is gone (it closes in its own `closing` state).
-      await Promise.all(refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })));
+      // Each actor is done once its process is gone (it closes in its own `closing` state); the sessions end beside them.
+      await Promise.all([
+        ...refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })),
+        deps.endSessions(),
+      ]);
       // Handshakes abandoned mid-way close their children in the background.
       await deps.leftoversGone();
     },

@@ -50,7 +50,7 @@ export interface HostWork {
   awaitIdle(names: string[]): Promise<void>;
   /** Lists this host among the fleet's workers; the returned function stops rewriting its states. */
   announce(): () => void;
-  /** Resolves once every server actor has stopped and the children they abandoned are gone. */
+  /** Resolves once every server actor has stopped, every per-user session has ended and the children abandoned mid-handshake are gone. */
   stopServers(registry: RegistryRef): Promise<void>;
   /** Takes this host off the fleet's list. */
   leaveFleet(): Promise<void>;
