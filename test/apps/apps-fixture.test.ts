@@ -1,6 +1,7 @@
 // MCP Apps against an own fixture (apps-server.mjs, on both eras): the
 // extension in the client's capabilities, the app cache and what drops it,
 // the bridge's approvals, callbacks and schema checks, the HTTP route.
+import { connectApp } from '../support/apps.js';
 import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { App } from '@modelcontextprotocol/ext-apps';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -38,24 +39,6 @@ async function startHost(servers: Record<string, unknown>, options: McpHostOptio
   return host;
 }
 
-async function connectApp(
-  host: McpHost,
-  tool: string,
-  options: Parameters<McpHost['appBridge']>[2] = {},
-  beforeConnect: (app: App) => void = () => {},
-) {
-  const [hostSide, appSide] = InMemoryTransport.createLinkedPair();
-  const session = await host.appBridge(tool, hostSide, options);
-  const app = new App({ name: 'test-app', version: '1.0.0' }, {}, { autoResize: false });
-  beforeConnect(app);
-  await app.connect(appSide);
-  await session.initialized;
-  closers.push(async () => {
-    await session.close();
-    await app.close();
-  });
-  return { session, app };
-}
 
 describe('the MCP Apps extension in the client capabilities', () => {
   for (const [protocol, era] of [
@@ -192,7 +175,7 @@ describe('appBridge', () => {
       },
     );
     expect(host.tools().map((tool) => tool.name)).not.toContain('apps__app_echo');
-    const { app } = await connectApp(host, 'apps__show');
+    const { app } = await connectApp(host, 'apps__show', closers);
     const allowed = await app.callServerTool({ name: 'app_echo', arguments: { text: 'hi' } });
     expect(allowed).toMatchObject({ content: [{ type: 'text', text: 'app says hi' }] });
     const denied = await app.callServerTool({ name: 'app_echo', arguments: { text: 'no' } });
@@ -212,7 +195,7 @@ describe('appBridge', () => {
     const links: string[] = [];
     const contexts: unknown[] = [];
     const sizes: unknown[] = [];
-    const { app, session } = await connectApp(host, 'apps__show', {
+    const { app, session } = await connectApp(host, 'apps__show', closers, {
       onMessage: (message) => void messages.push(message),
       onOpenLink: (link) => void links.push(link.url),
       onUpdateModelContext: (context) => void contexts.push(context),
@@ -228,7 +211,7 @@ describe('appBridge', () => {
     await until(() => sizes.length === 1, 'the size change');
     expect(sizes).toEqual([{ width: 320, height: 240 }]);
 
-    const bare = await connectApp(host, 'apps__show');
+    const bare = await connectApp(host, 'apps__show', closers);
     await expect(bare.app.sendMessage({ role: 'user', content: [{ type: 'text', text: 'x' }] })).rejects.toThrow(/not available/);
     await expect(bare.app.openLink({ url: 'https://example.test/' })).rejects.toThrow(/not available/);
     await expect(bare.app.updateModelContext({ content: [] })).rejects.toThrow(/not available/);
@@ -239,7 +222,7 @@ describe('appBridge', () => {
     const inputs: unknown[] = [];
     const results: unknown[] = [];
     const cancelled: unknown[] = [];
-    const { session } = await connectApp(host, 'apps__show', {}, (app) => {
+    const { session } = await connectApp(host, 'apps__show', closers, {}, (app) => {
       app.ontoolinput = (params) => inputs.push(params.arguments);
       app.ontoolresult = (params) => results.push(params);
       app.ontoolcancelled = (params) => cancelled.push(params);

@@ -2,9 +2,8 @@
 // server-pdf on a local PDF) and an own fixture (apps-server.mjs, both eras).
 // An ext-apps `App` on the other end of an in-memory transport stands in for
 // the frame an embedder renders.
+import { connectApp } from '../support/apps.js';
 import { fileURLToPath } from 'node:url';
-import { App } from '@modelcontextprotocol/ext-apps';
-import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
@@ -38,20 +37,6 @@ async function startHost(servers: Record<string, unknown>): Promise<McpHost> {
   return host;
 }
 
-/** Connects an ext-apps App to the host's bridge for `tool`, over an in-memory pair. */
-async function connectApp(host: McpHost, tool: string, options: Parameters<McpHost['appBridge']>[2] = {}) {
-  const [hostSide, appSide] = InMemoryTransport.createLinkedPair();
-  const session = await host.appBridge(tool, hostSide, options);
-  // No DOM here: the app reports its size by hand (sendSizeChanged), not from a ResizeObserver.
-  const app = new App({ name: 'test-app', version: '1.0.0' }, {}, { autoResize: false });
-  await app.connect(appSide);
-  await session.initialized;
-  closers.push(async () => {
-    await session.close();
-    await app.close();
-  });
-  return { session, app };
-}
 
 const textOf = (result: { content?: unknown[] }) =>
   (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('\n');
@@ -91,7 +76,7 @@ describe('server-basic-vanillajs', () => {
     expect(await host.toolUi('other__echo')).toBeNull();
     expect(await host.toolUi('nobody__nothing')).toBeNull();
 
-    const { app } = await connectApp(host, 'clock__get-time');
+    const { app } = await connectApp(host, 'clock__get-time', closers);
     const answer = await app.callServerTool({ name: 'get-time', arguments: {} });
     expect(answer.isError).toBeFalsy();
     // An ISO time, as the server's own tool answers it.
@@ -188,7 +173,7 @@ describe('server-pdf on a local PDF', () => {
     const url = listing.match(/file:\/\/\S*one-page\.pdf/)?.[0];
     expect(url, listing).toBeDefined();
 
-    const { app } = await connectApp(host, 'pdf__display_pdf');
+    const { app } = await connectApp(host, 'pdf__display_pdf', closers);
     const chunk = await app.callServerTool({ name: 'read_pdf_bytes', arguments: { url, offset: 0 } });
     expect(chunk.isError).toBeFalsy();
     const bytes = (chunk.structuredContent as { bytes: string; totalBytes: number }).bytes;

@@ -3,8 +3,8 @@
 // user may see, calls only the tools of its server they may see, counts
 // against their quota and is journaled as theirs. Then the same over HTTP,
 // with user keys on the apps routes.
+import { connectApp } from '../support/apps.js';
 import { InMemoryTransport } from '@modelcontextprotocol/client';
-import { App } from '@modelcontextprotocol/ext-apps';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import type { JournalEvent } from '../../src/journal/events.js';
@@ -31,18 +31,6 @@ afterEach(async () => {
   await Promise.all(closers.splice(0).map((close) => close()));
 });
 
-async function connectApp(host: McpHost, tool: string, principal: PrincipalInput) {
-  const [hostSide, appSide] = InMemoryTransport.createLinkedPair();
-  const session = await host.appBridge(tool, hostSide, { principal });
-  const app = new App({ name: 'test-app', version: '1.0.0' }, {}, { autoResize: false });
-  await app.connect(appSide);
-  await session.initialized;
-  closers.push(async () => {
-    await session.close();
-    await app.close();
-  });
-  return app;
-}
 
 const textOf = (result: { content?: unknown[] }) => (result.content ?? []).map((block) => (block as { text?: string }).text ?? '').join('\n');
 const calls = (host: McpHost) => host.events().filter((event): event is Extract<JournalEvent, { type: 'tool.called' }> => event.type === 'tool.called');
@@ -74,7 +62,7 @@ describe('the bridge of a user', { timeout: 30_000 }, () => {
   });
 
   test('the app calls only the tools of its server its user may see, and each call is journaled as theirs', async () => {
-    const bobs = await connectApp(host, 'fx__show', BOB);
+    const bobs = (await connectApp(host, 'fx__show', closers, { principal: BOB })).app;
     const refused = await bobs.callServerTool({ name: 'app_echo', arguments: { text: 'hi' } });
     expect(refused.isError).toBe(true);
     expect(textOf(refused)).toBe('tool "app_echo" is not a tool of server "fx"');
@@ -82,7 +70,7 @@ describe('the bridge of a user', { timeout: 30_000 }, () => {
     expect(shown.isError).toBeFalsy();
     expect(textOf(shown)).toMatch(/^shown v\d+$/);
 
-    const alices = await connectApp(host, 'fx__show', ALICE);
+    const alices = (await connectApp(host, 'fx__show', closers, { principal: ALICE })).app;
     const echoed = await alices.callServerTool({ name: 'app_echo', arguments: { text: 'hi' } });
     expect(textOf(echoed)).toBe('app says hi');
 
@@ -99,7 +87,7 @@ describe('the bridge of a user', { timeout: 30_000 }, () => {
 
   test("an app's calls count against its user's quota", async () => {
     const limited = { ...ALICE, id: 'dave', quota: { calls_per_minute: 1 } };
-    const app = await connectApp(host, 'fx__show', limited);
+    const app = (await connectApp(host, 'fx__show', closers, { principal: limited })).app;
     expect((await app.callServerTool({ name: 'show', arguments: {} })).isError).toBeFalsy();
     const over = await app.callServerTool({ name: 'show', arguments: {} });
     expect(over.isError).toBe(true);
@@ -115,7 +103,7 @@ describe('the bridge of a user', { timeout: 30_000 }, () => {
   });
 
   test("an app reads its server's resources and calls its tools only while its user may see the server", async () => {
-    const app = await connectApp(host, 'secret__show', ALICE);
+    const app = (await connectApp(host, 'secret__show', closers, { principal: ALICE })).app;
     const read = await app.readServerResource({ uri: 'ui://fixture/app.html' });
     expect(read.contents[0]?.uri).toBe('ui://fixture/app.html');
     // The policy changes under the open app: alice may no longer see the server.
