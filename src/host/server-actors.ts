@@ -1,6 +1,6 @@
 /**
- * The implementations of the server machine's actors, bound to one host: how
- * it connects (OAuth provider, the host's answers to server requests), checks
+ * The work one host does for its server actors (`ServerHost`, handed to each
+ * actor in its input): how it connects (OAuth provider, the host's answers to server requests), checks
  * and refreshes tokens, runs a consent, and what runs beside a ready
  * connection. The machine decides when each runs; nothing here keeps state
  * per server.
