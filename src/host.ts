@@ -131,9 +131,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return begun;
     },
 
-    catalog() {
+    catalog(catalogOptions) {
       freshenSoon();
-      return catalogEntries(host.status(), projected(), mount, sessions);
+      return catalogEntries(host.status(), projected(), mount, sessions, principalOf(catalogOptions?.principal)?.id);
     },
 
     prompts() {

@@ -33,6 +33,7 @@ import { notificationsOf } from './notifications.js';
 import { TASKS_EXTENSION } from './tasks.js';
 import { APP_MIME_TYPE, UI_EXTENSION } from '../apps/tool-meta.js';
 import { LazyValidator, type ToolListing } from './tool-listing.js';
+import type { CacheScope } from './cache-scope.js';
 import { traceConnect } from '../telemetry/connects.js';
 import type { LifecycleSpan } from '../telemetry/index.js';
 
@@ -90,6 +91,8 @@ export interface ServerConnection {
   readonly allTools: Tool[];
   /** The `ttlMs` of the listing made at connect (null: none); the catalog sync keeps track from there. */
   readonly connectTtlMs: number | null;
+  /** The `cacheScope` of the listing made at connect: null on the 2025 era (see tool-listing.ts). */
+  readonly connectScope: CacheScope | null;
   /** Lists every page of tools again (after `notifications/tools/list_changed`, or an expired listing); changes nothing by itself. */
   listTools(signal?: AbortSignal): Promise<ToolListing>;
   /** Makes `listing` the server's tools: `tools`/`allTools` and the output-schema validation of calls follow it. */

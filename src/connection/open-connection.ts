@@ -90,6 +90,7 @@ export function openConnection(
       return listedTools;
     },
     connectTtlMs: listing.ttlMs,
+    connectScope: listing.scope,
     listTools(signal = new AbortController().signal) {
       const bound = { signal, timeout: config.timeout_seconds * 1000 };
       return listAllTools(client, bound, { phase: 'tools/list' });

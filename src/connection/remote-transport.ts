@@ -13,6 +13,7 @@ import type { Handshake } from './connection.js';
 import type { RetryAfterLog } from './rate-limits.js';
 import { SessionRenewingTransport } from './session-transport.js';
 import { watchTaskHandles } from './tasks.js';
+import { watchCacheScopes } from './cache-scope.js';
 
 /** A remote transport that finished `initialize`. */
 export interface RemoteSession {
@@ -60,7 +61,7 @@ export async function openRemote(
         : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
     const client = handshake.newClient();
     try {
-      await client.connect(watchTaskHandles(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+      await client.connect(watchCacheScopes(watchTaskHandles(transport)), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     } catch (err) {
       await transport.close();
       throw err;

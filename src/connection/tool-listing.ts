@@ -8,6 +8,7 @@ import type { Client, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator, 
 import type { ToolFilter } from '../config/index.js';
 import { linkedSignal } from './deadlines.js';
 import type { RequestBound } from './remote-transport.js';
+import { listingScope, type CacheScope } from './cache-scope.js';
 
 /** Where a connect is, for the error it gives if it stops there. */
 export interface HandshakeProgress {
@@ -19,13 +20,16 @@ export interface ToolListing {
   tools: Tool[];
   /** The result's `ttlMs` (2026-07-28 era), or null when it gave none (see {@link ttlOf}). */
   ttlMs: number | null;
+  /** Its `cacheScope` (2026-07-28 era; one private page makes it private), or null on the 2025 era, which has none. */
+  scope: CacheScope | null;
 }
 
 /** Every page of the server's tools. */
 export async function listAllTools(client: Client, bound: RequestBound, progress: HandshakeProgress): Promise<ToolListing> {
   progress.phase = 'tools/list';
+  const scope = listingScope(client, 'tools/list');
   const result = await listEveryPage(bound, (request) => client.listTools(undefined, { ...request, cacheMode: 'refresh' }));
-  return { tools: result.tools, ttlMs: ttlOf(client, result) };
+  return { tools: result.tools, ttlMs: ttlOf(client, result), scope: scope() };
 }
 
 /** The SDK's own cap on a `ttlMs` (24 h): a server cannot pin a listing forever. */

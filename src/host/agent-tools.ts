@@ -72,7 +72,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
   /** The server a tool name belongs to (see `toolOwner`). */
   const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
   const onDemand = createOnDemand({ current, projected, stopping: options.stopping });
-  const fleetSearch = createFleetSearch(projected, selectors, (server) => sessions.learnt(server));
+  const fleetSearch = createFleetSearch(projected, selectors, (server) => sessions.listings(server));
   const deferredTools = createDeferredTools({ servers: options.servers, search: fleetSearch, onDemand });
 
   /** Whether `principal` may see the tool `name` (a meta tool, or one nobody owns, is decided elsewhere). */
@@ -80,7 +80,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     if (principal === undefined) return true;
     const tool = mount.get(name);
     if (tool) return toolVisible(projected(), tool.server, tool.originalName, principal);
-    const perUser = sessions.owner(name);
+    const perUser = sessions.owner(name, principal.id);
     if (perUser) return toolVisible(projected(), perUser.server, perUser.original, principal);
     const owner = ownerByName(name);
     if (owner === undefined) return true;
@@ -152,10 +152,11 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     const tool = mount.get(name);
     if (tool && !modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
     if (tool) return tool.execute(args, callOptions);
-    const perUser = sessions.owner(name);
+    const caller = principalOf(callOptions?.principal)?.id;
+    const perUser = sessions.owner(name, caller);
     if (perUser) {
       // A tool learnt from a session, or one named before any session listed it: either goes through the caller's session.
-      const learnt = sessions.tools().find((each) => each.name === name);
+      const learnt = sessions.learnt(perUser.server, caller)?.find((each) => each.name === name);
       return (learnt ?? perUserTool(perUser.server, perUser.original)).execute(args, callOptions ?? {});
     }
     const owner = ownerByName(name);
@@ -204,14 +205,15 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       freshenSoon();
       const principal = principalOf(toolOptions?.principal);
       const tools = deferredTools.marked(
-        visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools()], principal),
+        visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools(principal?.id)], principal),
       );
       return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools);
     },
 
     allTools(allOptions) {
       freshenSoon();
-      return visibleTo(projected(), [...mount.list(), ...sessions.tools()], principalOf(allOptions?.principal));
+      const principal = principalOf(allOptions?.principal);
+      return visibleTo(projected(), [...mount.list(), ...sessions.tools(principal?.id)], principal);
     },
 
     searchTools(query, searchOptions) {

@@ -205,7 +205,12 @@ export interface McpHost {
    * comes back to the loopback callback, the server connects and becomes ready.
    */
   beginAuth(name: string, options?: { principal?: PrincipalInput }): Promise<AuthBegun>;
-  catalog(): CatalogEntry[];
+  /**
+   * Each server's view with what it offers; with a `principal`, a per_user
+   * server's tools are those that principal is shown (their own private
+   * listing, else the server's public one). The access policy is the caller's to apply.
+   */
+  catalog(options?: { principal?: PrincipalInput }): CatalogEntry[];
   /**
    * Re-lists every listing of a ready server that expired (older than its
    * `catalog_max_age_seconds`, or past the `ttlMs` its server gave), one

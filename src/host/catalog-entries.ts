@@ -9,13 +9,19 @@ import type { Sessions } from './sessions.js';
 /**
  * The catalog: each server's view with what it offers. Its tools are the
  * registered ones; an on-demand server waiting for a call publishes its last
- * run's; a per_user server, what its sessions listed. Listings not yet made
+ * run's; a per_user server, what its sessions listed as `principal` is shown it. Listings not yet made
  * are `null` (not `[]`).
  */
-export function catalogEntries(views: ServerView[], context: ProjectionContext, mount: ToolMount, sessions: Pick<Sessions, 'learnt'>): CatalogEntry[] {
+export function catalogEntries(
+  views: ServerView[],
+  context: ProjectionContext,
+  mount: ToolMount,
+  sessions: Pick<Sessions, 'learnt'>,
+  principal?: string,
+): CatalogEntry[] {
   return views.map((view) => {
     const server = context.servers[view.name];
-    const mounted = server?.config.scope === 'per_user' ? (sessions.learnt(view.name) ?? []) : mount.forServer(view.name);
+    const mounted = server?.config.scope === 'per_user' ? (sessions.learnt(view.name, principal) ?? []) : mount.forServer(view.name);
     const tools =
       mounted.length === 0 && server !== undefined && waitsOnDemand(server)
         ? (server.known_tools ?? []).map(({ name, original, description, parameters, ui }) => ({

@@ -4,8 +4,12 @@
  * their `user_inputs` (`${user.NAME}`), one actor of the session machine
  * each. At most `max_sessions` per server (the least recently used is ended
  * for a new one); a session ends after `idle_timeout_seconds` with no call.
- * The tools a per_user server offers are those its first session listed on
- * this worker (its catalog is the server's, whoever connected).
+ * The tools a per_user server offers are those its sessions listed on this
+ * worker. Each session is its own authorization context: a listing the
+ * server marked `cacheScope: "private"` (2026-07-28) is kept for the
+ * principal whose session made it and shown to no one else; a `public` one
+ * (or a 2025 server's, whose era has no scopes) is the server's catalog,
+ * shown to every principal without a private listing of their own.
  */
 import { createActor, waitFor } from 'xstate';
 import type { Tool } from '@modelcontextprotocol/client';
@@ -49,12 +53,17 @@ export interface SessionsOptions {
 export interface Sessions {
   /** Whether `server` is a configured `per_user` server. */
   isPerUser(server: string): boolean;
-  /** The agent tools of the per_user servers whose catalog a session has learnt. */
-  tools(): AgentTool[];
-  /** The tools a session of the per_user server `server` listed (the same array until it is learnt again); undefined before. */
-  learnt(server: string): readonly AgentTool[] | undefined;
-  /** The tool `name` (`{server}__{tool}`) of a per_user server, learnt or not: the server and its own name of it. */
-  owner(name: string): { server: string; original: string } | undefined;
+  /** The agent tools of the per_user servers as `principal` (the admin without one) is shown them. */
+  tools(principal?: string): AgentTool[];
+  /**
+   * The tools of the per_user server `server` as `principal` (the admin without one) is shown them: their own
+   * private listing, else the server's public one (the same array until it is learnt again); undefined before.
+   */
+  learnt(server: string, principal?: string): readonly AgentTool[] | undefined;
+  /** Every listing of `server` kept: the public one, and each principal's private one (for the search index). */
+  listings(server: string): { shared: readonly AgentTool[] | undefined; own: ReadonlyMap<string, readonly AgentTool[]> };
+  /** The tool `name` (`{server}__{tool}`) of a per_user server, learnt or not: the server and its own name of it (as `principal` learnt it). */
+  owner(name: string, principal?: string): { server: string; original: string } | undefined;
   /** Calls `original` of `server` through the principal's session (the admin's without one). */
   call(server: string, original: string, args: Record<string, unknown>, options: ExecuteOptions): Promise<unknown>;
   /** The values the open sessions connected with, for redacting logs. */
@@ -102,8 +111,11 @@ export function missingInputs(config: ServerConfig, values: Record<string, strin
 
 export function createSessions(options: SessionsOptions): Sessions {
   const open = new Map<string, Entry>();
-  /** Each per_user server's tools, from the first session that listed them. */
+  /** Each per_user server's public tools, from the latest session whose listing was public. */
   const catalogs = new Map<string, AgentTool[]>();
+  /** Private listings by server, then principal: served to that principal alone. */
+  const privateCatalogs = new Map<string, Map<string, AgentTool[]>>();
+  const noneOwn: ReadonlyMap<string, readonly AgentTool[]> = new Map();
   let stopping = false;
 
   function agentTools(server: string, tools: Tool[]): AgentTool[] {
@@ -137,7 +149,7 @@ export function createSessions(options: SessionsOptions): Sessions {
             async connect(signal) {
               const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message) });
               entry.connection = connection;
-              if (!catalogs.has(server)) catalogs.set(server, agentTools(server, connection.tools));
+              learn(server, principal, connection);
               return connection;
             },
             onLost(listener) {
@@ -168,6 +180,20 @@ export function createSessions(options: SessionsOptions): Sessions {
     return entry;
   }
 
+  /** Keeps what a session listed: for its principal alone when the server said private. */
+  function learn(server: string, principal: string, connection: ServerConnection): void {
+    const tools = agentTools(server, connection.tools);
+    if (connection.connectScope === 'private') {
+      let own = privateCatalogs.get(server);
+      if (own === undefined) privateCatalogs.set(server, (own = new Map()));
+      own.set(principal, tools);
+    } else {
+      // The server's public list (or one of the 2025 era): a principal's earlier private one is not theirs any more.
+      privateCatalogs.get(server)?.delete(principal);
+      catalogs.set(server, tools);
+    }
+  }
+
   async function ended(entry: Entry): Promise<void> {
     await waitFor(entry.actor, (snapshot) => snapshot.status === 'done', { timeout: Infinity });
   }
@@ -175,18 +201,25 @@ export function createSessions(options: SessionsOptions): Sessions {
   const sessions: Sessions = {
     isPerUser: (server) => options.perUserConfig(server) !== undefined,
 
-    tools() {
-      return [...catalogs].flatMap(([server, tools]) => (sessions.isPerUser(server) ? tools : []));
+    tools(principal = ADMIN_PRINCIPAL) {
+      const servers = new Set([...catalogs.keys(), ...privateCatalogs.keys()]);
+      return [...servers].flatMap((server) => sessions.learnt(server, principal) ?? []);
     },
 
-    learnt: (server) => (sessions.isPerUser(server) ? catalogs.get(server) : undefined),
+    learnt(server, principal = ADMIN_PRINCIPAL) {
+      if (!sessions.isPerUser(server)) return undefined;
+      return privateCatalogs.get(server)?.get(principal) ?? catalogs.get(server);
+    },
 
-    owner(name) {
+    listings: (server) =>
+      sessions.isPerUser(server) ? { shared: catalogs.get(server), own: privateCatalogs.get(server) ?? noneOwn } : { shared: undefined, own: noneOwn },
+
+    owner(name, principal) {
       const cut = name.indexOf('__');
       if (cut <= 0) return undefined;
       const server = name.slice(0, cut);
       if (!sessions.isPerUser(server)) return undefined;
-      const learnt = catalogs.get(server)?.find((tool) => tool.name === name);
+      const learnt = sessions.learnt(server, principal)?.find((tool) => tool.name === name);
       return { server, original: learnt?.originalName ?? name.slice(cut + 2) };
     },
 
@@ -234,7 +267,13 @@ export function createSessions(options: SessionsOptions): Sessions {
       const ending = [...open.values()].filter((entry) => entry.server === server && (principal === undefined || entry.principal === principal));
       for (const entry of ending) entry.actor.send({ type: 'session.stop' });
       // A changed config may list other tools (a filter): the next session lists them again.
-      if (principal === undefined) catalogs.delete(server);
+      if (principal === undefined) {
+        catalogs.delete(server);
+        privateCatalogs.delete(server);
+      } else {
+        // New inputs may be another credential: what the old one was shown privately is not kept.
+        privateCatalogs.get(server)?.delete(principal);
+      }
       await Promise.all(ending.map(ended));
     },
 

@@ -8,7 +8,7 @@
  * away and nothing else is re-indexed.
  */
 import { principalOf, toolVisible } from './access.js';
-import type { PrincipalInput } from '../users/index.js';
+import { ADMIN_PRINCIPAL, type PrincipalInput } from '../users/index.js';
 import type { ToolEntry } from '../journal/index.js';
 import type { ProjectedServer, ProjectionContext } from '../journal/index.js';
 import type { Selectors } from '../journal/index.js';
@@ -74,19 +74,40 @@ function searchableEntries(server: ProjectedServer): readonly ToolEntry[] | null
   return null;
 }
 
-/** The tools a session of a `per_user` server listed (undefined before any did): they have no journal entries. */
-export type LearntTools = (server: string) => readonly AgentTool[] | undefined;
+/**
+ * What the sessions of a `per_user` server listed (they have no journal
+ * entries): its public listing (undefined before any), and each principal's
+ * private one, which only that principal's searches may find.
+ */
+export type LearntTools = (server: string) => { shared: readonly AgentTool[] | undefined; own: ReadonlyMap<string, readonly AgentTool[]> };
+
+const NOTHING_LEARNT: ReturnType<LearntTools> = { shared: undefined, own: new Map() };
 
 export function createFleetSearch(
   projected: () => ProjectionContext,
   selectors: Pick<Selectors, 'toolOwner'>,
-  learnt: LearntTools = () => undefined,
+  learnt: LearntTools = () => NOTHING_LEARNT,
 ): FleetSearch {
   const index = createToolIndex();
   /** Per server, the list the index holds (journal entries, or a per_user server's learnt tools). */
   const indexed = new Map<string, readonly ToolEntry[] | readonly AgentTool[]>();
   /** One searchable object per learnt tool, as per journal entry. */
   const searchableLearnt = new WeakMap<AgentTool, SearchableTool>();
+  /**
+   * A private listing's own index: the shared one holds one tool per name, and
+   * two principals' private listings may hold the same names with other definitions.
+   */
+  const privateIndexes = new WeakMap<readonly AgentTool[], ReturnType<typeof createToolIndex>>();
+
+  function privateIndex(server: string, tools: readonly AgentTool[]): ReturnType<typeof createToolIndex> {
+    let found = privateIndexes.get(tools);
+    if (found === undefined) {
+      found = createToolIndex();
+      found.setServerTools(server, tools.filter((tool) => modelVisible(tool.ui)).map(fromLearnt));
+      privateIndexes.set(tools, found);
+    }
+    return found;
+  }
 
   function fromLearnt(tool: AgentTool): SearchableTool {
     let found = searchableLearnt.get(tool);
@@ -118,8 +139,8 @@ export function createFleetSearch(
   function catchUp(context: ProjectionContext): void {
     for (const [name, server] of Object.entries(context.servers)) {
       if (server.config.scope === 'per_user') {
-        // Never registered: what its sessions listed, once one has (a copy per change, so the identity check holds).
-        const tools = learnt(name);
+        // Never registered: what its sessions listed publicly, once one has (a copy per change, so the identity check holds).
+        const tools = learnt(name).shared;
         if (tools === indexed.get(name)) continue;
         if (tools === undefined) {
           index.removeServer(name);
@@ -160,7 +181,24 @@ export function createFleetSearch(
         if (server === undefined || !toolVisible(context, tool.server, tool.original, principal)) return false;
         return server.registered_since === 0 || selectors.toolOwner(context, tool.name) === tool.server;
       };
-      return index.search(query, { limit, filter: reachable }).map(({ tool, score, matched }) => {
+      // A principal's private listings of per_user servers: searched apart, and in place of those servers' public ones.
+      const caller = principal?.id ?? ADMIN_PRINCIPAL;
+      const own = Object.entries(context.servers).flatMap(([name, server]) => {
+        if (server.config.scope !== 'per_user') return [];
+        const tools = learnt(name).own.get(caller);
+        return tools === undefined ? [] : [{ name, tools }];
+      });
+      let hits = index.search(query, { limit, filter: reachable });
+      if (own.length > 0) {
+        const replaced = new Set(own.map(({ name }) => name));
+        hits = [
+          ...hits.filter((hit) => !replaced.has(hit.tool.server)),
+          ...own.flatMap(({ name, tools }) => privateIndex(name, tools).search(query, { limit, filter: reachable })),
+        ]
+          .sort((a, b) => b.score - a.score)
+          .slice(0, limit);
+      }
+      return hits.map(({ tool, score, matched }) => {
         const server = context.servers[tool.server]!;
         const denied = isDenied(server.config.tools.approval, tool.original);
         return {

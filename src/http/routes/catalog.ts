@@ -16,7 +16,7 @@ export function catalogRoutes(host: McpHost): Router {
       return;
     }
     // A user's catalog: the servers they may see, each with the tools they may see, no policy.
-    const servers = host.catalog().flatMap((entry) => {
+    const servers = host.catalog({ principal: user }).flatMap((entry) => {
       const view = viewFor(entry, user);
       if (view === undefined) return [];
       return [{ ...entry, config: view.config, tools: entry.tools.filter((tool) => maySeeTool(entry.config, tool.original, user)) }];

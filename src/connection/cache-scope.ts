@@ -1,0 +1,84 @@
+/**
+ * The `cacheScope` of list results (2026-07-28): `public` may be served to
+ * anyone, `private` only within the authorization context that fetched it.
+ * The SDK walks a list's pages itself and keeps only the first page's fields
+ * on the list it returns, so the transport is watched: every page that
+ * answers a list request is seen, and one page that is not `public` (a
+ * missing or unknown scope counts as `private`, as the SDK reads it) makes
+ * the whole listing private.
+ */
+import type { Client, JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+
+export type CacheScope = 'public' | 'private';
+
+/** The cacheable list methods whose scope a listing is asked for. */
+const LIST_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
+
+interface ScopeCounts {
+  /** Per list method, how many pages were not public so far. */
+  privatePages: Map<string, number>;
+}
+
+const watched = new WeakMap<object, ScopeCounts>();
+
+/**
+ * `transport`, with the scope of every list page it delivers counted (see
+ * {@link listingScope}). Everything else is the transport's own.
+ */
+export function watchCacheScopes<T extends Transport>(transport: T): T {
+  const counts: ScopeCounts = { privatePages: new Map() };
+  const lists = new Map<string | number, string>();
+  const send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
+    if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) lists.set(message.id, message.method);
+    return transport.send(message, options);
+  };
+  const deliver = (forward: (message: JSONRPCMessage, extra?: unknown) => void) => (message: JSONRPCMessage, extra?: unknown) => {
+    if ('id' in message && message.id !== undefined) {
+      const method = lists.get(message.id);
+      if (method !== undefined) {
+        lists.delete(message.id);
+        if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
+          counts.privatePages.set(method, (counts.privatePages.get(method) ?? 0) + 1);
+        }
+      }
+    }
+    forward(message, extra);
+  };
+  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
+  const proxy = new Proxy(transport, {
+    get(target, property) {
+      if (property === 'send') return send;
+      const value: unknown = Reflect.get(target, property, target);
+      if (typeof value !== 'function') return value;
+      const known = bound.get(property);
+      if (known?.method === value) return known.bound;
+      const fresh = value.bind(target) as unknown;
+      bound.set(property, { method: value, bound: fresh });
+      return fresh;
+    },
+    set(target, property, value: unknown) {
+      const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as never) : value;
+      return Reflect.set(target, property, wrapped, target);
+    },
+  });
+  watched.set(proxy, counts);
+  return proxy;
+}
+
+/**
+ * The scope of one listing of `method` on `client`: call before the listing,
+ * and the returned function after it. `null` on the 2025 era (it has no
+ * scopes); `private` when any page answered in between was not public, or
+ * the transport is not watched. Two listings of one method at once on one
+ * connection share their count: either may come out private, never public
+ * wrongly.
+ */
+export function listingScope(client: Client, method: string): () => CacheScope | null {
+  const counts = client.transport === undefined ? undefined : watched.get(client.transport);
+  const before = counts?.privatePages.get(method) ?? 0;
+  return () => {
+    if (client.getProtocolEra() !== 'modern') return null;
+    if (counts === undefined) return 'private';
+    return (counts.privatePages.get(method) ?? 0) > before ? 'private' : 'public';
+  };
+}
