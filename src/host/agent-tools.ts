@@ -67,8 +67,9 @@ export function appOnlyMessage(name: string, server: string): string {
 export function createAgentTools(options: AgentToolsOptions): AgentTools & { meterAppCall: AppCallMeter } {
   const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
   const readResult = createReadResultTool(spill);
-  /** `read_result` is listed only while a result is kept: a model needs it once a spill note has named it. */
-  const withReadResult = (tools: AgentTool[]): AgentTool[] => (spill.hasResults() ? [...tools, readResult] : tools);
+  /** `read_result` is listed only while a result of the principal's is kept: a model needs it once a spill note has named it. */
+  const withReadResult = (tools: AgentTool[], principal: Principal | undefined): AgentTool[] =>
+    spill.hasResults(principal?.id) ? [...tools, readResult] : tools;
   /** The server a tool name belongs to (see `toolOwner`). */
   const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
   const onDemand = createOnDemand({ current, projected, stopping: options.stopping });
@@ -207,7 +208,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       const tools = deferredTools.marked(
         visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools(principal?.id)], principal),
       );
-      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools);
+      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools, principal);
     },
 
     allTools(allOptions) {

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createResultSpill, ResultSpillError, type ResultSpill, type ResultSpillOptions } from '../../src/catalog/tools/result-spill.js';
+import { createResultSpill, ownerOf, ResultSpillError, type ResultSpill, type ResultSpillOptions } from '../../src/catalog/tools/result-spill.js';
 
 const LIMITS = { ttlSeconds: 60, maxBytes: 1024 * 1024 };
 const mode = (path: string) => statSync(path).mode & 0o777;
@@ -56,7 +56,8 @@ describe('keeping a result', () => {
     expect(kept).toEqual({ id: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), bytes: 200_000 });
     expect(mode(resultsDir)).toBe(0o700);
     // One file, no temp left over; named so that a restart can rebuild the index.
-    expect(files()).toEqual([expect.stringMatching(new RegExp(`^srv\\.\\d+\\.\\d+\\.${kept.id}\\.txt$`))]);
+    // The owner (here the admin, no principal given) as the SHA-256 of its id: no name on disk.
+    expect(files()).toEqual([expect.stringMatching(new RegExp(`^srv\\.\\d+\\.\\d+\\.${kept.id}\\.${ownerOf('admin')}\\.txt$`))]);
     const file = join(resultsDir, files()[0]!);
     expect(mode(file)).toBe(0o600);
     expect(readFileSync(file, 'utf8')).toBe(text);
@@ -207,5 +208,30 @@ describe('reading', () => {
     const past = await refusal(store.read(id, 4, 10));
     expect(past.kind).toBe('out_of_range');
     expect(past.message).toContain('offset 4');
+  });
+});
+
+describe('whose result it is', () => {
+  test('a result is read by the principal it was kept for alone; a restarted store keeps that; an old file without an owner is the admin\'s', async () => {
+    const { store, dir, resultsDir } = spillAt();
+    const kept = await store.keep('srv', 'alice only', LIMITS, 'alice');
+    expect((await store.read(kept.id, 0, 100, 'alice')).text).toBe('alice only');
+    for (const other of ['bob', undefined, 'admin']) {
+      const error = await refusal(store.read(kept.id, 0, 100, other));
+      expect(error.kind).toBe('unknown_id');
+      expect(error.message).toBe(`no kept result "${kept.id}": it is unknown or has expired`);
+    }
+    expect(store.hasResults('alice')).toBe(true);
+    expect(store.hasResults('bob')).toBe(false);
+    expect(store.hasResults()).toBe(false);
+
+    // A file of an older run (no owner in its name) is the admin's.
+    const oldId = 'OLDOLDOLDOLDOLDOLDOLD0';
+    writeFileSync(join(resultsDir, `srv.1700000000000.1700000060000.${oldId}.txt`), 'the admin\'s');
+    const again = spillAt(dir).store;
+    expect((await again.read(kept.id, 0, 100, 'alice')).text).toBe('alice only');
+    expect((await refusal(again.read(kept.id, 0, 100, 'bob'))).kind).toBe('unknown_id');
+    expect((await again.read(oldId, 0, 100)).text).toBe('the admin\'s');
+    expect((await refusal(again.read(oldId, 0, 100, 'alice'))).kind).toBe('unknown_id');
   });
 });

@@ -97,3 +97,23 @@ test('a 20 MB result with large_results: "truncate" is cut as before, nothing ke
   expect(texts(result)[0]).toMatch(new RegExp(`\\n\\[truncated: \\d+ of ${BYTES} bytes shown — max_result_bytes\\]$`));
   expect(kept()).toBe(before);
 });
+
+describe('a spilled result is bound to the principal whose call spilled it', () => {
+  test('another principal (and the admin) get not-found, exactly as for an unknown id; read_result is listed to its owner alone', async () => {
+    const alice = { id: 'alice' };
+    const bob = { id: 'bob-spill' };
+    expect(host.tools({ principal: bob }).map((tool) => tool.name)).not.toContain('read_result');
+    const result = await host.callTool('big__text', { bytes: 2_000_000 }, { principal: alice });
+    const id = result.details.spilled!.id;
+    expect(host.tools({ principal: alice }).map((tool) => tool.name)).toContain('read_result');
+    expect(host.tools({ principal: bob }).map((tool) => tool.name)).not.toContain('read_result');
+
+    const own = await host.callTool('read_result', { id, offset: 0, length: 10 }, { principal: alice });
+    expect(own.details.is_error).toBe(false);
+    for (const other of [{ principal: bob }, {}]) {
+      const theirs = await host.callTool('read_result', { id, offset: 0, length: 10 }, other);
+      expect(theirs.details.is_error).toBe(true);
+      expect(texts(theirs)[0]).toBe(`read_result: no kept result "${id}": it is unknown or has expired (call the tool that gave the result again)`);
+    }
+  });
+});

@@ -321,6 +321,7 @@ async function spillResult(
   max: number,
   spill: NonNullable<AgentToolOptions['spill']>,
   ctx: CallContext,
+  principal: string | undefined,
 ): Promise<AgentToolResult> {
   const bounded = boundResult(result, max);
   if (bounded === result) return result;
@@ -328,7 +329,8 @@ async function spillResult(
   if (Buffer.byteLength(whole, 'utf8') <= max) return bounded;
   let kept: KeptResult;
   try {
-    kept = await spill.store.keep(ctx.server, whole, spill.limits);
+    // Kept for whose call it was: `read_result` gives it to them alone.
+    kept = await spill.store.keep(ctx.server, whole, spill.limits, principal);
   } catch (err) {
     const note = text(`[the whole result could not be kept (${describeError(err)}); it was truncated]`);
     return { content: [...bounded.content, note], details: bounded.details };
@@ -418,7 +420,7 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
       try {
         const raw = await call(original, args ?? {}, callOptions);
         if (options.spill === undefined) return convertCallResult(raw, ctx, { maxResultBytes: max });
-        return await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx);
+        return await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx, callOptions.principal?.id);
       } catch (err) {
         // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
         if (callOptions.signal?.aborted) return cancelledResult(ctx);

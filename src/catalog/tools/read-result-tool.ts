@@ -52,7 +52,7 @@ export function createReadResultTool(spill: ResultSpill): AgentTool {
     },
     server: '',
     originalName: READ_RESULT_TOOL,
-    async execute(args) {
+    async execute(args, options = {}) {
       const parsed = Arguments.safeParse(args ?? {});
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
@@ -61,7 +61,8 @@ export function createReadResultTool(spill: ResultSpill): AgentTool {
       const { id, offset } = parsed.data;
       const length = Math.min(parsed.data.length, READ_RESULT_MAX_LENGTH);
       try {
-        const page = await spill.read(id, offset, length);
+        // Only the principal whose call spilled it may read it; to anyone else the id is unknown.
+        const page = await spill.read(id, offset, length, options.principal?.id);
         const end = page.offset + page.length;
         const note = page.done
           ? `[read_result: bytes ${page.offset}–${end} of ${page.total}; that is the end of the result]`

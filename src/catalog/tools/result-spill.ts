@@ -5,18 +5,23 @@
  *
  * A file's name says all the store needs to know of it, so a restarted worker
  * rebuilds its index from a directory listing:
- * `<server>.<kept at ms>.<expires at ms>.<id>.txt`. Server names and ids have
- * no `.`. The id is 128 random bits (base64url): holding it is what allows a
- * read, so it must not be guessable.
+ * `<server>.<kept at ms>.<expires at ms>.<id>.<owner>.txt`. Server names, ids
+ * and owners have no `.`. The id is 128 random bits (base64url): holding it is
+ * what allows a read, so it must not be guessable. The owner is the principal
+ * whose call gave the result, as the SHA-256 of their id (base64url: no name
+ * on disk, any id fits): only they may read it, to anyone else it is unknown,
+ * so an id that reaches another user (a shared transcript, a log) reads nothing.
+ * A file of an older run without an owner is the admin's.
  *
  * Offsets and lengths count UTF-8 bytes of the kept text (the unit of
  * `max_result_bytes`); a page never splits a character.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { chmod, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SERVER_NAME_PATTERN } from '../../config/schema.js';
 import { writeOwnerOnly } from '../../files/owner-only-file.js';
+import { ADMIN_PRINCIPAL } from '../../users/principal.js';
 import { createSerialQueue } from '../../files/serial-queue.js';
 
 /** How long a server's results are kept, and how much of them. */
@@ -49,12 +54,18 @@ export interface ResultPage {
 }
 
 export interface ResultSpill {
-  /** Keeps `text` as a result of `server`; first removes what expired and, if needed, the server's oldest results. */
-  keep(server: string, text: string, limits: KeepLimits): Promise<KeptResult>;
-  /** Up to `length` bytes from `offset` (at least one whole character unless at the end); rejects with a {@link ResultSpillError}. */
-  read(id: string, offset: number, length: number): Promise<ResultPage>;
-  /** Whether any result is readable now (of a previous run too, once the startup scan is done). */
-  hasResults(): boolean;
+  /**
+   * Keeps `text` as a result of `server` for `principal` (the id of whose call gave it; the admin's when absent);
+   * first removes what expired and, if needed, the server's oldest results.
+   */
+  keep(server: string, text: string, limits: KeepLimits, principal?: string): Promise<KeptResult>;
+  /**
+   * Up to `length` bytes from `offset` (at least one whole character unless at the end), for `principal` (the admin
+   * when absent); rejects with a {@link ResultSpillError}: `unknown_id` for a result kept for someone else.
+   */
+  read(id: string, offset: number, length: number, principal?: string): Promise<ResultPage>;
+  /** Whether any result is readable now by `principal` (the admin when absent; of a previous run too, once the startup scan is done). */
+  hasResults(principal?: string): boolean;
   /** Removes every expired result. */
   prune(): Promise<void>;
   /** Stops the pruning timer. */
@@ -84,13 +95,19 @@ export class ResultSpillError extends Error {
 }
 
 const ID_PATTERN = /^[A-Za-z0-9_-]{22}$/;
-const FILE_PATTERN = /^([A-Za-z0-9_-]{1,64})\.(\d+)\.(\d+)\.([A-Za-z0-9_-]{22})\.txt$/;
+const FILE_PATTERN = /^([A-Za-z0-9_-]{1,64})\.(\d+)\.(\d+)\.([A-Za-z0-9_-]{22})(?:\.([A-Za-z0-9_-]{43}))?\.txt$/;
+/** How a result's file names its principal: the SHA-256 of the id, base64url. */
+export function ownerOf(principal: string = ADMIN_PRINCIPAL): string {
+  return createHash('sha256').update(principal, 'utf8').digest('base64url');
+}
 /** A temp of `writeOwnerOnly` for a result file: `.<file>.<pid>.<hex>.tmp`. */
 const TEMP_PATTERN = /^\.(.+)\.\d+\.[0-9a-f]+\.tmp$/;
 
 interface Entry {
   id: string;
   server: string;
+  /** {@link ownerOf} the principal it was kept for. */
+  owner: string;
   file: string;
   bytes: number;
   keptAt: number;
@@ -100,8 +117,8 @@ interface Entry {
 function parseFileName(file: string): Entry | undefined {
   const match = FILE_PATTERN.exec(file);
   if (!match) return undefined;
-  const [, server, keptAt, expiresAt, id] = match as unknown as [string, string, string, string, string];
-  return { id, server, file, bytes: 0, keptAt: Number(keptAt), expiresAt: Number(expiresAt) };
+  const [, server, keptAt, expiresAt, id, owner] = match as unknown as [string, string, string, string, string, string | undefined];
+  return { id, server, owner: owner ?? ownerOf(ADMIN_PRINCIPAL), file, bytes: 0, keptAt: Number(keptAt), expiresAt: Number(expiresAt) };
 }
 
 const isContinuation = (byte: number | undefined): boolean => byte !== undefined && (byte & 0xc0) === 0x80;
@@ -168,7 +185,7 @@ export function createResultSpill(options: ResultSpillOptions): ResultSpill {
     return dirReady;
   }
 
-  async function keep(server: string, text: string, { ttlSeconds, maxBytes }: KeepLimits): Promise<KeptResult> {
+  async function keep(server: string, text: string, { ttlSeconds, maxBytes }: KeepLimits, principal?: string): Promise<KeptResult> {
     if (!SERVER_NAME_PATTERN.test(server)) throw new RangeError(`not a server name: ${JSON.stringify(server)}`);
     const bytes = Buffer.byteLength(text, 'utf8');
     if (bytes > maxBytes) {
@@ -188,18 +205,20 @@ export function createResultSpill(options: ResultSpillOptions): ResultSpill {
       const id = randomBytes(16).toString('base64url');
       const keptAt = now();
       const expiresAt = keptAt + ttlSeconds * 1000;
-      const file = `${server}.${keptAt}.${expiresAt}.${id}.txt`;
+      const owner = ownerOf(principal);
+      const file = `${server}.${keptAt}.${expiresAt}.${id}.${owner}.txt`;
       await writeOwnerOnly(path.join(dir, file), text, onError);
-      entries.set(id, { id, server, file, bytes, keptAt, expiresAt });
+      entries.set(id, { id, server, owner, file, bytes, keptAt, expiresAt });
       return { id, bytes };
     });
   }
 
-  async function read(id: string, offset: number, length: number): Promise<ResultPage> {
+  async function read(id: string, offset: number, length: number, principal?: string): Promise<ResultPage> {
     await scanned;
     const entry = ID_PATTERN.test(id) ? entries.get(id) : undefined;
     const unknown = () => new ResultSpillError('unknown_id', `no kept result "${id}": it is unknown or has expired`);
-    if (entry === undefined) throw unknown();
+    // Another principal's result is not found, exactly as one never kept: the id confirms nothing.
+    if (entry === undefined || entry.owner !== ownerOf(principal)) throw unknown();
     if (entry.expiresAt <= now()) {
       await remove(entry);
       throw unknown();
@@ -245,9 +264,10 @@ export function createResultSpill(options: ResultSpillOptions): ResultSpill {
   return {
     keep,
     read,
-    hasResults() {
+    hasResults(principal) {
       const at = now();
-      for (const entry of entries.values()) if (entry.expiresAt > at) return true;
+      const owner = ownerOf(principal);
+      for (const entry of entries.values()) if (entry.expiresAt > at && entry.owner === owner) return true;
       return false;
     },
     prune,
