@@ -10,6 +10,7 @@ import type { ServerView } from '../journal/index.js';
 import type { McpHost } from '../host.js';
 import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
 import { HttpError } from './errors.js';
+import { namespaceToolName } from '../catalog/index.js';
 
 /** The caller of a request: `undefined` principal is the admin. */
 export interface Caller {
@@ -76,17 +77,43 @@ export function eventVisibleTo(host: McpHost, event: JournalEvent, user: Princip
   if (event.type === 'worker.started') return true;
   // An owned event without a principal (a journal older than principals) was the admin's.
   if (OWNED.has(event.type) && (!('principal' in event) || event.principal !== user.id)) return false;
-  // A shadowing names the other server too: both must be theirs to see.
-  if (event.type === 'tool.shadowed' && !serverVisible(host, event.shadowed_server, user)) return false;
-  return serverVisible(host, event.server, user);
+  // A shadowing names the other server too: both must be theirs to see, and the tool on each.
+  if (event.type === 'tool.shadowed') {
+    if (!serverVisible(host, event.shadowed_server, user)) return false;
+    if (hiddenTools(host, event.server, user).has(event.tool) || hiddenTools(host, event.shadowed_server, user).has(event.tool)) return false;
+  }
+  if (!serverVisible(host, event.server, user)) return false;
+  // A change of tools they may not see is no change to them: not even that one happened.
+  if (event.type === 'catalog.changed' && event.kind === 'tools') {
+    const shown = eventFor(host, event, user) as typeof event;
+    return shown.added.length + shown.removed.length + shown.changed.length > 0 || event.added.length + event.removed.length + event.changed.length === 0;
+  }
+  return true;
 }
+
+/**
+ * The agent names (`{server}__{tool}`) of the tools of `server` that `user` may
+ * not see: those its `tools.access` names and does not allow them. A tool of
+ * another name that maps to the same agent name is hidden with it.
+ */
+function hiddenTools(host: McpHost, server: string, user: Principal): ReadonlySet<string> {
+  const config = host.server(server)?.config;
+  const rules = config?.tools.access;
+  if (config === undefined || rules === undefined || rules === null) return NONE;
+  const hidden = Object.keys(rules).filter((original) => !maySeeTool(config, original, user));
+  return hidden.length === 0 ? NONE : new Set(hidden.map((original) => namespaceToolName(server, original)));
+}
+const NONE: ReadonlySet<string> = new Set();
 
 function serverVisible(host: McpHost, name: string, user: Principal): boolean {
   const view = host.server(name);
   return view !== undefined && maySeeServer(view.config, user);
 }
 
-/** The event as `user` is shown it: a config without its policy, and only the registered tools they may see. */
+/**
+ * The event as `user` is shown it: a config without its policy; of the tools
+ * registered, unregistered or changed, only those they may see.
+ */
 export function eventFor(host: McpHost, event: JournalEvent, user: Principal | undefined): JournalEvent {
   if (user === undefined) return event;
   if (event.type === 'server.configured') return { ...event, config: withoutPolicy(event.config) };
@@ -94,6 +121,17 @@ export function eventFor(host: McpHost, event: JournalEvent, user: Principal | u
     const config = host.server(event.server)?.config;
     if (config === undefined) return event;
     return { ...event, tools: event.tools.filter((tool) => maySeeTool(config, tool.original, user)) };
+  }
+  if (event.type === 'tools.unregistered') {
+    const hidden = hiddenTools(host, event.server, user);
+    return hidden.size === 0 ? event : { ...event, tools: event.tools.filter((name) => !hidden.has(name)) };
+  }
+  if (event.type === 'catalog.changed' && event.kind === 'tools') {
+    const config = host.server(event.server)?.config;
+    if (config === undefined) return event;
+    // Their names here are the server's own, as `tools.access` keys them.
+    const visible = (name: string) => maySeeTool(config, name, user);
+    return { ...event, added: event.added.filter(visible), removed: event.removed.filter(visible), changed: event.changed.filter(visible) };
   }
   return event;
 }

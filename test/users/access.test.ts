@@ -9,6 +9,7 @@ import { request, type Reply, type RequestOptions } from '../http/helpers.js';
 import { until, untilValue } from '../support/wait.js';
 import type { JournalEvent } from '../../src/journal/events.js';
 import type { ServerConfigInput } from '../../src/config/schema.js';
+import { fixtureCommand } from '../fixtures/index.js';
 
 let fleet: Fleet;
 const keys: Record<string, string> = {};
@@ -300,6 +301,50 @@ describe('a shadowing names two servers', () => {
       expect(JSON.stringify(events)).not.toContain(hidden);
     } finally {
       await two.close();
+    }
+  });
+});
+
+describe('events name only the tools a user may see', () => {
+  it('tools.unregistered and catalog.changed leave out a tool tools.access hides from them; a change of only such tools is not shown', async () => {
+    const moving = await startFleet(() => ({
+      moving: {
+        type: 'local',
+        command: fixtureCommand('changing-catalog'),
+        timeout_seconds: 15,
+        tools: { access: { secret_tool: { users: ['alice'] } } },
+      },
+    }));
+    try {
+      await untilState(moving, 'moving', 'ready');
+      const userKeys: Record<string, string> = {};
+      for (const name of ['alice', 'bob']) userKeys[name] = (await moving.request('/api/mcp/users', { method: 'POST', body: { name } })).json.key;
+      const eventsOf = async (user?: string): Promise<JournalEvent[]> =>
+        (await moving.request('/api/mcp/events', user === undefined ? {} : { headers: { authorization: `Bearer ${userKeys[user]}` } })).json.events;
+      const adminSaw = (holds: (event: JournalEvent) => boolean) => until(async () => (await eventsOf()).some(holds), 'the event');
+
+      await moving.host.callTool('moving__add_tool', { name: 'secret_tool' });
+      await adminSaw((event) => event.type === 'catalog.changed' && event.kind === 'tools' && event.added.includes('secret_tool'));
+      await moving.host.callTool('moving__add_tool', { name: 'open_tool' });
+      await adminSaw((event) => event.type === 'catalog.changed' && event.kind === 'tools' && event.added.includes('open_tool'));
+      const restarted = await moving.request('/api/mcp/servers/moving/restart', { method: 'POST' });
+      expect(restarted.status).toBeLessThan(300);
+      await adminSaw((event) => event.type === 'tools.unregistered' && event.tools.includes('moving__secret_tool'));
+
+      const bob = await eventsOf('bob');
+      expect(JSON.stringify(bob)).not.toContain('secret_tool');
+      // What they may see is still there: the other tool's change, the unregistration of the rest.
+      expect(bob.some((event) => event.type === 'catalog.changed' && event.kind === 'tools' && event.added.includes('open_tool'))).toBe(true);
+      expect(bob.find((event) => event.type === 'tools.unregistered')).toMatchObject({ tools: expect.arrayContaining(['moving__open_tool', 'moving__echo']) });
+      // Alice may see it: hers name it.
+      const alice = await eventsOf('alice');
+      expect(alice.some((event) => event.type === 'catalog.changed' && event.kind === 'tools' && event.added.includes('secret_tool'))).toBe(true);
+      expect(alice.some((event) => event.type === 'tools.unregistered' && event.tools.includes('moving__secret_tool'))).toBe(true);
+      // The change that added only the hidden tool is not shown to bob at all (not as an empty change).
+      const toolChanges = (events: JournalEvent[]) => events.filter((event) => event.type === 'catalog.changed' && event.kind === 'tools').length;
+      expect(toolChanges(bob)).toBe(toolChanges(alice) - 1);
+    } finally {
+      await moving.close();
     }
   });
 });
