@@ -15,7 +15,7 @@ const TOKENS = { alice: 'alice-token-SCOPE-1', bob: 'bob-token-SCOPE-2' } as con
 type Who = keyof typeof TOKENS;
 const principal = (who: Who) => ({ id: who });
 
-const perUser = (scope: 'public' | 'private') => ({
+const perUser = (scope: 'public' | 'private' | 'public,private' | 'public,public') => ({
   type: 'local',
   command: fixtureCommand('scoped-tools', '--scope', scope),
   env: { USER_TOKEN: '${user.TOKEN}' },
@@ -34,13 +34,15 @@ beforeAll(async () => {
     stateDir: stateDirWith({
       private: perUser('private'),
       public: perUser('public'),
+      paged: perUser('public,private'),
+      paged_public: perUser('public,public'),
       shared: { type: 'remote', url: remote.url, protocol: '2026', headers: { Authorization: 'Bearer fleet-token-SHARED' } },
     }),
   });
   await host.start();
   await untilState(host, 'shared', 'ready');
   for (const who of ['alice', 'bob'] as const) {
-    for (const server of ['private', 'public']) await host.setInputs(server, { TOKEN: TOKENS[who] }, { principal: principal(who) });
+    for (const server of ['private', 'public', 'paged', 'paged_public']) await host.setInputs(server, { TOKEN: TOKENS[who] }, { principal: principal(who) });
   }
 }, 60_000);
 afterAll(async () => {
@@ -106,6 +108,14 @@ describe('cacheScope', { timeout: 60_000 }, () => {
     expect(toolsOf('public', 'bob')).toEqual(['public__notes_alice', 'public__whoami']);
     expect(catalogOf('public', undefined)).toEqual(['public__notes_alice', 'public__whoami']);
     expect(found('notes', 'bob')).toContain('public__notes_alice');
+  });
+
+  it('a paginated list with one private page is private; with every page public, public', async () => {
+    expect((await whoami('paged', 'alice')).credential).toBe(TOKENS.alice);
+    expect(toolsOf('paged', 'alice')).toEqual(['paged__notes_alice', 'paged__whoami']);
+    expect(toolsOf('paged', 'bob')).toEqual([]);
+    expect((await whoami('paged_public', 'alice')).credential).toBe(TOKENS.alice);
+    expect(toolsOf('paged_public', 'bob')).toEqual(['paged_public__notes_alice', 'paged_public__whoami']);
   });
 
   it('a shared server is one authorization context: its private list (the fleet credential\'s) is shown to every principal', async () => {
