@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import {
   createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
   InMemoryServerEventBus,
   isLegacyRequest,
   ProtocolError,
@@ -68,6 +69,34 @@ interface Proxy {
   told(event: JournalEvent): void;
 }
 
+/** Answered already (a body that is no JSON): nothing more to do. */
+const NO_BODY = Symbol('answered');
+
+/**
+ * The JSON body of a POST: as an auth that parses bodies left it (the API guard
+ * does), else read here once, since both the era check and the transport need it.
+ */
+async function bodyOf(req: Request, res: Response): Promise<unknown> {
+  if (req.method !== 'POST') return undefined;
+  if (req.body !== undefined) return req.body;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > DEFAULT_MAX_REQUEST_BODY_SIZE) {
+      res.status(413).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Request body too large' }, id: null });
+      return NO_BODY;
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
+    return NO_BODY;
+  }
+}
+
 export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): ServerEndpoint {
   const router = loadExpress().Router({ mergeParams: true });
   const sessions = new Map<string, LegacySession>();
@@ -97,8 +126,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const link = host.serverLink(name, principal === undefined ? {} : { principal });
     // A server they may not see is as missing as one that does not exist.
     if (link === undefined) throw new HttpError(404, 'not_found', `no server named "${name}"`);
-    // Parsed by an auth that parses bodies (the API guard does); otherwise the transport reads the stream.
-    const parsed: unknown = req.method === 'POST' ? req.body : undefined;
+    const parsed = await bodyOf(req, res);
+    if (parsed === NO_BODY) return;
     const webRequest = await toWebRequest(req, parsed);
     if (!(await isLegacyRequest(webRequest, parsed))) {
       await serveModern(link, req, res, parsed);
@@ -186,7 +215,9 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: await link.tools(ctx.mcpReq.signal) }));
       server.setRequestHandler('tools/call', async (call, ctx) => {
         const { name, arguments: args = {} } = call.params;
-        if (!link.mayCall(name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+        // A tool the server does not list, its filter hides or the principal may not see: unknown, as the server's SDK says it.
+        const listed = await link.tools(ctx.mcpReq.signal);
+        if (!listed.some((tool) => tool.name === name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
         const token = call.params._meta?.progressToken;
         // Progress is sent in order and before the result: the client drops progress after its answer.
         let sent = Promise.resolve();
