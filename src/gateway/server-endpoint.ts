@@ -183,7 +183,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     await toNodeHandler(handler)(req, res, parsed);
   }
 
-  /** A server instance answering as `link`'s server does, each request forwarded to `client` or the host's call path. */
+  /**
+   * A server instance answering as `link`'s server does (what `client` said it is and offers),
+   * each request forwarded to the server's client of the moment or the host's call path.
+   */
   function createProxy(link: ServerLink, client: Client, era: 'legacy' | 'modern'): Proxy {
     const offered = client.getServerCapabilities() ?? {};
     const capabilities: ServerCapabilities = {
@@ -197,6 +200,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const info = client.getServerVersion() ?? { name: link.server, version: '0.0.0' };
     const server = new Server({ ...info }, { capabilities, ...(instructions !== undefined && { instructions }) });
     const request = (ctx: ServerContext) => ({ signal: ctx.mcpReq.signal });
+    // The client of the moment: a server that reconnected serves an open session on its new connection.
+    const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);
     /** The least severe level this client wants; it asked for none yet: every message. */
     let level: LoggingLevel = 'debug';
     /** Requests under way that may carry the server's logs (its tool calls), to their own stream. */
@@ -240,20 +245,20 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       });
     }
     if (offered.resources) {
-      server.setRequestHandler('resources/list', (list, ctx) => client.listResources(list.params, request(ctx)));
-      server.setRequestHandler('resources/templates/list', (list, ctx) => client.listResourceTemplates(list.params, request(ctx)));
-      server.setRequestHandler('resources/read', (read, ctx) => client.readResource(read.params, request(ctx)));
+      server.setRequestHandler('resources/list', (list, ctx) => now(ctx).then((live) => live.listResources(list.params, request(ctx))));
+      server.setRequestHandler('resources/templates/list', (list, ctx) => now(ctx).then((live) => live.listResourceTemplates(list.params, request(ctx))));
+      server.setRequestHandler('resources/read', (read, ctx) => now(ctx).then((live) => live.readResource(read.params, request(ctx))));
       if (offered.resources.subscribe) {
-        server.setRequestHandler('resources/subscribe', (subscribe, ctx) => client.subscribeResource(subscribe.params, request(ctx)));
-        server.setRequestHandler('resources/unsubscribe', (unsubscribe, ctx) => client.unsubscribeResource(unsubscribe.params, request(ctx)));
+        server.setRequestHandler('resources/subscribe', (subscribe, ctx) => now(ctx).then((live) => live.subscribeResource(subscribe.params, request(ctx))));
+        server.setRequestHandler('resources/unsubscribe', (unsubscribe, ctx) => now(ctx).then((live) => live.unsubscribeResource(unsubscribe.params, request(ctx))));
       }
     }
     if (offered.prompts) {
-      server.setRequestHandler('prompts/list', (list, ctx) => client.listPrompts(list.params, request(ctx)));
-      server.setRequestHandler('prompts/get', (get, ctx) => client.getPrompt(get.params, request(ctx)));
+      server.setRequestHandler('prompts/list', (list, ctx) => now(ctx).then((live) => live.listPrompts(list.params, request(ctx))));
+      server.setRequestHandler('prompts/get', (get, ctx) => now(ctx).then((live) => live.getPrompt(get.params, request(ctx))));
     }
     if (offered.completions) {
-      server.setRequestHandler('completion/complete', (complete, ctx) => client.complete(complete.params, request(ctx)));
+      server.setRequestHandler('completion/complete', (complete, ctx) => now(ctx).then((live) => live.complete(complete.params, request(ctx))));
     }
     if (offered.logging) {
       // Each client's own level: the server's connection is shared, so its level is not changed for one client.
