@@ -32,6 +32,7 @@ import { userOf } from '../http/caller.js';
 import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { ADMIN_PRINCIPAL } from '../users/index.js';
+import { MissingInputsError } from '../host/sessions.js';
 import type { Logger } from '../telemetry/index.js';
 
 export interface ServerEndpointOptions {
@@ -145,7 +146,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       return;
     }
     // A new session: the server's own client is reached first, so its capabilities are known.
-    const client = await link.client();
+    const client = await reach(link);
     const proxy = createProxy(link, client, 'legacy');
     const entry = { server: name, proxy };
     const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
@@ -163,9 +164,19 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     await transport.handleRequest(req, res, parsed);
   }
 
+  /** The server's client; a per_user server whose caller has not set their inputs is a 409 that names them. */
+  async function reach(link: ServerLink): Promise<Client> {
+    try {
+      return await link.client();
+    } catch (error) {
+      if (error instanceof MissingInputsError) throw new HttpError(409, 'inputs_missing', error.message);
+      throw error;
+    }
+  }
+
   /** One 2026-era request: a fresh instance answers it (the era is stateless), list changes through the server's bus. */
   async function serveModern(link: ServerLink, req: Request, res: Response, parsed: unknown): Promise<void> {
-    const client = await link.client();
+    const client = await reach(link);
     const made: Array<{ server: string; proxy: Proxy }> = [];
     const handler = createMcpHandler(
       () => {

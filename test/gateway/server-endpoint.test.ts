@@ -232,6 +232,21 @@ describe('a per_user server', () => {
   });
 });
 
+describe('a per_user server without the caller\'s inputs', () => {
+  it('is a 409 that names what to set', async () => {
+    const added = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'dave', groups: [] } });
+    const reply = await fetch(url('mine'), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${added.json.key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'c', version: '1' } } }),
+    });
+    expect(reply.status).toBe(409);
+    const body = (await reply.json()) as { error: { code: string; message: string } };
+    expect(body.error.code).toBe('inputs_missing');
+    expect(body.error.message).toContain('TOKEN');
+  });
+});
+
 describe('the MCP Inspector CLI', () => {
   const require = createRequire(import.meta.url);
   const build = join(dirname(require.resolve('@modelcontextprotocol/inspector-cli/package.json')), 'build');
