@@ -112,13 +112,16 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   };
   const warn = (message: string) => options.logger?.warn(message);
 
-  const unsubscribe = host.subscribe((event) => {
-    if (!('server' in event)) return;
-    for (const each of live) if (each.server === event.server) each.proxy.told(event);
-    const bus = buses.get(event.server);
-    if (bus === undefined || event.type !== 'catalog.changed') return;
-    bus.publish({ kind: `${event.kind}_list_changed` });
-  });
+  /** The journal is followed from the first client on: until then the endpoint costs the host nothing. */
+  let unsubscribe: (() => void) | undefined;
+  const follow = () =>
+    (unsubscribe ??= host.subscribe((event) => {
+      if (!('server' in event)) return;
+      for (const each of live) if (each.server === event.server) each.proxy.told(event);
+      const bus = buses.get(event.server);
+      if (bus === undefined || event.type !== 'catalog.changed') return;
+      bus.publish({ kind: `${event.kind}_list_changed` });
+    }));
 
   async function handle(req: Request, res: Response): Promise<void> {
     const name = String(req.params.name);
@@ -127,6 +130,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const link = host.serverLink(name, principal === undefined ? {} : { principal });
     // A server they may not see is as missing as one that does not exist.
     if (link === undefined) throw new HttpError(404, 'not_found', `no server named "${name}"`);
+    follow();
     const parsed = await bodyOf(req, res);
     if (parsed === NO_BODY) return;
     const webRequest = await toWebRequest(req, parsed);
@@ -299,7 +303,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   return {
     router,
     async close() {
-      unsubscribe();
+      unsubscribe?.();
+      unsubscribe = undefined;
       const open = [...sessions.values()];
       sessions.clear();
       live.clear();
