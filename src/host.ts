@@ -16,9 +16,11 @@ import { parseRoots } from './connection/capabilities/roots.js';
 import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
 import { createPerUser } from './host/user-inputs.js';
+import { createServerLinks } from './host/server-link.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
 export type { SessionView } from './host/sessions.js';
+export type { ServerLink } from './host/server-link.js';
 
 /** Creates a host on a state dir. Nothing runs until `start()`. */
 export function createMcpHost(options: McpHostOptions = {}): McpHost {
@@ -98,6 +100,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
+  const links = createServerLinks({ mount, sessions, projected, current, meter: meterAppCall });
+
   const host: McpHost = {
     stateDir,
 
@@ -113,6 +117,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...agentTools,
     toolUi: apps.toolUi,
     appBridge: apps.appBridge,
+    serverLink: links.serverLink,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),

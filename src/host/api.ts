@@ -26,6 +26,7 @@ import type { SessionView } from './sessions.js';
 import type { ToolUiRef } from '../apps/tool-meta.js';
 import type { AppBridgeOptions, AppSession, ToolUi } from '../apps/index.js';
 import type { Transport } from '@modelcontextprotocol/client';
+import type { ServerLink } from './server-link.js';
 
 /** What a caller has set of a per_user server's `user_inputs`: never a value. */
 export interface InputsView {
@@ -298,6 +299,14 @@ export interface McpHost {
    * against their quota and are journaled as theirs (`tool.called`).
    */
   appBridge(name: string, transport: Transport, options?: AppBridgeOptions & { principal?: PrincipalInput }): Promise<AppSession>;
+  /**
+   * One server whole, as the principal may reach it (what `/mcp/servers/:name`
+   * serves): its live client (a per_user server's is the principal's own
+   * session), the tools they may see by their own names, and calls made as
+   * theirs (access policy, approvals, quota, `tool.called`). Undefined for an
+   * unknown server or one they may not see.
+   */
+  serverLink(name: string, options?: { principal?: PrincipalInput }): ServerLink | undefined;
   /** Resolves when every child process is gone. */
   shutdown(): Promise<void>;
 }

@@ -66,6 +66,8 @@ export interface Sessions {
   owner(name: string, principal?: string): { server: string; original: string } | undefined;
   /** Calls `original` of `server` through the principal's session (the admin's without one). */
   call(server: string, original: string, args: Record<string, unknown>, options: ExecuteOptions): Promise<unknown>;
+  /** The principal's session of `server`, connected (a new one when none is open): what `/mcp/servers/:name` forwards to. */
+  connection(server: string, options: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<ServerConnection>;
   /** The values the open sessions connected with, for redacting logs. */
   secrets(): string[];
   /** Every open session (of `principal` only, when given). */
@@ -198,6 +200,33 @@ export function createSessions(options: SessionsOptions): Sessions {
     await waitFor(entry.actor, (snapshot) => snapshot.status === 'done', { timeout: Infinity });
   }
 
+  /** The principal's session of `server`, open and ready (started when none is): a call or a forwarded request goes through it. */
+  async function readyEntry(server: string, callOptions: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<Entry> {
+    const config = options.perUserConfig(server);
+    if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
+    if (config.type === 'remote' && config.auth.kind === 'oauth') {
+      throw new Error(`server "${server}": per-user OAuth grants are not supported yet; give each user a token as a user input (\${user.NAME} in headers)`);
+    }
+    const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
+    let entry = open.get(keyOf(server, principal));
+    if (entry === undefined || entry.state === 'closing') {
+      if (entry !== undefined) await ended(entry);
+      const values = await options.inputs.get(server, principal);
+      const missing = missingInputs(config, values);
+      if (missing.length > 0) throw new MissingInputsError(server, missing);
+      entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values);
+    }
+    entry.lastUsed = Date.now();
+    const reached = await waitFor(entry.actor, (snapshot) => snapshot.value !== 'connecting', {
+      timeout: config.timeout_seconds * 1000,
+      ...(callOptions.signal && { signal: callOptions.signal }),
+    });
+    if (reached.value !== 'ready' || entry.connection === null) {
+      throw new Error(`server "${server}": your session ${reached.value === 'failed' ? `failed: ${reached.context.error}` : 'ended'}`);
+    }
+    return entry;
+  }
+
   const sessions: Sessions = {
     isPerUser: (server) => options.perUserConfig(server) !== undefined,
 
@@ -224,35 +253,19 @@ export function createSessions(options: SessionsOptions): Sessions {
     },
 
     async call(server, original, args, callOptions) {
-      const config = options.perUserConfig(server);
-      if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
-      if (config.type === 'remote' && config.auth.kind === 'oauth') {
-        throw new Error(`server "${server}": per-user OAuth grants are not supported yet; give each user a token as a user input (\${user.NAME} in headers)`);
-      }
-      const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
-      let entry = open.get(keyOf(server, principal));
-      if (entry === undefined || entry.state === 'closing') {
-        if (entry !== undefined) await ended(entry);
-        const values = await options.inputs.get(server, principal);
-        const missing = missingInputs(config, values);
-        if (missing.length > 0) throw new MissingInputsError(server, missing);
-        entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values);
-      }
-      entry.lastUsed = Date.now();
-      const reached = await waitFor(entry.actor, (snapshot) => snapshot.value !== 'connecting', {
-        timeout: config.timeout_seconds * 1000,
-        ...(callOptions.signal && { signal: callOptions.signal }),
-      });
-      if (reached.value !== 'ready' || entry.connection === null) {
-        throw new Error(`server "${server}": your session ${reached.value === 'failed' ? `failed: ${reached.context.error}` : 'ended'}`);
-      }
+      const entry = await readyEntry(server, callOptions);
       entry.actor.send({ type: 'call.started' });
       try {
-        return await entry.connection.callTool(original, args, callOptions);
+        return await entry.connection!.callTool(original, args, callOptions);
       } finally {
         entry.lastUsed = Date.now();
         entry.actor.send({ type: 'call.finished' });
       }
+    },
+
+    async connection(server, connectionOptions) {
+      const entry = await readyEntry(server, connectionOptions);
+      return entry.connection!;
     },
 
     secrets: () => [...open.values()].flatMap((entry) => entry.values),

@@ -24,6 +24,7 @@ import { oidcRoutes } from './routes/oidc.js';
 import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
+import { serverEndpoint } from '../gateway/server-endpoint.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -133,6 +134,9 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     const user = userOf(res);
     res.json({ sessions: host.sessions(user === undefined ? {} : { principal: user }) });
   });
+
+  // One server as an MCP endpoint of its own, for the same callers as the API (its auth is the one argument to change).
+  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: guard, ...(options.logger && { logger: options.logger }) }).router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));

@@ -1,0 +1,314 @@
+/**
+ * `/mcp/servers/:name`: one server of the fleet as a Streamable HTTP MCP
+ * endpoint a client cannot tell from the server itself but by its URL and
+ * auth. Its serverInfo, instructions and capabilities are the server's own;
+ * its tools keep their own names. Both eras: 2025-11-25 with a session per
+ * client (`Mcp-Session-Id`), 2026-07-28 stateless (one instance per request).
+ *
+ * Each request is the principal's: a server they may not see is a 404, a
+ * tool they may not see is not listed and cannot be called, and a call goes
+ * through the host's path (approvals, quota, `tool.called`). The worker holds
+ * the server's credentials; only what the server answers leaves it.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import {
+  createMcpHandler,
+  DEFAULT_MAX_REQUEST_BODY_SIZE,
+  InMemoryServerEventBus,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type LoggingLevel,
+  type ServerCapabilities,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import type { Client } from '@modelcontextprotocol/client';
+import type { McpHost, ServerLink } from '../host.js';
+import type { JournalEvent } from '../journal/index.js';
+import { userOf } from '../http/caller.js';
+import { HttpError } from '../http/errors.js';
+import { loadExpress } from '../http/express.js';
+import { ADMIN_PRINCIPAL } from '../users/index.js';
+import { MissingInputsError } from '../host/sessions.js';
+import type { Logger } from '../telemetry/index.js';
+
+export interface ServerEndpointOptions {
+  /**
+   * Decides who calls: lets the request on with its caller recorded
+   * (`setCaller`), or answers it (401) itself. One middleware, so another
+   * kind of auth is a one-line change.
+   */
+  auth: RequestHandler;
+  /** Where failures of the endpoint itself (not the server's errors) are logged. */
+  logger?: Pick<Logger, 'warn'>;
+}
+
+/** The endpoint and what it holds open: `close()` ends every 2025-era session. */
+export interface ServerEndpoint {
+  router: Router;
+  close(): Promise<void>;
+}
+
+/** Log levels in order of severity, as `logging/setLevel` compares them. */
+const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
+
+/** One 2025-era session: a client's, on one server, for one principal. */
+interface LegacySession {
+  server: string;
+  principal: string;
+  transport: NodeStreamableHTTPServerTransport;
+  proxy: Proxy;
+}
+
+/** A server instance forwarding to one server's client, and what it must be told as the fleet changes. */
+interface Proxy {
+  server: Server;
+  /** A journal event about its server: list changes and logs go on to its client. */
+  told(event: JournalEvent): void;
+}
+
+/** Answered already (a body that is no JSON): nothing more to do. */
+const NO_BODY = Symbol('answered');
+
+/**
+ * The JSON body of a POST: as an auth that parses bodies left it (the API guard
+ * does), else read here once, since both the era check and the transport need it.
+ */
+async function bodyOf(req: Request, res: Response): Promise<unknown> {
+  if (req.method !== 'POST') return undefined;
+  if (req.body !== undefined) return req.body;
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > DEFAULT_MAX_REQUEST_BODY_SIZE) {
+      res.status(413).json({ jsonrpc: '2.0', error: { code: -32600, message: 'Request body too large' }, id: null });
+      return NO_BODY;
+    }
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the body is not JSON' }, id: null });
+    return NO_BODY;
+  }
+}
+
+export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): ServerEndpoint {
+  const router = loadExpress().Router({ mergeParams: true });
+  const sessions = new Map<string, LegacySession>();
+  /** Every instance serving a client now (a 2025-era session's, a 2026-era request's), by server: the journal's news goes to them. */
+  const live = new Set<{ server: string; proxy: Proxy }>();
+  /** Per server, the `subscriptions/listen` streams of 2026-era clients. */
+  const buses = new Map<string, InMemoryServerEventBus>();
+  const busOf = (server: string) => {
+    let bus = buses.get(server);
+    if (bus === undefined) buses.set(server, (bus = new InMemoryServerEventBus()));
+    return bus;
+  };
+  const warn = (message: string) => options.logger?.warn(message);
+
+  /** The journal is followed from the first client on: until then the endpoint costs the host nothing. */
+  let unsubscribe: (() => void) | undefined;
+  const follow = () =>
+    (unsubscribe ??= host.subscribe((event) => {
+      if (!('server' in event)) return;
+      for (const each of live) if (each.server === event.server) each.proxy.told(event);
+      const bus = buses.get(event.server);
+      if (bus === undefined || event.type !== 'catalog.changed') return;
+      bus.publish({ kind: `${event.kind}_list_changed` });
+    }));
+
+  async function handle(req: Request, res: Response): Promise<void> {
+    const name = String(req.params.name);
+    const principal = userOf(res);
+    const principalId = principal?.id ?? ADMIN_PRINCIPAL;
+    const link = host.serverLink(name, principal === undefined ? {} : { principal });
+    // A server they may not see is as missing as one that does not exist.
+    if (link === undefined) throw new HttpError(404, 'not_found', `no server named "${name}"`);
+    follow();
+    const parsed = await bodyOf(req, res);
+    if (parsed === NO_BODY) return;
+    const webRequest = await toWebRequest(req, parsed);
+    if (!(await isLegacyRequest(webRequest, parsed))) {
+      await serveModern(link, req, res, parsed);
+      return;
+    }
+    const sessionId = req.get('mcp-session-id');
+    if (sessionId !== undefined) {
+      const session = sessions.get(sessionId);
+      // Another principal's session, or another server's, is no session of this client's.
+      if (session === undefined || session.server !== name || session.principal !== principalId) {
+        res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
+        return;
+      }
+      await session.transport.handleRequest(req, res, parsed);
+      return;
+    }
+    // A new session: the server's own client is reached first, so its capabilities are known.
+    const client = await reach(link);
+    const proxy = createProxy(link, client, 'legacy');
+    const entry = { server: name, proxy };
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized(id) {
+        sessions.set(id, { server: name, principal: principalId, transport, proxy });
+        live.add(entry);
+      },
+    });
+    transport.onclose = () => {
+      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
+      live.delete(entry);
+    };
+    await proxy.server.connect(transport);
+    await transport.handleRequest(req, res, parsed);
+  }
+
+  /** The server's client; a per_user server whose caller has not set their inputs is a 409 that names them. */
+  async function reach(link: ServerLink): Promise<Client> {
+    try {
+      return await link.client();
+    } catch (error) {
+      if (error instanceof MissingInputsError) throw new HttpError(409, 'inputs_missing', error.message);
+      throw error;
+    }
+  }
+
+  /** One 2026-era request: a fresh instance answers it (the era is stateless), list changes through the server's bus. */
+  async function serveModern(link: ServerLink, req: Request, res: Response, parsed: unknown): Promise<void> {
+    const client = await reach(link);
+    const made: Array<{ server: string; proxy: Proxy }> = [];
+    const handler = createMcpHandler(
+      () => {
+        const entry = { server: link.server, proxy: createProxy(link, client, 'modern') };
+        made.push(entry);
+        live.add(entry);
+        return entry.proxy.server;
+      },
+      { legacy: 'reject', bus: busOf(link.server), onerror: (error) => warn(`/mcp/servers/${link.server}: ${error.message}`) },
+    );
+    res.on('close', () => {
+      for (const entry of made) live.delete(entry);
+      void handler.close();
+    });
+    await toNodeHandler(handler)(req, res, parsed);
+  }
+
+  /**
+   * A server instance answering as `link`'s server does (what `client` said it is and offers),
+   * each request forwarded to the server's client of the moment or the host's call path.
+   */
+  function createProxy(link: ServerLink, client: Client, era: 'legacy' | 'modern'): Proxy {
+    const offered = client.getServerCapabilities() ?? {};
+    const capabilities: ServerCapabilities = {
+      ...(offered.tools && { tools: offered.tools }),
+      ...(offered.resources && { resources: offered.resources }),
+      ...(offered.prompts && { prompts: offered.prompts }),
+      ...(offered.completions && { completions: offered.completions }),
+      ...(offered.logging && { logging: offered.logging }),
+    };
+    const instructions = client.getInstructions();
+    const info = client.getServerVersion() ?? { name: link.server, version: '0.0.0' };
+    const server = new Server({ ...info }, { capabilities, ...(instructions !== undefined && { instructions }) });
+    const request = (ctx: ServerContext) => ({ signal: ctx.mcpReq.signal });
+    // The client of the moment: a server that reconnected serves an open session on its new connection.
+    const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);
+    /** The least severe level this client wants; it asked for none yet: every message. */
+    let level: LoggingLevel = 'debug';
+    /** Requests under way that may carry the server's logs (its tool calls), to their own stream. */
+    const inFlight = new Set<ServerContext>();
+    const notifyLog = (event: Extract<JournalEvent, { type: 'server.log' }>) => {
+      if (LEVELS.indexOf(event.level) < LEVELS.indexOf(level)) return;
+      const params = { level: event.level, data: event.message, ...(event.logger !== null && { logger: event.logger }) };
+      if (inFlight.size > 0) {
+        for (const ctx of inFlight) void ctx.mcpReq.notify({ method: 'notifications/message', params }).catch(() => {});
+      } else if (era === 'legacy') {
+        void server.sendLoggingMessage(params).catch(() => {});
+      }
+    };
+
+    if (offered.tools) {
+      server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: await link.tools(ctx.mcpReq.signal) }));
+      server.setRequestHandler('tools/call', async (call, ctx) => {
+        const { name, arguments: args = {} } = call.params;
+        // A tool the server does not list, its filter hides or the principal may not see: unknown, as the server's SDK says it.
+        const listed = await link.tools(ctx.mcpReq.signal);
+        if (!listed.some((tool) => tool.name === name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
+        const token = call.params._meta?.progressToken;
+        // Progress is sent in order and before the result: the client drops progress after its answer.
+        let sent = Promise.resolve();
+        inFlight.add(ctx);
+        try {
+          const result = await link.callTool(name, args, {
+            signal: ctx.mcpReq.signal,
+            ...(token !== undefined && {
+              onProgress(progress) {
+                const params = { progressToken: token, ...progress };
+                sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
+              },
+            }),
+          });
+          await sent;
+          return result;
+        } finally {
+          inFlight.delete(ctx);
+        }
+      });
+    }
+    if (offered.resources) {
+      server.setRequestHandler('resources/list', (list, ctx) => now(ctx).then((live) => live.listResources(list.params, request(ctx))));
+      server.setRequestHandler('resources/templates/list', (list, ctx) => now(ctx).then((live) => live.listResourceTemplates(list.params, request(ctx))));
+      server.setRequestHandler('resources/read', (read, ctx) => now(ctx).then((live) => live.readResource(read.params, request(ctx))));
+      if (offered.resources.subscribe) {
+        server.setRequestHandler('resources/subscribe', (subscribe, ctx) => now(ctx).then((live) => live.subscribeResource(subscribe.params, request(ctx))));
+        server.setRequestHandler('resources/unsubscribe', (unsubscribe, ctx) => now(ctx).then((live) => live.unsubscribeResource(unsubscribe.params, request(ctx))));
+      }
+    }
+    if (offered.prompts) {
+      server.setRequestHandler('prompts/list', (list, ctx) => now(ctx).then((live) => live.listPrompts(list.params, request(ctx))));
+      server.setRequestHandler('prompts/get', (get, ctx) => now(ctx).then((live) => live.getPrompt(get.params, request(ctx))));
+    }
+    if (offered.completions) {
+      server.setRequestHandler('completion/complete', (complete, ctx) => now(ctx).then((live) => live.complete(complete.params, request(ctx))));
+    }
+    if (offered.logging) {
+      // Each client's own level: the server's connection is shared, so its level is not changed for one client.
+      server.setRequestHandler('logging/setLevel', async (set) => {
+        level = set.params.level;
+        return {};
+      });
+    }
+
+    return {
+      server,
+      told(event) {
+        if (event.type === 'server.log' && offered.logging) notifyLog(event);
+        if (event.type !== 'catalog.changed' || era !== 'legacy') return;
+        const changed = offered[event.kind]?.listChanged === true;
+        if (!changed) return;
+        const send = { tools: () => server.sendToolListChanged(), resources: () => server.sendResourceListChanged(), prompts: () => server.sendPromptListChanged() };
+        void send[event.kind]().catch(() => {});
+      },
+    };
+  }
+
+  router.all('/:name', options.auth, function serveServer(req, res, next) {
+    handle(req, res).catch(next);
+  });
+
+  return {
+    router,
+    async close() {
+      unsubscribe?.();
+      unsubscribe = undefined;
+      const open = [...sessions.values()];
+      sessions.clear();
+      live.clear();
+      await Promise.all(open.map((session) => session.transport.close().catch(() => {})));
+    },
+  };
+}
