@@ -11,10 +11,13 @@ import { computeDiff } from './catalog/config-diff.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
-import { NotFoundError, NotReadyError } from './errors.js';
+import { FleetError, NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
-import { principalOf } from './host/access.js';
+import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas, type PrincipalInput } from './users/index.js';
+import { principalOf, serverVisible } from './host/access.js';
+import { readyConnection } from './apps/index.js';
+import { redact } from './config/masking.js';
+import type { Client } from '@modelcontextprotocol/client';
 import { createPerUser } from './host/user-inputs.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
@@ -98,6 +101,29 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
+  /**
+   * One request to a ready server's live connection for a caller who may see it: bounded by
+   * the server's call timeout, its error text redacted of the server's secrets.
+   */
+  async function onServer<T>(
+    name: string,
+    requestOptions: { principal?: PrincipalInput; signal?: AbortSignal } | undefined,
+    send: (client: Client, request: { signal?: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<T> {
+    running();
+    if (host.server(name) === undefined || !serverVisible(projected(), name, principalOf(requestOptions?.principal))) throw new NotFoundError(name);
+    const live = readyConnection(current, name);
+    const config = current(name)?.getSnapshot().context.config;
+    try {
+      return await send(live.connection.client, {
+        ...(requestOptions?.signal && { signal: requestOptions.signal }),
+        timeout: (config?.call_timeout_seconds ?? 60) * 1000,
+      });
+    } catch (error) {
+      throw new FleetError('protocol', redact(`${name}: ${(error as Error).message}`, config === undefined ? [] : secretValues(config)));
+    }
+  }
+
   const host: McpHost = {
     stateDir,
 
@@ -153,6 +179,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return { tools: mount.forServer(name).length, resources: offer.resources.length, prompts: offer.prompts.length };
     },
     renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
+
+    readResource: (name, uri, readOptions) =>
+      onServer(name, readOptions, (client, request) => client.readResource({ uri }, request)),
+    complete: (name, params, completeOptions) =>
+      onServer(name, completeOptions, (client, request) => client.complete(params, request)),
 
     async catalogDiff() {
       const loaded = await store.load();
