@@ -119,16 +119,19 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { as } = callerOf();
     const token = ctx.mcpReq._meta?.progressToken;
+    const sent: Array<Promise<void>> = [];
     const result = await host.callTool(request.params.name, request.params.arguments ?? {}, {
       ...as,
       signal: ctx.mcpReq.signal,
       ...(token !== undefined && {
         onProgress(progress) {
           // A lost notification must not fail the call.
-          ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => {});
+          sent.push(ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => {}));
         },
       }),
     });
+    // The last progress goes out before the result, as the backend sent them.
+    await Promise.all(sent);
     return toCallToolResult(result);
   });
 

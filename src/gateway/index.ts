@@ -61,7 +61,8 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   );
   const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: options.bodyLimit });
   const parseJson = express.json({ limit: options.bodyLimit });
-  const unsubscribe = forwardChanges(host, sessions, modern.notify);
+  // Subscribed on the first request, not before: creating the app must not touch the host.
+  let unsubscribe: (() => void) | undefined;
 
   router.use(originCheck(options));
   router.use(gatewayAuth(options));
@@ -70,6 +71,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     else next();
   });
   router.all('/', async function serveMcp(req, res) {
+    unsubscribe ??= forwardChanges(host, sessions, modern.notify);
     const caller = gatewayCallerOf(res);
     const body: unknown = req.body;
     const web = await toWebRequest(req, body);
@@ -95,7 +97,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     },
     sessions,
     async close() {
-      unsubscribe();
+      unsubscribe?.();
       await sessions.close();
       await modern.close();
     },
@@ -168,9 +170,10 @@ function forwardChanges(host: McpHost, sessions: GatewaySessions, notify: Return
         return mark('tools', 'resources', 'prompts');
       case 'server.log': {
         const view = host.server(event.server);
-        sessions.each((server, principal) => {
+        sessions.each((server, principal, id) => {
           if (principal !== undefined && (view === undefined || !maySeeServer(view.config, principal))) return;
-          server.sendLoggingMessage({ level: event.level, logger: event.logger ?? event.server, data: event.message }).catch(() => {});
+          // The session id picks the level its client set (`logging/setLevel`).
+          server.sendLoggingMessage({ level: event.level, logger: event.logger ?? event.server, data: event.message }, id).catch(() => {});
         });
         return;
       }

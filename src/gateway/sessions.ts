@@ -39,8 +39,8 @@ interface Session {
 export interface GatewaySessions {
   /** Serves a 2025-era request (`body` parsed) for `principal`. */
   handle(req: Request, res: Response, principal: Principal | undefined, body: unknown): Promise<void>;
-  /** Each open session's server and principal (for notifications). */
-  each(visit: (server: Server, principal: Principal | undefined) => void): void;
+  /** Each open session's server, principal and id (for notifications). */
+  each(visit: (server: Server, principal: Principal | undefined, id: string) => void): void;
   /** Open sessions: all, or one principal's. */
   count(principal?: string): number;
   /** Ends every session. */
@@ -137,7 +137,7 @@ export function createGatewaySessions(makeServer: (who: () => Principal | undefi
     },
 
     each(visit) {
-      for (const session of byId.values()) visit(session.server, session.principal);
+      for (const [id, session] of byId) visit(session.server, session.principal, id);
     },
 
     count,

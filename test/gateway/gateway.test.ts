@@ -42,6 +42,7 @@ beforeAll(async () => {
       sales: healthy('sales', ['sales']),
       docs: modern,
       notes: modern,
+      changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
     },
     ['--oidc-issuer', idp.issuer, '--oidc-client-id', 'fleet-page'],
   );
@@ -235,6 +236,35 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(added.status).toBeLessThan(300);
     await until(() => changed > 0, 'tools/list_changed on the session');
     expect(names((await client.listTools()).tools)).toContain('extra__echo');
+  });
+
+  it('tells a 2026 client listening for changes when a server’s tools change', async () => {
+    const client = await v2(adminToken, 'auto');
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    const subscription = await client.listen({ toolsListChanged: true });
+    try {
+      expect(textOf(await client.callTool({ name: 'changing__add_tool', arguments: { name: 'fresh' } }))).toContain('fresh');
+      await until(() => changed > 0, 'tools/list_changed on the listen stream');
+      expect(names((await client.listTools()).tools)).toContain('changing__fresh');
+    } finally {
+      await subscription.close();
+    }
+  });
+
+  it('forwards a server’s log messages to a session at the level its client set', async () => {
+    const client = await v2(adminToken, 'legacy');
+    const seen: Array<{ level: string; data: unknown }> = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      seen.push({ level: notification.params.level, data: notification.params.data });
+    });
+    await client.setLoggingLevel('warning');
+    await client.callTool({ name: 'changing__log', arguments: { level: 'info', data: 'quiet line' } });
+    await client.callTool({ name: 'changing__log', arguments: { level: 'error', data: 'loud line' } });
+    await until(() => seen.some((message) => message.data === 'loud line'), 'the error line on the session');
+    expect(seen.some((message) => message.data === 'quiet line')).toBe(false);
   });
 });
 
