@@ -64,13 +64,12 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   // Subscribed on the first request, not before: creating the app must not touch the host.
   let unsubscribe: (() => void) | undefined;
 
-  router.use(originCheck(options));
-  router.use(gatewayAuth(options));
-  router.use(function parseBody(req, res, next) {
+  // On `/mcp` itself only: the per-server endpoints below it bring their own steps (and read their own bodies).
+  const parseBody: RequestHandler = function parseBody(req, res, next) {
     if (req.method === 'POST') parseJson(req, res, next);
     else next();
-  });
-  router.all('/', async function serveMcp(req, res) {
+  };
+  router.all('/', originCheck(options), gatewayAuth(options), parseBody, async function serveMcp(req, res) {
     unsubscribe ??= forwardChanges(host, sessions, modern.notify);
     const caller = gatewayCallerOf(res);
     const body: unknown = req.body;

@@ -107,7 +107,12 @@ export function createGatewaySessions(makeServer: (who: () => Principal | undefi
     };
     session.transport.onclose = () => end(session);
     open.add(session);
-    await session.server.connect(session.transport);
+    try {
+      await session.server.connect(session.transport);
+    } catch (error) {
+      end(session);
+      throw error;
+    }
     enter(session, res);
     await session.transport.handleRequest(req, res, body);
   }
