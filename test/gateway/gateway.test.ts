@@ -213,7 +213,9 @@ describe('/mcp: the fleet as one MCP server', () => {
     const seen: number[] = [];
     const result = await alice.callTool({ name: 'eng__slow', arguments: { ms: 300, steps: 3 } }, { onprogress: (progress) => seen.push(progress.progress) });
     expect(textOf(result)).toContain('"done":true');
-    expect(seen).toEqual([1, 2, 3]);
+    expect(seen.slice(0, 2)).toEqual([1, 2]);
+    // The SDK may drop a progress sent in the same instant as the result (docs/protocol-features.md), on the backend's leg as on the client's.
+    expect(seen.length === 2 || seen[2] === 3).toBe(true);
   });
 
   it('passes a client’s cancellation on to the backend', async () => {
