@@ -43,6 +43,7 @@ beforeAll(async () => {
       docs: modern,
       notes: modern,
       changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
+      colors: { type: 'local', command: fixtureCommand('completions'), timeout_seconds: 15 },
     },
     ['--oidc-issuer', idp.issuer, '--oidc-client-id', 'fleet-page'],
   );
@@ -206,6 +207,18 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(prompts).toEqual(expect.arrayContaining(['docs:greet', 'notes:greet']));
     const rendered = await bob.getPrompt({ name: 'docs:greet', arguments: { name: 'Ann' } });
     expect(rendered.messages[0]?.content).toMatchObject({ type: 'text', text: 'Say hello to Ann.' });
+  });
+
+  it('completes a prompt’s argument and a template’s variable through their server, and reads a URI of a template', async () => {
+    const client = await v2(keys.alice!, 'auto');
+    const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'colors:paint' }, argument: { name: 'color', value: 'gr' } });
+    expect(prompt.completion.values).toEqual(['green', 'grey']);
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate);
+    expect(templates).toContain('color://{name}');
+    const variable = await client.complete({ ref: { type: 'ref/resource', uri: 'color://{name}' }, argument: { name: 'name', value: 'b' } });
+    expect(variable.completion.values).toEqual(['blue']);
+    const read = await client.readResource({ uri: 'color://red' });
+    expect(read.contents[0]).toMatchObject({ uri: 'color://red', text: 'the color red' });
   });
 
   it('forwards progress of a backend call to the client', async () => {
