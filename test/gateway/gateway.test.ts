@@ -199,6 +199,9 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(uris).not.toContain('fixture://hello');
     const read = await alice.readResource({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello' });
     expect(read.contents[0]).toMatchObject({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello', text: 'hello from the modern fixture' });
+    // The bare shared URI names both servers' URIs; a server she may not see is not read for her.
+    await expect(alice.readResource({ uri: 'fixture://hello' })).rejects.toThrow(/offered by docs and notes/);
+    await expect(alice.readResource({ uri: 'mcp-fleet://sales/fixture%3A%2F%2Fhello' })).rejects.toThrow(/sales/);
   });
 
   it('lists prompts as server:prompt and renders them through their server', async () => {
