@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServe, type ServeWorker } from '../support/cli.js';
@@ -95,7 +95,10 @@ describe('/mcp: the fleet as one MCP server', () => {
     const answer = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     expect(answer.status).toBe(401);
     expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
-    const metadata = await (await fetch(`${base}/.well-known/oauth-protected-resource/mcp`)).json();
+    // What an OAuth-capable client does with the 401: the SDK's own discovery finds the issuer.
+    const metadataUrl = extractResourceMetadataUrl(answer);
+    expect(metadataUrl?.href).toBe(`${base}/.well-known/oauth-protected-resource/mcp`);
+    const metadata = await discoverOAuthProtectedResourceMetadata(`${base}/mcp`, { resourceMetadataUrl: metadataUrl! });
     expect(metadata).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [idp.issuer] });
   });
 
