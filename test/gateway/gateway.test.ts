@@ -7,13 +7,14 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServe, type ServeWorker } from '../support/cli.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { until, untilValue } from '../support/wait.js';
 import { startIdp, type Idp } from './idp.js';
+import { consentAsUser } from '../oauth/servers.js';
 
 let idp: Idp;
 let worker: ServeWorker;
@@ -296,3 +297,42 @@ function readable(path: string): string {
     return '';
   }
 }
+
+describe('/mcp with an MCP client that does OAuth', () => {
+  it('finds the issuer from the 401, registers, signs bob in, and calls with the JWT it got for /mcp', async () => {
+    const redirectUrl = 'http://127.0.0.1:9/oauth/callback';
+    let stored: { client?: unknown; tokens?: unknown; verifier?: string } = {};
+    let authorizationUrl: URL | undefined;
+    const provider: OAuthClientProvider = {
+      redirectUrl,
+      clientMetadata: { client_name: 'gateway-oauth-test', redirect_uris: [redirectUrl], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'mcp' },
+      clientInformation: () => stored.client as never,
+      saveClientInformation: (client) => void (stored.client = client),
+      tokens: () => stored.tokens as never,
+      saveTokens: (tokens) => void (stored.tokens = tokens),
+      redirectToAuthorization: (url) => void (authorizationUrl = url),
+      saveCodeVerifier: (verifier) => void (stored.verifier = verifier),
+      codeVerifier: () => stored.verifier!,
+    };
+    const url = new URL(`${base}/mcp`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    const client = new Client({ name: 'gateway-oauth-test', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await expect(client.connect(first)).rejects.toThrow();
+    expect(authorizationUrl?.origin).toBe(idp.issuer);
+    expect(authorizationUrl?.searchParams.get('resource')).toBe(`${base}/mcp`);
+    // The user signs in at the provider; the browser comes back to the client's redirect URI with the code.
+    let callback: string | undefined;
+    await consentAsUser(authorizationUrl!.href, 'bob', async (at) => {
+      callback = at;
+      return new Response('signed in');
+    });
+    await first.finishAuth(new URL(callback!).searchParams);
+    const signedIn = new Client({ name: 'gateway-oauth-test', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await signedIn.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    clients.push(signedIn);
+    const tools = names((await signedIn.listTools()).tools);
+    expect(tools).toContain('sales__echo');
+    expect(tools.some((name) => name.startsWith('eng__'))).toBe(false);
+    expect(textOf(await signedIn.callTool({ name: 'mine__whoami', arguments: {} }))).toContain('bob-own-token');
+  });
+});

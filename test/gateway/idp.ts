@@ -1,7 +1,10 @@
 // A real OpenID Connect provider (oidc-provider) that issues JWT access tokens
-// for a resource (RFC 8707): each client stands for one user through the
-// client credentials grant (its `sub` is its client id), with groups as an
-// extra claim. `brief` gets tokens that expire after one second.
+// for a resource (RFC 8707), with groups as an extra claim. Two ways to a
+// token: a pre-registered client per user through the client credentials grant
+// (its `sub` is its client id; `brief` gets tokens that expire after one
+// second), or what an MCP client does: dynamic registration, then the
+// authorization code flow with PKCE where a user (an account of USERS) signs in
+// on the provider's development pages.
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
@@ -24,8 +27,12 @@ export async function startIdp(): Promise<Idp> {
   const provider = new Provider(issuer, {
     clients: Object.keys(USERS).map((id) => ({ client_id: id, client_secret: SECRET, grant_types: ['client_credentials'], redirect_uris: [], response_types: [] })),
     scopes: ['mcp'],
+    cookies: { keys: ['gateway-idp-cookie-key'] },
+    findAccount: async (_ctx: unknown, sub: string) => ({ accountId: sub, claims: async () => ({ sub }) }),
+    pkce: { required: () => true },
     features: {
       clientCredentials: { enabled: true },
+      registration: { enabled: true },
       resourceIndicators: {
         enabled: true,
         defaultResource: async () => undefined as unknown as string,
@@ -39,7 +46,8 @@ export async function startIdp(): Promise<Idp> {
         }),
       },
     },
-    extraTokenClaims: async (_ctx: unknown, token: { clientId?: string }) => ({ groups: USERS[token.clientId ?? ''] ?? [] }),
+    // A signed-in user's groups, else the client's (client credentials).
+    extraTokenClaims: async (_ctx: unknown, token: { accountId?: string; clientId?: string }) => ({ groups: USERS[token.accountId ?? token.clientId ?? ''] ?? [] }),
   });
   http.on('request', provider.callback());
   return {
