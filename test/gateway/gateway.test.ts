@@ -228,8 +228,8 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(read.contents[0]).toMatchObject({ uri: 'color://red', text: 'the color red' });
   });
 
-  it('forwards progress of a backend call to the client', async () => {
-    const alice = await v2(keys.alice!, 'legacy');
+  it.each(['legacy', 'auto'] as const)('forwards progress of a backend call to the client (%s)', async (mode) => {
+    const alice = await v2(keys.alice!, mode);
     const seen: number[] = [];
     const result = await alice.callTool({ name: 'eng__slow', arguments: { ms: 300, steps: 3 } }, { onprogress: (progress) => seen.push(progress.progress) });
     expect(textOf(result)).toContain('"done":true');
