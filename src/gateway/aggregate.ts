@@ -31,7 +31,7 @@ export const GATEWAY_CAPABILITIES = {
 
 /** The catalog entries `principal` may see, ready ones with their listings. */
 function visibleEntries(host: McpHost, principal: Principal | undefined): CatalogEntry[] {
-  return host.catalog().filter((entry) => entry.state === 'ready' && (principal === undefined || maySeeServer(entry.config, principal)));
+  return host.catalog(principal === undefined ? {} : { principal }).filter((entry) => entry.state === 'ready' && (principal === undefined || maySeeServer(entry.config, principal)));
 }
 
 /** A clashing URI as the gateway lists it. */
