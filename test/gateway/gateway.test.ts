@@ -290,6 +290,19 @@ describe('/mcp: the fleet as one MCP server', () => {
     await until(() => seen.some((message) => message.data === 'loud line'), 'the error line on the session');
     expect(seen.some((message) => message.data === 'quiet line')).toBe(false);
   });
+
+  it('tells a session when a changed access policy takes tools away from its user', async () => {
+    const bob = await v2(keys.bob!, 'legacy');
+    let changed = 0;
+    bob.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    expect(names((await bob.listTools()).tools)).toContain('notes__echo');
+    const patched = await api('/api/mcp/servers/notes', adminToken, { method: 'PATCH', body: JSON.stringify({ access: { groups: ['eng'] } }) });
+    expect(patched.status).toBe(200);
+    await until(() => changed > 0, 'tools/list_changed after the policy change');
+    expect(names((await bob.listTools()).tools).some((name) => name.startsWith('notes__'))).toBe(false);
+  });
 });
 
 function readable(path: string): string {
