@@ -85,22 +85,15 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({
-    mount,
-    spill,
-    selectors,
-    projected,
-    servers,
-    current,
+    ...{ mount, spill, selectors, projected, servers, current, freshenSoon, append },
     stopping: lifecycle.stopping,
-    freshenSoon,
-    append,
     quotas: createQuotas(options.userQuota),
     sessions,
   });
 
   const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
-  const links = createServerLinks({ mount, sessions, projected, current, meter: meterAppCall });
+  const links = createServerLinks({ mount, sessions, projected, current, running, meter: meterAppCall });
 
   const host: McpHost = {
     stateDir,
@@ -117,7 +110,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...agentTools,
     toolUi: apps.toolUi,
     appBridge: apps.appBridge,
-    serverLink: links.serverLink,
+    ...links,
 
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),

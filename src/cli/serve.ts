@@ -6,7 +6,7 @@ import type { ApiToken } from '../http/api-token.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
-import { choice, directory, httpUrl, integer, limitValue, quotaLimit, stateDirOf } from './flags.js';
+import { choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { checkDatabaseUrl, parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
@@ -53,6 +53,12 @@ export interface ServeOptions {
   oidcGroupsClaim?: string;
   /** The claim naming a signed-in user (their principal); default `sub`. */
   oidcUserClaim?: string;
+  /** `/mcp`: a 2025 session without a request for this long ends; default 1800. */
+  mcpSessionIdleSeconds?: number;
+  /** `/mcp`: 2025 sessions open on this worker at once; default 1000. */
+  mcpMaxSessions?: number;
+  /** `/mcp`: 2025 sessions one principal may hold open on this worker; default 20. */
+  mcpMaxSessionsPerUser?: number;
 }
 
 /** Registers `mcp-fleet serve`: the worker, until SIGINT/SIGTERM. */
@@ -101,6 +107,9 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--oidc-client-id <id>', "this worker's client id at the OIDC provider", nonEmpty('--oidc-client-id'))
     .option('--oidc-groups-claim <claim>', "the claim holding a signed-in user's groups (default: groups)", nonEmpty('--oidc-groups-claim'))
     .option('--oidc-user-claim <claim>', 'the claim naming a signed-in user, their principal (default: sub)', nonEmpty('--oidc-user-claim'))
+    .option('--mcp-session-idle-seconds <s>', '/mcp: a 2025-era session with no request for this long ends (default: 1800)', seconds('--mcp-session-idle-seconds'))
+    .option('--mcp-max-sessions <n>', '/mcp: 2025-era sessions open on this worker at once (default: 1000)', integer('--mcp-max-sessions', 1, 1_000_000))
+    .option('--mcp-max-sessions-per-user <n>', '/mcp: 2025-era sessions one user may hold open on this worker (default: 20)', integer('--mcp-max-sessions-per-user', 1, 1_000_000))
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const { startTelemetryExport } = await import('./telemetry.js');
@@ -184,6 +193,11 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       ...(options.databaseUrl !== undefined && { databaseUrl: options.databaseUrl }),
       ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
       ...oidcOf(options),
+      gatewaySessions: {
+        ...(options.mcpSessionIdleSeconds !== undefined && { idleMs: options.mcpSessionIdleSeconds * 1000 }),
+        ...(options.mcpMaxSessions !== undefined && { maxSessions: options.mcpMaxSessions }),
+        ...(options.mcpMaxSessionsPerUser !== undefined && { maxPerPrincipal: options.mcpMaxSessionsPerUser }),
+      },
       userQuota: {
         ...(options.userCallsPerMinute !== undefined && { calls_per_minute: limitValue(options.userCallsPerMinute) }),
         ...(options.userMaxConcurrentCalls !== undefined && { max_concurrent_calls: limitValue(options.userMaxConcurrentCalls) }),

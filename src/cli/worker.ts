@@ -18,6 +18,7 @@ import { SecretKeyError } from '../config/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
 import type { OidcOptions, Quota } from '../users/index.js';
+import type { GatewaySessionLimits } from '../gateway/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
@@ -44,8 +45,10 @@ export interface WorkerOptions {
   registryUrl?: string;
   /** Every user's limits on this worker (`--user-calls-per-minute`, `--user-max-concurrent-calls`). */
   userQuota?: Quota;
-  /** The page's sign-in through an OpenID Connect provider. */
+  /** The page's sign-in through an OpenID Connect provider (its issuer's access tokens also open `/mcp`). */
   oidc?: OidcOptions;
+  /** Bounds on `/mcp`'s 2025-era sessions (`--mcp-session-idle-seconds`, `--mcp-max-sessions`, `--mcp-max-sessions-per-user`). */
+  gatewaySessions?: GatewaySessionLimits;
 }
 
 /** What the caller is told while the worker starts; the worker prints nothing itself. */
@@ -152,6 +155,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     fleet: presence,
     ...(shared && { users: shared.users }),
     ...(options.oidc && { oidc: options.oidc }),
+    ...(options.gatewaySessions && { gatewaySessions: options.gatewaySessions }),
     ...(publicUrl && { publicUrl: publicUrl.href }),
     ...(options.registryUrl !== undefined && { registryUrl: options.registryUrl }),
     notReady: () =>

@@ -25,7 +25,7 @@ import type { PrincipalInput, Quota, UserInputsStore } from '../users/index.js';
 import type { SessionView } from './sessions.js';
 import type { ToolUiRef } from '../apps/tool-meta.js';
 import type { AppBridgeOptions, AppSession, ToolUi } from '../apps/index.js';
-import type { Transport } from '@modelcontextprotocol/client';
+import type { CompleteRequestParams, CompleteResult, ReadResourceResult, Transport } from '@modelcontextprotocol/client';
 import type { ServerLink } from './server-link.js';
 
 /** What a caller has set of a per_user server's `user_inputs`: never a value. */
@@ -233,6 +233,15 @@ export interface McpHost {
    * (a leading `/` is allowed); `args` are the prompt's string arguments.
    */
   renderPrompt(command: string, args?: Record<string, unknown>, options?: { signal?: AbortSignal }): Promise<RenderedPrompt>;
+  /**
+   * Reads a resource of a ready server through its live connection (`resources/read`), as the
+   * server answers it. With a principal, rejects with NotFoundError for a server they may not
+   * see; with NotReadyError while the server is not ready (a per_user server has no shared
+   * connection to read through).
+   */
+  readResource(server: string, uri: string, options?: { principal?: PrincipalInput; signal?: AbortSignal }): Promise<ReadResourceResult>;
+  /** Asks a ready server for argument completions (`completion/complete`); rejects as {@link McpHost.readResource}. */
+  complete(server: string, params: CompleteRequestParams, options?: { principal?: PrincipalInput; signal?: AbortSignal }): Promise<CompleteResult>;
   catalogDiff(): Promise<ConfigDiff>;
   /**
    * Answers the browser's return from a consent at `<publicUrl>/oauth/callback`

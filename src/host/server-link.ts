@@ -3,7 +3,8 @@
  * client, for what is forwarded as it is (resources, prompts, completions,
  * logging), and its tool calls through the host's path, so each call is still
  * the principal's (the access policy, approvals, quota, `tool.called`). A
- * per_user server is the principal's own session of it.
+ * per_user server is the principal's own session of it. And, for `/mcp`, a
+ * resource read or a completion sent to a shared server's live connection.
  */
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
 import type { McpHost } from './api.js';
@@ -17,6 +18,8 @@ import type { ExecuteOptions } from '../catalog/index.js';
 import { namespaceToolName } from '../catalog/index.js';
 import { readyConnection } from '../apps/index.js';
 import type { PrincipalInput } from '../users/index.js';
+import { FleetError, NotFoundError } from '../errors.js';
+import { redact, secretValues } from '../config/masking.js';
 
 /** What `/mcp/servers/:name` reaches of one server for one principal. */
 export interface ServerLink {
@@ -45,15 +48,42 @@ export interface ServerLinksOptions {
   projected(): ProjectionContext;
   current(name: string): ServerActorRef | undefined;
   meter: AppCallMeter;
+  /** Throws unless the host is running. */
+  running(): unknown;
 }
 
-export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 'serverLink'> {
-  const { mount, sessions, projected, current, meter } = options;
+export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 'serverLink' | 'readResource' | 'complete'> {
+  const { mount, sessions, projected, current, meter, running } = options;
   /** The name a call is journaled under: the mounted tool's, or the plain namespaced one. */
   const agentName = (server: string, original: string) =>
     mount.list().find((tool) => tool.server === server && tool.originalName === original)?.name ?? namespaceToolName(server, original);
 
+  /**
+   * One request to a ready server's live connection for a caller who may see it: bounded by
+   * the server's call timeout, its error text redacted of the server's secrets.
+   */
+  async function onServer<T>(
+    name: string,
+    requestOptions: { principal?: PrincipalInput; signal?: AbortSignal } | undefined,
+    send: (client: Client, request: { signal?: AbortSignal; timeout: number }) => Promise<T>,
+  ): Promise<T> {
+    running();
+    if (projected().servers[name] === undefined || !serverVisible(projected(), name, principalOf(requestOptions?.principal))) throw new NotFoundError(name);
+    const live = readyConnection(current, name);
+    const config = current(name)?.getSnapshot().context.config;
+    try {
+      return await send(live.connection.client, {
+        ...(requestOptions?.signal && { signal: requestOptions.signal }),
+        timeout: (config?.call_timeout_seconds ?? 60) * 1000,
+      });
+    } catch (error) {
+      throw new FleetError('protocol', redact(`${name}: ${(error as Error).message}`, config === undefined ? [] : secretValues(config)));
+    }
+  }
+
   return {
+    readResource: (name, uri, readOptions) => onServer(name, readOptions, (client, request) => client.readResource({ uri }, request)),
+    complete: (name, params, completeOptions) => onServer(name, completeOptions, (client, request) => client.complete(params, request)),
     serverLink(server: string, linkOptions?: { principal?: PrincipalInput }): ServerLink | undefined {
       const principal = principalOf(linkOptions?.principal);
       // An unknown server and one the principal may not see answer alike.

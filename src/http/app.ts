@@ -25,6 +25,7 @@ import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
 import { serverEndpoint } from '../gateway/server-endpoint.js';
+import { createGateway, GATEWAY_METADATA_PATH, type GatewaySessionLimits } from '../gateway/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -75,6 +76,8 @@ export interface ManagementAppOptions {
   publicUrl?: string;
   /** The sandbox origin app frames are served from (`createAppFrames`); without it the page shows no app. */
   apps?: AppFrames;
+  /** Bounds on the 2025-era sessions of `/mcp`, the fleet as one MCP server (docs/gateway.md). */
+  gatewaySessions?: GatewaySessionLimits;
 }
 
 /**
@@ -135,8 +138,24 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     res.json({ sessions: host.sessions(user === undefined ? {} : { principal: user }) });
   });
 
-  // One server as an MCP endpoint of its own, for the same callers as the API (its auth is the one argument to change).
-  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: guard, ...(options.logger && { logger: options.logger }) }).router);
+  // The fleet as one MCP server: its own auth (bearer tokens, with the OAuth challenge), never the page's cookie.
+  const gateway = createGateway(host, {
+    token: options.token,
+    users,
+    oidc: options.oidc,
+    publicUrl: options.publicUrl,
+    bindHost,
+    allowedHosts: extraHosts,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ...(options.gatewaySessions && { sessions: options.gatewaySessions }),
+    ...(options.logger && { logger: options.logger }),
+  });
+  app.locals.gateway = gateway;
+  // Fetched by clients before they hold a token: public by nature.
+  app.get(GATEWAY_METADATA_PATH, gateway.metadata);
+  // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
+  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, ...(options.logger && { logger: options.logger }) }).router);
+  app.use('/mcp', ...ready, gateway.router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', consentCallback(host));

@@ -121,7 +121,11 @@ export function createOidc(options: OidcOptions): Oidc {
         throw new OidcSignInError('the ID token was issued to another client (azp)');
       }
       const claims = { ...(await userinfo(metadata, tokens.access_token, payload)), ...payload };
-      return principalOf(claims);
+      return principalOfClaims(claims, { userClaim, groupsClaim }, (why) =>
+        why === 'admin'
+          ? new OidcSignInError(`"${ADMIN_PRINCIPAL}" is the admin token's principal; this account cannot sign in`)
+          : new OidcSignInError(`the ID token has no usable "${userClaim}" claim`),
+      );
     },
   };
 
@@ -165,16 +169,26 @@ export function createOidc(options: OidcOptions): Oidc {
     const claims = (await response.json().catch(() => ({}))) as Record<string, unknown>;
     return claims.sub === idToken.sub ? claims : {};
   }
+}
 
-  function principalOf(claims: Record<string, unknown>): Principal {
-    const id = claims[userClaim];
-    if (typeof id !== 'string' || id === '' || /\p{Cc}/u.test(id)) throw new OidcSignInError(`the ID token has no usable "${userClaim}" claim`);
-    // `admin` is the API token's principal: no provider account may take its name.
-    if (id === ADMIN_PRINCIPAL) throw new OidcSignInError(`"${ADMIN_PRINCIPAL}" is the admin token's principal; this account cannot sign in`);
-    const raw = claims[groupsClaim];
-    const groups = (Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : []).filter(
-      (group): group is string => typeof group === 'string' && group !== '' && !/\p{Cc}/u.test(group),
-    );
-    return { id, groups: [...new Set(groups)] };
-  }
+/**
+ * The principal that verified claims name: the user claim, and the groups
+ * claim (an array of strings, or one string). `refuse` makes the error for
+ * claims that name no usable user (shared by the sign-in and the gateway's
+ * access tokens).
+ */
+export function principalOfClaims(
+  claims: Record<string, unknown>,
+  names: { userClaim: string; groupsClaim: string },
+  refuse: (why: 'no_user' | 'admin') => Error,
+): Principal {
+  const id = claims[names.userClaim];
+  if (typeof id !== 'string' || id === '' || /\p{Cc}/u.test(id)) throw refuse('no_user');
+  // `admin` is the API token's principal: no provider account may take its name.
+  if (id === ADMIN_PRINCIPAL) throw refuse('admin');
+  const raw = claims[names.groupsClaim];
+  const groups = (Array.isArray(raw) ? raw : typeof raw === 'string' ? [raw] : []).filter(
+    (group): group is string => typeof group === 'string' && group !== '' && !/\p{Cc}/u.test(group),
+  );
+  return { id, groups: [...new Set(groups)] };
 }

@@ -104,6 +104,9 @@ const serveCases: Array<[string[], string]> = [
   [['--oidc-client-id', 'fleet'], 'error: --oidc-issuer: --oidc-client-id needs --oidc-issuer'],
   [['--oidc-groups-claim', 'roles'], 'error: --oidc-issuer: the --oidc-*-claim flags need --oidc-issuer and --oidc-client-id'],
   [['--oidc-issuer', 'https://idp.example.com', '--oidc-client-id', ' '], 'error: --oidc-client-id: must not be empty'],
+  [['--mcp-session-idle-seconds', '0'], 'error: --mcp-session-idle-seconds: not a number of seconds > 0: "0"'],
+  [['--mcp-max-sessions', 'lots'], 'error: --mcp-max-sessions: not an integer from 1 to 1000000: "lots"'],
+  [['--mcp-max-sessions-per-user', '0'], 'error: --mcp-max-sessions-per-user: not an integer from 1 to 1000000: "0"'],
 ];
 
 /** Runs the cases a few at a time: each is a whole node process on a shared machine. */

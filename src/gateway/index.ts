@@ -1,0 +1,192 @@
+/**
+ * `/mcp` on the worker: the fleet as one Streamable HTTP MCP server, in both
+ * protocol eras. A 2026-07-28 request is stateless (any worker serves it); a
+ * 2025-11-25 client gets a session bound to this worker (sessions.ts). Every
+ * request is authenticated first (auth.ts), and what it may see and call is its
+ * principal's (aggregate.ts). List changes of any server (or of the policy)
+ * reach open sessions and `subscriptions/listen` streams; servers' log
+ * messages reach the sessions of principals who may see the server, at the
+ * level each client set.
+ */
+import type { RequestHandler, Router } from 'express';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
+import type { McpHost } from '../host.js';
+import type { Logger } from '../telemetry/index.js';
+import { loadExpress } from '../http/express.js';
+import { allowedHostValues } from '../http/security.js';
+import { maySeeServer, type Principal, type Users } from '../users/index.js';
+import { createGatewayServer } from './aggregate.js';
+import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
+import { createGatewaySessions, type GatewaySessionLimits, type GatewaySessions } from './sessions.js';
+
+export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
+export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
+export { DEFAULT_SESSION_LIMITS, type GatewaySessionLimits } from './sessions.js';
+
+export interface GatewayOptions extends Omit<GatewayAuthOptions, 'users'> {
+  users: Users;
+  /** The address the worker is bound to and the extra `Host` values it accepts: an `Origin` must be one of them (or the public URL's). */
+  bindHost: string;
+  allowedHosts: readonly string[];
+  /** Largest request body in bytes. */
+  bodyLimit: number;
+  sessions?: GatewaySessionLimits;
+  logger?: Logger;
+}
+
+export interface Gateway {
+  /** `/mcp`: mount at that path. */
+  router: Router;
+  /** The protected resource metadata's route, at `WELL_KNOWN_PREFIX + '/mcp'` on the app. */
+  metadata: RequestHandler;
+  /** The Origin check and bearer auth of `/mcp`, for the endpoints mounted below it. */
+  auth: RequestHandler;
+  sessions: GatewaySessions;
+  close(): Promise<void>;
+}
+
+/** The principal a stateless request's `authInfo` carries. */
+const PRINCIPAL = 'mcp-fleet/principal';
+
+export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
+  const express = loadExpress();
+  const router = express.Router();
+  const sessions = createGatewaySessions((who) => createGatewayServer(host, who), options.sessions);
+  const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
+  const modern = createMcpHandler(
+    ({ authInfo }) => {
+      const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
+      return createGatewayServer(host, () => principal);
+    },
+    { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit },
+  );
+  const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: options.bodyLimit });
+  const parseJson = express.json({ limit: options.bodyLimit });
+  // Subscribed on the first request, not before: creating the app must not touch the host.
+  let unsubscribe: (() => void) | undefined;
+
+  // On `/mcp` itself only: the per-server endpoints below it bring their own steps (and read their own bodies).
+  const parseBody: RequestHandler = function parseBody(req, res, next) {
+    if (req.method === 'POST') parseJson(req, res, next);
+    else next();
+  };
+  const checkOrigin = originCheck(options);
+  const authenticate = gatewayAuth(options);
+  router.all('/', checkOrigin, authenticate, parseBody, async function serveMcp(req, res) {
+    unsubscribe ??= forwardChanges(host, sessions, modern.notify);
+    const caller = gatewayCallerOf(res);
+    const body: unknown = req.body;
+    const web = await toWebRequest(req, body);
+    if (await isLegacyRequest(web, body)) {
+      await sessions.handle(req, res, caller.principal, body);
+      return;
+    }
+    const authInfo: AuthInfo = {
+      token: '',
+      clientId: caller.principal?.id ?? 'admin',
+      scopes: [],
+      ...(caller.expiresAt !== undefined && { expiresAt: caller.expiresAt }),
+      extra: { [PRINCIPAL]: caller.principal },
+    };
+    Object.assign(req, { auth: authInfo });
+    await serveModern(req, res, body);
+  });
+
+  return {
+    router,
+    metadata(req, res) {
+      res.set('Access-Control-Allow-Origin', '*').json(protectedResourceMetadata(req, options));
+    },
+    auth(req, res, next) {
+      checkOrigin(req, res, (error?: unknown) => (error === undefined ? authenticate(req, res, next) : next(error)));
+    },
+    sessions,
+    async close() {
+      unsubscribe?.();
+      await sessions.close();
+      await modern.close();
+    },
+  };
+}
+
+/**
+ * An `Origin` (a browser's request) must be this worker's own or the public URL's: a page
+ * elsewhere must not drive the gateway with a token it got hold of (DNS rebinding is the
+ * app's `Host` check). Requests without `Origin` (MCP clients outside browsers) pass.
+ */
+function originCheck(options: GatewayOptions): RequestHandler {
+  const publicOrigin = options.publicUrl === undefined ? undefined : new URL(options.publicUrl).origin;
+  return function checkGatewayOrigin(req, res, next) {
+    const origin = req.headers.origin;
+    if (origin === undefined || origin === publicOrigin) return next();
+    let url: URL | undefined;
+    try {
+      url = new URL(origin);
+    } catch {
+      url = undefined;
+    }
+    const port = req.socket.localPort ?? 0;
+    if (url !== undefined && url.protocol === 'http:' && allowedHostValues(options.bindHost, port, options.allowedHosts).has(url.host)) return next();
+    res.status(403).json({ jsonrpc: '2.0', error: { code: -32000, message: 'Forbidden: the Origin is not this server' }, id: null });
+  };
+}
+
+/**
+ * List changes of any server, a changed access policy, and servers' log messages,
+ * to the gateway's clients: sessions get them on their stream, `subscriptions/listen`
+ * streams (2026) the list changes. Coalesced per kind to one notification a tick.
+ */
+function forwardChanges(host: McpHost, sessions: GatewaySessions, notify: ReturnType<typeof createMcpHandler>['notify']): () => void {
+  const due = new Set<'tools' | 'resources' | 'prompts'>();
+  let scheduled = false;
+  const flush = () => {
+    scheduled = false;
+    const kinds = [...due];
+    due.clear();
+    for (const kind of kinds) {
+      if (kind === 'tools') notify.toolsChanged();
+      if (kind === 'resources') notify.resourcesChanged();
+      if (kind === 'prompts') notify.promptsChanged();
+      sessions.each((server) => {
+        const sent = kind === 'tools' ? server.sendToolListChanged() : kind === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged();
+        sent.catch(() => {});
+      });
+    }
+  };
+  const mark = (...kinds: Array<'tools' | 'resources' | 'prompts'>) => {
+    for (const kind of kinds) due.add(kind);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  };
+  return host.subscribe((event) => {
+    switch (event.type) {
+      case 'tools.registered':
+      case 'tools.unregistered':
+        return mark('tools');
+      case 'resources.listed':
+        return mark('resources');
+      case 'prompts.listed':
+        return mark('prompts');
+      // A changed config can change who sees what; a removed server takes its offer along.
+      case 'server.configured':
+      case 'server.removed':
+        return mark('tools', 'resources', 'prompts');
+      case 'server.log': {
+        const view = host.server(event.server);
+        sessions.each((server, principal, id) => {
+          if (principal !== undefined && (view === undefined || !maySeeServer(view.config, principal))) return;
+          // The session id picks the level its client set (`logging/setLevel`).
+          server.sendLoggingMessage({ level: event.level, logger: event.logger ?? event.server, data: event.message }, id).catch(() => {});
+        });
+        return;
+      }
+      default:
+        return;
+    }
+  });
+}
+
+export const GATEWAY_METADATA_PATH = `${WELL_KNOWN_PREFIX}/mcp`;

@@ -1,0 +1,353 @@
+// `/mcp` of a real `mcp-fleet serve` worker, the fleet as one MCP server, with
+// real clients: the SDK v2 client in both eras and the v1 client, authenticated
+// by user keys, the admin token, and JWT access tokens of a real OpenID Connect
+// provider. Real backend servers: healthy fixtures per group, two copies of the
+// modern fixture (their resource URIs clash) and a per_user whoami server.
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startServe, type ServeWorker } from '../support/cli.js';
+import { fixtureCommand } from '../fixtures/index.js';
+import { until, untilValue } from '../support/wait.js';
+import { startIdp, type Idp } from './idp.js';
+import { consentAsUser } from '../oauth/servers.js';
+
+let idp: Idp;
+let worker: ServeWorker;
+let base: string;
+let adminToken: string;
+let logs: string;
+const keys: Record<string, string> = {};
+const clients: Array<{ close(): Promise<void> }> = [];
+
+const healthy = (name: string, groups?: string[]) => ({
+  type: 'local',
+  command: fixtureCommand('healthy'),
+  env: { FIXTURE_CANCEL_LOG: join(logs, `${name}.cancelled`), FIXTURE_WAIT_LOG: join(logs, `${name}.waiting`) },
+  timeout_seconds: 15,
+  ...(groups && { access: { groups } }),
+});
+const modern = { type: 'local', command: fixtureCommand('modern'), timeout_seconds: 15 };
+
+beforeAll(async () => {
+  logs = mkdtempSync(join(tmpdir(), 'mcp-fleet-gateway-'));
+  idp = await startIdp();
+  worker = await startServe(
+    'mcp-fleet-gateway-',
+    {
+      eng: healthy('eng', ['eng']),
+      sales: healthy('sales', ['sales']),
+      docs: modern,
+      notes: modern,
+      changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
+      colors: { type: 'local', command: fixtureCommand('completions'), timeout_seconds: 15 },
+    },
+    ['--oidc-issuer', idp.issuer, '--oidc-client-id', 'fleet-page'],
+  );
+  base = JSON.parse(readFileSync(join(worker.dir, 'worker.json'), 'utf8')).url.replace(/\/$/, '');
+  adminToken = readFileSync(join(worker.dir, 'api_token'), 'utf8').trim();
+  // Added once the worker runs: a per_user server stays pending (no session yet), which the startup summary waits out.
+  const mine = {
+    name: 'mine',
+    type: 'local',
+    command: fixtureCommand('whoami'),
+    env: { USER_TOKEN: '${user.TOKEN}' },
+    scope: 'per_user',
+    user_inputs: { TOKEN: { description: 'your token' } },
+    timeout_seconds: 15,
+  };
+  expect((await api('/api/mcp/servers', adminToken, { method: 'POST', body: JSON.stringify(mine) })).status).toBe(201);
+  for (const name of ['alice', 'bob']) {
+    const reply = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name, groups: name === 'alice' ? ['eng'] : ['sales'] }) });
+    expect(reply.status).toBe(201);
+    keys[name] = ((await reply.json()) as { key: string }).key;
+    const set = await api('/api/mcp/servers/mine/inputs', keys[name]!, { method: 'PUT', body: JSON.stringify({ TOKEN: `${name}-own-token` }) });
+    expect(set.status).toBe(200);
+  }
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.allSettled(clients.splice(0).map((client) => client.close()));
+  await worker?.stop();
+  await idp?.close();
+  rmSync(logs, { recursive: true, force: true });
+});
+
+function api(path: string, token: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(`${base}${path}`, { ...init, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...init.headers } });
+}
+
+async function v2(token: string, mode: 'auto' | 'legacy'): Promise<Client> {
+  const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+  clients.push(client);
+  return client;
+}
+
+const names = (tools: Array<{ name: string }>) => tools.map((tool) => tool.name).sort();
+const textOf = (result: { content?: unknown }) => ((result.content as Array<{ type: string; text?: string }>)[0]?.text ?? '');
+
+describe('/mcp: the fleet as one MCP server', () => {
+  it('answers 401 with the resource metadata without a token, and serves that metadata naming the issuer', async () => {
+    const answer = await fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(answer.status).toBe(401);
+    expect(answer.headers.get('www-authenticate')).toBe(`Bearer resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    // What an OAuth-capable client does with the 401: the SDK's own discovery finds the issuer.
+    const metadataUrl = extractResourceMetadataUrl(answer);
+    expect(metadataUrl?.href).toBe(`${base}/.well-known/oauth-protected-resource/mcp`);
+    const metadata = await discoverOAuthProtectedResourceMetadata(`${base}/mcp`, { resourceMetadataUrl: metadataUrl! });
+    expect(metadata).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [idp.issuer] });
+  });
+
+  it('lists and calls as the v2 client in the 2026 era: a user sees the tools of their group only', async () => {
+    const alice = await v2(keys.alice!, 'auto');
+    expect(alice.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const tools = names((await alice.listTools()).tools);
+    expect(tools).toContain('eng__echo');
+    expect(tools).toContain('docs__echo');
+    expect(tools.some((name) => name.startsWith('sales__'))).toBe(false);
+    expect(textOf(await alice.callTool({ name: 'eng__echo', arguments: { text: 'hi' } }))).toBe('hi');
+    // A tool they may not see answers as an unknown one.
+    const refused = await alice.callTool({ name: 'sales__echo', arguments: { text: 'hi' } });
+    expect(refused.isError).toBe(true);
+    expect(textOf(refused)).toBe('unknown tool "sales__echo"');
+  });
+
+  it('lists and calls as the v2 client in the 2025 era with a session, which DELETE ends', async () => {
+    const bob = await v2(keys.bob!, 'legacy');
+    expect(bob.getNegotiatedProtocolVersion()).toBe('2025-11-25');
+    const transport = bob.transport as StreamableHTTPClientTransport;
+    const session = transport.sessionId;
+    expect(session).toMatch(/^[0-9a-f-]{36}$/);
+    const tools = names((await bob.listTools()).tools);
+    expect(tools).toContain('sales__echo');
+    expect(tools.some((name) => name.startsWith('eng__'))).toBe(false);
+    expect(textOf(await bob.callTool({ name: 'sales__add', arguments: { a: 2, b: 3 } }))).toBe('5');
+    // Another principal cannot use bob's session: it does not exist for them.
+    const stolen = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.alice}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session!, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(stolen.status).toBe(404);
+    await transport.terminateSession();
+    const after = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${keys.bob}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session!, 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+    });
+    expect(after.status).toBe(404);
+  });
+
+  it('serves the v1 client with the admin token: every server', async () => {
+    const client = new V1Client({ name: 'gateway-test-v1', version: '1.0.0' });
+    await client.connect(new V1Transport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${adminToken}` } } }));
+    clients.push(client);
+    const tools = names((await client.listTools()).tools);
+    expect(tools).toEqual(expect.arrayContaining(['eng__echo', 'sales__echo', 'docs__echo', 'notes__echo']));
+    expect(textOf((await client.callTool({ name: 'notes__add', arguments: { a: 1, b: 1 } })) as { content?: unknown })).toBe('2');
+  });
+
+  it('calls a per_user server with each user’s own credentials, whichever way they authenticate', async () => {
+    const aliceJwt = await idp.token('alice', `${base}/mcp`);
+    for (const [user, token] of [['alice', keys.alice!], ['bob', keys.bob!], ['alice', aliceJwt]] as const) {
+      const client = await v2(token, 'auto');
+      const answer = JSON.parse(textOf(await client.callTool({ name: 'mine__whoami', arguments: {} })));
+      expect(answer.token).toBe(`${user}-own-token`);
+    }
+  });
+
+  it('takes a JWT access token of the issuer for this resource: its subject and groups are the principal', async () => {
+    const bob = await v2(await idp.token('bob', `${base}/mcp`), 'legacy');
+    const tools = names((await bob.listTools()).tools);
+    expect(tools).toContain('sales__echo');
+    expect(tools.some((name) => name.startsWith('eng__'))).toBe(false);
+  });
+
+  it('refuses an access token for another audience, and an expired one, with invalid_token', async () => {
+    const challenge = async (token: string) => {
+      const answer = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      });
+      await answer.body?.cancel();
+      return { status: answer.status, header: answer.headers.get('www-authenticate') ?? '' };
+    };
+    const elsewhere = await challenge(await idp.token('alice', 'https://elsewhere.example/mcp'));
+    expect(elsewhere.status).toBe(401);
+    expect(elsewhere.header).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    expect(elsewhere.header).toContain('error="invalid_token"');
+    expect(elsewhere.header).toMatch(/aud/);
+
+    const brief = await idp.token('brief', `${base}/mcp`);
+    expect((await challenge(brief)).status).toBe(200);
+    const expired = await untilValue(async () => {
+      const answer = await challenge(brief);
+      return answer.status === 401 ? answer : undefined;
+    }, 'the one-second token to expire', 10_000);
+    expect(expired.header).toContain('error="invalid_token"');
+    expect(expired.header).toMatch(/exp/);
+  });
+
+  it('lists resources with URIs kept, and a URI two servers share under each server’s mcp-fleet:// URI', async () => {
+    const alice = await v2(keys.alice!, 'auto');
+    const resources = (await alice.listResources()).resources;
+    const uris = resources.map((resource) => resource.uri);
+    expect(uris).toContain('mcp-fleet://docs/fixture%3A%2F%2Fhello');
+    expect(uris).toContain('mcp-fleet://notes/fixture%3A%2F%2Fhello');
+    expect(uris).not.toContain('fixture://hello');
+    const read = await alice.readResource({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello' });
+    expect(read.contents[0]).toMatchObject({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello', text: 'hello from the modern fixture' });
+    // The bare shared URI names both servers' URIs; a server she may not see is not read for her.
+    await expect(alice.readResource({ uri: 'fixture://hello' })).rejects.toThrow(/offered by docs and notes/);
+    await expect(alice.readResource({ uri: 'mcp-fleet://sales/fixture%3A%2F%2Fhello' })).rejects.toThrow(/sales/);
+  });
+
+  it('lists prompts as server:prompt and renders them through their server', async () => {
+    const bob = await v2(keys.bob!, 'legacy');
+    const prompts = (await bob.listPrompts()).prompts.map((prompt) => prompt.name);
+    expect(prompts).toEqual(expect.arrayContaining(['docs:greet', 'notes:greet']));
+    const rendered = await bob.getPrompt({ name: 'docs:greet', arguments: { name: 'Ann' } });
+    expect(rendered.messages[0]?.content).toMatchObject({ type: 'text', text: 'Say hello to Ann.' });
+  });
+
+  it('completes a prompt’s argument and a template’s variable through their server, and reads a URI of a template', async () => {
+    const client = await v2(keys.alice!, 'auto');
+    const prompt = await client.complete({ ref: { type: 'ref/prompt', name: 'colors:paint' }, argument: { name: 'color', value: 'gr' } });
+    expect(prompt.completion.values).toEqual(['green', 'grey']);
+    const templates = (await client.listResourceTemplates()).resourceTemplates.map((template) => template.uriTemplate);
+    expect(templates).toContain('color://{name}');
+    const variable = await client.complete({ ref: { type: 'ref/resource', uri: 'color://{name}' }, argument: { name: 'name', value: 'b' } });
+    expect(variable.completion.values).toEqual(['blue']);
+    const read = await client.readResource({ uri: 'color://red' });
+    expect(read.contents[0]).toMatchObject({ uri: 'color://red', text: 'the color red' });
+  });
+
+  it.each(['legacy', 'auto'] as const)('forwards progress of a backend call to the client (%s)', async (mode) => {
+    const alice = await v2(keys.alice!, mode);
+    const seen: number[] = [];
+    const result = await alice.callTool({ name: 'eng__slow', arguments: { ms: 300, steps: 3 } }, { onprogress: (progress) => seen.push(progress.progress) });
+    expect(textOf(result)).toContain('"done":true');
+    expect(seen.slice(0, 2)).toEqual([1, 2]);
+    // The SDK may drop a progress sent in the same instant as the result (docs/protocol-features.md), on the backend's leg as on the client's.
+    expect(seen.length === 2 || seen[2] === 3).toBe(true);
+  });
+
+  it.each(['legacy', 'auto'] as const)('passes a client’s cancellation on to the backend (%s)', async (mode) => {
+    const alice = await v2(keys.alice!, mode);
+    const lines = (file: string) => readable(join(logs, file)).split('\n').filter(Boolean).length;
+    const [waiting, cancelled] = [lines('eng.waiting'), lines('eng.cancelled')];
+    const controller = new AbortController();
+    const call = alice.callTool({ name: 'eng__wait_for_cancel', arguments: {} }, { signal: controller.signal });
+    await until(() => lines('eng.waiting') > waiting, 'the call to reach the backend');
+    controller.abort();
+    await expect(call).rejects.toThrow();
+    await until(() => lines('eng.cancelled') > cancelled, 'the backend to see the cancellation');
+  });
+
+  it('tells a session’s client when the fleet’s tools change', async () => {
+    const client = await v2(adminToken, 'legacy');
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    const added = await api('/api/mcp/servers', adminToken, { method: 'POST', body: JSON.stringify({ name: 'extra', ...healthy('extra') }) });
+    expect(added.status).toBeLessThan(300);
+    await until(() => changed > 0, 'tools/list_changed on the session');
+    expect(names((await client.listTools()).tools)).toContain('extra__echo');
+  });
+
+  it('tells a 2026 client listening for changes when a server’s tools change', async () => {
+    const client = await v2(adminToken, 'auto');
+    let changed = 0;
+    client.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    const subscription = await client.listen({ toolsListChanged: true });
+    try {
+      expect(textOf(await client.callTool({ name: 'changing__add_tool', arguments: { name: 'fresh' } }))).toContain('fresh');
+      await until(() => changed > 0, 'tools/list_changed on the listen stream');
+      expect(names((await client.listTools()).tools)).toContain('changing__fresh');
+    } finally {
+      await subscription.close();
+    }
+  });
+
+  it('forwards a server’s log messages to a session at the level its client set', async () => {
+    const client = await v2(adminToken, 'legacy');
+    const seen: Array<{ level: string; data: unknown }> = [];
+    client.setNotificationHandler('notifications/message', (notification) => {
+      seen.push({ level: notification.params.level, data: notification.params.data });
+    });
+    await client.setLoggingLevel('warning');
+    await client.callTool({ name: 'changing__log', arguments: { level: 'info', data: 'quiet line' } });
+    await client.callTool({ name: 'changing__log', arguments: { level: 'error', data: 'loud line' } });
+    await until(() => seen.some((message) => message.data === 'loud line'), 'the error line on the session');
+    expect(seen.some((message) => message.data === 'quiet line')).toBe(false);
+  });
+
+  it('tells a session when a changed access policy takes tools away from its user', async () => {
+    const bob = await v2(keys.bob!, 'legacy');
+    let changed = 0;
+    bob.setNotificationHandler('notifications/tools/list_changed', () => {
+      changed += 1;
+    });
+    expect(names((await bob.listTools()).tools)).toContain('notes__echo');
+    const patched = await api('/api/mcp/servers/notes', adminToken, { method: 'PATCH', body: JSON.stringify({ access: { groups: ['eng'] } }) });
+    expect(patched.status).toBe(200);
+    await until(() => changed > 0, 'tools/list_changed after the policy change');
+    expect(names((await bob.listTools()).tools).some((name) => name.startsWith('notes__'))).toBe(false);
+  });
+});
+
+function readable(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+describe('/mcp with an MCP client that does OAuth', () => {
+  it('finds the issuer from the 401, registers, signs bob in, and calls with the JWT it got for /mcp', async () => {
+    const redirectUrl = 'http://127.0.0.1:9/oauth/callback';
+    let stored: { client?: unknown; tokens?: unknown; verifier?: string } = {};
+    let authorizationUrl: URL | undefined;
+    const provider: OAuthClientProvider = {
+      redirectUrl,
+      clientMetadata: { client_name: 'gateway-oauth-test', redirect_uris: [redirectUrl], grant_types: ['authorization_code'], response_types: ['code'], token_endpoint_auth_method: 'none', scope: 'mcp' },
+      clientInformation: () => stored.client as never,
+      saveClientInformation: (client) => void (stored.client = client),
+      tokens: () => stored.tokens as never,
+      saveTokens: (tokens) => void (stored.tokens = tokens),
+      redirectToAuthorization: (url) => void (authorizationUrl = url),
+      saveCodeVerifier: (verifier) => void (stored.verifier = verifier),
+      codeVerifier: () => stored.verifier!,
+    };
+    const url = new URL(`${base}/mcp`);
+    const first = new StreamableHTTPClientTransport(url, { authProvider: provider });
+    const client = new Client({ name: 'gateway-oauth-test', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await expect(client.connect(first)).rejects.toThrow();
+    expect(authorizationUrl?.origin).toBe(idp.issuer);
+    expect(authorizationUrl?.searchParams.get('resource')).toBe(`${base}/mcp`);
+    // The user signs in at the provider; the browser comes back to the client's redirect URI with the code.
+    let callback: string | undefined;
+    await consentAsUser(authorizationUrl!.href, 'bob', async (at) => {
+      callback = at;
+      return new Response('signed in');
+    });
+    await first.finishAuth(new URL(callback!).searchParams);
+    const signedIn = new Client({ name: 'gateway-oauth-test', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    await signedIn.connect(new StreamableHTTPClientTransport(url, { authProvider: provider }));
+    clients.push(signedIn);
+    const tools = names((await signedIn.listTools()).tools);
+    expect(tools).toContain('sales__echo');
+    expect(tools.some((name) => name.startsWith('eng__'))).toBe(false);
+    expect(textOf(await signedIn.callTool({ name: 'mine__whoami', arguments: {} }))).toContain('bob-own-token');
+  });
+});
