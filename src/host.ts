@@ -11,7 +11,7 @@ import { computeDiff } from './catalog/config-diff.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
-import { NotFoundError, NotReadyError } from './errors.js';
+import { FleetError, NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
@@ -82,6 +82,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     current,
     projected,
     subscribe: (listener) => journal.subscribe(listener),
+    grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({
@@ -124,9 +125,31 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     restartServer: (name) => management.restart(name),
     async beginAuth(name, authOptions) {
       running();
+      const principal = principalOf(authOptions?.principal)?.id ?? ADMIN_PRINCIPAL;
+      const config = current(name)?.getSnapshot().context.config;
+      // A per_user server has no grant of its own: each principal begins theirs, bound to their browser.
+      if (config?.scope === 'per_user') {
+        if (authOptions?.browserBinding === undefined) {
+          throw new FleetError('config', `server "${name}" is per_user: each user connects their own account from the page (POST /api/mcp/servers/${name}/auth), which binds the consent to their browser`);
+        }
+        const begun = await auth.beginUserConsent(name, principal, config, authOptions.browserBinding);
+        append({ type: 'consent.begun', server: name, principal });
+        return begun;
+      }
       const begun = await management.beginAuth(name);
-      append({ type: 'consent.begun', server: name, principal: principalOf(authOptions?.principal)?.id ?? ADMIN_PRINCIPAL });
+      append({ type: 'consent.begun', server: name, principal });
       return begun;
+    },
+
+    consentBindingKey: () => auth.bindingKey(),
+    consentTtlMs: () => auth.consentTtlMs,
+
+    async forgetGrants(of) {
+      const principal = of.principal === undefined ? undefined : (principalOf(of.principal)?.id ?? ADMIN_PRINCIPAL);
+      await auth.forgetGrants({ ...(of.server !== undefined && { server: of.server }), ...(principal !== undefined && { principal }) });
+      // A session connected with a forgotten grant ends: the next call finds no grant.
+      if (of.server !== undefined) await sessions.end(of.server, principal);
+      else if (principal !== undefined) await Promise.all(Object.keys(servers()).map((server) => sessions.end(server, principal)));
     },
 
     catalog(catalogOptions) {
@@ -158,11 +181,17 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       return computeDiff(loaded.servers, running);
     },
 
-    async answerConsentCallback(query) {
+    async answerConsentCallback(query, browser) {
       running();
-      const name = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config);
-      lifecycle.tokensStored(name);
-      return name;
+      const answered = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config, browser);
+      if (answered.principal === undefined) {
+        lifecycle.tokensStored(answered.server);
+      } else {
+        append({ type: 'consent.completed', server: answered.server, principal: answered.principal });
+        // A session of theirs still holding the grant this one replaced connects again with the new one.
+        await sessions.end(answered.server, answered.principal);
+      }
+      return answered.server;
     },
 
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),

@@ -17,6 +17,7 @@ import { connect, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
 import { toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
+import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '../auth/provider.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
 import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
 
@@ -27,6 +28,17 @@ export interface SessionView {
   state: SessionState;
   /** When it entered its state (ISO 8601). */
   since: string;
+}
+
+/** A `per_user` OAuth server the principal has not connected their own account to yet. */
+export class GrantMissingError extends Error {
+  override readonly name = 'GrantMissingError';
+  constructor(readonly server: string) {
+    super(
+      `server "${server}" needs your own authorization: connect your account with the Connect button on the page ` +
+        `(or POST /api/mcp/servers/${server}/auth and open the authorization_url in the same browser), then call again`,
+    );
+  }
 }
 
 /** What the principal must set before a session can connect. */
@@ -48,6 +60,8 @@ export interface SessionsOptions {
   append(event: JournalEventInput): void;
   /** The server's config while it is a configured `per_user` server; undefined otherwise. */
   perUserConfig(server: string): ServerConfig | undefined;
+  /** The provider of `principal`'s own grant for a `per_user` OAuth server. */
+  grantProvider(server: string, principal: string, config: OAuthServerConfig): Promise<FleetOAuthProvider>;
 }
 
 export interface Sessions {
@@ -124,7 +138,13 @@ export function createSessions(options: SessionsOptions): Sessions {
     return tools.map((tool) => toAgentTool(server, tool, (original, args, callOptions) => sessions.call(server, original, args, callOptions)));
   }
 
-  function start(server: string, principal: string, config: ServerConfig, values: Record<string, string>): Entry {
+  function start(
+    server: string,
+    principal: string,
+    config: ServerConfig,
+    values: Record<string, string>,
+    grant: FleetOAuthProvider | undefined,
+  ): Entry {
     const resolved = resolveUserConfig(config, values);
     // One already closing is on its way out: it holds no place.
     const forServer = [...open.values()].filter((entry) => entry.server === server && entry.state !== 'closing');
@@ -149,7 +169,12 @@ export function createSessions(options: SessionsOptions): Sessions {
           idleMs: config.idle_timeout_seconds * 1000,
           work: {
             async connect(signal) {
-              const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message) });
+              const connection = await connect(server, resolved, {
+                signal,
+                onClose: (error) => lost?.(error.message),
+                // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
+                ...(grant && { authProvider: grant }),
+              });
               entry.connection = connection;
               learn(server, principal, connection);
               return connection;
@@ -204,9 +229,6 @@ export function createSessions(options: SessionsOptions): Sessions {
   async function readyEntry(server: string, callOptions: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<Entry> {
     const config = options.perUserConfig(server);
     if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
-    if (config.type === 'remote' && config.auth.kind === 'oauth') {
-      throw new Error(`server "${server}": per-user OAuth grants are not supported yet; give each user a token as a user input (\${user.NAME} in headers)`);
-    }
     const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
     let entry = open.get(keyOf(server, principal));
     if (entry === undefined || entry.state === 'closing') {
@@ -214,7 +236,13 @@ export function createSessions(options: SessionsOptions): Sessions {
       const values = await options.inputs.get(server, principal);
       const missing = missingInputs(config, values);
       if (missing.length > 0) throw new MissingInputsError(server, missing);
-      entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values);
+      let grant: FleetOAuthProvider | undefined;
+      if (isOAuthConfig(config)) {
+        // Only the caller's own grant: never the server's shared one, never another principal's.
+        grant = await options.grantProvider(server, principal, config);
+        if ((await grant.tokens()) === undefined) throw new GrantMissingError(server);
+      }
+      entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values, grant);
     }
     entry.lastUsed = Date.now();
     const reached = await waitFor(entry.actor, (snapshot) => snapshot.value !== 'connecting', {
