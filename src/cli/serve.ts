@@ -325,7 +325,8 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
   const check = () => {
     if (!begun || summarized) return;
     const servers = host.status();
-    if (servers.some((s) => s.state === 'pending')) return;
+    // A per_user server stays pending (each user's session connects on their first call): it is not still connecting.
+    if (servers.some((s) => s.state === 'pending' && s.config.scope !== 'per_user')) return;
     summarized = true;
     const count = (state: string) => servers.filter((s) => s.state === state).length;
     const enabled = servers.length - count('disabled');
