@@ -11,7 +11,8 @@ import { computeDiff } from './catalog/config-diff.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
-import { FleetError, NotFoundError, NotReadyError } from './errors.js';
+import { NotFoundError, NotReadyError } from './errors.js';
+import { AuthNotApplicableError } from './auth/server-auth.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
@@ -130,7 +131,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       // A per_user server has no grant of its own: each principal begins theirs, bound to their browser.
       if (config?.scope === 'per_user') {
         if (authOptions?.browserBinding === undefined) {
-          throw new FleetError('config', `server "${name}" is per_user: each user connects their own account from the page (POST /api/mcp/servers/${name}/auth), which binds the consent to their browser`);
+          throw new AuthNotApplicableError(
+            name,
+            'needs_browser',
+            `server "${name}" is per_user: each user connects their own account from the page (POST /api/mcp/servers/${name}/auth), which binds the consent to their browser`,
+          );
         }
         const begun = await auth.beginUserConsent(name, principal, config, authOptions.browserBinding);
         append({ type: 'consent.begun', server: name, principal });

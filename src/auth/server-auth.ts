@@ -43,12 +43,13 @@ export interface CallbackAnswered {
   principal?: string;
 }
 
-/** Refused: the server does not use OAuth, or is not waiting for consent. */
+/** Refused: the server does not use OAuth, is not waiting for consent, or a user's own consent cannot be bound to a browser here. */
 export class AuthNotApplicableError extends Error {
   override readonly name = 'AuthNotApplicableError';
   constructor(
     readonly server: string,
-    readonly code: 'not_oauth' | 'not_needed',
+    /** `needs_public_url`: a user's own consent needs an https (or loopback) public URL; `needs_browser`: it is begun where a browser can be bound. */
+    readonly code: 'not_oauth' | 'not_needed' | 'needs_public_url' | 'needs_browser',
     message: string,
   ) {
     super(message);
@@ -211,10 +212,14 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       const publicUrl = options.publicUrl;
       // The browser must come back to the app that set its binding cookie, and that cookie must be Secure.
       if (publicUrl === undefined) {
-        throw new FleetError('config', `server "${name}": a user's own OAuth consent needs the worker's public URL (serve --public-url)`);
+        throw new AuthNotApplicableError(name, 'needs_public_url', `server "${name}": a user's own OAuth consent needs the worker's public URL (serve --public-url)`);
       }
       if (!canBindBrowser(publicUrl)) {
-        throw new FleetError('config', `server "${name}": a user's own OAuth consent needs an https public URL (or a loopback one): a browser keeps no Secure cookie for ${new URL(publicUrl).origin}`);
+        throw new AuthNotApplicableError(
+          name,
+          'needs_public_url',
+          `server "${name}": a user's own OAuth consent needs an https public URL (or a loopback one): a browser keeps no Secure cookie for ${new URL(publicUrl).origin}`,
+        );
       }
       const origin = new URL(config.url).origin;
       const oauth = await grantProvider(name, principal, config);

@@ -248,11 +248,16 @@ describe('sessions', () => {
     expect(fleet.host.sessions().some((s) => s.server === 'mine' && s.principal === 'admin' && s.state === 'ready')).toBe(true);
   });
 
-  it('a per_user server with OAuth says per-user grants are not there yet', async () => {
+  it('a per_user OAuth server without the caller\'s own grant fails at once, naming the Connect button and the route', async () => {
     await fleet.host.addServer('grants', { type: 'remote', url: remote.url, scope: 'per_user', auth: { kind: 'oauth' } });
     const result = await fleet.host.callTool('grants__whoami', {});
     expect(result.details.is_error).toBe(true);
-    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('per-user OAuth grants are not supported yet') });
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('needs your own authorization') });
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('POST /api/mcp/servers/grants/auth') });
+    // No session was started for it, and a consent is begun only where a browser can be bound to it.
+    expect(fleet.host.sessions().some((s) => s.server === 'grants')).toBe(false);
+    await expect(fleet.host.beginAuth('grants')).rejects.toThrow(/binds the consent to their browser/);
+    await fleet.host.removeServer('grants');
   });
 
   it('sessions are journaled with their principal, and no event holds a value', async () => {
