@@ -18,6 +18,7 @@ import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } 
 import { toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '../auth/provider.js';
+import { ConsentRequiredError } from '../auth/oauth-errors.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
 import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
 
@@ -33,9 +34,13 @@ export interface SessionView {
 /** A `per_user` OAuth server the principal has not connected their own account to yet. */
 export class GrantMissingError extends Error {
   override readonly name = 'GrantMissingError';
-  constructor(readonly server: string) {
+  constructor(
+    readonly server: string,
+    /** Why a grant the principal had no longer serves (a refused token, a refused refresh); absent when there was none. */
+    reason?: string,
+  ) {
     super(
-      `server "${server}" needs your own authorization: connect your account with the Connect button on the page ` +
+      `server "${server}" needs your own authorization${reason === undefined ? '' : ` (${reason})`}: connect your account with the Connect button on the page ` +
         `(or POST /api/mcp/servers/${server}/auth and open the authorization_url in the same browser), then call again`,
     );
   }
@@ -106,6 +111,17 @@ interface Entry {
 
 const keyOf = (server: string, principal: string): string => `${server}\u0000${principal}`;
 
+/**
+ * A consent the principal's own grant needs, said as theirs to give: the
+ * provider names its record (`<server>.u-…`), not the server, and the call
+ * layers may carry its message in an error of their own.
+ */
+function ownGrantError(server: string, error: unknown): unknown {
+  if (error instanceof ConsentRequiredError) return new GrantMissingError(server, error.reason);
+  const reason = error instanceof Error ? /^server "[^"]+\.u-[0-9a-f]+" needs OAuth consent \((.*)\): run /.exec(error.message)?.[1] : undefined;
+  return reason === undefined ? error : new GrantMissingError(server, reason);
+}
+
 /** The config with each `${user.NAME}` replaced by the principal's value. */
 export function resolveUserConfig(config: ServerConfig, values: Record<string, string>): ServerConfig {
   const fill = (text: string): string => text.replace(USER_REFERENCE, (_, name: string) => values[name] ?? '');
@@ -174,6 +190,8 @@ export function createSessions(options: SessionsOptions): Sessions {
                 onClose: (error) => lost?.(error.message),
                 // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
                 ...(grant && { authProvider: grant }),
+              }).catch((error: unknown) => {
+                throw ownGrantError(server, error);
               });
               entry.connection = connection;
               learn(server, principal, connection);
@@ -285,6 +303,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       entry.actor.send({ type: 'call.started' });
       try {
         return await entry.connection!.callTool(original, args, callOptions);
+      } catch (error) {
+        throw ownGrantError(server, error);
       } finally {
         entry.lastUsed = Date.now();
         entry.actor.send({ type: 'call.finished' });

@@ -6,7 +6,7 @@
 // stores nothing on either account; alice's own Connect in her own browser
 // (the `__Host-` binding cookie set by the page over loopback http) stores
 // her grant, which only her calls carry.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -15,6 +15,7 @@ import { createMcpHost, type McpHost } from '../../src/host.js';
 import { createManagementApp } from '../../src/http/app.js';
 import { listen, type Listening } from '../../src/http/bind.js';
 import { CONSENT_COOKIE } from '../../src/auth/consent-binding.js';
+import { grantKey } from '../../src/auth/credentials-store.js';
 import { TOKEN } from '../http/helpers.js';
 import { deadPort } from '../security/processes.js';
 import { startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
@@ -131,10 +132,20 @@ describe('per-user OAuth on the page', { timeout: 90_000 }, () => {
     expect(JSON.parse(hers.text).sub).toBe('alice-sub');
     expect((await whoami('bob')).error).toBe(true);
 
+    // Her grant withdrawn at the authorization server: her next call says the authorization is hers to give again.
+    const file = join(dir, 'oauth', `${grantKey('remote', 'alice')}.json`);
+    const stored = JSON.parse(readFileSync(file, 'utf8')) as { tokens: { refresh_token: string } };
+    await as.revokeGrantOf(stored.tokens.refresh_token);
+    mcp.refuseTokensSoFar();
+    const lost = await whoami('alice');
+    expect(lost.error, lost.text).toBe(true);
+    expect(lost.text).toContain('server "remote" needs your own authorization');
+    expect(lost.text).not.toContain('.u-');
+
     // A removed user's grant is gone from the file store too.
     const removed = await fetch(`${url}/api/mcp/users/alice`, { method: 'DELETE', headers: { authorization: `Bearer ${TOKEN}` } });
     expect(removed.status).toBe(204);
-    expect((await whoami('alice')).error).toBe(true);
+    expect(existsSync(file)).toBe(false);
     await alice.context.close();
     await bob.context.close();
   });
