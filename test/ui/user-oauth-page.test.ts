@@ -6,6 +6,7 @@
 // stores nothing on either account; alice's own Connect in her own browser
 // (the `__Host-` binding cookie set by the page over loopback http) stores
 // her grant, which only her calls carry.
+import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,6 +18,8 @@ import { listen, type Listening } from '../../src/http/bind.js';
 import { CONSENT_COOKIE } from '../../src/auth/consent-binding.js';
 import { grantKey } from '../../src/auth/credentials-store.js';
 import { TOKEN } from '../http/helpers.js';
+import { BIN } from '../support/cli.js';
+import { cleanEnv } from '../support/env.js';
 import { deadPort } from '../security/processes.js';
 import { startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from '../oauth/servers.js';
 import { launchBrowser } from './browser.js';
@@ -105,6 +108,16 @@ async function whoami(user: string): Promise<{ error: boolean; text: string }> {
 }
 
 describe('per-user OAuth on the page', { timeout: 90_000 }, () => {
+  it('`mcp-fleet auth` refuses a per_user server: its consent is begun in the browser that completes it', async () => {
+    const run = await new Promise<{ code: number; stderr: string }>((done) =>
+      execFile(process.execPath, [BIN, 'auth', 'remote', '--url', url], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), timeout: 30_000 }, (err, _out, stderr) =>
+        done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stderr }),
+      ),
+    );
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain('server "remote" is per_user: each user connects their own account on the page');
+  });
+
   it("alice's consent link completed in bob's browser stores nothing; her own Connect stores her grant alone", async () => {
     const alice = await signedIn('alice');
     const bob = await signedIn('bob');

@@ -105,7 +105,8 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     const name = req.params.name;
     const user = userOf(res);
     const view = viewFor(host.server(name), user);
-    if (view?.config.scope !== 'per_user') {
+    const ownGrant = view?.config.scope === 'per_user' && view.config.type === 'remote' && view.config.auth.kind === 'oauth';
+    if (!ownGrant) {
       requireAdmin(res);
       requireServer(host, name);
       res.json(await host.beginAuth(name, user === undefined ? {} : { principal: user }));
