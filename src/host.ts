@@ -12,12 +12,12 @@ import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
-import { AuthNotApplicableError } from './auth/server-auth.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
+import { createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
 import { createPerUser } from './host/user-inputs.js';
 import { createServerLinks } from './host/server-link.js';
+import { createConsents } from './host/consents.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
 export type { SessionView } from './host/sessions.js';
@@ -95,6 +95,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
   const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
+  const consents = createConsents({ auth, management, sessions, append, current, servers, running, tokensStored: (name) => lifecycle.tokensStored(name) });
+
   const links = createServerLinks({ mount, sessions, projected, current, running, meter: meterAppCall });
 
   const host: McpHost = {
@@ -124,38 +126,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     updateServer: (name, patch, updateOptions) => management.update(name, patch, updateOptions),
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
-    async beginAuth(name, authOptions) {
-      running();
-      const principal = principalOf(authOptions?.principal)?.id ?? ADMIN_PRINCIPAL;
-      const config = current(name)?.getSnapshot().context.config;
-      // A per_user server has no grant of its own: each principal begins theirs, bound to their browser.
-      if (config?.scope === 'per_user') {
-        if (authOptions?.browserBinding === undefined) {
-          throw new AuthNotApplicableError(
-            name,
-            'needs_browser',
-            `server "${name}" is per_user: each user connects their own account from the page (POST /api/mcp/servers/${name}/auth), which binds the consent to their browser`,
-          );
-        }
-        const begun = await auth.beginUserConsent(name, principal, config, authOptions.browserBinding);
-        append({ type: 'consent.begun', server: name, principal });
-        return begun;
-      }
-      const begun = await management.beginAuth(name);
-      append({ type: 'consent.begun', server: name, principal });
-      return begun;
-    },
-
-    consentBindingKey: () => auth.bindingKey(),
-    consentTtlMs: () => auth.consentTtlMs,
-
-    async forgetGrants(of) {
-      const principal = of.principal === undefined ? undefined : (principalOf(of.principal)?.id ?? ADMIN_PRINCIPAL);
-      await auth.forgetGrants({ ...(of.server !== undefined && { server: of.server }), ...(principal !== undefined && { principal }) });
-      // A session connected with a forgotten grant ends: the next call finds no grant.
-      if (of.server !== undefined) await sessions.end(of.server, principal);
-      else if (principal !== undefined) await Promise.all(Object.keys(servers()).map((server) => sessions.end(server, principal)));
-    },
+    ...consents,
 
     catalog(catalogOptions) {
       freshenSoon();
@@ -184,19 +155,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       const loaded = await store.load();
       const running = Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config]);
       return computeDiff(loaded.servers, running);
-    },
-
-    async answerConsentCallback(query, browser) {
-      running();
-      const answered = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config, browser);
-      if (answered.principal === undefined) {
-        lifecycle.tokensStored(answered.server);
-      } else {
-        append({ type: 'consent.completed', server: answered.server, principal: answered.principal });
-        // A session of theirs still holding the grant this one replaced connects again with the new one.
-        await sessions.end(answered.server, answered.principal);
-      }
-      return answered.server;
     },
 
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),
