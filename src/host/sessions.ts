@@ -135,7 +135,8 @@ export function createSessions(options: SessionsOptions): Sessions {
           idleMs: config.idle_timeout_seconds * 1000,
           work: {
             async connect(signal) {
-              const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message) });
+              // Nothing of a session listens for what a server sends outside a call: no standalone stream.
+              const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message), standaloneStream: false });
               entry.connection = connection;
               if (!catalogs.has(server)) catalogs.set(server, agentTools(server, connection.tools));
               return connection;
