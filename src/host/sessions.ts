@@ -83,8 +83,8 @@ interface Entry {
  * Sessions that end together close at most this many at a time. Closing an
  * HTTP session sends a DELETE, and fetch's connection pool keeps every
  * connection it opened for requests in flight at once for the rest of the
- * process: 1,000 sessions ended at once left 1,000 idle connections (about
- * 2 KiB each) behind them. Their states change at once all the same.
+ * process: 1,000 sessions ended at once left 1,000 idle connections behind
+ * them. Their states change at once all the same.
  */
 export const CONCURRENT_CLOSES = 32;
 
