@@ -11,7 +11,7 @@ import { createActor, waitFor } from 'xstate';
 import type { Tool } from '@modelcontextprotocol/client';
 import { connect, createCallLimiter, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
-import { toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
+import { jsonEqual, toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
 import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
@@ -109,10 +109,24 @@ export function missingInputs(config: ServerConfig, values: Record<string, strin
   return Object.keys(config.user_inputs).filter((name) => used.has(name) && !(values[name] ?? '').length);
 }
 
+/**
+ * Most principals are listed the same tools: a session whose listing equals
+ * the one `listings` holds for `server` (the first session's) holds that one,
+ * so an idle session keeps no copy of its own. A listing that differs (what
+ * this principal may see is not the same) stays the session's own.
+ */
+export function shareListing(listings: Map<string, Tool[]>, server: string, connection: ServerConnection): void {
+  const shared = listings.get(server);
+  if (shared === undefined) listings.set(server, connection.allTools);
+  else if (shared !== connection.allTools && jsonEqual(shared, connection.allTools)) connection.replaceTools(shared);
+}
+
 export function createSessions(options: SessionsOptions): Sessions {
   const open = new Map<string, Entry>();
   /** Each per_user server's tools, from the first session that listed them. */
   const catalogs = new Map<string, AgentTool[]>();
+  /** Each per_user server's listing as the first session got it: a session whose listing is the same holds this one. */
+  const listings = new Map<string, Tool[]>();
   const closes = createCallLimiter(CONCURRENT_CLOSES);
   let stopping = false;
 
@@ -149,6 +163,7 @@ export function createSessions(options: SessionsOptions): Sessions {
               const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message), standaloneStream: false });
               entry.connection = connection;
               if (!catalogs.has(server)) catalogs.set(server, agentTools(server, connection.tools));
+              shareListing(listings, server, connection);
               return { close: () => closes.run(() => connection.close()) };
             },
             onLost(listener) {
@@ -245,7 +260,10 @@ export function createSessions(options: SessionsOptions): Sessions {
       const ending = [...open.values()].filter((entry) => entry.server === server && (principal === undefined || entry.principal === principal));
       for (const entry of ending) entry.actor.send({ type: 'session.stop' });
       // A changed config may list other tools (a filter): the next session lists them again.
-      if (principal === undefined) catalogs.delete(server);
+      if (principal === undefined) {
+        catalogs.delete(server);
+        listings.delete(server);
+      }
       await Promise.all(ending.map(ended));
     },
 
