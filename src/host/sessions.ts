@@ -13,9 +13,9 @@
  */
 import { createActor, waitFor } from 'xstate';
 import type { Tool } from '@modelcontextprotocol/client';
-import { connect, type ServerConnection } from '../connection/index.js';
+import { connect, createCallLimiter, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
-import { toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
+import { jsonEqual, toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '../auth/provider.js';
 import { ConsentRequiredError } from '../auth/oauth-errors.js';
@@ -109,6 +109,15 @@ interface Entry {
   state: SessionState;
 }
 
+/**
+ * Sessions that end together close at most this many at a time. Closing an
+ * HTTP session sends a DELETE, and fetch's connection pool keeps every
+ * connection it opened for requests in flight at once for the rest of the
+ * process: 1,000 sessions ended at once left 1,000 idle connections behind
+ * them. Their states change at once all the same.
+ */
+export const CONCURRENT_CLOSES = 32;
+
 const keyOf = (server: string, principal: string): string => `${server}\u0000${principal}`;
 
 /**
@@ -141,6 +150,18 @@ export function missingInputs(config: ServerConfig, values: Record<string, strin
   return Object.keys(config.user_inputs).filter((name) => used.has(name) && !(values[name] ?? '').length);
 }
 
+/**
+ * Most principals are listed the same tools: a session whose listing equals
+ * the one `listings` holds for `server` (the first session's) holds that one,
+ * so an idle session keeps no copy of its own. A listing that differs (what
+ * this principal may see is not the same) stays the session's own.
+ */
+export function shareListing(listings: Map<string, Tool[]>, server: string, connection: ServerConnection): void {
+  const shared = listings.get(server);
+  if (shared === undefined) listings.set(server, connection.allTools);
+  else if (shared !== connection.allTools && jsonEqual(shared, connection.allTools)) connection.replaceTools(shared);
+}
+
 export function createSessions(options: SessionsOptions): Sessions {
   const open = new Map<string, Entry>();
   /** Each per_user server's public tools, from the latest session whose listing was public. */
@@ -148,6 +169,9 @@ export function createSessions(options: SessionsOptions): Sessions {
   /** Private listings by server, then principal: served to that principal alone. */
   const privateCatalogs = new Map<string, Map<string, AgentTool[]>>();
   const noneOwn: ReadonlyMap<string, readonly AgentTool[]> = new Map();
+  /** Each per_user server's listing as the first session got it: a session whose listing is the same holds this one. */
+  const listings = new Map<string, Tool[]>();
+  const closes = createCallLimiter(CONCURRENT_CLOSES);
   let stopping = false;
 
   function agentTools(server: string, tools: Tool[]): AgentTool[] {
@@ -188,6 +212,8 @@ export function createSessions(options: SessionsOptions): Sessions {
               const connection = await connect(server, resolved, {
                 signal,
                 onClose: (error) => lost?.(error.message),
+                // Nothing of a session listens for what a server sends outside a call: no standalone stream.
+                standaloneStream: false,
                 // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
                 ...(grant && { authProvider: grant }),
               }).catch((error: unknown) => {
@@ -195,7 +221,8 @@ export function createSessions(options: SessionsOptions): Sessions {
               });
               entry.connection = connection;
               learn(server, principal, connection);
-              return connection;
+              shareListing(listings, server, connection);
+              return { close: () => closes.run(() => connection.close()) };
             },
             onLost(listener) {
               lost = listener;
@@ -331,6 +358,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       if (principal === undefined) {
         catalogs.delete(server);
         privateCatalogs.delete(server);
+        listings.delete(server);
       } else {
         // New inputs may be another credential: what the old one was shown privately is not kept.
         privateCatalogs.get(server)?.delete(principal);

@@ -3,8 +3,8 @@
 // users with their own values, through a real management app. Each call
 // carries only its caller's value, over stdio each user has a process of
 // their own, sessions end after their idle timeout and by eviction (a
-// process exits, an HTTP session is deleted), and no value is ever answered
-// or journaled.
+// process exits, an HTTP session is deleted), an HTTP session holds no
+// standalone GET stream, and no value is ever answered or journaled.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +236,9 @@ describe('sessions', () => {
       return list.length > 0 ? list : undefined;
     }, 'the evicted session to be deleted');
     expect(deleted).toEqual([{ session: alice.session, token: TOKENS.alice }]);
+    // Nothing of a session listens outside its calls: neither opened a standalone GET stream (alice's ended, long after her initialize).
+    const streams = (await (await fetch(new URL('/streams', remote.url))).json()) as string[];
+    expect(streams).toEqual([]);
   });
 
   it('a library call without a principal goes through the admin\'s own session, with the admin\'s inputs', async () => {
