@@ -33,6 +33,7 @@ import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { ADMIN_PRINCIPAL } from '../users/index.js';
 import { MissingInputsError } from '../host/sessions.js';
+import { asCaller, requestingClient } from './forward.js';
 import type { Logger } from '../telemetry/index.js';
 
 export interface ServerEndpointOptions {
@@ -217,6 +218,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const request = (ctx: ServerContext) => ({ signal: ctx.mcpReq.signal });
     // The client of the moment: a server that reconnected serves an open session on its new connection.
     const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);
+    /** Runs a request so the server's requests to its client during it come to this request's client. */
+    const forwarding = <T>(ctx: ServerContext, run: () => Promise<T>) => asCaller(host, link.server, requestingClient(server, ctx, era), run);
     /** The least severe level this client wants; it asked for none yet: every message. */
     let level: LoggingLevel = 'debug';
     /** Requests under way that may carry the server's logs (its tool calls), to their own stream. */
@@ -243,15 +246,17 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
         let sent = Promise.resolve();
         inFlight.add(ctx);
         try {
-          const result = await link.callTool(name, args, {
-            signal: ctx.mcpReq.signal,
-            ...(token !== undefined && {
-              onProgress(progress) {
-                const params = { progressToken: token, ...progress };
-                sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
-              },
+          const result = await forwarding(ctx, () =>
+            link.callTool(name, args, {
+              signal: ctx.mcpReq.signal,
+              ...(token !== undefined && {
+                onProgress(progress) {
+                  const params = { progressToken: token, ...progress };
+                  sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
+                },
+              }),
             }),
-          });
+          );
           await sent;
           return result;
         } finally {
@@ -262,7 +267,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     if (offered.resources) {
       server.setRequestHandler('resources/list', (list, ctx) => now(ctx).then((live) => live.listResources(list.params, request(ctx))));
       server.setRequestHandler('resources/templates/list', (list, ctx) => now(ctx).then((live) => live.listResourceTemplates(list.params, request(ctx))));
-      server.setRequestHandler('resources/read', (read, ctx) => now(ctx).then((live) => live.readResource(read.params, request(ctx))));
+      server.setRequestHandler('resources/read', (read, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.readResource(read.params, request(ctx)))));
       if (offered.resources.subscribe) {
         server.setRequestHandler('resources/subscribe', (subscribe, ctx) => now(ctx).then((live) => live.subscribeResource(subscribe.params, request(ctx))));
         server.setRequestHandler('resources/unsubscribe', (unsubscribe, ctx) => now(ctx).then((live) => live.unsubscribeResource(unsubscribe.params, request(ctx))));
@@ -270,10 +275,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     }
     if (offered.prompts) {
       server.setRequestHandler('prompts/list', (list, ctx) => now(ctx).then((live) => live.listPrompts(list.params, request(ctx))));
-      server.setRequestHandler('prompts/get', (get, ctx) => now(ctx).then((live) => live.getPrompt(get.params, request(ctx))));
+      server.setRequestHandler('prompts/get', (get, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.getPrompt(get.params, request(ctx)))));
     }
     if (offered.completions) {
-      server.setRequestHandler('completion/complete', (complete, ctx) => now(ctx).then((live) => live.complete(complete.params, request(ctx))));
+      server.setRequestHandler('completion/complete', (complete, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.complete(complete.params, request(ctx)))));
     }
     if (offered.logging) {
       // Each client's own level: the server's connection is shared, so its level is not changed for one client.
