@@ -1,0 +1,161 @@
+// A backend's requests to its client (sampling, elicitation) during a call a
+// gateway client made reach that client, through `/mcp` and
+// `/mcp/servers/:name`, with real clients (SDK v2 in the 2025 era, SDK v1)
+// and real backends: a stdio server (client-requests fixture) and the
+// conformance fixture over Streamable HTTP, connected in each era.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, StreamableHTTPClientTransport, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
+import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { startFleet, untilState, type Fleet } from '../http/fleet.js';
+import { TOKEN } from '../http/helpers.js';
+import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
+import { until } from '../support/wait.js';
+
+let fleet: Fleet;
+let http: HttpFixture;
+const open: Array<{ close(): Promise<void> }> = [];
+
+beforeAll(async () => {
+  http = await startHttpFixture('conformance-server');
+  const remote = { type: 'remote', url: http.url, timeout_seconds: 15 };
+  fleet = await startFleet(
+    () => ({
+      asks: { type: 'local', command: fixtureCommand('client-requests'), timeout_seconds: 15 },
+      http2025: { ...remote, protocol: '2025' },
+      http2026: { ...remote, protocol: '2026' },
+    }),
+    {},
+    { samplingForCallers: true },
+  );
+  await Promise.all(['asks', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
+}, 60_000);
+afterAll(async () => {
+  await Promise.all(open.map((client) => client.close().catch(() => {})));
+  await fleet?.close();
+  await http?.stop();
+});
+
+type Answer = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult> | CreateMessageResult;
+
+/** A 2025-era v2 client of `path` that answers sampling with `sample` (and declares it only then) and elicitation with `elicit`. */
+async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<string, string> } = {}): Promise<Client> {
+  const client = new Client(
+    { name: 'forward-test', version: '1.0.0' },
+    {
+      versionNegotiation: { mode: 'legacy' },
+      capabilities: { ...(handlers.sample && { sampling: {} }), ...(handlers.elicit && { elicitation: { form: {} } }) },
+    },
+  );
+  if (handlers.sample) {
+    const sample = handlers.sample;
+    client.setRequestHandler('sampling/createMessage', (request) => sample(request.params));
+  }
+  if (handlers.elicit) {
+    const content = handlers.elicit;
+    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content }));
+  }
+  await client.connect(new StreamableHTTPClientTransport(new URL(path, fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+  open.push(client);
+  return client;
+}
+
+const reply = (text: string): CreateMessageResult => ({ role: 'assistant', content: { type: 'text', text }, model: 'test-client-model' });
+const promptOf = (params: CreateMessageRequest['params']) => {
+  const content = params.messages[0]!.content;
+  return !Array.isArray(content) && content.type === 'text' ? content.text : '';
+};
+const text = (result: { content?: unknown }) => (result.content as Array<{ type: string; text?: string }>).map((part) => part.text).join('');
+
+describe('a stdio backend: its request goes to the one call in flight', () => {
+  it.each([
+    ['/mcp', 'asks__sample'],
+    ['/mcp/servers/asks', 'sample'],
+  ])('%s: sampling reaches the calling client, and its answer the backend', async (path, tool) => {
+    const asked: string[] = [];
+    const client = await v2(path, { sample: (params) => (asked.push(promptOf(params)), reply(`sampled: ${promptOf(params)}`)) });
+    const result = await client.callTool({ name: tool, arguments: { prompt: `what via ${path}?` } });
+    expect(result.isError).not.toBe(true);
+    expect(asked).toEqual([`what via ${path}?`]);
+    expect(JSON.parse(text(result))).toEqual({ result: reply(`sampled: what via ${path}?`) });
+  });
+
+  it('elicitation reaches the calling client, its content the backend', async () => {
+    const client = await v2('/mcp/servers/asks', { elicit: { name: 'Ada' } });
+    const result = await client.callTool({ name: 'elicit', arguments: { timeoutMs: 10_000 } });
+    expect(JSON.parse(text(result))).toEqual({ result: { action: 'accept', content: { name: 'Ada' } } });
+  });
+
+  it('a v1 client is asked as well', async () => {
+    const client = new V1Client({ name: 'forward-test-v1', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, (request) => reply(`v1 saw ${JSON.stringify(request.params.messages[0]?.content)}`));
+    await client.connect(new V1Transport(new URL('/mcp', fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    open.push(client);
+    const result = (await client.callTool({ name: 'asks__sample', arguments: { prompt: 'v1?' } })) as { content: unknown };
+    expect(JSON.parse(text(result)).result.content.text).toBe('v1 saw {"type":"text","text":"v1?"}');
+  });
+
+  it('a client that did not declare sampling is not asked: the host answers (here: it has no model)', async () => {
+    const client = await v2('/mcp');
+    const result = await client.callTool({ name: 'asks__sample', arguments: { prompt: 'anyone?' } });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result)).error.data).toEqual({ reason: 'no_host_model' });
+  });
+
+  it('two calls in flight on the server: nobody can tell whose it is, and the host answers', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const asked: string[] = [];
+    const waiting = await v2('/mcp', {
+      async sample(params) {
+        asked.push(promptOf(params));
+        await gate;
+        return reply('waiting client');
+      },
+    });
+    const other = await v2('/mcp', { sample: (params) => (asked.push(promptOf(params)), reply('other client')) });
+    // The first call is alone when its backend asks; it is answered only after the second call.
+    const held = waiting.callTool({ name: 'asks__sample', arguments: { prompt: 'first' } });
+    await until(() => asked.length === 1, 'the first call to be asked');
+    const result = await other.callTool({ name: 'asks__sample', arguments: { prompt: 'second' } });
+    expect(JSON.parse(text(result)).error.data).toEqual({ reason: 'no_host_model' });
+    release();
+    expect(JSON.parse(text(await held))).toEqual({ result: reply('waiting client') });
+    expect(asked).toEqual(['first']);
+  });
+});
+
+describe('an HTTP backend: its request rides the call it belongs to', () => {
+  it.each([
+    ['/mcp', 'http2025__test_sampling'],
+    ['/mcp/servers/http2025', 'test_sampling'],
+  ])('%s: two clients call at once, each is asked only its own call\'s request', async (path, tool) => {
+    const arrived: string[] = [];
+    const make = (who: string) =>
+      v2(path, {
+        async sample(params) {
+          arrived.push(`${who}: ${promptOf(params)}`);
+          // Both requests are out before either is answered: the calls overlap.
+          await until(() => arrived.length === 2, 'both clients to be asked');
+          return reply(`${who} answers ${promptOf(params)}`);
+        },
+      });
+    const [alice, bob] = await Promise.all([make('alice'), make('bob')]);
+    const [fromAlice, fromBob] = await Promise.all([
+      alice.callTool({ name: tool, arguments: { prompt: 'prompt of alice' } }),
+      bob.callTool({ name: tool, arguments: { prompt: 'prompt of bob' } }),
+    ]);
+    expect(arrived.sort()).toEqual(['alice: prompt of alice', 'bob: prompt of bob']);
+    expect(text(fromAlice)).toBe('LLM response: alice answers prompt of alice');
+    expect(text(fromBob)).toBe('LLM response: bob answers prompt of bob');
+  });
+
+  it('a 2026-era backend: its input_required round is answered by the calling client', async () => {
+    const client = await v2('/mcp', { sample: (params) => reply(`sampled ${promptOf(params)}`), elicit: { username: 'ada', email: 'ada@example.com' } });
+    expect(text(await client.callTool({ name: 'http2026__test_sampling', arguments: { prompt: 'modern?' } }))).toBe('LLM response: sampled modern?');
+    expect(text(await client.callTool({ name: 'http2026__test_elicitation', arguments: { message: 'who?' } }))).toBe(
+      'User response: action=accept, content={"username":"ada","email":"ada@example.com"}',
+    );
+  });
+});
