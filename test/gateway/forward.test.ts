@@ -27,7 +27,7 @@ beforeAll(async () => {
       http2026: { ...remote, protocol: '2026' },
     }),
     {},
-    { samplingForCallers: true },
+    { samplingForCallers: true, roots: [{ uri: 'file:///host/root', name: 'the host' }] },
   );
   await Promise.all(['asks', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
 }, 60_000);
@@ -40,12 +40,12 @@ afterAll(async () => {
 type Answer = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult> | CreateMessageResult;
 
 /** A 2025-era v2 client of `path` that answers sampling with `sample` (and declares it only then) and elicitation with `elicit`. */
-async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<string, string> } = {}): Promise<Client> {
+async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<string, string>; roots?: string[] } = {}): Promise<Client> {
   const client = new Client(
     { name: 'forward-test', version: '1.0.0' },
     {
       versionNegotiation: { mode: 'legacy' },
-      capabilities: { ...(handlers.sample && { sampling: {} }), ...(handlers.elicit && { elicitation: { form: {} } }) },
+      capabilities: { ...(handlers.sample && { sampling: {} }), ...(handlers.elicit && { elicitation: { form: {} } }), ...(handlers.roots && { roots: {} }) },
     },
   );
   if (handlers.sample) {
@@ -55,6 +55,10 @@ async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<str
   if (handlers.elicit) {
     const content = handlers.elicit;
     client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content }));
+  }
+  if (handlers.roots) {
+    const roots = handlers.roots.map((uri) => ({ uri }));
+    client.setRequestHandler('roots/list', () => ({ roots }));
   }
   await client.connect(new StreamableHTTPClientTransport(new URL(path, fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
   open.push(client);
@@ -85,6 +89,13 @@ describe('a stdio backend: its request goes to the one call in flight', () => {
     const client = await v2('/mcp/servers/asks', { elicit: { name: 'Ada' } });
     const result = await client.callTool({ name: 'elicit', arguments: { timeoutMs: 10_000 } });
     expect(JSON.parse(text(result))).toEqual({ result: { action: 'accept', content: { name: 'Ada' } } });
+  });
+
+  it('roots: the calling client\'s when it declared them, else the host\'s', async () => {
+    const declared = await v2('/mcp/servers/asks', { roots: ['file:///client/work'] });
+    expect(JSON.parse(text(await declared.callTool({ name: 'list_roots', arguments: {} })))).toEqual({ roots: [{ uri: 'file:///client/work' }] });
+    const silent = await v2('/mcp/servers/asks');
+    expect(JSON.parse(text(await silent.callTool({ name: 'list_roots', arguments: {} })))).toEqual({ roots: [{ uri: 'file:///host/root', name: 'the host' }] });
   });
 
   it('a v1 client is asked as well', async () => {
