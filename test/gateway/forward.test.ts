@@ -23,13 +23,14 @@ beforeAll(async () => {
   fleet = await startFleet(
     () => ({
       asks: { type: 'local', command: fixtureCommand('client-requests'), timeout_seconds: 15 },
+      modern: { type: 'local', command: fixtureCommand('modern'), protocol: '2026', timeout_seconds: 15 },
       http2025: { ...remote, protocol: '2025' },
       http2026: { ...remote, protocol: '2026' },
     }),
     {},
     { samplingForCallers: true, roots: [{ uri: 'file:///host/root', name: 'the host' }] },
   );
-  await Promise.all(['asks', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
+  await Promise.all(['asks', 'modern', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
 }, 60_000);
 afterAll(async () => {
   await Promise.all(open.map((client) => client.close().catch(() => {})));
@@ -137,11 +138,14 @@ describe('a stdio backend: its request goes to the one call in flight', () => {
   });
 });
 
-describe('an HTTP backend: its request rides the call it belongs to', () => {
+describe('a request that rides the call it belongs to: two clients at once, each asked its own', () => {
   it.each([
-    ['/mcp', 'http2025__test_sampling'],
-    ['/mcp/servers/http2025', 'test_sampling'],
-  ])('%s: two clients call at once, each is asked only its own call\'s request', async (path, tool) => {
+    ['/mcp', 'http2025__test_sampling', 'LLM response: '],
+    ['/mcp/servers/http2025', 'test_sampling', 'LLM response: '],
+    // A 2026-era server's input_required round is answered inside the call, whatever the transport.
+    ['/mcp', 'modern__sample', ''],
+    ['/mcp/servers/modern', 'sample', ''],
+  ])('%s %s: each client is asked only its own call\'s request', async (path, tool, prefix) => {
     const arrived: string[] = [];
     const make = (who: string) =>
       v2(path, {
@@ -158,8 +162,8 @@ describe('an HTTP backend: its request rides the call it belongs to', () => {
       bob.callTool({ name: tool, arguments: { prompt: 'prompt of bob' } }),
     ]);
     expect(arrived.sort()).toEqual(['alice: prompt of alice', 'bob: prompt of bob']);
-    expect(text(fromAlice)).toBe('LLM response: alice answers prompt of alice');
-    expect(text(fromBob)).toBe('LLM response: bob answers prompt of bob');
+    expect(text(fromAlice)).toBe(`${prefix}alice answers prompt of alice`);
+    expect(text(fromBob)).toBe(`${prefix}bob answers prompt of bob`);
   });
 
   it('a 2026-era backend: its input_required round is answered by the calling client', async () => {

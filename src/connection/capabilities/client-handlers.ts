@@ -7,6 +7,7 @@
 import { ProtocolError, ProtocolErrorCode, type Client, type InputRequest, type InputResponse } from '@modelcontextprotocol/client';
 import type { HostModel } from '../../agent/index.js';
 import { elicitationAnswerer, installElicitation, type ElicitationHandler } from './elicitation.js';
+import { bindResponseHandlers } from '../sdk-internals.js';
 import { createForwarding, type Forwarding } from './forwarding.js';
 import { createRootsService, type Root, type RootsService } from './roots.js';
 import { installSampling, noHostModelError, refuseSampling, samplingAnswerer } from './sampling.js';
@@ -89,6 +90,8 @@ function forwardFirst(
   declared: { sampling: boolean; elicitation: boolean; roots: boolean },
   answer: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>,
 ): void {
+  // A 2026-07-28 server's input_required round is then answered in its call's context.
+  bindResponseHandlers(client);
   const ask = (request: InputRequest, signal: AbortSignal) => answer(request, signal);
   if (declared.sampling) client.setRequestHandler('sampling/createMessage', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   if (declared.elicitation) client.setRequestHandler('elicitation/create', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
