@@ -16,6 +16,9 @@ import { until } from '../support/wait.js';
 let fleet: Fleet;
 let http: HttpFixture;
 const open: Array<{ close(): Promise<void> }> = [];
+/** The host's own elicitation handler: it answers once `hostMayAnswer` resolves. */
+const hostAsked: string[] = [];
+let hostMayAnswer: Promise<void> = Promise.resolve();
 
 beforeAll(async () => {
   http = await startHttpFixture('conformance-server');
@@ -28,7 +31,15 @@ beforeAll(async () => {
       http2026: { ...remote, protocol: '2026' },
     }),
     {},
-    { samplingForCallers: true, roots: [{ uri: 'file:///host/root', name: 'the host' }] },
+    {
+      samplingForCallers: true,
+      roots: [{ uri: 'file:///host/root', name: 'the host' }],
+      async elicitation(request) {
+        hostAsked.push(request.message);
+        await hostMayAnswer;
+        return { action: 'accept', content: { name: 'the host' } };
+      },
+    },
   );
   await Promise.all(['asks', 'modern', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
 }, 60_000);
@@ -135,6 +146,21 @@ describe('a stdio backend: its request goes to the one call in flight', () => {
     release();
     expect(JSON.parse(text(await held))).toEqual({ result: reply('waiting client') });
     expect(asked).toEqual(['first']);
+  });
+
+  it("the host's own call in flight beside a gateway client's: the host answers both", async () => {
+    let release!: () => void;
+    hostMayAnswer = new Promise<void>((resolve) => (release = resolve));
+    const asked: string[] = [];
+    const client = await v2('/mcp', { sample: (params) => (asked.push(promptOf(params)), reply('client')) });
+    // The host's call is alone when its backend asks: the host's handler answers, once released.
+    const own = fleet.host.callTool('asks__elicit', { timeoutMs: 10_000 });
+    await until(() => hostAsked.length === 1, "the host's call to be asked");
+    const result = await client.callTool({ name: 'asks__sample', arguments: { prompt: 'mine?' } });
+    expect(JSON.parse(text(result)).error.data).toEqual({ reason: 'no_host_model' });
+    expect(asked).toEqual([]);
+    release();
+    expect((await own).details.is_error).toBe(false);
   });
 });
 

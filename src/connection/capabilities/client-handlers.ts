@@ -56,8 +56,8 @@ export function createClientHandlers(options: ClientHandlerOptions): ClientHandl
     }
   }
   /** The calling gateway client's answer when there is one that can give it, else the host's. */
-  function answer(server: string, request: InputRequest, signal: AbortSignal): Promise<InputResponse> {
-    const client = forwarding.clientFor(server, request);
+  function answer(server: string, request: InputRequest, signal: AbortSignal, connection?: Client): Promise<InputResponse> {
+    const client = forwarding.clientFor(server, request, connection);
     return client === undefined ? answerHere(server, request, signal) : client.ask(request, signal);
   }
   return {
@@ -70,10 +70,10 @@ export function createClientHandlers(options: ClientHandlerOptions): ClientHandl
         if (options.samplingForCallers === true) client.registerCapabilities({ sampling: {} });
         installElicitation(client, server, options.elicitation);
         roots?.install(client);
-        forwardFirst(client, server, forwarding, { sampling: options.hostModel !== undefined || options.samplingForCallers === true, elicitation: true, roots: roots !== null }, (request, signal) => answer(server, request, signal));
+        forwardFirst(client, server, forwarding, { sampling: options.hostModel !== undefined || options.samplingForCallers === true, elicitation: true, roots: roots !== null }, (request, signal, connection) => answer(server, request, signal, connection));
       };
     },
-    answer,
+    answer: (server, request, signal) => answer(server, request, signal),
   };
 }
 
@@ -88,18 +88,19 @@ function forwardFirst(
   server: string,
   forwarding: Forwarding,
   declared: { sampling: boolean; elicitation: boolean; roots: boolean },
-  answer: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>,
+  answer: (request: InputRequest, signal: AbortSignal, connection: Client) => Promise<InputResponse>,
 ): void {
   // A 2026-07-28 server's input_required round is then answered in its call's context.
   bindResponseHandlers(client);
-  const ask = (request: InputRequest, signal: AbortSignal) => answer(request, signal);
+  forwarding.watch(client);
+  const ask = (request: InputRequest, signal: AbortSignal) => answer(request, signal, client);
   if (declared.sampling) client.setRequestHandler('sampling/createMessage', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   if (declared.elicitation) client.setRequestHandler('elicitation/create', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   if (declared.roots) client.setRequestHandler('roots/list', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   const previous = client.fallbackRequestHandler;
   client.fallbackRequestHandler = async function forwardToCaller(request, ctx) {
     if ((FORWARDED as readonly string[]).includes(request.method)) {
-      const to = forwarding.clientFor(server, request as InputRequest);
+      const to = forwarding.clientFor(server, request as InputRequest, client);
       if (to !== undefined) return to.ask(request as InputRequest, ctx.mcpReq.signal);
     }
     if (previous) return previous(request, ctx);
