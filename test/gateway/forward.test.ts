@@ -200,3 +200,32 @@ describe('a request that rides the call it belongs to: two clients at once, each
     );
   });
 });
+
+describe('resources/subscribe through /mcp/servers/:name', () => {
+  it('each subscribed client is told of an update; the server stays subscribed until the last one lets go', async () => {
+    const uri = 'test://watched-resource';
+    const updates = { alice: [] as string[], bob: [] as string[] };
+    const make = async (who: 'alice' | 'bob') => {
+      const client = await v2('/mcp/servers/http2025');
+      client.setNotificationHandler('notifications/resources/updated', (notification) => void updates[who].push(notification.params.uri));
+      return client;
+    };
+    const [alice, bob] = await Promise.all([make('alice'), make('bob')]);
+    const touch = async () => JSON.parse(text(await alice.callTool({ name: 'touch_subscribed', arguments: {} }))) as string[];
+
+    await alice.subscribeResource({ uri });
+    expect(await touch()).toEqual([uri]);
+    await until(() => updates.alice.length === 1, 'alice to be told');
+    await bob.subscribeResource({ uri });
+    await alice.unsubscribeResource({ uri });
+    // Bob still holds it: the server is still subscribed, and only Bob is told.
+    expect(await touch()).toEqual([uri]);
+    await until(() => updates.bob.length === 1, 'bob to be told');
+    expect(updates.alice).toEqual([uri]);
+    // The last holder ends its session (DELETE): the server is unsubscribed.
+    await (bob.transport as StreamableHTTPClientTransport).terminateSession();
+    await bob.close();
+    await until(async () => (await touch()).length === 0, 'the server to be unsubscribed');
+    expect(updates.alice).toEqual([uri]);
+  });
+});
