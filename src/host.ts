@@ -164,6 +164,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
 
     roots: () => clientHandlers.roots?.list() ?? [],
+    duringCallOf: (server, client, run) => clientHandlers.forwarding.during(server, client, run),
 
     approvals: () => approvals.pending(),
     // Journaled with who decided (`decided_by`): the principal, else the admin.

@@ -128,6 +128,8 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     stateDir,
     logger,
     startupConcurrency: options.startupConcurrency,
+    // The worker serves the gateway, whose clients are asked their backends' sampling requests.
+    samplingForCallers: true,
     ...(options.userQuota && { userQuota: options.userQuota }),
     ...(shared && { configStore: shared.config, eventStore: shared.events, credentialsStore: shared.credentials, userInputs: shared.userInputs, workerId }),
     ...(publicUrl && { publicUrl: publicUrl.href, pendingConsents: shared ? pgPendingConsents(shared.db) : memoryPendingConsents() }),

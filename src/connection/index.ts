@@ -14,6 +14,7 @@ export { createPromptRegistry, PromptNotFoundError, type PromptEntry, type Promp
 export { resourceAgentTools } from './capabilities/resources.js';
 export { parseRoots, type Root } from './capabilities/roots.js';
 export { createCallLimiter } from './call-limiter.js';
+export { type RequestingClient } from './capabilities/forwarding.js';
 export { CLIENT_INFO, connect, filterTools, type ConnectOptions, type ServerConnection } from './connection.js';
 export { eraKey, verdictOf } from './era-negotiation.js';
 export { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from './era-verdicts.js';

@@ -6,6 +6,7 @@
  * retypes one fails at the first use (and in test/connection/sdk-internals.test.ts)
  * instead of silently losing what the field was needed for.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 /** The SDK version whose private fields these accessors were written against (package.json pins it). */
@@ -39,4 +40,34 @@ export function forgetSessionId(transport: StreamableHTTPClientTransport): void 
     throw new SdkInternalsError('StreamableHTTPClientTransport._sessionId', 'a string or undefined');
   }
   fields._sessionId = undefined;
+}
+
+type ResponseHandlers = Map<unknown, (...args: unknown[]) => unknown>;
+
+/**
+ * Runs each response handler of `client` in the async context of the request
+ * it answers: `Protocol._responseHandlers` (SDK 2.4.0, core-internal
+ * src/shared/protocol.ts), a Map the SDK replaces when the connection
+ * closes. The SDK runs a handler where the response was read (a stdio
+ * child's stdout), and a 2026-07-28 `input_required` round is fulfilled
+ * inside it: bound, the round is answered knowing which call it is for.
+ */
+export function bindResponseHandlers(client: object): void {
+  const fields = client as { _responseHandlers?: unknown };
+  if (!(fields._responseHandlers instanceof Map)) throw new SdkInternalsError('Protocol._responseHandlers', 'a Map');
+  const bind = (handlers: ResponseHandlers): ResponseHandlers => {
+    const set = handlers.set;
+    handlers.set = function setBound(id, handler) {
+      return set.call(this, id, AsyncLocalStorage.bind(handler));
+    };
+    return handlers;
+  };
+  let current = bind(fields._responseHandlers as ResponseHandlers);
+  Object.defineProperty(client, '_responseHandlers', {
+    configurable: true,
+    get: () => current,
+    set: (next: ResponseHandlers) => {
+      current = bind(next);
+    },
+  });
 }

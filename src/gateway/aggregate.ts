@@ -6,12 +6,13 @@
  * server under a `mcp-fleet://{server}/…` URI), prompts as `{server}:{prompt}`
  * and completions. One instance per 2025 session, or per 2026 request.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Resource } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Resource, type ServerContext } from '@modelcontextprotocol/server';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import { CLIENT_INFO } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
 import { maySeeServer, type Principal } from '../users/index.js';
+import { asCaller, requestingClient } from './forward.js';
 
 /** The scheme of a resource URI two servers both offer: `mcp-fleet://{server}/{the URI, percent-encoded}`. */
 export const CLASH_SCHEME = 'mcp-fleet:';
@@ -96,8 +97,10 @@ export function toCallToolResult(result: AgentToolResult): CallToolResult {
  * The gateway's server for the principal `who()` names (undefined: the admin), asked on each
  * request: a session follows its user's current groups.
  */
-export function createGatewayServer(host: McpHost, who: () => Principal | undefined): Server {
+export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern'): Server {
   const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
+  /** Runs a request to `target`'s server so its requests to its client come to this request's client. */
+  const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
   const callerOf = () => {
     const principal = who();
     return { principal, as: principal === undefined ? {} : { principal } };
@@ -120,16 +123,19 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const { as } = callerOf();
     const token = ctx.mcpReq._meta?.progressToken;
     const sent: Array<Promise<void>> = [];
-    const result = await host.callTool(request.params.name, request.params.arguments ?? {}, {
-      ...as,
-      signal: ctx.mcpReq.signal,
-      ...(token !== undefined && {
-        onProgress(progress) {
-          // A lost notification must not fail the call.
-          sent.push(ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => {}));
-        },
+    const target = host.tools(as).find((tool) => tool.name === request.params.name)?.server;
+    const result = await forwarding(target, ctx, () =>
+      host.callTool(request.params.name, request.params.arguments ?? {}, {
+        ...as,
+        signal: ctx.mcpReq.signal,
+        ...(token !== undefined && {
+          onProgress(progress) {
+            // A lost notification must not fail the call.
+            sent.push(ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => {}));
+          },
+        }),
       }),
-    });
+    );
     // The last progress goes out before the result, as the backend sent them.
     await Promise.all(sent);
     return toCallToolResult(result);
@@ -150,7 +156,7 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { principal, as } = callerOf();
     const route = routeResource(host, principal, request.params.uri);
-    const read = await host.readResource(route.server, route.uri, { ...as, signal: ctx.mcpReq.signal });
+    const read = await forwarding(route.server, ctx, () => host.readResource(route.server, route.uri, { ...as, signal: ctx.mcpReq.signal }));
     // A clash URI reads back under the URI the client asked for.
     return route.uri === request.params.uri ? read : { ...read, contents: read.contents.map((content) => (content.uri === route.uri ? { ...content, uri: request.params.uri } : content)) };
   });
@@ -175,7 +181,8 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt "${name}" (expected "server:prompt")`);
     }
     try {
-      const rendered = await host.renderPrompt(name, request.params.arguments ?? {}, { signal: ctx.mcpReq.signal });
+      const target = name.slice(0, name.indexOf(':'));
+      const rendered = await forwarding(target, ctx, () => host.renderPrompt(name, request.params.arguments ?? {}, { signal: ctx.mcpReq.signal }));
       return { ...(rendered.description !== undefined && { description: rendered.description }), messages: rendered.messages };
     } catch (error) {
       if (error instanceof PromptNotFoundError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
@@ -195,7 +202,8 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
       if (template !== undefined) target = { server: template.server, params: request.params };
     }
     if (target === undefined) return { completion: { values: [] } };
-    return host.complete(target.server, target.params, { ...as, signal: ctx.mcpReq.signal });
+    const { server: on, params } = target;
+    return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal: ctx.mcpReq.signal }));
   });
 
   return server;

@@ -52,12 +52,12 @@ const PRINCIPAL = 'mcp-fleet/principal';
 export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const express = loadExpress();
   const router = express.Router();
-  const sessions = createGatewaySessions((who) => createGatewayServer(host, who), options.sessions);
+  const sessions = createGatewaySessions((who) => createGatewayServer(host, who, 'legacy'), options.sessions);
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
-      return createGatewayServer(host, () => principal);
+      return createGatewayServer(host, () => principal, 'modern');
     },
     { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit },
   );

@@ -26,6 +26,7 @@ import {
 } from '@modelcontextprotocol/server';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Client } from '@modelcontextprotocol/client';
+import { notificationsOf } from '../connection/index.js';
 import type { McpHost, ServerLink } from '../host.js';
 import type { JournalEvent } from '../journal/index.js';
 import { userOf } from '../http/caller.js';
@@ -33,6 +34,7 @@ import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { ADMIN_PRINCIPAL } from '../users/index.js';
 import { MissingInputsError } from '../host/sessions.js';
+import { asCaller, requestingClient } from './forward.js';
 import type { Logger } from '../telemetry/index.js';
 
 export interface ServerEndpointOptions {
@@ -68,6 +70,18 @@ interface Proxy {
   server: Server;
   /** A journal event about its server: list changes and logs go on to its client. */
   told(event: JournalEvent): void;
+  /** Its client is gone: what it subscribed to is given up. */
+  close(): void;
+}
+
+/** Per server client and URI, the endpoint's clients subscribed to it: the server is unsubscribed when the last one lets go. */
+const holdersByClient = new WeakMap<Client, Map<string, Set<object>>>();
+function holdersOf(client: Client, uri: string): Set<object> {
+  let byUri = holdersByClient.get(client);
+  if (byUri === undefined) holdersByClient.set(client, (byUri = new Map()));
+  let set = byUri.get(uri);
+  if (set === undefined) byUri.set(uri, (set = new Set()));
+  return set;
 }
 
 /** Answered already (a body that is no JSON): nothing more to do. */
@@ -163,6 +177,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     transport.onclose = () => {
       if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
       live.delete(entry);
+      proxy.close();
     };
     await proxy.server.connect(transport);
     await transport.handleRequest(req, res, parsed);
@@ -192,7 +207,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       { legacy: 'reject', bus: busOf(link.server), onerror: (error) => warn(`/mcp/servers/${link.server}: ${error.message}`) },
     );
     res.on('close', () => {
-      for (const entry of made) live.delete(entry);
+      for (const entry of made) {
+        live.delete(entry);
+        entry.proxy.close();
+      }
       void handler.close();
     });
     await toNodeHandler(handler)(req, res, parsed);
@@ -217,6 +235,22 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const request = (ctx: ServerContext) => ({ signal: ctx.mcpReq.signal });
     // The client of the moment: a server that reconnected serves an open session on its new connection.
     const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);
+    /** Runs a request so the server's requests to its client during it come to this request's client. */
+    const forwarding = <T>(ctx: ServerContext, run: () => Promise<T>) => asCaller(host, link.server, requestingClient(server, ctx, era), run);
+    /** The resources this client subscribed to, on the server's client it subscribed through. */
+    const watching = new Map<string, { live: Client; stop: () => void }>();
+    const unwatch = async (uri: string, options: { signal?: AbortSignal } = {}) => {
+      const watched = watching.get(uri);
+      if (watched === undefined) return;
+      watching.delete(uri);
+      watched.stop();
+      const holders = holdersOf(watched.live, uri);
+      holders.delete(server);
+      if (holders.size === 0) {
+        holdersByClient.get(watched.live)?.delete(uri);
+        await watched.live.unsubscribeResource({ uri }, options);
+      }
+    };
     /** The least severe level this client wants; it asked for none yet: every message. */
     let level: LoggingLevel = 'debug';
     /** Requests under way that may carry the server's logs (its tool calls), to their own stream. */
@@ -243,15 +277,17 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
         let sent = Promise.resolve();
         inFlight.add(ctx);
         try {
-          const result = await link.callTool(name, args, {
-            signal: ctx.mcpReq.signal,
-            ...(token !== undefined && {
-              onProgress(progress) {
-                const params = { progressToken: token, ...progress };
-                sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
-              },
+          const result = await forwarding(ctx, () =>
+            link.callTool(name, args, {
+              signal: ctx.mcpReq.signal,
+              ...(token !== undefined && {
+                onProgress(progress) {
+                  const params = { progressToken: token, ...progress };
+                  sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
+                },
+              }),
             }),
-          });
+          );
           await sent;
           return result;
         } finally {
@@ -262,18 +298,34 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     if (offered.resources) {
       server.setRequestHandler('resources/list', (list, ctx) => now(ctx).then((live) => live.listResources(list.params, request(ctx))));
       server.setRequestHandler('resources/templates/list', (list, ctx) => now(ctx).then((live) => live.listResourceTemplates(list.params, request(ctx))));
-      server.setRequestHandler('resources/read', (read, ctx) => now(ctx).then((live) => live.readResource(read.params, request(ctx))));
+      server.setRequestHandler('resources/read', (read, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.readResource(read.params, request(ctx)))));
       if (offered.resources.subscribe) {
-        server.setRequestHandler('resources/subscribe', (subscribe, ctx) => now(ctx).then((live) => live.subscribeResource(subscribe.params, request(ctx))));
-        server.setRequestHandler('resources/unsubscribe', (unsubscribe, ctx) => now(ctx).then((live) => live.unsubscribeResource(unsubscribe.params, request(ctx))));
+        server.setRequestHandler('resources/subscribe', async (subscribe, ctx) => {
+          const { uri } = subscribe.params;
+          if (watching.has(uri)) return {};
+          const live = await now(ctx);
+          // The server's connection is shared: it is subscribed once, for every client that asked.
+          const holders = holdersOf(live, uri);
+          if (holders.size === 0) await live.subscribeResource(subscribe.params, request(ctx));
+          holders.add(server);
+          const stop = notificationsOf(live).subscribe('notifications/resources/updated', (updated) => {
+            if (updated.params.uri === uri) void server.sendResourceUpdated(updated.params).catch(() => {});
+          });
+          watching.set(uri, { live, stop });
+          return {};
+        });
+        server.setRequestHandler('resources/unsubscribe', async (unsubscribe, ctx) => {
+          await unwatch(unsubscribe.params.uri, request(ctx));
+          return {};
+        });
       }
     }
     if (offered.prompts) {
       server.setRequestHandler('prompts/list', (list, ctx) => now(ctx).then((live) => live.listPrompts(list.params, request(ctx))));
-      server.setRequestHandler('prompts/get', (get, ctx) => now(ctx).then((live) => live.getPrompt(get.params, request(ctx))));
+      server.setRequestHandler('prompts/get', (get, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.getPrompt(get.params, request(ctx)))));
     }
     if (offered.completions) {
-      server.setRequestHandler('completion/complete', (complete, ctx) => now(ctx).then((live) => live.complete(complete.params, request(ctx))));
+      server.setRequestHandler('completion/complete', (complete, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.complete(complete.params, request(ctx)))));
     }
     if (offered.logging) {
       // Each client's own level: the server's connection is shared, so its level is not changed for one client.
@@ -285,6 +337,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
 
     return {
       server,
+      close() {
+        // A connection that closed meanwhile has forgotten the subscription anyway.
+        for (const uri of [...watching.keys()]) void unwatch(uri).catch(() => {});
+      },
       told(event) {
         if (event.type === 'server.log' && offered.logging) notifyLog(event);
         if (event.type !== 'catalog.changed' || era !== 'legacy') return;

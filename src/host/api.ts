@@ -19,6 +19,7 @@ import type { ServerView } from '../journal/index.js';
 import type { PromptEntry, RenderedPrompt } from '../connection/index.js';
 import type { ElicitationHandler } from '../connection/index.js';
 import type { Root } from '../connection/index.js';
+import type { RequestingClient } from '../connection/index.js';
 import type { HostModel } from '../agent/index.js';
 import type { ApprovalDecision, ApproveCallback, PendingApproval } from '../approvals/index.js';
 import type { Presence } from '../fleet/index.js';
@@ -84,8 +85,14 @@ export interface McpHostOptions {
   publicUrl?: string;
   /** Consents under way, shared by the workers behind one public URL (default: this process only). */
   pendingConsents?: PendingConsents;
-  /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one). */
+  /** The host's model: answers servers' `sampling/createMessage` (sampling is declared only with one, or with `samplingForCallers`). */
   hostModel?: HostModel;
+  /**
+   * Declares sampling to every server even without a host model, so a gateway client that
+   * declared it can be asked during its calls (`serve` sets it). Any other sampling request
+   * gets the host model's answer, or the error that there is none.
+   */
+  samplingForCallers?: boolean;
   /** Answers servers' `elicitation/create` (form and URL mode); without it every request is declined. */
   elicitation?: ElicitationHandler;
   /** `file://` roots served on `roots/list`; roots are declared only when given (`[]` declares an empty list). */
@@ -255,6 +262,12 @@ export interface McpHost {
    * connection to read through).
    */
   readResource(server: string, uri: string, options?: { principal?: PrincipalInput; signal?: AbortSignal }): Promise<ReadResourceResult>;
+  /**
+   * Runs `run`, a request a gateway client made of server `server`, so that the server's
+   * requests to its client during it (sampling, elicitation, roots) go to `client` when it
+   * declared what they need, instead of the host's handlers.
+   */
+  duringCallOf<T>(server: string, client: RequestingClient, run: () => Promise<T>): Promise<T>;
   /** Asks a ready server for argument completions (`completion/complete`); rejects as {@link McpHost.readResource}. */
   complete(server: string, params: CompleteRequestParams, options?: { principal?: PrincipalInput; signal?: AbortSignal }): Promise<CompleteResult>;
   catalogDiff(): Promise<ConfigDiff>;

@@ -71,6 +71,7 @@ export function createHostServices(options: McpHostOptions) {
       : fileEraVerdicts(eraVerdictsPath(stateDir), (error) => logger.warn(`eras.json: cannot write: ${String(error)}`));
   const clientHandlers = createClientHandlers({
     hostModel: options.hostModel,
+    ...(options.samplingForCallers === true && { samplingForCallers: true }),
     elicitation: options.elicitation,
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
     onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),

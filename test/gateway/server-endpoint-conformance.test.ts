@@ -3,8 +3,8 @@
 // server directly, then through `/mcp/servers/:name` of a real host that has
 // it as a remote server (twice: connected in the 2025 era for the 2025-11-25
 // run, in the 2026 era for the other, as a client of that era would want it):
-// each scenario must pass the same checks both ways, but for the few the
-// endpoint does not forward yet (listed with why). The
+// each scenario must pass the same checks both ways (the server's sampling
+// and elicitation requests reach the suite's client through the endpoint). The
 // suite sends no credentials, so the endpoint's one auth parameter is a test
 // auth here that lets every request in as one user (the principal path, not
 // the admin's); Host checking is the management app's own.
@@ -25,16 +25,6 @@ import { until } from '../support/wait.js';
 const BIN = resolve('node_modules/@modelcontextprotocol/conformance/dist/index.js');
 const HOOK = resolve('test/conformance/node20-globsync.mjs');
 const TIMEOUT_MS = 5 * 60_000;
-
-/**
- * Scenarios that pass directly and not (or not wholly) through the endpoint:
- * a server's requests to its client (sampling, elicitation) are answered by the
- * host (its model, its elicitation handler), not forwarded to the calling client.
- */
-const NOT_FORWARDED: Record<string, readonly string[]> = {
-  '2025-11-25': ['tools-call-sampling', 'tools-call-elicitation', 'elicitation-sep1034-defaults', 'elicitation-sep1330-enums'],
-  '2026-07-28': [],
-};
 
 /** The fleet's name of the fixture for each run, connected in that run's era. */
 const SERVER: Record<string, string> = { '2025-11-25': 'conformance-2025', '2026-07-28': 'conformance-2026' };
@@ -75,7 +65,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-gateway-one-'));
   const remote = { type: 'remote', url: fixture.url, timeout_seconds: 15 };
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { [SERVER['2025-11-25']!]: { ...remote, protocol: '2025' }, [SERVER['2026-07-28']!]: { ...remote, protocol: '2026' } } }));
-  host = createMcpHost({ stateDir: dir, persistJournal: false, logger: { info: () => {}, warn: () => {} } });
+  host = createMcpHost({ stateDir: dir, persistJournal: false, samplingForCallers: true, logger: { info: () => {}, warn: () => {} } });
   await host.start();
   await until(() => Object.values(SERVER).every((name) => host.server(name)?.state === 'ready'), 'both servers to be ready');
   const app = loadExpress()();
@@ -110,13 +100,11 @@ describe('conformance server scenarios through /mcp/servers/:name', () => {
         const through = proxied.get(name);
         return through === undefined || through.passed !== counts.passed || through.failed !== counts.failed;
       });
-      const expected = NOT_FORWARDED[requirements] ?? [];
       expect(
         differing.map(([name, counts]) => `${name}: direct ${counts.passed}/${counts.failed}, proxied ${proxied.get(name)?.passed}/${proxied.get(name)?.failed}`),
-      ).toEqual(expected.map((name) => expect.stringContaining(`${name}:`)));
+      ).toEqual([]);
       const total = (from: Map<string, Scenario>) => [...from.values()].reduce((sum, each) => sum + each.passed, 0);
-      // Only the listed ones may differ, and only by passing less.
-      expect(total(proxied)).toBeLessThanOrEqual(total(direct));
+      expect(total(proxied)).toBe(total(direct));
     },
     2 * TIMEOUT_MS,
   );

@@ -7,12 +7,16 @@
 import { ProtocolError, ProtocolErrorCode, type Client, type InputRequest, type InputResponse } from '@modelcontextprotocol/client';
 import type { HostModel } from '../../agent/index.js';
 import { elicitationAnswerer, installElicitation, type ElicitationHandler } from './elicitation.js';
+import { bindResponseHandlers } from '../sdk-internals.js';
+import { createForwarding, type Forwarding } from './forwarding.js';
 import { createRootsService, type Root, type RootsService } from './roots.js';
 import { installSampling, noHostModelError, refuseSampling, samplingAnswerer } from './sampling.js';
 
 export interface ClientHandlerOptions {
   /** Answers `sampling/createMessage`; without it sampling is not declared and a request gets an error. */
   hostModel?: HostModel;
+  /** Declares sampling without a host model too, for the gateway clients it is forwarded to. */
+  samplingForCallers?: boolean;
   /** Answers `elicitation/create`; without it every request is declined. */
   elicitation?: ElicitationHandler;
   /** Declares roots and serves this list; without it roots are not declared. */
@@ -31,31 +35,77 @@ export interface ClientHandlers {
   answer(server: string, request: InputRequest, signal: AbortSignal): Promise<InputResponse>;
   /** The roots, or null when the host declared none. */
   readonly roots: RootsService | null;
+  /** Which gateway client a server's request goes to instead of these handlers. */
+  readonly forwarding: Forwarding;
 }
 
 export function createClientHandlers(options: ClientHandlerOptions): ClientHandlers {
   const roots = options.roots === undefined ? null : createRootsService(options.roots, options.onNotifyError ?? (() => {}));
+  const forwarding = createForwarding();
+  /** The host's own answer to a request of `server`. */
+  async function answerHere(server: string, request: InputRequest, signal: AbortSignal): Promise<InputResponse> {
+    switch (request.method) {
+      case 'elicitation/create':
+        return elicitationAnswerer(server, options.elicitation)(request.params, signal);
+      case 'sampling/createMessage':
+        if (options.hostModel === undefined) throw noHostModelError();
+        return samplingAnswerer(options.hostModel)(request.params, signal);
+      case 'roots/list':
+        if (roots === null) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'roots are not available: the host declared none');
+        return { roots: roots.list() };
+    }
+  }
+  /** The calling gateway client's answer when there is one that can give it, else the host's. */
+  function answer(server: string, request: InputRequest, signal: AbortSignal, connection?: Client): Promise<InputResponse> {
+    const client = forwarding.clientFor(server, request, connection);
+    return client === undefined ? answerHere(server, request, signal) : client.ask(request, signal);
+  }
   return {
     roots,
+    forwarding,
     setup(server) {
       return function setupClientHandlers(client) {
         if (options.hostModel) installSampling(client, options.hostModel);
         else refuseSampling(client);
+        if (options.samplingForCallers === true) client.registerCapabilities({ sampling: {} });
         installElicitation(client, server, options.elicitation);
         roots?.install(client);
+        forwardFirst(client, server, forwarding, { sampling: options.hostModel !== undefined || options.samplingForCallers === true, elicitation: true, roots: roots !== null }, (request, signal, connection) => answer(server, request, signal, connection));
       };
     },
-    async answer(server, request, signal) {
-      switch (request.method) {
-        case 'elicitation/create':
-          return elicitationAnswerer(server, options.elicitation)(request.params, signal);
-        case 'sampling/createMessage':
-          if (options.hostModel === undefined) throw noHostModelError();
-          return samplingAnswerer(options.hostModel)(request.params, signal);
-        case 'roots/list':
-          if (roots === null) throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'roots are not available: the host declared none');
-          return { roots: roots.list() };
-      }
-    },
+    answer: (server, request, signal) => answer(server, request, signal),
   };
 }
+
+/**
+ * Puts the calling gateway client before the host's handlers: each declared method is
+ * answered by `answer` (the same handlers, after the forwarding), and the methods the
+ * host declared none for (sampling without a host model, roots without host roots) are
+ * caught by the fallback, so a gateway client that declared them still gets them.
+ */
+function forwardFirst(
+  client: Client,
+  server: string,
+  forwarding: Forwarding,
+  declared: { sampling: boolean; elicitation: boolean; roots: boolean },
+  answer: (request: InputRequest, signal: AbortSignal, connection: Client) => Promise<InputResponse>,
+): void {
+  // A 2026-07-28 server's input_required round is then answered in its call's context.
+  bindResponseHandlers(client);
+  forwarding.watch(client);
+  const ask = (request: InputRequest, signal: AbortSignal) => answer(request, signal, client);
+  if (declared.sampling) client.setRequestHandler('sampling/createMessage', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
+  if (declared.elicitation) client.setRequestHandler('elicitation/create', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
+  if (declared.roots) client.setRequestHandler('roots/list', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
+  const previous = client.fallbackRequestHandler;
+  client.fallbackRequestHandler = async function forwardToCaller(request, ctx) {
+    if ((FORWARDED as readonly string[]).includes(request.method)) {
+      const to = forwarding.clientFor(server, request as InputRequest, client);
+      if (to !== undefined) return to.ask(request as InputRequest, ctx.mcpReq.signal);
+    }
+    if (previous) return previous(request, ctx);
+    throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
+  };
+}
+
+const FORWARDED = ['sampling/createMessage', 'elicitation/create', 'roots/list'] as const;
