@@ -325,13 +325,17 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
   const check = () => {
     if (!begun || summarized) return;
     const servers = host.status();
-    if (servers.some((s) => s.state === 'pending')) return;
+    // A per_user server stays pending for good: it has no shared connection, each user's first call opens theirs.
+    const perUser = (s: (typeof servers)[number]) => s.state === 'pending' && s.config.scope === 'per_user';
+    if (servers.some((s) => s.state === 'pending' && !perUser(s))) return;
     summarized = true;
-    const count = (state: string) => servers.filter((s) => s.state === state).length;
+    const count = (state: string) => servers.filter((s) => s.state === state && !perUser(s)).length;
+    const users = servers.filter(perUser).length;
     const enabled = servers.length - count('disabled');
     const cli = `node ${display(process.argv[1] ?? 'bin/mcp-fleet.js')}`;
     io.stdout(
-      `\n${count('ready')} of ${enabled} enabled servers ready` +
+      `\n${count('ready') + users} of ${enabled} enabled servers ready` +
+        (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
         `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n`,

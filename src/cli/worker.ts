@@ -195,11 +195,11 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     unwatch();
     unsubscribePresence();
     stopReaching.abort();
-    // The MCP sessions of both endpoints end first (synchronously begun), each closing its own streams, rather than being cut with the sockets.
-    const sessionsClosed = mcpSessionsOf(app).close();
+    // The MCP sessions of both endpoints end first, each ending its own streams, rather than being cut with the sockets.
+    await mcpSessionsOf(app).close();
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
-    await Promise.all([started.shutdown(), sessionsClosed, portClosed, appsClosed]);
+    await Promise.all([started.shutdown(), portClosed, appsClosed]);
     await shared?.close();
     await removeWorkerFile(stateDir, process.pid);
   };
