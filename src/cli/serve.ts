@@ -107,9 +107,9 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--oidc-client-id <id>', "this worker's client id at the OIDC provider", nonEmpty('--oidc-client-id'))
     .option('--oidc-groups-claim <claim>', "the claim holding a signed-in user's groups (default: groups)", nonEmpty('--oidc-groups-claim'))
     .option('--oidc-user-claim <claim>', 'the claim naming a signed-in user, their principal (default: sub)', nonEmpty('--oidc-user-claim'))
-    .option('--mcp-session-idle-seconds <s>', '/mcp: a 2025-era session with no request for this long ends (default: 1800)', seconds('--mcp-session-idle-seconds'))
-    .option('--mcp-max-sessions <n>', '/mcp: 2025-era sessions open on this worker at once (default: 1000)', integer('--mcp-max-sessions', 1, 1_000_000))
-    .option('--mcp-max-sessions-per-user <n>', '/mcp: 2025-era sessions one user may hold open on this worker (default: 20)', integer('--mcp-max-sessions-per-user', 1, 1_000_000))
+    .option('--mcp-session-idle-seconds <s>', '/mcp and /mcp/servers/:name: a 2025-era session with no request for this long ends (default: 1800)', seconds('--mcp-session-idle-seconds'))
+    .option('--mcp-max-sessions <n>', '/mcp and /mcp/servers/:name together: 2025-era sessions open on this worker at once (default: 1000)', integer('--mcp-max-sessions', 1, 1_000_000))
+    .option('--mcp-max-sessions-per-user <n>', '/mcp and /mcp/servers/:name together: 2025-era sessions one user may hold open on this worker (default: 20)', integer('--mcp-max-sessions-per-user', 1, 1_000_000))
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const { startTelemetryExport } = await import('./telemetry.js');
