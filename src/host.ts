@@ -13,10 +13,11 @@ import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
 import { parseRoots } from './connection/capabilities/roots.js';
-import { ADMIN_PRINCIPAL, createFileInputsStore, createQuotas } from './users/index.js';
+import { createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
 import { createPerUser } from './host/user-inputs.js';
 import { createServerLinks } from './host/server-link.js';
+import { createConsents } from './host/consents.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
 export type { SessionView } from './host/sessions.js';
@@ -82,6 +83,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     current,
     projected,
     subscribe: (listener) => journal.subscribe(listener),
+    grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({
@@ -92,6 +94,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   });
 
   const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
+
+  const consents = createConsents({ auth, management, sessions, append, current, servers, running, tokensStored: (name) => lifecycle.tokensStored(name) });
 
   const links = createServerLinks({ mount, sessions, projected, current, running, meter: meterAppCall });
 
@@ -122,12 +126,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     updateServer: (name, patch, updateOptions) => management.update(name, patch, updateOptions),
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
-    async beginAuth(name, authOptions) {
-      running();
-      const begun = await management.beginAuth(name);
-      append({ type: 'consent.begun', server: name, principal: principalOf(authOptions?.principal)?.id ?? ADMIN_PRINCIPAL });
-      return begun;
-    },
+    ...consents,
 
     catalog(catalogOptions) {
       freshenSoon();
@@ -156,13 +155,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       const loaded = await store.load();
       const running = Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config]);
       return computeDiff(loaded.servers, running);
-    },
-
-    async answerConsentCallback(query) {
-      running();
-      const name = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config);
-      lifecycle.tokensStored(name);
-      return name;
     },
 
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),

@@ -11,7 +11,10 @@
  * time, fleet-wide: docs/several-workers.md). Nothing may call the store from inside a
  * locked change: the lock is not re-entrant, and that call would wait forever.
  */
+import { createHash } from 'node:crypto';
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
+import { derivedKey, loadOrMakeSecretKey } from '../config/secrets/secret-key.js';
 import { createSerialQueue } from '../files/serial-queue.js';
 import { credentialsPath, deleteCredentials, loadCredentials, saveCredentials, type CredentialsRecord } from './credentials-file.js';
 
@@ -52,7 +55,55 @@ export interface CredentialsStore {
    * this process writes.
    */
   watchTokens?(onTokens: (server: string) => void): () => void;
+  /**
+   * Deletes the per-user grants (records under `grantKey`) of one server, of
+   * one principal, or of that principal on that server. Absent for a store
+   * that keeps no grants.
+   */
+  deleteGrants?(of: { server?: string; principal?: string }): Promise<void>;
+  /**
+   * The key that signs a consent's browser binding (consent-binding.ts): the
+   * same on every worker sharing this store, derived from the worker's secret
+   * key. Absent for a store that keeps no grants.
+   */
+  bindingKey?(): Promise<Buffer>;
 }
+
+/** Marks a grant's record key: server names never hold a dot, so `<server>.u-<hash>` is no server's own key. */
+const GRANT_MARK = '.u-';
+
+/** The principal's part of a grant key: a hash, so any principal id makes a safe file name and column value. */
+function principalTag(principal: string): string {
+  return createHash('sha256').update(principal).digest('hex').slice(0, 40);
+}
+
+/**
+ * The key of `principal`'s own grant for `server` (a `per_user` OAuth
+ * server), under which the store keeps it beside the servers' own records.
+ * The record inside keeps the issuer its tokens came from, so tokens are
+ * never sent to another authorization server.
+ */
+export function grantKey(server: string, principal: string): string {
+  return `${server}${GRANT_MARK}${principalTag(principal)}`;
+}
+
+/** Whether the record key `key` is a grant matching `of` (every grant when `of` is empty). */
+export function isGrantOf(key: string, of: { server?: string; principal?: string }): boolean {
+  const at = key.indexOf(GRANT_MARK);
+  if (at < 0) return false;
+  if (of.server !== undefined && key.slice(0, at) !== of.server) return false;
+  return of.principal === undefined || key.slice(at + GRANT_MARK.length) === principalTag(of.principal);
+}
+
+/** A `like` pattern of the grant keys matching `of` (server names hold only `[A-Za-z0-9_-]`: `_` is escaped). */
+export function grantKeyPattern(of: { server?: string; principal?: string }): string {
+  const server = of.server === undefined ? '%' : of.server.replaceAll('_', '\\_');
+  const principal = of.principal === undefined ? '%' : principalTag(of.principal);
+  return `${server}${GRANT_MARK}${principal}`;
+}
+
+/** The label the binding key is derived under. */
+export const BINDING_KEY_LABEL = 'consent binding';
 
 /**
  * Changes the stored record of `server` under its lock: `change` gets it as
@@ -96,5 +147,17 @@ export function createFileCredentialsStore(stateDir: string): CredentialsStore {
         if (record !== null) await saveCredentials(file, record);
         return result;
       }),
+    async deleteGrants(of) {
+      let names: string[];
+      try {
+        names = await readdir(path.join(stateDir, 'oauth'));
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
+        throw err;
+      }
+      const keys = names.flatMap((name) => (name.endsWith('.json') ? [name.slice(0, -'.json'.length)] : []));
+      await Promise.all(keys.filter((key) => isGrantOf(key, of)).map((key) => locked(key, (file) => deleteCredentials(file))));
+    },
+    bindingKey: async () => derivedKey(await loadOrMakeSecretKey({ configDir: stateDir }), BINDING_KEY_LABEL),
   };
 }

@@ -15,7 +15,7 @@ import { FleetError } from '../errors.js';
 export class ConsentRequiredError extends FleetError {
   constructor(
     readonly server: string,
-    reason: string,
+    readonly reason: string,
   ) {
     super(
       'auth',

@@ -24,7 +24,8 @@ import type { SecretKey } from '../config/index.js';
 import { FleetError } from '../errors.js';
 import { describeZodError } from '../config/zod-errors.js';
 import { boundRecord, CredentialsRecord, emptyRecord } from './credentials-file.js';
-import type { CredentialsStore, LockedChange } from './credentials-store.js';
+import { BINDING_KEY_LABEL, grantKeyPattern, type CredentialsStore, type LockedChange } from './credentials-store.js';
+import { derivedKey } from '../config/secrets/secret-key.js';
 
 export interface PgCredentialsStoreOptions {
   /** The fleet's database (`openDatabase`), migrated. */
@@ -181,6 +182,16 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
       locked(server, async (client) => {
         await client.query('delete from credentials where server = $1', [server]);
       }),
+
+    async deleteGrants(of) {
+      try {
+        await db.pool.query("delete from credentials where server like $1 escape '\\'", [grantKeyPattern(of)]);
+      } catch (error) {
+        throw unavailable(error);
+      }
+    },
+
+    bindingKey: async () => derivedKey(key, BINDING_KEY_LABEL),
 
     lockForRefresh<T>(
       server: string,

@@ -6,10 +6,15 @@
  * Every provider it makes reads and writes one CredentialsStore: the state
  * dir's files, or the database the fleet shares.
  */
+import { auth as sdkAuth } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/index.js';
+import { redact, secretValues } from '../config/masking.js';
 import { FleetError } from '../errors.js';
 import { publicClientMetadataUrl } from './client-metadata-document.js';
 import { beginConsent, redeemAnswer, type ConsentSession } from './consent.js';
+import { bindingHash, canBindBrowser, type ConsentBinding } from './consent-binding.js';
+import { grantKey } from './credentials-store.js';
+import { describeAuthFailure } from './oauth-errors.js';
 import { memoryPendingConsents, type PendingConsents } from './pending-consents.js';
 import {
   createOAuthProvider,
@@ -25,12 +30,26 @@ export interface AuthBegun {
   authorization_url: string;
 }
 
-/** Refused: the server does not use OAuth, or is not waiting for consent. */
+/** What the browser presented with a callback: the binding cookie (verified), and whom its page session signs in, if anyone. */
+export interface CallbackBrowser {
+  binding: ConsentBinding | null;
+  /** The principal of the page session or bearer the request carried; null when it carried none. */
+  signedIn: string | null;
+}
+
+/** What a callback authorized: the server, and for a user's own grant, whose. */
+export interface CallbackAnswered {
+  server: string;
+  principal?: string;
+}
+
+/** Refused: the server does not use OAuth, is not waiting for consent, or a user's own consent cannot be bound to a browser here. */
 export class AuthNotApplicableError extends Error {
   override readonly name = 'AuthNotApplicableError';
   constructor(
     readonly server: string,
-    readonly code: 'not_oauth' | 'not_needed',
+    /** `needs_public_url`: a user's own consent needs an https (or loopback) public URL; `needs_browser`: it is begun where a browser can be bound. */
+    readonly code: 'not_oauth' | 'not_needed' | 'needs_public_url' | 'needs_browser',
     message: string,
   ) {
     super(message);
@@ -85,8 +104,30 @@ export interface ServerAuth {
    * worker it lands: the pending consent its `state` names is taken (once),
    * the code exchanged and the tokens stored. Resolves with the server's name.
    */
-  answerCallback(query: URLSearchParams, configOf: (name: string) => ServerConfig | undefined): Promise<string>;
+  answerCallback(
+    query: URLSearchParams,
+    configOf: (name: string) => ServerConfig | undefined,
+    browser?: CallbackBrowser,
+  ): Promise<CallbackAnswered>;
+  /** The provider of `principal`'s own grant for the `per_user` server `name`. */
+  grantProvider(name: string, principal: string, config: OAuthServerConfig): Promise<FleetOAuthProvider>;
+  /**
+   * Begins `principal`'s own consent for the `per_user` server `name`: the
+   * authorization request (state, PKCE S256, resource) is recorded as pending
+   * for that principal and the browser whose binding hashes to `binding`,
+   * answerable for the consent timeout. Their current grant is dropped.
+   */
+  beginUserConsent(name: string, principal: string, config: ServerConfig, binding: string): Promise<AuthBegun>;
+  /** Deletes the per-user grants of a server, of a principal, or of one principal on one server. */
+  forgetGrants(of: { server?: string; principal?: string }): Promise<void>;
+  /** The key the browser binding of user consents is signed with (the same on every worker of the store). */
+  bindingKey(): Promise<Buffer>;
+  /** How long a user consent's state can be answered, in milliseconds. */
+  readonly consentTtlMs: number;
 }
+
+/** Default bound on a user's consent: the state is answerable this long. */
+const USER_CONSENT_TTL_MS = 10 * 60_000;
 
 export function createServerAuth(options: ServerAuthOptions): ServerAuth {
   const credentials = credentialsStoreOf(options);
@@ -104,6 +145,9 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
     });
   };
   const provider = (name: string, config: ServerConfig) => (isOAuthConfig(config) ? create(name, config) : Promise.resolve(undefined));
+  const grantProvider = (name: string, principal: string, config: OAuthServerConfig) => create(grantKey(name, principal), config);
+  const consentTtlMs = options.consentTimeoutMs ?? USER_CONSENT_TTL_MS;
+  const worker = options.workerId ?? `pid-${process.pid}`;
 
   return {
     providerFor: provider,
@@ -125,7 +169,7 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
           const oauth = await create(name, config);
           const begun = await beginConsent(oauth, config, {
             timeoutMs: options.consentTimeoutMs,
-            pending: { consents: pendingConsents, server: name, worker: options.workerId ?? `pid-${process.pid}` },
+            pending: { consents: pendingConsents, server: name, worker },
           });
           // Left `authenticating` while the consent was being prepared: nobody waits for it.
           if (cancelled) return begun.cancel();
@@ -146,20 +190,89 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       };
     },
 
-    forget: (name) => credentials.delete(name),
+    async forget(name) {
+      await credentials.delete(name);
+      await credentials.deleteGrants?.({ server: name });
+    },
 
-    async answerCallback(query, configOf) {
+    grantProvider,
+    consentTtlMs,
+
+    async forgetGrants(of) {
+      await credentials.deleteGrants?.(of);
+    },
+
+    async bindingKey() {
+      if (credentials.bindingKey === undefined) throw new FleetError('config', 'this credentials store keeps no per-user grants');
+      return credentials.bindingKey();
+    },
+
+    async beginUserConsent(name, principal, config, binding) {
+      if (!isOAuthConfig(config) || config.scope !== 'per_user') throw new AuthNotApplicableError(name, 'not_oauth', `server "${name}" is not a per_user OAuth server`);
+      const publicUrl = options.publicUrl;
+      // The browser must come back to the app that set its binding cookie, and that cookie must be Secure.
+      if (publicUrl === undefined) {
+        throw new AuthNotApplicableError(name, 'needs_public_url', `server "${name}": a user's own OAuth consent needs the worker's public URL (serve --public-url)`);
+      }
+      if (!canBindBrowser(publicUrl)) {
+        throw new AuthNotApplicableError(
+          name,
+          'needs_public_url',
+          `server "${name}": a user's own OAuth consent needs an https public URL (or a loopback one): a browser keeps no Secure cookie for ${new URL(publicUrl).origin}`,
+        );
+      }
+      const origin = new URL(config.url).origin;
+      const oauth = await grantProvider(name, principal, config);
+      let authorizationUrl: URL | undefined;
+      const disarm = oauth.armConsent({ onAuthorizationUrl: (at) => (authorizationUrl = at) });
+      try {
+        // A new consent replaces the grant; the discovery is read afresh (the authorization server may have moved).
+        await oauth.invalidateCredentials('tokens');
+        await oauth.invalidateCredentials('discovery');
+        const result = await sdkAuth(oauth, { serverUrl: config.url, scope: oauth.clientMetadata.scope });
+        const state = oauth.expectedState;
+        if (result !== 'REDIRECT' || authorizationUrl === undefined || state === null) throw new FleetError('auth', `${origin} did not ask for a consent`);
+        await pendingConsents.add(state, name, worker, { principal, binding, ttlMs: consentTtlMs });
+        return { authorization_url: authorizationUrl.href };
+      } catch (err) {
+        if (err instanceof FleetError) throw err;
+        const [kind, why] = describeAuthFailure(err, origin) ?? ['auth', err instanceof Error ? err.message : String(err)];
+        throw new FleetError(kind === 'unreachable' ? 'unreachable' : 'auth', redact(`cannot start OAuth consent with ${origin}: ${why}`, secretValues(config)));
+      } finally {
+        disarm();
+      }
+    },
+
+    async answerCallback(query, configOf, browser) {
       const state = query.get('state');
-      const name = state === null || state === '' ? null : await pendingConsents.take(state);
-      // Not an answer to a request of ours (no state, a wrong one, one already used): it changes nothing.
-      if (name === null) throw new CallbackRefusedError(400, 'Refused: the state does not match a pending authorization request.');
+      const pending = state === null || state === '' ? null : await pendingConsents.take(state);
+      // Not an answer to a request of ours (no state, a wrong one, one already used, one expired): it changes nothing.
+      if (pending === null) throw new CallbackRefusedError(400, 'Refused: the state does not match a pending authorization request.');
+      const name = pending.server;
       const config = configOf(name);
       if (config === undefined || !isOAuthConfig(config)) {
         throw new CallbackRefusedError(400, `Refused: server "${name}" no longer uses OAuth here.`);
       }
-      const refusal = await redeemAnswer(await create(name, config), config, query);
+      const owner = pending.owner;
+      if (owner === undefined) {
+        const refusal = await redeemAnswer(await create(name, config), config, query);
+        if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page);
+        return { server: name };
+      }
+      // A user's consent: only in the browser that began it, and not while someone else is signed in there.
+      const held = browser?.binding ?? null;
+      const sameBrowser = held !== null && held.principal === owner.principal && bindingHash(held.nonce) === owner.binding;
+      const signedInElse = browser?.signedIn != null && browser.signedIn !== owner.principal;
+      if (!sameBrowser || signedInElse) {
+        throw new CallbackRefusedError(
+          400,
+          'Refused: this authorization was begun by another user or in another browser; nothing was stored. Connect from the page, signed in as yourself.',
+        );
+      }
+      if (config.scope !== 'per_user') throw new CallbackRefusedError(400, `Refused: server "${name}" is no longer a per_user server.`);
+      const refusal = await redeemAnswer(await grantProvider(name, owner.principal, config), config, query);
       if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page);
-      return name;
+      return { server: name, principal: owner.principal };
     },
   };
 }

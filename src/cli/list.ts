@@ -43,8 +43,14 @@ export function formatServerTable(servers: ServerView[]): string {
   if (servers.length === 0) return 'no servers configured';
   return formatTable(
     ['NAME', 'STATE', 'TOOLS', 'ERROR'],
-    servers.map((s) => [s.name, s.state, String(s.tool_count), s.error ? `${s.error_kind ?? 'error'}: ${s.error}` : '']),
+    servers.map((s) => [s.name, ...stateAndTools(s), s.error ? `${s.error_kind ?? 'error'}: ${s.error}` : '']),
   );
+}
+
+/** A per_user server waits, by design, for each user's first call: its own row says so rather than `pending, 0`. */
+function stateAndTools(view: ServerView): [string, string] {
+  if (view.config.scope === 'per_user' && view.state === 'pending') return ['per user', '-'];
+  return [view.state, String(view.tool_count)];
 }
 
 function formatToolTable(tools: ToolRow[]): string {

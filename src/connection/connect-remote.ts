@@ -31,7 +31,7 @@ export async function connectRemote(
   try {
     const retryAfter = createRetryAfterLog();
     const session = await observeHandshake(name, config, (opened) => opened.client, () =>
-      openRemote(config, handshake, bound, options.authProvider, retryAfter, witness),
+      openRemote(config, handshake, bound, options.authProvider, retryAfter, witness, options.standaloneStream ?? true),
     );
     client = session.client;
     const opened = client;

@@ -71,6 +71,14 @@ export interface ConnectOptions {
   answerInput?: (request: InputRequest, signal: AbortSignal) => Promise<InputResponse>;
   /** The server's lifecycle span in its host, read when a connect or re-sync span starts: they go under it. */
   lifecycle?: LifecycleSpan;
+  /**
+   * Whether a Streamable HTTP connection in the 2025 era holds the standalone
+   * `GET` event stream open (default true). It carries only what the server
+   * sends outside a request (list_changed, logs, requests of its own); a
+   * connection nobody watches for those goes without it, and saves an open
+   * socket with its parser and buffers.
+   */
+  standaloneStream?: boolean;
 }
 
 /** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */

@@ -3,7 +3,7 @@
  * config headers and a bearer token on every request, `auto` = Streamable
  * HTTP first, then SSE when the server refuses it with a 4xx at connect.
  */
-import { SSEClientTransport, SdkHttpError, SseError, type Client, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
+import { SSEClientTransport, SdkHttpError, SseError, type Client, type FetchLike, type OAuthClientProvider, type Transport } from '@modelcontextprotocol/client';
 import type { RemoteServerConfig } from '../config/index.js';
 import type { ErrorKind } from '../errors.js';
 import { describeAuthFailure } from '../auth/oauth-errors.js';
@@ -42,6 +42,7 @@ export function remoteHeaders(config: RemoteServerConfig): Record<string, string
  * every request got. With `auto`, a 4xx
  * from Streamable HTTP retries over SSE with a fresh client — except 401/403,
  * which SSE would refuse just the same and which must read as auth failures.
+ * Without `standaloneStream`, Streamable HTTP opens no standalone `GET` stream.
  */
 export async function openRemote(
   config: RemoteServerConfig,
@@ -50,6 +51,7 @@ export async function openRemote(
   authProvider: OAuthClientProvider | undefined,
   retryAfter: RetryAfterLog,
   witness: ReachWitness,
+  standaloneStream = true,
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
@@ -58,7 +60,7 @@ export async function openRemote(
     const transport =
       kind === 'sse'
         ? new SSEClientTransport(url, { requestInit, authProvider, fetch })
-        : new SessionRenewingTransport(url, { requestInit, authProvider, fetch });
+        : new SessionRenewingTransport(url, { requestInit, authProvider, fetch: standaloneStream ? fetch : withoutStandaloneStream(url, fetch) });
     const client = handshake.newClient();
     try {
       await client.connect(watchCacheScopes(watchTaskHandles(transport)), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
@@ -77,6 +79,21 @@ export async function openRemote(
     if (bound.signal.aborted) throw err;
     return attempt('sse');
   }
+}
+
+/**
+ * `inner`, except that the standalone stream's request (a `GET` of the MCP
+ * endpoint with no `Last-Event-ID`) is answered here with the 405 a server
+ * without that stream gives: the SDK then goes on without it, as the spec
+ * has it. A `GET` that resumes a broken response stream still goes out.
+ */
+export function withoutStandaloneStream(endpoint: URL, inner: FetchLike): FetchLike {
+  return function fetchWithoutStandaloneStream(url, init) {
+    if (init?.method === 'GET' && String(url) === endpoint.href && !new Headers(init.headers).has('last-event-id')) {
+      return Promise.resolve(new Response(null, { status: 405, statusText: 'Method Not Allowed' }));
+    }
+    return inner(url, init);
+  };
 }
 
 /** The HTTP status a transport error carries, if it is one. */

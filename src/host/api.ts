@@ -14,6 +14,7 @@ import type { PendingConsents } from '../auth/index.js';
 import type { JournalEvent } from '../journal/index.js';
 import type { EventStore } from '../journal/index.js';
 import type { AuthBegun } from '../auth/index.js';
+import type { CallbackBrowser } from '../auth/server-auth.js';
 import type { ServerView } from '../journal/index.js';
 import type { PromptEntry, RenderedPrompt } from '../connection/index.js';
 import type { ElicitationHandler } from '../connection/index.js';
@@ -205,7 +206,21 @@ export interface McpHost {
    * `authenticating`); resolves with the URL the user opens. Once the browser
    * comes back to the loopback callback, the server connects and becomes ready.
    */
-  beginAuth(name: string, options?: { principal?: PrincipalInput }): Promise<AuthBegun>;
+  beginAuth(name: string, options?: { principal?: PrincipalInput; browserBinding?: string }): Promise<AuthBegun>;
+  /**
+   * The key the management app signs a user consent's browser binding with
+   * (its cookie): derived from the worker's secret key, the same on every
+   * worker of the fleet.
+   */
+  consentBindingKey(): Promise<Buffer>;
+  /** How long a user's consent can be answered, in milliseconds (the binding cookie lives as long). */
+  consentTtlMs(): number;
+  /**
+   * Forgets per-user OAuth grants: every grant of `principal` (a removed
+   * user), of `server`, or of that principal on that server; their sessions
+   * end.
+   */
+  forgetGrants(of: { server?: string; principal?: PrincipalInput }): Promise<void>;
   /**
    * Each server's view with what it offers; with a `principal`, a per_user
    * server's tools are those that principal is shown (their own private
@@ -250,7 +265,7 @@ export interface McpHost {
    * other worker learns from the shared credentials). Resolves with the
    * server's name; rejects with `CallbackRefusedError`.
    */
-  answerConsentCallback(query: URLSearchParams): Promise<string>;
+  answerConsentCallback(query: URLSearchParams, browser?: CallbackBrowser): Promise<string>;
   /**
    * The OAuth client ID metadata document the management app serves at
    * `<publicUrl>/oauth/client-metadata.json` (its own URL as `client_id`);

@@ -13,10 +13,12 @@
  */
 import { createActor, waitFor } from 'xstate';
 import type { Tool } from '@modelcontextprotocol/client';
-import { connect, type ServerConnection } from '../connection/index.js';
+import { connect, createCallLimiter, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
-import { toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
+import { jsonEqual, toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
+import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '../auth/provider.js';
+import { ConsentRequiredError } from '../auth/oauth-errors.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
 import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
 
@@ -27,6 +29,21 @@ export interface SessionView {
   state: SessionState;
   /** When it entered its state (ISO 8601). */
   since: string;
+}
+
+/** A `per_user` OAuth server the principal has not connected their own account to yet. */
+export class GrantMissingError extends Error {
+  override readonly name = 'GrantMissingError';
+  constructor(
+    readonly server: string,
+    /** Why a grant the principal had no longer serves (a refused token, a refused refresh); absent when there was none. */
+    reason?: string,
+  ) {
+    super(
+      `server "${server}" needs your own authorization${reason === undefined ? '' : ` (${reason})`}: connect your account with the Connect button on the page ` +
+        `(or POST /api/mcp/servers/${server}/auth and open the authorization_url in the same browser), then call again`,
+    );
+  }
 }
 
 /** What the principal must set before a session can connect. */
@@ -48,6 +65,8 @@ export interface SessionsOptions {
   append(event: JournalEventInput): void;
   /** The server's config while it is a configured `per_user` server; undefined otherwise. */
   perUserConfig(server: string): ServerConfig | undefined;
+  /** The provider of `principal`'s own grant for a `per_user` OAuth server. */
+  grantProvider(server: string, principal: string, config: OAuthServerConfig): Promise<FleetOAuthProvider>;
 }
 
 export interface Sessions {
@@ -90,7 +109,27 @@ interface Entry {
   state: SessionState;
 }
 
+/**
+ * Sessions that end together close at most this many at a time. Closing an
+ * HTTP session sends a DELETE, and fetch's connection pool keeps every
+ * connection it opened for requests in flight at once for the rest of the
+ * process: 1,000 sessions ended at once left 1,000 idle connections behind
+ * them. Their states change at once all the same.
+ */
+export const CONCURRENT_CLOSES = 32;
+
 const keyOf = (server: string, principal: string): string => `${server}\u0000${principal}`;
+
+/**
+ * A consent the principal's own grant needs, said as theirs to give: the
+ * provider names its record (`<server>.u-…`), not the server, and the call
+ * layers may carry its message in an error of their own.
+ */
+function ownGrantError(server: string, error: unknown): unknown {
+  if (error instanceof ConsentRequiredError) return new GrantMissingError(server, error.reason);
+  const reason = error instanceof Error ? /^server "[^"]+\.u-[0-9a-f]+" needs OAuth consent \((.*)\): run /.exec(error.message)?.[1] : undefined;
+  return reason === undefined ? error : new GrantMissingError(server, reason);
+}
 
 /** The config with each `${user.NAME}` replaced by the principal's value. */
 export function resolveUserConfig(config: ServerConfig, values: Record<string, string>): ServerConfig {
@@ -111,6 +150,18 @@ export function missingInputs(config: ServerConfig, values: Record<string, strin
   return Object.keys(config.user_inputs).filter((name) => used.has(name) && !(values[name] ?? '').length);
 }
 
+/**
+ * Most principals are listed the same tools: a session whose listing equals
+ * the one `listings` holds for `server` (the first session's) holds that one,
+ * so an idle session keeps no copy of its own. A listing that differs (what
+ * this principal may see is not the same) stays the session's own.
+ */
+export function shareListing(listings: Map<string, Tool[]>, server: string, connection: ServerConnection): void {
+  const shared = listings.get(server);
+  if (shared === undefined) listings.set(server, connection.allTools);
+  else if (shared !== connection.allTools && jsonEqual(shared, connection.allTools)) connection.replaceTools(shared);
+}
+
 export function createSessions(options: SessionsOptions): Sessions {
   const open = new Map<string, Entry>();
   /** Each per_user server's public tools, from the latest session whose listing was public. */
@@ -118,13 +169,22 @@ export function createSessions(options: SessionsOptions): Sessions {
   /** Private listings by server, then principal: served to that principal alone. */
   const privateCatalogs = new Map<string, Map<string, AgentTool[]>>();
   const noneOwn: ReadonlyMap<string, readonly AgentTool[]> = new Map();
+  /** Each per_user server's listing as the first session got it: a session whose listing is the same holds this one. */
+  const listings = new Map<string, Tool[]>();
+  const closes = createCallLimiter(CONCURRENT_CLOSES);
   let stopping = false;
 
   function agentTools(server: string, tools: Tool[]): AgentTool[] {
     return tools.map((tool) => toAgentTool(server, tool, (original, args, callOptions) => sessions.call(server, original, args, callOptions)));
   }
 
-  function start(server: string, principal: string, config: ServerConfig, values: Record<string, string>): Entry {
+  function start(
+    server: string,
+    principal: string,
+    config: ServerConfig,
+    values: Record<string, string>,
+    grant: FleetOAuthProvider | undefined,
+  ): Entry {
     const resolved = resolveUserConfig(config, values);
     // One already closing is on its way out: it holds no place.
     const forServer = [...open.values()].filter((entry) => entry.server === server && entry.state !== 'closing');
@@ -149,10 +209,20 @@ export function createSessions(options: SessionsOptions): Sessions {
           idleMs: config.idle_timeout_seconds * 1000,
           work: {
             async connect(signal) {
-              const connection = await connect(server, resolved, { signal, onClose: (error) => lost?.(error.message) });
+              const connection = await connect(server, resolved, {
+                signal,
+                onClose: (error) => lost?.(error.message),
+                // Nothing of a session listens for what a server sends outside a call: no standalone stream.
+                standaloneStream: false,
+                // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
+                ...(grant && { authProvider: grant }),
+              }).catch((error: unknown) => {
+                throw ownGrantError(server, error);
+              });
               entry.connection = connection;
               learn(server, principal, connection);
-              return connection;
+              shareListing(listings, server, connection);
+              return { close: () => closes.run(() => connection.close()) };
             },
             onLost(listener) {
               lost = listener;
@@ -204,9 +274,6 @@ export function createSessions(options: SessionsOptions): Sessions {
   async function readyEntry(server: string, callOptions: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<Entry> {
     const config = options.perUserConfig(server);
     if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
-    if (config.type === 'remote' && config.auth.kind === 'oauth') {
-      throw new Error(`server "${server}": per-user OAuth grants are not supported yet; give each user a token as a user input (\${user.NAME} in headers)`);
-    }
     const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
     let entry = open.get(keyOf(server, principal));
     if (entry === undefined || entry.state === 'closing') {
@@ -214,7 +281,13 @@ export function createSessions(options: SessionsOptions): Sessions {
       const values = await options.inputs.get(server, principal);
       const missing = missingInputs(config, values);
       if (missing.length > 0) throw new MissingInputsError(server, missing);
-      entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values);
+      let grant: FleetOAuthProvider | undefined;
+      if (isOAuthConfig(config)) {
+        // Only the caller's own grant: never the server's shared one, never another principal's.
+        grant = await options.grantProvider(server, principal, config);
+        if ((await grant.tokens()) === undefined) throw new GrantMissingError(server);
+      }
+      entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values, grant);
     }
     entry.lastUsed = Date.now();
     const reached = await waitFor(entry.actor, (snapshot) => snapshot.value !== 'connecting', {
@@ -257,6 +330,8 @@ export function createSessions(options: SessionsOptions): Sessions {
       entry.actor.send({ type: 'call.started' });
       try {
         return await entry.connection!.callTool(original, args, callOptions);
+      } catch (error) {
+        throw ownGrantError(server, error);
       } finally {
         entry.lastUsed = Date.now();
         entry.actor.send({ type: 'call.finished' });
@@ -283,6 +358,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       if (principal === undefined) {
         catalogs.delete(server);
         privateCatalogs.delete(server);
+        listings.delete(server);
       } else {
         // New inputs may be another credential: what the old one was shown privately is not kept.
         privateCatalogs.get(server)?.delete(principal);

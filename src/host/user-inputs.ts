@@ -5,7 +5,7 @@
  * own, as any user's.
  */
 import type { McpHost } from './api.js';
-import { createSessions, type Sessions } from './sessions.js';
+import { createSessions, type Sessions, type SessionsOptions } from './sessions.js';
 import { serverVisible } from './access.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { JournalEvent, ProjectionContext } from '../journal/index.js';
@@ -84,13 +84,15 @@ export interface PerUserOptions {
   current(name: string): ServerActorRef | undefined;
   projected(): ProjectionContext;
   subscribe(listener: (event: JournalEvent) => void): () => void;
+  grantProvider: SessionsOptions['grantProvider'];
 }
 
 /** The sessions of per_user servers and each caller's inputs, on one store. */
-export function createPerUser({ store, append, current, projected, subscribe }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+export function createPerUser({ store, append, current, projected, subscribe, grantProvider }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
   const sessions = createSessions({
     inputs: store,
     append,
+    grantProvider,
     perUserConfig(name) {
       const config = current(name)?.getSnapshot().context.config;
       return config?.scope === 'per_user' && config.enabled ? config : undefined;

@@ -14,7 +14,7 @@ import { clientMetadataRoute } from './routes/client-metadata.js';
 import { CLIENT_METADATA_PATH } from '../auth/client-metadata-document.js';
 import { fleetRoute } from './routes/fleet.js';
 import { registryRoutes } from './routes/registry.js';
-import { apiGuard, hostCheck } from './security.js';
+import { apiGuard, hostCheck, identifyCaller } from './security.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
 import { createFileUsersStore, createUsers, type OidcOptions, type UsersStore } from '../users/index.js';
@@ -136,7 +136,8 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));
   });
-  app.use('/api/mcp/users', adminOnly, userRoutes(users));
+  // A removed user's own OAuth grants go with them.
+  app.use('/api/mcp/users', adminOnly, userRoutes(users, { onRemoved: (name) => host.forgetGrants({ principal: { id: name } }) }));
   // Sessions of per_user servers on this worker: the admin sees all, a user their own.
   app.get('/api/mcp/sessions', function listSessions(_req, res) {
     const user = userOf(res);
@@ -166,7 +167,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/mcp', ...ready, gateway.router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
-  app.get('/oauth/callback', consentCallback(host));
+  app.get('/oauth/callback', identifyCaller(options.token, users), consentCallback(host));
   // Fetched by authorization servers, which hold no token: the document is public by nature.
   app.get(CLIENT_METADATA_PATH, clientMetadataRoute(host));
 

@@ -63,6 +63,7 @@ const OWNED: ReadonlySet<JournalEvent['type']> = new Set([
   'approval.requested',
   'approval.decided',
   'consent.begun',
+  'consent.completed',
   'inputs.changed',
   'session.changed',
 ] as const);

@@ -4,7 +4,7 @@ import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
 import { claimedUser, hasValidSession, oidcSessionPrincipal, readSessionCookie, userSessionValue } from './session.js';
 import { setCaller } from './caller.js';
-import { principalOfUser, type Principal, type Users } from '../users/index.js';
+import { ADMIN_PRINCIPAL, principalOfUser, type Principal, type Users } from '../users/index.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -177,6 +177,33 @@ export interface ApiGuardOptions {
   bindHost: string;
   allowedHosts: readonly string[];
   bodyLimit: number;
+}
+
+/**
+ * Who a request that needs no credentials is signed in as, if anyone: sets
+ * `res.locals.signedIn` to the principal id (`admin` for the API token) its
+ * bearer or page session names, or null. Never refuses: the OAuth callback
+ * uses it only to refuse a user's consent answered under someone else.
+ */
+export function identifyCaller(token: string, users: Users | undefined): RequestHandler {
+  const check = bearerAuth(token, users);
+  return function identify(req, res, next) {
+    const presented = req.headers.authorization !== undefined || readSessionCookie(req) !== undefined;
+    if (!presented) {
+      res.locals.signedIn = null;
+      next();
+      return;
+    }
+    const outcome: unknown = check(req, res, (error?: unknown) => {
+      res.removeHeader('WWW-Authenticate');
+      const caller = res.locals.caller as { user: Principal | undefined } | undefined;
+      res.locals.signedIn = error == null && caller !== undefined ? (caller.user?.id ?? ADMIN_PRINCIPAL) : null;
+      delete res.locals.caller;
+      delete res.locals.viaSessionCookie;
+      next();
+    });
+    if (outcome instanceof Promise) outcome.catch(next);
+  };
 }
 
 /**

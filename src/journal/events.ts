@@ -172,6 +172,12 @@ export const JournalEvent = z.discriminatedUnion('type', [
    */
   z.object({ ...base, type: z.literal('consent.begun'), principal: z.string() }),
   /**
+   * `principal`'s own consent for a `per_user` server came back and its grant
+   * is stored (the callback at `<publicUrl>/oauth/callback`, in the browser
+   * that began it).
+   */
+  z.object({ ...base, type: z.literal('consent.completed'), principal: z.string() }),
+  /**
    * `principal` set (`set`) or removed (`removed`) their own values of the server's
    * `user_inputs`: names only, never a value.
    */

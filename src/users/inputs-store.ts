@@ -13,7 +13,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { writeOwnerOnly, createSerialQueue } from '../files/index.js';
 import { open, seal, SealedValue } from '../config/secrets/sealed.js';
-import { generateSecretKeyText, loadSecretKey, SecretKeyError, SECRET_KEY_FILE, secretKeyFrom, type SecretKey } from '../config/secrets/secret-key.js';
+import { loadOrMakeSecretKey, type SecretKey } from '../config/secrets/secret-key.js';
 
 /** A change of one principal's inputs: a value sets it, `null` deletes it. */
 export type InputsPatch = Record<string, string | null>;
@@ -46,19 +46,8 @@ export interface FileInputsStoreOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/**
- * The worker's key, made (owner-only) when neither the variable nor the file
- * exists: a worker on files has no key until the first secret it seals.
- */
-async function keyFor({ stateDir, env = process.env }: FileInputsStoreOptions): Promise<SecretKey> {
-  try {
-    return loadSecretKey({ env, configDir: stateDir });
-  } catch (error) {
-    if (!(error instanceof SecretKeyError) || error.reason !== 'missing') throw error;
-    const text = generateSecretKeyText();
-    await writeOwnerOnly(path.join(stateDir, SECRET_KEY_FILE), `${text}\n`);
-    return secretKeyFrom(text, SECRET_KEY_FILE);
-  }
+function keyFor({ stateDir, env = process.env }: FileInputsStoreOptions): Promise<SecretKey> {
+  return loadOrMakeSecretKey({ env, configDir: stateDir });
 }
 
 export function createFileInputsStore(options: FileInputsStoreOptions): UserInputsStore {

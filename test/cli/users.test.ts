@@ -58,6 +58,17 @@ describe('mcp-fleet users', () => {
     expect(duplicate.stderr).toBe('error: a user named "bob" already exists\n');
   });
 
+  it('list shows a per_user server as "per user" (it waits for each user\'s first call), not as pending with 0 tools', async () => {
+    const [command, ...args] = fixtureCommand('healthy');
+    const config = JSON.stringify({ scope: 'per_user', user_inputs: { TOKEN: { description: 'yours' } }, env: { TOKEN: '${user.TOKEN}' } });
+    const added = await cli(['add', 'mine', '--config', config, '--state-dir', dir, '--', command!, ...args]);
+    expect(added.code, added.stderr).toBe(0);
+    const listed = await cli(['list', '--state-dir', dir]);
+    expect(listed.stdout).toMatch(/^mine +per user +- *$/m);
+    expect(listed.stdout).toMatch(/^open +ready +\d+ *$/m);
+    expect((await cli(['remove', 'mine', '--state-dir', dir])).code).toBe(0);
+  });
+
   it('rotate prints a new key and the old one stops working; remove ends the user', async () => {
     const added = await cli(['users', 'add', 'carol', '--state-dir', dir]);
     const oldKey = added.stdout.trim();

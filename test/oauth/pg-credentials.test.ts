@@ -10,7 +10,7 @@ import { connect } from '../../src/connection/connection.js';
 import { DatabaseUnavailableError, openDatabase, type Database } from '../../src/fleet/database.js';
 import { migrate } from '../../src/fleet/migrations.js';
 import { CredentialsRecord, emptyRecord } from '../../src/auth/credentials-file.js';
-import type { CredentialsStore } from '../../src/auth/credentials-store.js';
+import { grantKey, type CredentialsStore } from '../../src/auth/credentials-store.js';
 import { createDpopKey } from '../../src/auth/dpop-key.js';
 import { beginConsent, createOAuthProvider, type OAuthServerConfig } from '../../src/auth/index.js';
 import { createPgCredentialsStore } from '../../src/auth/pg-credentials-store.js';
@@ -146,6 +146,47 @@ describe('credentials in PostgreSQL', () => {
 
     await store.delete('remote');
     expect(await store.load('remote', record.server_url, null)).toEqual(emptyRecord(record.server_url, null));
+  });
+
+  it('per-user grants: each under its own key, sealed to it; deleted by server, by principal, or both, never a server\'s own record', async () => {
+    const url = await freshDatabase();
+    const key = newKey();
+    const { db, store } = worker(url, key, 'w1');
+    const record = (token: string): CredentialsRecord => ({
+      ...emptyRecord('https://mcp.example.com/mcp', null),
+      tokens: { access_token: token, token_type: 'Bearer' },
+    });
+    // `my_srv` and `myXsrv`: a LIKE pattern's `_` must not match any character.
+    const keys = {
+      shared: 'my_srv',
+      alice: grantKey('my_srv', 'alice'),
+      bob: grantKey('my_srv', 'bob'),
+      aliceElsewhere: grantKey('myXsrv', 'alice'),
+      bobElsewhere: grantKey('myXsrv', 'bob'),
+    };
+    for (const [name, stored] of Object.entries(keys)) await store.save(stored, record(`${name}-token`));
+    expect((await store.load(keys.alice, 'https://mcp.example.com/mcp', null)).tokens?.access_token).toBe('alice-token');
+    // A grant's sealed record does not open under another principal's key.
+    const row = await db.pool.query('select record from credentials where server = $1', [keys.alice]);
+    await db.pool.query('update credentials set record = $1 where server = $2', [row.rows[0].record, keys.bob]);
+    await expect(store.load(keys.bob, 'https://mcp.example.com/mcp', null)).rejects.toThrow(/cannot open/);
+
+    const present = async () => {
+      const { rows } = await db.pool.query<{ server: string }>('select server from credentials order by server');
+      return rows.map((found) => Object.entries(keys).find(([, stored]) => stored === found.server)?.[0]).sort();
+    };
+    await store.deleteGrants!({ server: 'my_srv', principal: 'alice' });
+    expect(await present()).toEqual(['aliceElsewhere', 'bob', 'bobElsewhere', 'shared']);
+    await store.deleteGrants!({ principal: 'bob' });
+    expect(await present()).toEqual(['aliceElsewhere', 'shared']);
+    await store.deleteGrants!({ server: 'my_srv' });
+    expect(await present()).toEqual(['aliceElsewhere', 'shared']);
+    await store.deleteGrants!({ server: 'myXsrv' });
+    expect(await present()).toEqual(['shared']);
+    // Every worker with the fleet's key signs consent bindings alike.
+    const other = worker(url, key, 'w2').store;
+    expect((await other.bindingKey!()).equals(await store.bindingKey!())).toBe(true);
+    expect((await worker(url, newKey(), 'w3').store.bindingKey!()).equals(await store.bindingKey!())).toBe(false);
   });
 
   it('stores no token, client secret, PKCE verifier or DPoP private key readable', async () => {

@@ -223,12 +223,14 @@ export async function startMcpResourceServer(
     const token = new RegExp(`^${scheme} (.+)$`).exec(req.headers.authorization ?? '')?.[1];
     if (token !== undefined) presentedTokens.push(token);
     let scopes: string[];
+    let subject: string | undefined;
     try {
       if (token === undefined) throw new Error('no token');
       if (refused.has(token)) throw new Error('revoked');
       const { payload } = await jwtVerify(token, jwksOf(issuer), { issuer, audience: url });
       if (options.dpop) dpopKeys.push(await checkDpopProof(req, token, payload, url));
       scopes = String(payload.scope ?? '').split(' ');
+      subject = payload.sub;
     } catch {
       res.writeHead(401, { 'www-authenticate': `${scheme} resource_metadata="${origin}${metadataPath}"` });
       res.end();
@@ -259,9 +261,20 @@ export async function startMcpResourceServer(
       server.registerTool('echo', { description: 'Returns its text', inputSchema: { text: z.string() } }, async ({ text }) => ({
         content: [{ type: 'text', text }],
       }));
+      // Who the request's token was issued to, and the token's hash: each call says whose grant it carried.
+      server.registerTool('whoami', { description: 'Answers the subject of the token it was called with' }, async (extra) => ({
+        content: [{ type: 'text', text: JSON.stringify(extra.authInfo?.extra ?? null) }],
+      }));
       await server.connect(created);
       transport = created;
     }
+    // The token's subject reaches the tools (`extra.authInfo`) of whichever request it came with.
+    (req as IncomingMessage & { auth?: unknown }).auth = {
+      token: token!,
+      clientId: '',
+      scopes,
+      extra: { sub: subject ?? null, token: createHash('sha256').update(token!).digest('base64url').slice(0, 16) },
+    };
     await transport.handleRequest(req, res, body);
   });
   return {

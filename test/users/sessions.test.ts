@@ -3,8 +3,8 @@
 // users with their own values, through a real management app. Each call
 // carries only its caller's value, over stdio each user has a process of
 // their own, sessions end after their idle timeout and by eviction (a
-// process exits, an HTTP session is deleted), and no value is ever answered
-// or journaled.
+// process exits, an HTTP session is deleted), an HTTP session holds no
+// standalone GET stream, and no value is ever answered or journaled.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -236,6 +236,9 @@ describe('sessions', () => {
       return list.length > 0 ? list : undefined;
     }, 'the evicted session to be deleted');
     expect(deleted).toEqual([{ session: alice.session, token: TOKENS.alice }]);
+    // Nothing of a session listens outside its calls: neither opened a standalone GET stream (alice's ended, long after her initialize).
+    const streams = (await (await fetch(new URL('/streams', remote.url))).json()) as string[];
+    expect(streams).toEqual([]);
   });
 
   it('a library call without a principal goes through the admin\'s own session, with the admin\'s inputs', async () => {
@@ -248,11 +251,16 @@ describe('sessions', () => {
     expect(fleet.host.sessions().some((s) => s.server === 'mine' && s.principal === 'admin' && s.state === 'ready')).toBe(true);
   });
 
-  it('a per_user server with OAuth says per-user grants are not there yet', async () => {
+  it('a per_user OAuth server without the caller\'s own grant fails at once, naming the Connect button and the route', async () => {
     await fleet.host.addServer('grants', { type: 'remote', url: remote.url, scope: 'per_user', auth: { kind: 'oauth' } });
     const result = await fleet.host.callTool('grants__whoami', {});
     expect(result.details.is_error).toBe(true);
-    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('per-user OAuth grants are not supported yet') });
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('needs your own authorization') });
+    expect(result.content[0]).toMatchObject({ text: expect.stringContaining('POST /api/mcp/servers/grants/auth') });
+    // No session was started for it, and a consent is begun only where a browser can be bound to it.
+    expect(fleet.host.sessions().some((s) => s.server === 'grants')).toBe(false);
+    await expect(fleet.host.beginAuth('grants')).rejects.toThrow(/binds the consent to their browser/);
+    await fleet.host.removeServer('grants');
   });
 
   it('sessions are journaled with their principal, and no event holds a value', async () => {

@@ -5,10 +5,11 @@
  * it does not start: sealing with a made-up key would lose every secret at
  * the next restart.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { oneLine } from '../../errors.js';
+import { writeOwnerOnly } from '../../files/owner-only-file.js';
 
 /** The environment variable that holds the key; it wins over the file. */
 export const SECRET_KEY_ENV = 'MCP_FLEET_SECRET_KEY';
@@ -63,6 +64,26 @@ export function loadSecretKey({ env = process.env, configDir }: LoadSecretKeyOpt
     );
   }
   return secretKeyFrom(text, file);
+}
+
+/**
+ * The worker's key, made (owner-only) when neither the variable nor the file
+ * exists: a worker on files has no key until the first secret it seals.
+ */
+export async function loadOrMakeSecretKey({ env = process.env, configDir }: LoadSecretKeyOptions): Promise<SecretKey> {
+  try {
+    return loadSecretKey({ env, configDir });
+  } catch (error) {
+    if (!(error instanceof SecretKeyError) || error.reason !== 'missing') throw error;
+    const text = generateSecretKeyText();
+    await writeOwnerOnly(path.join(configDir, SECRET_KEY_FILE), `${text}\n`);
+    return secretKeyFrom(text, SECRET_KEY_FILE);
+  }
+}
+
+/** A key for one purpose (`label`) derived from the worker's key (HKDF-SHA256): the same on every worker that shares the key. */
+export function derivedKey(key: SecretKey, label: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', key.bytes, Buffer.alloc(0), `mcp-fleet ${label}`, 32));
 }
 
 /** A new key as text for `MCP_FLEET_SECRET_KEY` or `secret_key`: base64 of 32 random bytes. */

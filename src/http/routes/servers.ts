@@ -7,6 +7,8 @@ import type { ServerView } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { secretValuesOf } from '../../config/masking.js';
 import { requireAdmin, userOf, viewFor, viewsFor } from '../caller.js';
+import { bindingCookieValue, bindingFor, bindingHash, bindingSetCookie, readBindingCookie } from '../../auth/consent-binding.js';
+import { ADMIN_PRINCIPAL } from '../../users/index.js';
 import { z } from 'zod';
 
 /** `PUT /api/mcp/servers/:name/inputs`: a value sets an input, `null` deletes it. */
@@ -97,12 +99,26 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
     res.json(await host.setInputs(req.params.name, parsed.data, user === undefined ? {} : { principal: user }));
   });
 
-  // Starts consent (needs_reauth → authenticating); the answer is the URL to open.
+  // Starts consent (needs_reauth → authenticating); the answer is the URL to open. On a per_user
+  // server each caller begins their own, bound to their browser by a signed cookie the callback checks.
   router.post('/:name/auth', async function beginAuth(req, res) {
-    requireAdmin(res);
-    requireServer(host, req.params.name);
+    const name = req.params.name;
     const user = userOf(res);
-    res.json(await host.beginAuth(req.params.name, user === undefined ? {} : { principal: user }));
+    const view = viewFor(host.server(name), user);
+    const ownGrant = view?.config.scope === 'per_user' && view.config.type === 'remote' && view.config.auth.kind === 'oauth';
+    if (!ownGrant) {
+      requireAdmin(res);
+      requireServer(host, name);
+      res.json(await host.beginAuth(name, user === undefined ? {} : { principal: user }));
+      return;
+    }
+    const principal = user?.id ?? ADMIN_PRINCIPAL;
+    const key = await host.consentBindingKey();
+    const binding = bindingFor(key, principal, readBindingCookie(req.headers.cookie));
+    const begun = await host.beginAuth(name, { ...(user && { principal: user }), browserBinding: bindingHash(binding.nonce) });
+    res.setHeader('Set-Cookie', bindingSetCookie(bindingCookieValue(key, binding), host.consentTtlMs() / 1000));
+    res.setHeader('Cache-Control', 'no-store');
+    res.json(begun);
   });
 
   return router;

@@ -14,7 +14,7 @@ const UserCreate = z.strictObject({ name: UserName, groups: z.array(GroupName).d
  * The users (admin only, the app puts the check in front): list, add (the
  * answer holds the key, the only time it is shown), rotate a key, remove.
  */
-export function userRoutes(users: Users): Router {
+export function userRoutes(users: Users, hooks: { onRemoved?(name: string): Promise<void> } = {}): Router {
   const router = loadExpress().Router();
 
   router.get('/', async function listUsers(_req, res) {
@@ -52,6 +52,7 @@ export function userRoutes(users: Users): Router {
 
   router.delete('/:name', async function removeUser(req, res) {
     if (!(await users.remove(req.params.name))) throw new HttpError(404, 'not_found', `no user named "${req.params.name}"`);
+    await hooks.onRemoved?.(req.params.name);
     res.status(204).end();
   });
 

@@ -61,6 +61,8 @@ function head(entry, ctx) {
       busy === key ? busyText : text,
     );
   const oauth = entry.auth?.kind === 'oauth';
+  // A per_user OAuth server has no grant of its own: each signed-in user (the admin too) connects their own account.
+  const ownGrant = oauth && entry.config.scope === 'per_user';
   return h(
     'div',
     { class: 'detail-head' },
@@ -84,9 +86,15 @@ function head(entry, ctx) {
       action('edit', 'Edit', 'Edit', ctx.edit),
       action('toggle', enabled ? 'Disable' : 'Enable', enabled ? 'Disabling…' : 'Enabling…', ctx.toggle),
       action('restart', 'Restart', 'Restarting…', ctx.restart),
-      oauth && action('signin', 'Sign in', 'Signing in…', ctx.signIn, { class: entry.state === 'needs_reauth' ? 'primary' : '' }),
+      oauth && !ownGrant && action('signin', 'Sign in', 'Signing in…', ctx.signIn, { class: entry.state === 'needs_reauth' ? 'primary' : '' }),
       action('delete', 'Delete', 'Deleting…', ctx.remove, { class: 'danger-outline' }),
     ),
+    ownGrant &&
+      h(
+        'div',
+        { class: 'actions', role: 'group', 'aria-label': `Your account on ${entry.name}` },
+        action('connect', 'Connect / Reconnect', 'Connecting…', ctx.signIn, { class: 'primary' }),
+      ),
   );
 }
 

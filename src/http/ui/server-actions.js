@@ -97,11 +97,15 @@ export function serverActions(state, view) {
 
   /** OAuth consent: the worker answers with the URL to open, or says why it cannot. */
   async function signInServer(name) {
-    const answer = await act(name, 'signin', () => api.beginAuth(name));
+    const own = state.servers.get(name)?.config?.scope === 'per_user';
+    const answer = await act(name, own ? 'connect' : 'signin', () => api.beginAuth(name));
     const url = answer?.authorization_url;
     if (typeof url === 'string' && /^https?:\/\//i.test(url)) {
       window.open(url, '_blank', 'noopener');
-      state.notices.set(name, { kind: 'info', text: 'Continue signing in in the new tab; the state updates here when it is done.' });
+      const text = own
+        ? 'Continue in the new tab, in this browser: once you have authorized, your calls use your own account.'
+        : 'Continue signing in in the new tab; the state updates here when it is done.';
+      state.notices.set(name, { kind: 'info', text });
       renderDetail();
     } else if (answer !== undefined) {
       state.notices.set(name, { kind: 'error', text: 'The worker did not return an authorization URL.' });
