@@ -18,7 +18,7 @@ const BENCH = dirname(fileURLToPath(import.meta.url));
 const ROOT = join(BENCH, '..');
 // Lines the peers print that say nothing about the benchmark.
 const NOISE = [/SYNCHRONOUS TERMINATION NOTICE/, /MaxListenersExceededWarning/, /Use `node --trace-warnings/];
-const SUITES = ['percall', 'concurrency', 'catalog', 'memory', 'startup', 'http', 'fleet', 'search', 'package', 'telemetry', 'bounds', 'users'];
+const SUITES = ['percall', 'concurrency', 'catalog', 'memory', 'startup', 'http', 'fleet', 'search', 'package', 'telemetry', 'bounds', 'users', 'gateway'];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);

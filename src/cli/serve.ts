@@ -107,9 +107,9 @@ export function registerServeCommand(program: Command, io: CliIO): void {
     .option('--oidc-client-id <id>', "this worker's client id at the OIDC provider", nonEmpty('--oidc-client-id'))
     .option('--oidc-groups-claim <claim>', "the claim holding a signed-in user's groups (default: groups)", nonEmpty('--oidc-groups-claim'))
     .option('--oidc-user-claim <claim>', 'the claim naming a signed-in user, their principal (default: sub)', nonEmpty('--oidc-user-claim'))
-    .option('--mcp-session-idle-seconds <s>', '/mcp: a 2025-era session with no request for this long ends (default: 1800)', seconds('--mcp-session-idle-seconds'))
-    .option('--mcp-max-sessions <n>', '/mcp: 2025-era sessions open on this worker at once (default: 1000)', integer('--mcp-max-sessions', 1, 1_000_000))
-    .option('--mcp-max-sessions-per-user <n>', '/mcp: 2025-era sessions one user may hold open on this worker (default: 20)', integer('--mcp-max-sessions-per-user', 1, 1_000_000))
+    .option('--mcp-session-idle-seconds <s>', '/mcp and /mcp/servers/:name: a 2025-era session with no request for this long ends (default: 1800)', seconds('--mcp-session-idle-seconds'))
+    .option('--mcp-max-sessions <n>', '/mcp and /mcp/servers/:name together: 2025-era sessions open on this worker at once (default: 1000)', integer('--mcp-max-sessions', 1, 1_000_000))
+    .option('--mcp-max-sessions-per-user <n>', '/mcp and /mcp/servers/:name together: 2025-era sessions one user may hold open on this worker (default: 20)', integer('--mcp-max-sessions-per-user', 1, 1_000_000))
     .action(async (options: ServeOptions) => {
       // OpenTelemetry export, when OTEL_* asks for it: registered before the host starts, flushed after it stops.
       const { startTelemetryExport } = await import('./telemetry.js');
@@ -325,14 +325,17 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
   const check = () => {
     if (!begun || summarized) return;
     const servers = host.status();
-    // A per_user server stays pending (each user's session connects on their first call): it is not still connecting.
-    if (servers.some((s) => s.state === 'pending' && s.config.scope !== 'per_user')) return;
+    // A per_user server stays pending for good: it has no shared connection, each user's first call opens theirs.
+    const perUser = (s: (typeof servers)[number]) => s.state === 'pending' && s.config.scope === 'per_user';
+    if (servers.some((s) => s.state === 'pending' && !perUser(s))) return;
     summarized = true;
-    const count = (state: string) => servers.filter((s) => s.state === state).length;
+    const count = (state: string) => servers.filter((s) => s.state === state && !perUser(s)).length;
+    const users = servers.filter(perUser).length;
     const enabled = servers.length - count('disabled');
     const cli = `node ${display(process.argv[1] ?? 'bin/mcp-fleet.js')}`;
     io.stdout(
-      `\n${count('ready')} of ${enabled} enabled servers ready` +
+      `\n${count('ready') + users} of ${enabled} enabled servers ready` +
+        (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
         `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n`,

@@ -47,7 +47,7 @@ export interface WorkerOptions {
   userQuota?: Quota;
   /** The page's sign-in through an OpenID Connect provider (its issuer's access tokens also open `/mcp`). */
   oidc?: OidcOptions;
-  /** Bounds on `/mcp`'s 2025-era sessions (`--mcp-session-idle-seconds`, `--mcp-max-sessions`, `--mcp-max-sessions-per-user`). */
+  /** Bounds on the 2025-era sessions of `/mcp` and `/mcp/servers/:name` together (`--mcp-session-idle-seconds`, `--mcp-max-sessions`, `--mcp-max-sessions-per-user`). */
   gatewaySessions?: GatewaySessionLimits;
 }
 
@@ -89,7 +89,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   }
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp }, { openSharedStores }, { createAppFrames }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp, mcpSessionsOf }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
@@ -197,6 +197,8 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     unwatch();
     unsubscribePresence();
     stopReaching.abort();
+    // The MCP sessions of both endpoints end first, each ending its own streams, rather than being cut with the sockets.
+    await mcpSessionsOf(app).close();
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
     await Promise.all([started.shutdown(), portClosed, appsClosed]);

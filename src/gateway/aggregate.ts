@@ -4,9 +4,12 @@
  * `host.callTool` (access policy, approvals, quotas, audit), the resources of
  * the servers they may see (a URI offered by two of them is listed once per
  * server under a `mcp-fleet://{server}/…` URI), prompts as `{server}:{prompt}`
- * and completions. One instance per 2025 session, or per 2026 request.
+ * and completions. A `per_user` server has no shared connection: its
+ * resources and prompts are listed, read and rendered through the principal's
+ * own session of it. One instance per 2025 session, or per 2026 request.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import { CLIENT_INFO } from '../connection/index.js';
@@ -40,9 +43,68 @@ export function clashUri(server: string, uri: string): string {
   return `${CLASH_SCHEME}//${server}/${encodeURIComponent(uri)}`;
 }
 
-/** The resources of every visible server; a URI two servers offer is listed once per server under its clash URI. */
-export function gatewayResources(host: McpHost, principal: Principal | undefined): Resource[] {
-  const entries = visibleEntries(host, principal);
+/** What one server offers to list: a ready shared server's catalog entry, or a principal's own session of a per_user server. */
+interface Offer {
+  name: string;
+  resources?: ReadonlyArray<{ uri: string; name: string }> | null;
+  resource_templates?: readonly ListedTemplate[] | null;
+}
+
+/** A principal's own session of a per_user server they may see, and what it offers. */
+interface OwnSession {
+  name: string;
+  client: Client;
+  resources: Resource[];
+  resource_templates: ListedTemplate[];
+  prompts: Prompt[];
+}
+
+/** Every page of a listing. */
+async function allPages<T>(list: (cursor: string | undefined) => Promise<{ nextCursor?: string | undefined } & T>, items: (page: T) => unknown[]): Promise<unknown[]> {
+  const out: unknown[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await list(cursor);
+    out.push(...items(page));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return out;
+}
+
+/**
+ * The principal's own sessions of the per_user servers they may see (`only`: of that one), each
+ * with what it offers now (opened by this request if need be). One they cannot open (their inputs
+ * are not set, the connect failed) offers nothing: the rest still list.
+ */
+async function ownSessions(host: McpHost, principal: Principal | undefined, signal: AbortSignal, only?: string): Promise<OwnSession[]> {
+  const as = principal === undefined ? {} : { principal };
+  const servers = host
+    .catalog(as)
+    .filter((entry) => entry.config.scope === 'per_user' && entry.state !== 'disabled' && (only === undefined || entry.name === only) && (principal === undefined || maySeeServer(entry.config, principal)));
+  const reached = await Promise.all(
+    servers.map(async ({ name }): Promise<OwnSession | undefined> => {
+      try {
+        const client = await host.serverLink(name, as)?.client(signal);
+        if (client === undefined) return undefined;
+        const offered = client.getServerCapabilities() ?? {};
+        const request = { signal };
+        const [resources, templates, prompts] = await Promise.all([
+          offered.resources ? allPages((cursor) => client.listResources(cursor === undefined ? {} : { cursor }, request), (page) => page.resources) : [],
+          offered.resources ? allPages((cursor) => client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request), (page) => page.resourceTemplates) : [],
+          offered.prompts ? allPages((cursor) => client.listPrompts(cursor === undefined ? {} : { cursor }, request), (page) => page.prompts) : [],
+        ]);
+        return { name, client, resources: resources as Resource[], resource_templates: templates as ListedTemplate[], prompts: prompts as Prompt[] };
+      } catch {
+        return undefined;
+      }
+    }),
+  );
+  return reached.filter((session) => session !== undefined);
+}
+
+/** The resources of every visible server (and of `own` sessions); a URI two servers offer is listed once per server under its clash URI. */
+export function gatewayResources(host: McpHost, principal: Principal | undefined, own: readonly Offer[] = []): Resource[] {
+  const entries: Offer[] = [...visibleEntries(host, principal), ...own];
   const offers = new Map<string, number>();
   for (const entry of entries) for (const resource of entry.resources ?? []) offers.set(resource.uri, (offers.get(resource.uri) ?? 0) + 1);
   return entries.flatMap((entry) =>
@@ -56,25 +118,25 @@ export function gatewayResources(host: McpHost, principal: Principal | undefined
 
 type ListedTemplate = NonNullable<CatalogEntry['resource_templates']>[number];
 
-function gatewayTemplates(host: McpHost, principal: Principal | undefined): Array<ListedTemplate & { server: string }> {
-  return visibleEntries(host, principal).flatMap((entry) => (entry.resource_templates ?? []).map((template) => ({ ...template, server: entry.name })));
+function gatewayTemplates(host: McpHost, principal: Principal | undefined, own: readonly Offer[] = []): Array<ListedTemplate & { server: string }> {
+  return [...visibleEntries(host, principal), ...own].flatMap((entry) => (entry.resource_templates ?? []).map((template) => ({ ...template, server: entry.name })));
 }
 
 /** Which server a URI the client reads is for, and its URI there. */
-export function routeResource(host: McpHost, principal: Principal | undefined, uri: string): { server: string; uri: string } {
+export function routeResource(host: McpHost, principal: Principal | undefined, uri: string, own: readonly Offer[] = []): { server: string; uri: string } {
   if (uri.startsWith(`${CLASH_SCHEME}//`)) {
     const rest = uri.slice(CLASH_SCHEME.length + 2);
     const slash = rest.indexOf('/');
     if (slash > 0) return { server: rest.slice(0, slash), uri: decodeURIComponent(rest.slice(slash + 1)) };
   }
-  const entries = visibleEntries(host, principal);
+  const entries: Offer[] = [...visibleEntries(host, principal), ...own];
   const owners = entries.filter((entry) => (entry.resources ?? []).some((resource) => resource.uri === uri));
   if (owners.length === 1) return { server: owners[0]!.name, uri };
   if (owners.length > 1) {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${owners.map((owner) => owner.name).join(' and ')}; read ${clashUri(owners[0]!.name, uri)}`);
   }
   // A URI of a template: the server whose template's fixed start it begins with.
-  const template = gatewayTemplates(host, principal).find((candidate) => {
+  const template = gatewayTemplates(host, principal, own).find((candidate) => {
     const fixed = candidate.uriTemplate.split('{')[0] ?? '';
     return fixed !== '' && uri.startsWith(fixed);
   });
@@ -141,42 +203,58 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     return toCallToolResult(result);
   });
 
-  server.setRequestHandler('resources/list', async () => {
+  server.setRequestHandler('resources/list', async (_request, ctx) => {
     const { principal } = callerOf();
-    await host.freshen();
-    return { resources: gatewayResources(host, principal) };
+    const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
+    return { resources: gatewayResources(host, principal, own) };
   });
 
-  server.setRequestHandler('resources/templates/list', async () => {
+  server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
     const { principal } = callerOf();
-    await host.freshen();
-    return { resourceTemplates: gatewayTemplates(host, principal).map(({ server: name, ...template }) => ({ ...template, _meta: { 'mcp-fleet/server': name } })) };
+    const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
+    return { resourceTemplates: gatewayTemplates(host, principal, own).map(({ server: name, ...template }) => ({ ...template, _meta: { 'mcp-fleet/server': name } })) };
   });
 
   server.setRequestHandler('resources/read', async (request, ctx) => {
     const { principal, as } = callerOf();
-    const route = routeResource(host, principal, request.params.uri);
-    const read = await forwarding(route.server, ctx, () => host.readResource(route.server, route.uri, { ...as, signal: ctx.mcpReq.signal }));
+    const own = await ownSessions(host, principal, ctx.mcpReq.signal);
+    const route = routeResource(host, principal, request.params.uri, own);
+    const session = own.find((candidate) => candidate.name === route.server);
+    const read =
+      session !== undefined
+        ? await session.client.readResource({ uri: route.uri }, { signal: ctx.mcpReq.signal })
+        : await forwarding(route.server, ctx, () => host.readResource(route.server, route.uri, { ...as, signal: ctx.mcpReq.signal }));
     // A clash URI reads back under the URI the client asked for.
     return route.uri === request.params.uri ? read : { ...read, contents: read.contents.map((content) => (content.uri === route.uri ? { ...content, uri: request.params.uri } : content)) };
   });
 
-  server.setRequestHandler('prompts/list', async () => {
+  server.setRequestHandler('prompts/list', async (_request, ctx) => {
     const { principal } = callerOf();
-    await host.freshen();
+    const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
     return {
-      prompts: visiblePrompts(host, principal).map((prompt) => ({
-        name: `${prompt.server}:${prompt.name}`,
-        ...(prompt.title !== undefined && { title: prompt.title }),
-        ...(prompt.description !== undefined && { description: prompt.description }),
-        arguments: prompt.arguments,
-      })),
+      prompts: [
+        ...visiblePrompts(host, principal).map((prompt) => ({
+          name: `${prompt.server}:${prompt.name}`,
+          ...(prompt.title !== undefined && { title: prompt.title }),
+          ...(prompt.description !== undefined && { description: prompt.description }),
+          arguments: prompt.arguments,
+        })),
+        ...own.flatMap((session) => session.prompts.map((prompt) => ({ ...prompt, name: `${session.name}:${prompt.name}` }))),
+      ],
     };
   });
 
   server.setRequestHandler('prompts/get', async (request, ctx) => {
     const { principal } = callerOf();
     const name = request.params.name;
+    // A per_user server's prompt renders through the principal's own session.
+    const colon = name.indexOf(':');
+    const [session] = colon > 0 ? await ownSessions(host, principal, ctx.mcpReq.signal, name.slice(0, colon)) : [];
+    if (session !== undefined) {
+      const prompt = name.slice(colon + 1);
+      if (!session.prompts.some((candidate) => candidate.name === prompt)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt "${name}" (expected "server:prompt")`);
+      return session.client.getPrompt({ name: prompt, ...(request.params.arguments && { arguments: request.params.arguments }) }, { signal: ctx.mcpReq.signal });
+    }
     if (!visiblePrompts(host, principal).some((prompt) => `${prompt.server}:${prompt.name}` === name)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt "${name}" (expected "server:prompt")`);
     }

@@ -18,11 +18,11 @@ import { allowedHostValues } from '../http/security.js';
 import { maySeeServer, type Principal, type Users } from '../users/index.js';
 import { createGatewayServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
-import { createGatewaySessions, type GatewaySessionLimits, type GatewaySessions } from './sessions.js';
+import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
-export { DEFAULT_SESSION_LIMITS, type GatewaySessionLimits } from './sessions.js';
+export { DEFAULT_SESSION_LIMITS, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 
 export interface GatewayOptions extends Omit<GatewayAuthOptions, 'users'> {
   users: Users;
@@ -31,6 +31,8 @@ export interface GatewayOptions extends Omit<GatewayAuthOptions, 'users'> {
   allowedHosts: readonly string[];
   /** Largest request body in bytes. */
   bodyLimit: number;
+  /** The worker's 2025-era sessions, shared with `/mcp/servers/:name` (one set of limits); else a pool of its own with these limits. */
+  pool?: SessionPool;
   sessions?: GatewaySessionLimits;
   logger?: Logger;
 }
@@ -52,7 +54,7 @@ const PRINCIPAL = 'mcp-fleet/principal';
 export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const express = loadExpress();
   const router = express.Router();
-  const sessions = createGatewaySessions((who) => createGatewayServer(host, who, 'legacy'), options.sessions);
+  const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) => createGatewayServer(host, who, 'legacy'));
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
   const modern = createMcpHandler(
     ({ authInfo }) => {
@@ -77,8 +79,8 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     unsubscribe ??= forwardChanges(host, sessions, modern.notify);
     const caller = gatewayCallerOf(res);
     const body: unknown = req.body;
-    const web = await toWebRequest(req, body);
-    if (await isLegacyRequest(web, body)) {
+    // A session id is 2025's alone (2026 has none): such a request skips the era check, the costliest step of the gateway's own.
+    if (req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(await toWebRequest(req, body), body))) {
       await sessions.handle(req, res, caller.principal, body);
       return;
     }

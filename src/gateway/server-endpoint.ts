@@ -3,14 +3,14 @@
  * endpoint a client cannot tell from the server itself but by its URL and
  * auth. Its serverInfo, instructions and capabilities are the server's own;
  * its tools keep their own names. Both eras: 2025-11-25 with a session per
- * client (`Mcp-Session-Id`), 2026-07-28 stateless (one instance per request).
+ * client (`Mcp-Session-Id`; bounded with `/mcp`'s, in one pool: sessions.ts),
+ * 2026-07-28 stateless (one instance per request).
  *
  * Each request is the principal's: a server they may not see is a 404, a
  * tool they may not see is not listed and cannot be called, and a call goes
  * through the host's path (approvals, quota, `tool.called`). The worker holds
  * the server's credentials; only what the server answers leaves it.
  */
-import { randomUUID } from 'node:crypto';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import {
   createMcpHandler,
@@ -24,7 +24,7 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Client } from '@modelcontextprotocol/client';
 import { notificationsOf } from '../connection/index.js';
 import type { McpHost, ServerLink } from '../host.js';
@@ -32,10 +32,10 @@ import type { JournalEvent } from '../journal/index.js';
 import { userOf } from '../http/caller.js';
 import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
-import { ADMIN_PRINCIPAL } from '../users/index.js';
 import { MissingInputsError } from '../host/sessions.js';
 import { asCaller, requestingClient } from './forward.js';
 import type { Logger } from '../telemetry/index.js';
+import { createSessionPool, type SessionPool } from './sessions.js';
 
 export interface ServerEndpointOptions {
   /**
@@ -46,6 +46,11 @@ export interface ServerEndpointOptions {
   auth: RequestHandler;
   /** Where failures of the endpoint itself (not the server's errors) are logged. */
   logger?: Pick<Logger, 'warn'>;
+  /**
+   * The worker's 2025-era sessions, shared with `/mcp` (one idle timeout, one cap per
+   * principal and per worker for both); else a pool of its own with the default limits.
+   */
+  pool?: SessionPool;
 }
 
 /** The endpoint and what it holds open: `close()` ends every 2025-era session. */
@@ -56,14 +61,6 @@ export interface ServerEndpoint {
 
 /** Log levels in order of severity, as `logging/setLevel` compares them. */
 const LEVELS: readonly LoggingLevel[] = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'];
-
-/** One 2025-era session: a client's, on one server, for one principal. */
-interface LegacySession {
-  server: string;
-  principal: string;
-  transport: NodeStreamableHTTPServerTransport;
-  proxy: Proxy;
-}
 
 /** A server instance forwarding to one server's client, and what it must be told as the fleet changes. */
 interface Proxy {
@@ -114,7 +111,11 @@ async function bodyOf(req: Request, res: Response): Promise<unknown> {
 
 export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): ServerEndpoint {
   const router = loadExpress().Router({ mergeParams: true });
-  const sessions = new Map<string, LegacySession>();
+  const pool = options.pool ?? createSessionPool();
+  /** A server's sessions are a scope of the pool of their own: one server's session id is no other's. */
+  const scopeOf = (server: string) => `/mcp/servers/${server}`;
+  /** The scopes this endpoint opened sessions in, for `close()`. */
+  const scopes = new Set<string>();
   /** Every instance serving a client now (a 2025-era session's, a 2026-era request's), by server: the journal's news goes to them. */
   const live = new Set<{ server: string; proxy: Proxy }>();
   /** Per server, the `subscriptions/listen` streams of 2026-era clients. */
@@ -140,7 +141,6 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   async function handle(req: Request, res: Response): Promise<void> {
     const name = String(req.params.name);
     const principal = userOf(res);
-    const principalId = principal?.id ?? ADMIN_PRINCIPAL;
     const link = host.serverLink(name, principal === undefined ? {} : { principal });
     // A server they may not see is as missing as one that does not exist.
     if (link === undefined) throw new HttpError(404, 'not_found', `no server named "${name}"`);
@@ -152,35 +152,26 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       await serveModern(link, req, res, parsed);
       return;
     }
-    const sessionId = req.get('mcp-session-id');
-    if (sessionId !== undefined) {
-      const session = sessions.get(sessionId);
-      // Another principal's session, or another server's, is no session of this client's.
-      if (session === undefined || session.server !== name || session.principal !== principalId) {
-        res.status(404).json({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null });
-        return;
-      }
-      await session.transport.handleRequest(req, res, parsed);
-      return;
-    }
-    // A new session: the server's own client is reached first, so its capabilities are known.
-    const client = await reach(link);
-    const proxy = createProxy(link, client, 'legacy');
-    const entry = { server: name, proxy };
-    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
-      sessionIdGenerator: () => randomUUID(),
-      onsessioninitialized(id) {
-        sessions.set(id, { server: name, principal: principalId, transport, proxy });
-        live.add(entry);
+    const scope = scopeOf(name);
+    scopes.add(scope);
+    await pool.handle(req, res, {
+      scope,
+      principal,
+      body: parsed,
+      // A new session: the server's own client is reached first, so its capabilities are known.
+      async open() {
+        const proxy = createProxy(link, await reach(link), 'legacy');
+        const entry = { server: name, proxy };
+        return {
+            server: proxy.server,
+            initialized: () => live.add(entry),
+            ended: () => {
+              live.delete(entry);
+              proxy.close();
+            },
+          };
       },
     });
-    transport.onclose = () => {
-      if (transport.sessionId !== undefined) sessions.delete(transport.sessionId);
-      live.delete(entry);
-      proxy.close();
-    };
-    await proxy.server.connect(transport);
-    await transport.handleRequest(req, res, parsed);
   }
 
   /** The server's client; a per_user server whose caller has not set their inputs is a 409 that names them. */
@@ -361,10 +352,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     async close() {
       unsubscribe?.();
       unsubscribe = undefined;
-      const open = [...sessions.values()];
-      sessions.clear();
+      await Promise.all([...scopes].map((scope) => pool.close(scope)));
       live.clear();
-      await Promise.all(open.map((session) => session.transport.close().catch(() => {})));
     },
   };
 }

@@ -1,11 +1,13 @@
 /**
- * The 2025-era sessions of the gateway on this worker: each is one
- * `Mcp-Session-Id`, its transport and its server, bound to the principal that
- * opened it. Bounded: ended after `idleMs` without a request (an open stream
- * counts as one), at most `maxSessions` on the worker and `maxPerPrincipal`
- * per principal, and a `DELETE` ends it. A session id this worker does not
- * hold (another worker's, an ended one, another principal's) is answered 404,
- * which tells a client to start a new session.
+ * The 2025-era MCP sessions of a worker, `/mcp`'s and `/mcp/servers/:name`'s
+ * alike: each is one `Mcp-Session-Id`, its transport and its server, bound to
+ * the principal that opened it and to the endpoint it was opened on (its
+ * scope). Bounded, both endpoints together: ended after `idleMs` without a
+ * request (an open stream counts as one), at most `maxSessions` on the worker
+ * and `maxPerPrincipal` per principal, and a `DELETE` ends it. A session id
+ * this worker does not hold (another worker's, an ended one, another
+ * principal's or another endpoint's) is answered 404, which tells a client to
+ * start a new session.
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
@@ -16,34 +18,67 @@ import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
 export interface GatewaySessionLimits {
   /** A session with no request for this long ends. Default 30 minutes. */
   idleMs?: number;
-  /** Sessions open on this worker at once. Default 1000. */
+  /** Sessions open on this worker at once, on both endpoints. Default 1000. */
   maxSessions?: number;
-  /** Sessions one principal may hold open on this worker at once. Default 20. */
+  /** Sessions one principal may hold open on this worker at once, on both endpoints. Default 20. */
   maxPerPrincipal?: number;
 }
 
 export const DEFAULT_SESSION_LIMITS = { idleMs: 30 * 60_000, maxSessions: 1000, maxPerPrincipal: 20 } as const;
 
+/** What a new session serves with: its server, and what to do once it has its id and once it ended. */
+export interface SessionServer {
+  server: Server;
+  initialized?(id: string): void;
+  ended?(): void;
+}
+
+/** One request to an endpoint of the pool: whose, on which endpoint, and how a new session's server is made. */
+export interface SessionRequest {
+  /** The endpoint (`/mcp`, `/mcp/servers/{name}`): a session answers only on its own. */
+  scope: string;
+  principal: Principal | undefined;
+  body: unknown;
+  /**
+   * The server of a new session, for the principal `who()` names on each request (the
+   * latest request's). Called once the limits allow the session; may throw (an HTTP error).
+   */
+  open(who: () => Principal | undefined): SessionServer | Promise<SessionServer>;
+}
+
 interface Session {
   id: string | undefined;
+  scope: string;
   owner: string;
   principal: Principal | undefined;
-  server: Server;
-  transport: NodeStreamableHTTPServerTransport;
+  made: SessionServer | undefined;
+  transport: NodeStreamableHTTPServerTransport | undefined;
   /** Requests (and streams) still open on it. */
   active: number;
   idle: NodeJS.Timeout | undefined;
   ended: boolean;
 }
 
+export interface SessionPool {
+  /** Serves a 2025-era request (body parsed): on the session it names, or a new one for an `initialize`. */
+  handle(req: Request, res: Response, request: SessionRequest): Promise<void>;
+  /** Each open session of `scope`: its server, principal and id (for notifications). */
+  each(scope: string, visit: (server: Server, principal: Principal | undefined, id: string) => void): void;
+  /** Open sessions on the worker, or one principal's; of one endpoint with `scope`. */
+  count(principal?: string, scope?: string): number;
+  /** Ends every session of `scope`, or every session; resolves once their transports closed. */
+  close(scope?: string): Promise<void>;
+}
+
+/** The sessions of one endpoint of a pool. */
 export interface GatewaySessions {
   /** Serves a 2025-era request (`body` parsed) for `principal`. */
   handle(req: Request, res: Response, principal: Principal | undefined, body: unknown): Promise<void>;
   /** Each open session's server, principal and id (for notifications). */
   each(visit: (server: Server, principal: Principal | undefined, id: string) => void): void;
-  /** Open sessions: all, or one principal's. */
+  /** Open sessions of this endpoint: all, or one principal's. */
   count(principal?: string): number;
-  /** Ends every session. */
+  /** Ends every session of this endpoint. */
   close(): Promise<void>;
 }
 
@@ -51,7 +86,7 @@ function jsonRpcError(res: Response, status: number, code: number, message: stri
   res.status(status).json({ jsonrpc: '2.0', error: { code, message }, id: null });
 }
 
-export function createGatewaySessions(makeServer: (who: () => Principal | undefined) => Server, limits: GatewaySessionLimits = {}): GatewaySessions {
+export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPool {
   const idleMs = limits.idleMs ?? DEFAULT_SESSION_LIMITS.idleMs;
   const maxSessions = limits.maxSessions ?? DEFAULT_SESSION_LIMITS.maxSessions;
   const maxPerPrincipal = limits.maxPerPrincipal ?? DEFAULT_SESSION_LIMITS.maxPerPrincipal;
@@ -59,14 +94,15 @@ export function createGatewaySessions(makeServer: (who: () => Principal | undefi
   const open = new Set<Session>();
   const byId = new Map<string, Session>();
 
-  function end(session: Session): void {
-    if (session.ended) return;
+  /** Ends a session; resolves once its transport and server closed. */
+  function end(session: Session): Promise<void> {
+    if (session.ended) return Promise.resolve();
     session.ended = true;
     clearTimeout(session.idle);
     open.delete(session);
     if (session.id !== undefined) byId.delete(session.id);
-    void session.transport.close().catch(() => {});
-    void session.server.close().catch(() => {});
+    session.made?.ended?.();
+    return Promise.all([session.transport?.close().catch(() => {}), session.made?.server.close().catch(() => {})]).then(() => {});
   }
 
   /** Counts one open request; the idle clock runs only while none is. */
@@ -78,77 +114,102 @@ export function createGatewaySessions(makeServer: (who: () => Principal | undefi
       session.active -= 1;
       if (session.active > 0 || session.ended) return;
       // A session that never got its id (a refused initialize) is over with its only request.
-      if (session.id === undefined) return end(session);
-      session.idle = setTimeout(() => end(session), idleMs);
+      if (session.id === undefined) return void end(session);
+      session.idle = setTimeout(() => void end(session), idleMs);
       session.idle.unref();
     });
   }
 
-  async function open_(req: Request, res: Response, principal: Principal | undefined, body: unknown): Promise<void> {
-    const owner = principal?.id ?? ADMIN_PRINCIPAL;
+  async function start(req: Request, res: Response, request: SessionRequest): Promise<void> {
+    const owner = request.principal?.id ?? ADMIN_PRINCIPAL;
     if (open.size >= maxSessions) return jsonRpcError(res, 503, -32000, `this worker holds its limit of ${maxSessions} sessions; try again later`);
     if (count(owner) >= maxPerPrincipal) return jsonRpcError(res, 429, -32000, `${owner} holds the limit of ${maxPerPrincipal} sessions on this worker; end one (DELETE) first`);
     const session: Session = {
       id: undefined,
+      scope: request.scope,
       owner,
-      principal,
-      server: makeServer(() => session.principal),
-      transport: new NodeStreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized(id) {
-          session.id = id;
-          byId.set(id, session);
-        },
-        onsessionclosed: () => end(session),
-      }),
+      principal: request.principal,
+      made: undefined,
+      transport: undefined,
       active: 0,
       idle: undefined,
       ended: false,
     };
-    session.transport.onclose = () => end(session);
+    // Counted from here on: a slow server to make must not let a burst past the limits.
     open.add(session);
+    let transport: NodeStreamableHTTPServerTransport;
     try {
-      await session.server.connect(session.transport);
+      const made = await request.open(() => session.principal);
+      if (session.ended) {
+        // The pool closed while the server was made: nothing else will close it.
+        made.ended?.();
+        await made.server.close().catch(() => {});
+        return jsonRpcError(res, 503, -32000, 'this worker is shutting down');
+      }
+      session.made = made;
+      transport = new NodeStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized(id) {
+          session.id = id;
+          byId.set(id, session);
+          session.made?.initialized?.(id);
+        },
+        onsessionclosed: () => void end(session),
+      });
+      session.transport = transport;
+      transport.onclose = () => void end(session);
+      await made.server.connect(transport);
     } catch (error) {
-      end(session);
+      await end(session);
       throw error;
     }
     enter(session, res);
-    await session.transport.handleRequest(req, res, body);
+    await transport.handleRequest(req, res, request.body);
   }
 
-  function count(principal?: string): number {
-    if (principal === undefined) return open.size;
+  function count(principal?: string, scope?: string): number {
     let n = 0;
-    for (const session of open) if (session.owner === principal) n += 1;
+    for (const session of open) if ((principal === undefined || session.owner === principal) && (scope === undefined || session.scope === scope)) n += 1;
     return n;
   }
 
   return {
-    async handle(req, res, principal, body) {
+    async handle(req, res, request) {
       const header = req.headers['mcp-session-id'];
       const id = Array.isArray(header) ? header[0] : header;
       if (id === undefined) {
-        if (req.method === 'POST' && isInitializeRequest(body)) return open_(req, res, principal, body);
+        if (req.method === 'POST' && isInitializeRequest(request.body)) return start(req, res, request);
         return jsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       }
       const session = byId.get(id);
-      // Another principal's session is as unknown as a missing one: its id tells them nothing.
-      if (session === undefined || session.owner !== (principal?.id ?? ADMIN_PRINCIPAL)) return jsonRpcError(res, 404, -32001, 'Session not found');
+      // Another principal's session, or another endpoint's, is as unknown as a missing one: its id tells them nothing.
+      if (session?.transport === undefined || session.owner !== (request.principal?.id ?? ADMIN_PRINCIPAL) || session.scope !== request.scope) {
+        return jsonRpcError(res, 404, -32001, 'Session not found');
+      }
       // The same user's later requests carry their current groups.
-      session.principal = principal;
+      session.principal = request.principal;
       enter(session, res);
-      await session.transport.handleRequest(req, res, body);
+      await session.transport.handleRequest(req, res, request.body);
     },
 
-    each(visit) {
-      for (const [id, session] of byId) visit(session.server, session.principal, id);
+    each(scope, visit) {
+      for (const [id, session] of byId) if (session.scope === scope && session.made !== undefined) visit(session.made.server, session.principal, id);
     },
 
     count,
 
-    async close() {
-      for (const session of [...open]) end(session);
+    async close(scope) {
+      await Promise.all([...open].filter((session) => scope === undefined || session.scope === scope).map(end));
     },
+  };
+}
+
+/** The sessions of one endpoint (`scope`) of `pool`, each served by the server `makeServer` makes. */
+export function createGatewaySessions(pool: SessionPool, scope: string, makeServer: (who: () => Principal | undefined) => Server): GatewaySessions {
+  return {
+    handle: (req, res, principal, body) => pool.handle(req, res, { scope, principal, body, open: (who) => ({ server: makeServer(who) }) }),
+    each: (visit) => pool.each(scope, visit),
+    count: (principal) => pool.count(principal, scope),
+    close: () => pool.close(scope),
   };
 }

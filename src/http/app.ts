@@ -25,7 +25,7 @@ import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
 import { serverEndpoint } from '../gateway/server-endpoint.js';
-import { createGateway, GATEWAY_METADATA_PATH, type GatewaySessionLimits } from '../gateway/index.js';
+import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type GatewaySessionLimits, type SessionPool } from '../gateway/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -76,8 +76,13 @@ export interface ManagementAppOptions {
   publicUrl?: string;
   /** The sandbox origin app frames are served from (`createAppFrames`); without it the page shows no app. */
   apps?: AppFrames;
-  /** Bounds on the 2025-era sessions of `/mcp`, the fleet as one MCP server (docs/gateway.md). */
+  /** Bounds on the 2025-era sessions of `/mcp` and `/mcp/servers/:name` together (docs/gateway.md). */
   gatewaySessions?: GatewaySessionLimits;
+}
+
+/** The 2025-era MCP sessions of an app made by `createManagementApp`, both endpoints': a worker ends them on its way down. */
+export function mcpSessionsOf(app: Express): SessionPool {
+  return app.locals.mcpSessions as SessionPool;
 }
 
 /**
@@ -140,7 +145,11 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   });
 
   // The fleet as one MCP server: its own auth (bearer tokens, with the OAuth challenge), never the page's cookie.
+  // One pool for both MCP endpoints: the caps bound what a worker (and a principal) holds open, whichever endpoint it is on.
+  const pool = createSessionPool(options.gatewaySessions);
+  app.locals.mcpSessions = pool;
   const gateway = createGateway(host, {
+    pool,
     token: options.token,
     users,
     oidc: options.oidc,
@@ -148,14 +157,13 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     bindHost,
     allowedHosts: extraHosts,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    ...(options.gatewaySessions && { sessions: options.gatewaySessions }),
     ...(options.logger && { logger: options.logger }),
   });
   app.locals.gateway = gateway;
   // Fetched by clients before they hold a token: public by nature.
   app.get(GATEWAY_METADATA_PATH, gateway.metadata);
   // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
-  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, ...(options.logger && { logger: options.logger }) }).router);
+  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, ...(options.logger && { logger: options.logger }) }).router);
   app.use('/mcp', ...ready, gateway.router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.

@@ -3,9 +3,11 @@
 // by user keys, the admin token, and JWT access tokens of a real OpenID Connect
 // provider. Real backend servers: healthy fixtures per group, two copies of the
 // modern fixture (their resource URIs clash) and a per_user whoami server.
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadataUrl, StreamableHTTPClientTransport, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -159,6 +161,42 @@ describe('/mcp: the fleet as one MCP server', () => {
       const answer = JSON.parse(textOf(await client.callTool({ name: 'mine__whoami', arguments: {} })));
       expect(answer.token).toBe(`${user}-own-token`);
     }
+  });
+
+  it('lists, reads and renders a per_user server’s resources and prompts through each user’s own session', async () => {
+    for (const [user, mode] of [['alice', 'auto'], ['bob', 'legacy']] as const) {
+      const client = await v2(keys[user]!, mode);
+      const resources = (await client.listResources()).resources;
+      expect(resources.find((resource) => resource.uri === 'whoami://token')).toMatchObject({ name: 'token', _meta: { 'mcp-fleet/server': 'mine' } });
+      const read = await client.readResource({ uri: 'whoami://token' });
+      expect(read.contents).toEqual([{ uri: 'whoami://token', mimeType: 'text/plain', text: `${user}-own-token` }]);
+      const prompts = (await client.listPrompts()).prompts.map((prompt) => prompt.name);
+      expect(prompts).toContain('mine:introduce');
+      const rendered = await client.getPrompt({ name: 'mine:introduce' });
+      expect(rendered.messages[0]?.content).toEqual({ type: 'text', text: `I hold ${user}-own-token` });
+      await expect(client.getPrompt({ name: 'mine:nothing' })).rejects.toThrow(/no prompt "mine:nothing"/);
+    }
+  });
+
+  it('serves the MCP Inspector CLI: tools/list and tools/call as the user its key names', async () => {
+    const build = join(dirname(createRequire(import.meta.url).resolve('@modelcontextprotocol/inspector-cli/package.json')), 'build');
+    const inspect = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+        // Its cwd is its build folder: it finds its own package.json relative to the working directory.
+        execFile(process.execPath, [join(build, 'index.js'), `${base}/mcp`, '--transport', 'http', '--header', `Authorization: Bearer ${keys.alice}`, ...args], { cwd: build, timeout: 60_000 }, (error, stdout, stderr) =>
+          done({ code: error ? Number((error as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
+    const listed = await inspect(['--method', 'tools/list']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const tools = names((JSON.parse(listed.stdout) as { tools: Array<{ name: string }> }).tools);
+    expect(tools).toContain('eng__echo');
+    expect(tools.some((name) => name.startsWith('sales__'))).toBe(false);
+    const called = await inspect(['--method', 'tools/call', '--tool-name', 'eng__echo', '--tool-arg', 'text=inspected']);
+    expect(called.code, called.stderr).toBe(0);
+    expect(textOf(JSON.parse(called.stdout) as { content: unknown })).toBe('inspected');
+    const refused = await inspect(['--method', 'tools/call', '--tool-name', 'sales__echo', '--tool-arg', 'text=inspected']);
+    expect(textOf(JSON.parse(refused.stdout) as { content: unknown })).toBe('unknown tool "sales__echo"');
   });
 
   it('takes a JWT access token of the issuer for this resource: its subject and groups are the principal', async () => {

@@ -1,12 +1,14 @@
-// The 2025-era sessions of `/mcp` are bounded: a cap per principal and per
-// worker, DELETE ends one, an idle one ends by itself; a session belongs to
-// the worker that opened it (another answers 404), while 2026-era requests are
-// stateless and any worker serves them. Two apps on one host stand for two
+// The 2025-era sessions of `/mcp` and `/mcp/servers/:name` are bounded
+// together: a cap per principal and per worker over both endpoints, DELETE
+// ends one, an idle one ends by itself; a session belongs to the worker and
+// the endpoint that opened it (another answers 404), while 2026-era requests
+// are stateless and any worker serves them. Two apps on one host stand for two
 // workers behind one load balancer.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Gateway } from '../../src/gateway/index.js';
-import { createManagementApp } from '../../src/http/app.js';
+import { createManagementApp, mcpSessionsOf } from '../../src/http/app.js';
+import type { SessionPool } from '../../src/gateway/sessions.js';
 import { listen, type Listening } from '../../src/http/bind.js';
 import { healthy, startFleet, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
@@ -16,15 +18,18 @@ let fleet: Fleet;
 /** Two workers' apps on one host. */
 let one: Worker;
 let other: Worker;
+/** A third, for `/mcp/servers/:name`'s sessions beside `/mcp`'s. */
+let third: Worker;
 interface Worker extends Listening {
   gateway: Gateway;
+  pool: SessionPool;
 }
 const keys: Record<string, string> = {};
 const limits = { idleMs: 400, maxSessions: 4, maxPerPrincipal: 2 };
 
 beforeAll(async () => {
   fleet = await startFleet((dir) => ({ one: healthy(dir, 'one') }));
-  [one, other] = await Promise.all([worker(), worker()]);
+  [one, other, third] = await Promise.all([worker(), worker(), worker()]);
   await until(() => fleet.host.server('one')?.state === 'ready', 'the server ready');
   for (const name of ['alice', 'bob']) {
     const reply = await fleet.request('/api/mcp/users', { method: 'POST', body: { name } });
@@ -34,18 +39,18 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  await Promise.all([one?.close(), other?.close()]);
+  await Promise.all([one?.close(), other?.close(), third?.close()]);
   await fleet?.close();
 });
 
 async function worker(): Promise<Worker> {
   const app = createManagementApp(fleet.host, { token: TOKEN, gatewaySessions: limits });
-  return { ...(await listen(app, { port: 0 })), gateway: app.locals.gateway as Gateway };
+  return { ...(await listen(app, { port: 0 })), gateway: app.locals.gateway as Gateway, pool: mcpSessionsOf(app) };
 }
 
-/** A raw 2025 `initialize` on `port` as `token`: its status and session id. */
-async function initialize(port: number, token: string): Promise<{ status: number; session: string | null }> {
-  const answer = await fetch(`http://127.0.0.1:${port}/mcp`, {
+/** A raw 2025 `initialize` on `port` (at `/mcp`, or `path`) as `token`: its status and session id. */
+async function initialize(port: number, token: string, path = '/mcp'): Promise<{ status: number; session: string | null }> {
+  const answer = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
@@ -54,8 +59,8 @@ async function initialize(port: number, token: string): Promise<{ status: number
   return { status: answer.status, session: answer.headers.get('mcp-session-id') };
 }
 
-async function end(port: number, token: string, session: string): Promise<number> {
-  const answer = await fetch(`http://127.0.0.1:${port}/mcp`, {
+async function end(port: number, token: string, session: string, path = '/mcp'): Promise<number> {
+  const answer = await fetch(`http://127.0.0.1:${port}${path}`, {
     method: 'DELETE',
     headers: { authorization: `Bearer ${token}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
   });
@@ -114,5 +119,58 @@ describe('/mcp sessions', () => {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
     });
     expect(answer.status).toBe(403);
+  });
+});
+
+describe('/mcp/servers/:name sessions', () => {
+  const server = '/mcp/servers/one';
+
+  it('counts against the same caps as /mcp; DELETE frees a place; a session answers on its own endpoint only', async () => {
+    const port = third.port;
+    const gatewayOne = await initialize(port, keys.alice!);
+    const serverOne = await initialize(port, keys.alice!, server);
+    expect([gatewayOne.status, serverOne.status]).toEqual([200, 200]);
+    expect(third.pool.count('alice')).toBe(2);
+    // Alice holds her two, one on each endpoint: a third is refused on either.
+    expect((await initialize(port, keys.alice!, server)).status).toBe(429);
+    expect((await initialize(port, keys.alice!)).status).toBe(429);
+    // A session id is its endpoint's, its owner's and its worker's.
+    expect(await end(port, keys.alice!, gatewayOne.session!, server)).toBe(404);
+    expect(await end(port, keys.alice!, serverOne.session!)).toBe(404);
+    expect(await end(port, keys.bob!, serverOne.session!, server)).toBe(404);
+    expect(await end(one.port, keys.alice!, serverOne.session!, server)).toBe(404);
+    // The worker's cap (4) counts both endpoints.
+    expect((await initialize(port, keys.bob!, server)).status).toBe(200);
+    expect((await initialize(port, TOKEN, server)).status).toBe(200);
+    expect((await initialize(port, keys.bob!, server)).status).toBe(503);
+    expect(await end(port, keys.alice!, serverOne.session!, server)).toBe(200);
+    expect(await end(port, keys.alice!, serverOne.session!, server)).toBe(404);
+    expect((await initialize(port, keys.alice!, server)).status).toBe(200);
+    await until(() => third.pool.count() === 0, 'every idle session to end', 5_000);
+  });
+
+  it('ends a session left idle, and its id is then unknown', async () => {
+    const opened = await initialize(third.port, keys.bob!, server);
+    expect(opened.status).toBe(200);
+    expect(third.pool.count('bob', server)).toBe(1);
+    await until(() => third.pool.count('bob') === 0, 'the idle session to end', 5_000);
+    expect(await end(third.port, keys.bob!, opened.session!, server)).toBe(404);
+  });
+
+  it('keeps a session with an open stream; closing the pool ends both endpoints’ sessions and their streams', async () => {
+    const client = new Client({ name: 'held', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${third.port}${server}`), { requestInit: { headers: { authorization: `Bearer ${keys.alice}` } } });
+    await client.connect(transport);
+    const gateway = await initialize(third.port, keys.bob!);
+    expect(gateway.status).toBe(200);
+    expect(third.pool.count('alice', server)).toBe(1);
+    // Its GET stream is a request that stays open: the idle clock does not run.
+    await until(() => third.pool.count('bob') === 0, 'the streamless session to end', 5_000);
+    expect(third.pool.count('alice', server)).toBe(1);
+    expect((await client.callTool({ name: 'echo', arguments: { text: 'still here' } })).content).toEqual([{ type: 'text', text: 'still here' }]);
+    await third.pool.close();
+    expect(third.pool.count()).toBe(0);
+    await expect(client.callTool({ name: 'echo', arguments: { text: 'gone' } })).rejects.toThrow(/404|Session not found/);
+    await client.close();
   });
 });
