@@ -3,7 +3,7 @@
 // `/mcp/servers/:name`, with real clients (SDK v2 in the 2025 era, SDK v1)
 // and real backends: a stdio server (client-requests fixture) and the
 // conformance fixture over Streamable HTTP, connected in each era.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -43,8 +43,11 @@ beforeAll(async () => {
   );
   await Promise.all(['asks', 'modern', 'http2025', 'http2026'].map((name) => untilState(fleet, name, 'ready')));
 }, 60_000);
+// Each test's clients end with it: the worker bounds a principal's sessions (20), and this file opens more than that.
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((client) => client.close().catch(() => {})));
+});
 afterAll(async () => {
-  await Promise.all(open.map((client) => client.close().catch(() => {})));
   await fleet?.close();
   await http?.stop();
 });
@@ -72,8 +75,10 @@ async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<str
     const roots = handlers.roots.map((uri) => ({ uri }));
     client.setRequestHandler('roots/list', () => ({ roots }));
   }
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-  open.push(client);
+  const transport = new StreamableHTTPClientTransport(new URL(path, fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+  await client.connect(transport);
+  // Ended as a client should (DELETE), so the session leaves the worker's bounded pool.
+  open.push({ close: () => transport.terminateSession().finally(() => client.close()) });
   return client;
 }
 
@@ -113,8 +118,9 @@ describe('a stdio backend: its request goes to the one call in flight', () => {
   it('a v1 client is asked as well', async () => {
     const client = new V1Client({ name: 'forward-test-v1', version: '1.0.0' }, { capabilities: { sampling: {} } });
     client.setRequestHandler(CreateMessageRequestSchema, (request) => reply(`v1 saw ${JSON.stringify(request.params.messages[0]?.content)}`));
-    await client.connect(new V1Transport(new URL('/mcp', fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
-    open.push(client);
+    const transport = new V1Transport(new URL('/mcp', fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport);
+    open.push({ close: () => transport.terminateSession().finally(() => client.close()) });
     const result = (await client.callTool({ name: 'asks__sample', arguments: { prompt: 'v1?' } })) as { content: unknown };
     expect(JSON.parse(text(result)).result.content.text).toBe('v1 saw {"type":"text","text":"v1?"}');
   });
