@@ -126,6 +126,8 @@ export class ConfigFileBrokenError extends ConfigError {
   }
 }
 
+const NO_SERVERS: ReadonlyArray<readonly [string, ServerConfig]> = [];
+
 /** Creates a store; every call resolves the file from `options.stateDir()` anew. */
 export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
   const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
@@ -159,15 +161,25 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       invalidNames:
         snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
-      versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : []),
+      versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : NO_SERVERS),
     };
   }
 
   let known = new Map<string, StoredEntry>();
   const ledger = fileVersions(options.stateDir);
+  /**
+   * The servers `known` was last made from, and their versions. The startup
+   * queue re-reads the file for every server it dequeues: the same parsed
+   * document (its frozen configs hash as before, and only this store moves
+   * its ledger) has the same versions, so they are not worked out again, nor
+   * `known` rebuilt (n servers would otherwise cost n² entries).
+   */
+  let remembered: { servers: ReadonlyArray<readonly [string, ServerConfig]>; versions: Record<string, number> } | null = null;
   async function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
+    if (remembered?.servers === servers) return { ...remembered.versions };
     const versions = await ledger.of(servers);
     known = entriesOf(servers, versions);
+    remembered = { servers, versions: { ...versions } };
     return versions;
   }
 

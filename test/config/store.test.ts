@@ -102,6 +102,30 @@ describe('load', () => {
     expect(logger.lines.map((l) => l.split(' ')[0])).toEqual(['no', 'config', 'config']);
   });
 
+  it('re-reads an unchanged file to the same versions, each load its own record, and follows a hand edit', async () => {
+    await writeFile(file, JSON.stringify({ servers: { a: local('a'), b: local('b') } }));
+    const { store } = storeFor();
+    const first = await store.load();
+    const second = await store.load();
+    expect(second.versions).toEqual(first.versions);
+    // Every load answers a record of its own: changing one changes no later answer.
+    expect(second.versions).not.toBe(first.versions);
+    first.versions.a = 999;
+    expect((await store.load()).versions.a).toBe(second.versions.a);
+    expect(store.stored('b')).toMatchObject({ version: second.versions.b, config: { command: ['b'] } });
+    // A hand edit of one entry: a new version for it alone, and stored() says so.
+    await writeFile(file, JSON.stringify({ servers: { a: local('a'), b: local('b2') } }));
+    const edited = await store.load();
+    expect(edited.versions.a).toBe(second.versions.a);
+    expect(edited.versions.b).toBeGreaterThan(second.versions.b!);
+    expect(store.stored('b')).toMatchObject({ version: edited.versions.b, config: { command: ['b2'] } });
+    // Back to the text read before: the version of the config it holds now, not the one remembered for that text.
+    await writeFile(file, JSON.stringify({ servers: { a: local('a'), b: local('b') } }));
+    const back = await store.load();
+    expect(back.versions.b).toBeGreaterThan(edited.versions.b!);
+    expect(store.stored('b')).toMatchObject({ version: back.versions.b, config: { command: ['b'] } });
+  });
+
   it('follows the state dir function on every call', async () => {
     const other = await tempDir();
     dirs.push(other);
