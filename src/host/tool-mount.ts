@@ -68,6 +68,8 @@ interface Registration {
   byName: Map<string, number> | null;
   /** Whether the listing repeats a name (null: not known yet). */
   repeats: boolean | null;
+  /** When it was mounted, by the mount's count of registrations: later registrations win shared names. */
+  at: number;
 }
 
 export interface ToolMount {
@@ -115,6 +117,13 @@ export function createToolMount({ append, projected, selectors = createSelectors
   const mounted = new Map<string, Registration>();
   /** Per connection, its latest registration: what a re-sync or a filter change keeps from. */
   const latest = new WeakMap<LiveConnection, Registration>();
+  /**
+   * Per journaled tool name, the servers whose mounted registration has it:
+   * what a registration may hide is looked up by its own names, so a start
+   * does not walk every mounted server (n servers starting cost n² before).
+   */
+  const holders = new Map<string, Set<string>>();
+  let registrations = 0;
 
   function agentAt(registration: Registration, place: number): AgentTool {
     if (place < 0) return registration.resourceAgents[-1 - place] as AgentTool;
@@ -141,12 +150,37 @@ export function createToolMount({ append, projected, selectors = createSelectors
     return registration.byName;
   }
 
-  /** What this mount registered, as the projection will hold it once it has folded in every registration appended. */
-  function registeredNow(): Record<string, RegisteredServer> {
+  /**
+   * What this mount registered, as the projection will hold it once it has
+   * folded in every registration appended, of the servers that matter to a
+   * registration of `tools` by `server`: itself and those holding one of the
+   * names (no other can lose a name to it).
+   */
+  function registeredBefore(server: string, tools: readonly ToolEntry[]): Record<string, RegisteredServer> {
     const servers: Record<string, RegisteredServer> = {};
-    let at = 0;
-    for (const [server, registration] of mounted) servers[server] = { name: server, registered_at: (at += 1), tools: registration.journaled };
+    const add = (name: string): void => {
+      const registration = mounted.get(name);
+      if (registration !== undefined && servers[name] === undefined) {
+        servers[name] = { name, registered_at: registration.at, tools: registration.journaled };
+      }
+    };
+    add(server);
+    for (const tool of tools) {
+      const holding = holders.get(tool.name);
+      if (holding !== undefined) for (const holder of holding) add(holder);
+    }
     return servers;
+  }
+
+  /** Keeps `holders` to `server`'s mounted tools: `next` replaces `previous` (either may be none). */
+  function hold(server: string, previous: readonly ToolEntry[], next: readonly ToolEntry[]): void {
+    for (const tool of previous) holders.get(tool.name)?.delete(server);
+    for (const tool of next) {
+      let holding = holders.get(tool.name);
+      if (holding === undefined) holders.set(tool.name, (holding = new Set()));
+      holding.add(server);
+    }
+    for (const tool of previous) if (holders.get(tool.name)?.size === 0) holders.delete(tool.name);
   }
 
   /** The agent tool mounted under a name by a server, if it mounted one. */
@@ -370,6 +404,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
         journaled: [],
         byName: null,
         repeats: null,
+        at: 0,
       };
       // Every listed item, filtered or not: a tool the filter shows again keeps its agent tool.
       let samePlaces = fill(registration, name, previous);
@@ -395,7 +430,9 @@ export function createToolMount({ append, projected, selectors = createSelectors
       latest.set(live, registration);
       // Last registered wins a shared name; the loss is journaled (`tool.shadowed`). What it hides is decided by
       // what this mount registered before, which the projection holds only once it has folded every append in.
-      const shadowed = shadowedByRegistration({ servers: registeredNow() }, name, registration.journaled);
+      const shadowed = shadowedByRegistration({ servers: registeredBefore(name, registration.journaled) }, name, registration.journaled);
+      hold(name, mounted.get(name)?.journaled ?? [], registration.journaled);
+      registration.at = registrations += 1;
       mounted.delete(name);
       mounted.set(name, registration);
       // An unchanged tool's entry is the object journaled before.
@@ -408,6 +445,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const { name } = ref.getSnapshot().context;
       const registration = mounted.get(name);
       const removed = registration === undefined ? [] : [...byNameOf(registration).keys()];
+      if (registration !== undefined) hold(name, registration.journaled, []);
       mounted.delete(name);
       append({ type: 'tools.unregistered', server: name, tools: removed });
     },

@@ -16,7 +16,8 @@ import type { ServerActorRef } from '../../src/machines/registry.machine.js';
 import type { ToolFilter } from '../../src/config/schema.js';
 import type { LiveConnection } from '../../src/connection/live-connection.js';
 import { createMemoryEventStore } from '../../src/journal/event-store.js';
-import type { JournalEvent } from '../../src/journal/events.js';
+import type { JournalEvent, ToolEntry } from '../../src/journal/events.js';
+import { shadowedByRegistration } from '../../src/journal/projection.js';
 import { createJournal } from '../../src/journal/journal.js';
 import { MAX_DESCRIPTION_BYTES, namespaceToolName, toAgentTool } from '../../src/catalog/tools/adapter.js';
 import { maskedConfig } from '../journal/masked-config.js';
@@ -131,5 +132,56 @@ test('journaled entries, lookups and kept agent tools match a mount that builds 
       await journal.close();
     }),
     { numRuns: 200 },
+  );
+});
+
+// What a registration hides is worked out from the servers holding its names
+// only; over random registrations and unregistrations of servers whose
+// namespaced names collide (`a` + `b__c` and `a__b` + `c` are both
+// `a__b__c`), it is what `shadowedByRegistration` says over every server the
+// mount has mounted, in the order they registered.
+test('tool.shadowed: what a registration hides, looked up by its names, is what every mounted server says', async () => {
+  const SERVERS = ['a', 'a__b', 'a__b__c', 'q'] as const;
+  const TOOLS = ['b__c__d', 'c__d', 'd', 'b__c', 'c', 'e'] as const;
+  const op = fc.record({
+    server: fc.nat(SERVERS.length - 1),
+    unregister: fc.boolean(),
+    tools: fc.array(fc.constantFrom(...TOOLS), { maxLength: 4 }),
+  });
+  await fc.assert(
+    fc.asyncProperty(fc.array(op, { minLength: 1, maxLength: 12 }), async (ops) => {
+      const journal = createJournal({ store: createMemoryEventStore() });
+      await journal.open();
+      for (const server of SERVERS) journal.append({ type: 'server.configured', server, actor: server, config: maskedConfig() });
+      const mount = createToolMount({ append: (event) => journal.append(event), projected: () => journal.projection.context });
+      const refs = SERVERS.map((server) => fakeRef(server, () => 1000));
+      const lives = SERVERS.map(() => fakeLive());
+      /** The model: every mounted server's journaled tools, in registration order. */
+      const model = new Map<string, ToolEntry[]>();
+      const filter: ToolFilter = { include: null, exclude: [], always_load: [] };
+      for (const { server: index, unregister, tools } of ops) {
+        const server = SERVERS[index] as string;
+        if (unregister) {
+          mount.unregister(refs[index] as ServerActorRef, true);
+          model.delete(server);
+          continue;
+        }
+        const live = lives[index] as ReturnType<typeof fakeLive>;
+        live.connection.allTools = tools.map((name) => ({ name, description: 'd', inputSchema: { type: 'object' } }) as Tool);
+        const seq = journal.lastSeq;
+        mount.register(refs[index] as ServerActorRef, live, filter);
+        const events = journal.since(seq);
+        const registered = events.find((event): event is Extract<JournalEvent, { type: 'tools.registered' }> => event.type === 'tools.registered');
+        const journaled = registered?.tools ?? [];
+        let at = 0;
+        const before = Object.fromEntries([...model].map(([name, entries]) => [name, { name, registered_at: (at += 1), tools: entries }]));
+        const shadowed = events.flatMap((event) => (event.type === 'tool.shadowed' ? [{ tool: event.tool, shadowed_server: event.shadowed_server }] : []));
+        expect(shadowed).toEqual(shadowedByRegistration({ servers: before }, server, journaled));
+        model.delete(server);
+        model.set(server, journaled);
+      }
+      await journal.close();
+    }),
+    { numRuns: 300 },
   );
 });
