@@ -93,8 +93,14 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
     bridge(registry) {
       // Every actor the registry publishes is observed once.
       const bridged = new WeakSet<ServerActorRef>();
+      // The registry's record of servers changes only when one is installed or uninstalled:
+      // its other snapshots (two per server starting) need no walk over every server.
+      let walked: Record<string, ServerActorRef> | null = null;
       const bridgeAll = () => {
-        for (const ref of Object.values(registry.getSnapshot().context.servers)) {
+        const { servers } = registry.getSnapshot().context;
+        if (servers === walked) return;
+        walked = servers;
+        for (const ref of Object.values(servers)) {
           if (bridged.has(ref)) continue;
           bridged.add(ref);
           deps.bridge(ref);
