@@ -62,6 +62,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   });
   const { servers, current, running } = lifecycle;
 
+  const inputsStore = options.userInputs ?? createFileInputsStore({ stateDir });
   const management = createManagement({
     store,
     registry: running,
@@ -72,13 +73,17 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       if (!found) throw new NotFoundError(name);
       return found;
     },
-    forgetCredentials: (name) => auth.forget(name),
+    // A removed server's grants and its users' inputs go with it: a new server of the name starts with none.
+    forgetCredentials: async (name) => {
+      await auth.forget(name);
+      await inputsStore.forget({ server: name });
+    },
   });
 
   const projected = () => journal.projection.context;
 
   const { sessions, hostInputs } = createPerUser({
-    store: options.userInputs ?? createFileInputsStore({ stateDir }),
+    store: inputsStore,
     append,
     current,
     projected,
@@ -127,6 +132,10 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
     ...consents,
+    async forgetUser(name) {
+      await inputsStore.forget({ principal: name });
+      await consents.forgetGrants({ principal: { id: name } });
+    },
 
     catalog(catalogOptions) {
       freshenSoon();

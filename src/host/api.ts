@@ -229,6 +229,11 @@ export interface McpHost {
    */
   forgetGrants(of: { server?: string; principal?: PrincipalInput }): Promise<void>;
   /**
+   * Forgets what a removed user left: their inputs of every server, their
+   * grants, their sessions. A new user of the same name starts with nothing.
+   */
+  forgetUser(name: string): Promise<void>;
+  /**
    * Each server's view with what it offers; with a `principal`, a per_user
    * server's tools are those that principal is shown (their own private
    * listing, else the server's public one). The access policy is the caller's to apply.

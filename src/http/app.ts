@@ -137,7 +137,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     res.json(meOf(res));
   });
   // A removed user's own OAuth grants go with them.
-  app.use('/api/mcp/users', adminOnly, userRoutes(users, { onRemoved: (name) => host.forgetGrants({ principal: { id: name } }) }));
+  app.use('/api/mcp/users', adminOnly, userRoutes(users, { onRemoved: (name) => host.forgetUser(name) }));
   // Sessions of per_user servers on this worker: the admin sees all, a user their own.
   app.get('/api/mcp/sessions', function listSessions(_req, res) {
     const user = userOf(res);

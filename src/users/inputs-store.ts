@@ -23,6 +23,12 @@ export interface UserInputsStore {
   get(server: string, principal: string): Promise<Record<string, string>>;
   /** Merges `patch` into the principal's values; resolves with the names set afterwards. */
   set(server: string, principal: string, patch: InputsPatch): Promise<string[]>;
+  /**
+   * Deletes every value of a server, of a principal, or of both: a removed
+   * user's values must not pass to a new user of the same name, nor a removed
+   * server's to a new server of its name.
+   */
+  forget(of: { server?: string; principal?: string }): Promise<void>;
 }
 
 /** What a value is bound to: the same sealed value under another server, user or name fails to open. */
@@ -98,6 +104,21 @@ export function createFileInputsStore(options: FileInputsStoreOptions): UserInpu
         if (Object.keys(forServer).length === 0) delete next[server];
         await writeOwnerOnly(file, `${JSON.stringify({ inputs: next }, null, 2)}\n`);
         return Object.keys(mine).sort();
+      });
+    },
+    forget(of) {
+      return writes.run('inputs', async () => {
+        const all = await read();
+        const next: Sealed = {};
+        for (const [server, byPrincipal] of Object.entries(all)) {
+          if (of.principal === undefined && of.server === server) continue;
+          const kept = Object.fromEntries(
+            Object.entries(byPrincipal).filter(([principal]) => !(principal === of.principal && (of.server === undefined || of.server === server))),
+          );
+          if (Object.keys(kept).length > 0) next[server] = kept;
+        }
+        if (JSON.stringify(next) === JSON.stringify(all)) return;
+        await writeOwnerOnly(file, `${JSON.stringify({ inputs: next }, null, 2)}\n`);
       });
     },
   };

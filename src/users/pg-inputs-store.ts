@@ -34,5 +34,12 @@ export function createPgInputsStore({ db, key }: { db: Database; key: SecretKey 
         return rows.map((row: { name: string }) => row.name);
       });
     },
+    async forget(of) {
+      if (of.server === undefined && of.principal === undefined) return;
+      await db.pool.query('delete from user_inputs where ($1::text is null or server = $1) and ($2::text is null or principal = $2)', [
+        of.server ?? null,
+        of.principal ?? null,
+      ]);
+    },
   };
 }

@@ -61,6 +61,23 @@ describe.each(kinds)('%s store', (_kind, make) => {
     expect(await store.set('mine', 'bob', { TOKEN: null })).toEqual([]);
     expect(await store.get('mine', 'bob')).toEqual({});
   });
+
+  it("forgets a principal's values on every server, a server's for every principal, and nothing else", async () => {
+    const store = await make();
+    await store.set('mine', 'alice', { TOKEN: VALUE });
+    await store.set('other', 'alice', { TOKEN: 'other-value' });
+    await store.set('mine', 'bob', { TOKEN: 'bob-value' });
+    await store.set('other', 'bob', { TOKEN: 'bob-other' });
+    await store.forget({ principal: 'alice' });
+    expect(await store.get('mine', 'alice')).toEqual({});
+    expect(await store.get('other', 'alice')).toEqual({});
+    expect(await store.get('mine', 'bob')).toEqual({ TOKEN: 'bob-value' });
+    await store.forget({ server: 'other' });
+    expect(await store.get('other', 'bob')).toEqual({});
+    expect(await store.get('mine', 'bob')).toEqual({ TOKEN: 'bob-value' });
+    await store.forget({});
+    expect(await store.get('mine', 'bob')).toEqual({ TOKEN: 'bob-value' });
+  });
 });
 
 describe('file store', () => {

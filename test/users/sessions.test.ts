@@ -129,6 +129,39 @@ describe('inputs', () => {
     expect((await as('alice', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name)).toContain('alices__whoami');
   });
 
+  it("a removed user's values go with them, and a removed server's: a new one of the same name starts with none", async () => {
+    const addCarol = async () => {
+      const added = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'carol' } });
+      expect(added.status).toBe(201);
+      return { authorization: `Bearer ${added.json.key}` };
+    };
+    const inputsOf = async (headers: Record<string, string>, server: string) =>
+      (await fleet.request(`/api/mcp/servers/${server}/inputs`, { headers })).json.inputs.TOKEN.set as boolean;
+    let carol = await addCarol();
+    await fleet.host.addServer('passing', perUser({}));
+    for (const server of ['mine', 'passing']) {
+      expect((await fleet.request(`/api/mcp/servers/${server}/inputs`, { method: 'PUT', body: { TOKEN: 'carol-value' }, headers: carol })).status).toBe(200);
+    }
+    const call = () => fleet.request('/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} }, headers: carol });
+    expect(JSON.parse((await call()).json.content[0].text).token).toBe('carol-value');
+
+    // The server goes, and comes back under its name: nobody's values came back with it.
+    await fleet.host.removeServer('passing');
+    await fleet.host.addServer('passing', perUser({}));
+    expect(await inputsOf(carol, 'passing')).toBe(false);
+
+    // The user goes, and a new carol is added: she has none of the old one's values, her call connects with nothing.
+    expect((await fleet.request('/api/mcp/users/carol', { method: 'DELETE' })).status).toBe(204);
+    carol = await addCarol();
+    expect(await inputsOf(carol, 'mine')).toBe(false);
+    const refused = await call();
+    expect(refused.json.details.is_error).toBe(true);
+    expect(refused.json.content[0].text).toContain('needs your own input TOKEN');
+    expect(readFileSync(join(fleet.dir, 'user_inputs.json'), 'utf8')).not.toContain('"carol"');
+    await fleet.host.removeServer('passing');
+    expect((await fleet.request('/api/mcp/users/carol', { method: 'DELETE' })).status).toBe(204);
+  });
+
   it('values are sealed at rest: the inputs file holds none of them', async () => {
     await setToken('bob', ['mine']);
     const stored = readFileSync(join(fleet.dir, 'user_inputs.json'), 'utf8');
