@@ -52,11 +52,20 @@ const input = (name: string) => panel().locator(`[data-input="${name}"]`);
 describe('a per_user server on the management page', () => {
   it('shows the signed-in user\'s inputs, set or not, and takes their own value in a password field', async () => {
     await page.goto(fleet.served.url);
+    const refused: string[] = [];
+    page.on('response', (response) => {
+      if (response.status() >= 400) refused.push(`${response.status()} ${response.url()}`);
+    });
     await page.getByLabel('API token or user key').fill(key);
     await page.getByLabel('API token or user key').press('Enter');
     await page.locator('#who', { hasText: 'Signed in as alice' }).waitFor();
-    await page.locator('#servers-body tr[data-name="mine"]').getByRole('button', { name: 'mine' }).click();
+    const row = page.locator('#servers-body tr[data-name="mine"]');
+    // It waits for each person's first call by design: the row says so, not a pending that never ends.
+    await expect(row.locator('.badge').textContent()).resolves.toBe('per user');
+    await row.getByRole('button', { name: 'mine' }).click();
     await input('TOKEN').locator('[data-set="false"]').waitFor();
+    await expect(page.locator('#detail .badge').first().textContent()).resolves.toBe('per user');
+    expect(await panel().textContent()).not.toContain('null');
 
     await expect(input('TOKEN').textContent()).resolves.toContain('your whoami token');
     await expect(input('TEAM').textContent()).resolves.toContain('your team');
@@ -77,6 +86,8 @@ describe('a per_user server on the management page', () => {
       expect(body.text, body.url).not.toContain(ADMIN_TOKEN);
     }
     expect((await fleet.host.inputs('mine', { principal: { id: 'alice' } })).inputs.TOKEN?.set).toBe(true);
+    // A user's page asks nothing only the admin may read (the fleet view was one).
+    expect(refused).toEqual([]);
   });
 
   it('a call through the playground answers with the user\'s own value', async () => {

@@ -5,7 +5,7 @@ import * as api from './api.js';
 import { approvalEvent, clearApprovals, loadApprovals } from './approvals.js';
 import { detailNodes, emptyDetail, sinceText } from './details.js';
 import { forgetInputs } from './user-inputs.js';
-import { $, $$, h, badge, label, replaceKeeping } from './dom.js';
+import { $, $$, h, badge, label, replaceKeeping, shownState } from './dom.js';
 import { renderFleet } from './fleet.js';
 import { filterOptions, journalRows } from './journal.js';
 import { closePlayground, openPlayground, openToolApp, playgroundEvent } from './playground.js';
@@ -306,8 +306,8 @@ function placeholder(event) {
 
 /** Reads the fleet; the Fleet tab shows when more than one worker shares the database. */
 async function loadFleet({ signedIn = !$('#session-bar').hidden } = {}) {
-  // Signed out, a request would only be refused (and ask to sign in again).
-  if (!signedIn) return;
+  // Signed out, a request would only be refused (and ask to sign in again); the fleet is the admin's to see.
+  if (!signedIn || document.body.dataset.role !== 'admin') return;
   try {
     state.fleet = await api.fleet();
   } catch {
@@ -429,9 +429,9 @@ function centreCurrentState() {
 
 /** The state badge, or `unknown` (with the last known state) while the worker cannot be reached. */
 function shownBadge(entry) {
-  if (!state.offline) return badge(entry.state);
+  if (!state.offline) return badge(shownState(entry));
   const unknown = badge('unknown');
-  unknown.title = `The worker cannot be reached: last known state ${label(entry.state)}`;
+  unknown.title = `The worker cannot be reached: last known state ${label(shownState(entry))}`;
   return unknown;
 }
 

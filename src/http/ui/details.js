@@ -1,6 +1,6 @@
 // The panel of one server: actions, last error, and what it offers (tools,
 // resources, prompts), its masked configuration, and its lifecycle diagram.
-import { ago, badge, h, label } from './dom.js';
+import { ago, badge, h, label, shownState } from './dom.js';
 import { tablist } from './tabs.js';
 import { inputsPanel } from './user-inputs.js';
 
@@ -70,7 +70,7 @@ function head(entry, ctx) {
       'div',
       { class: 'detail-title' },
       h('h2', { id: 'detail-title' }, entry.name),
-      badge(ctx.offline ? 'unknown' : entry.state),
+      badge(ctx.offline ? 'unknown' : shownState(entry)),
       h(
         'p',
         { class: 'meta' },
@@ -106,7 +106,7 @@ function summary(entry) {
 
 /** "ready since 2 min ago": when the server entered its current state. */
 export function sinceText(entry) {
-  return `${label(entry.state)} since ${ago(entry.since)}`;
+  return `${label(shownState(entry))} since ${ago(entry.since)}`;
 }
 
 function notice(n) {

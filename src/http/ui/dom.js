@@ -36,6 +36,15 @@ export function badge(state) {
   return h('span', { class: `badge state-${state}`, 'data-state': state }, dot, label(state));
 }
 
+/**
+ * The state a server's row shows: a per_user server waits, by design, for each
+ * person's first call (each has a session of their own), so it reads `per user`
+ * rather than a `pending` that never ends.
+ */
+export function shownState(entry) {
+  return entry.config?.scope === 'per_user' && entry.state === 'pending' ? 'per_user' : entry.state;
+}
+
 /** `needs_reauth` → `needs reauth`. */
 export function label(state) {
   return String(state).replaceAll('_', ' ');

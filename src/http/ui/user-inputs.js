@@ -80,10 +80,12 @@ function show(panel, server, inputs, notice) {
     }),
     names.length > 0 ? h('button', { type: 'submit', class: 'button primary small' }, 'Save') : null,
   );
-  panel.replaceChildren(
+  // replaceChildren (unlike h) writes a null as the text "null": leave the missing parts out.
+  const parts = [
     h('h3', {}, 'Your inputs'),
     h('p', { class: 'muted small' }, 'This server runs a session of its own for each person, with their own values. Values are never shown back.'),
     notice ? h('p', { class: `notice ${notice.kind}`, role: notice.kind === 'error' ? 'alert' : 'status' }, notice.text) : null,
     inputs === undefined ? null : form,
-  );
+  ];
+  panel.replaceChildren(...parts.filter((part) => part !== null));
 }
