@@ -8,6 +8,7 @@
  * the whole listing private.
  */
 import type { Client, JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { tapTransport } from './transport-proxy.js';
 
 export type CacheScope = 'public' | 'private';
 
@@ -44,23 +45,7 @@ export function watchCacheScopes<T extends Transport>(transport: T): T {
     }
     forward(message, extra);
   };
-  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
-  const proxy = new Proxy(transport, {
-    get(target, property) {
-      if (property === 'send') return send;
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const known = bound.get(property);
-      if (known?.method === value) return known.bound;
-      const fresh = value.bind(target) as unknown;
-      bound.set(property, { method: value, bound: fresh });
-      return fresh;
-    },
-    set(target, property, value: unknown) {
-      const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as never) : value;
-      return Reflect.set(target, property, wrapped, target);
-    },
-  });
+  const proxy = tapTransport(transport, { send, deliver });
   watched.set(proxy, counts);
   return proxy;
 }

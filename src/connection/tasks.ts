@@ -21,6 +21,7 @@ import {
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
 import { pause } from './deadlines.js';
+import { tapTransport } from './transport-proxy.js';
 
 /** The extension's identifier, declared in the client's capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -64,24 +65,7 @@ export function watchTaskHandles<T extends Transport>(transport: T): T {
     }
     forward(message, extra);
   };
-  // Methods bound once: the SDK reads some on every message.
-  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
-  return new Proxy(transport, {
-    get(target, property) {
-      if (property === 'send') return send;
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const known = bound.get(property);
-      if (known?.method === value) return known.bound;
-      const fresh = value.bind(target) as unknown;
-      bound.set(property, { method: value, bound: fresh });
-      return fresh;
-    },
-    set(target, property, value: unknown) {
-      const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as never) : value;
-      return Reflect.set(target, property, wrapped, target);
-    },
-  });
+  return tapTransport(transport, { send, deliver });
 }
 
 /** The task a call's result stands for, if the server answered with one. */

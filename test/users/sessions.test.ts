@@ -138,7 +138,7 @@ describe('inputs', () => {
     const inputsOf = async (headers: Record<string, string>, server: string) =>
       (await fleet.request(`/api/mcp/servers/${server}/inputs`, { headers })).json.inputs.TOKEN.set as boolean;
     let carol = await addCarol();
-    await fleet.host.addServer('passing', perUser({}));
+    await fleet.host.addServer('passing', perUser({}) as Parameters<typeof fleet.host.addServer>[1]);
     for (const server of ['mine', 'passing']) {
       expect((await fleet.request(`/api/mcp/servers/${server}/inputs`, { method: 'PUT', body: { TOKEN: 'carol-value' }, headers: carol })).status).toBe(200);
     }
@@ -147,7 +147,7 @@ describe('inputs', () => {
 
     // The server goes, and comes back under its name: nobody's values came back with it.
     await fleet.host.removeServer('passing');
-    await fleet.host.addServer('passing', perUser({}));
+    await fleet.host.addServer('passing', perUser({}) as Parameters<typeof fleet.host.addServer>[1]);
     expect(await inputsOf(carol, 'passing')).toBe(false);
 
     // The user goes, and a new carol is added: she has none of the old one's values, her call connects with nothing.
