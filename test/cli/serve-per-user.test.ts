@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { fixtureCommand } from '../fixtures/index.js';
+import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
@@ -16,13 +16,7 @@ import { until } from '../support/wait.js';
 
 const servers = {
   one: { type: 'local', command: fixtureCommand('healthy'), timeout_seconds: 15 },
-  mine: {
-    type: 'local',
-    command: fixtureCommand('whoami'),
-    env: { USER_TOKEN: '${user.TOKEN}' },
-    scope: 'per_user',
-    user_inputs: { TOKEN: { description: 'your token' } },
-  },
+  mine: whoamiPerUser(),
   off: { type: 'local', command: fixtureCommand('healthy'), enabled: false },
 };
 

@@ -13,7 +13,7 @@ import { Client, discoverOAuthProtectedResourceMetadata, extractResourceMetadata
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startServe, type ServeWorker } from '../support/cli.js';
-import { fixtureCommand } from '../fixtures/index.js';
+import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { until, untilValue } from '../support/wait.js';
 import { startIdp, type Idp } from './idp.js';
 import { consentAsUser } from '../oauth/servers.js';
@@ -52,16 +52,7 @@ beforeAll(async () => {
   );
   base = JSON.parse(readFileSync(join(worker.dir, 'worker.json'), 'utf8')).url.replace(/\/$/, '');
   adminToken = readFileSync(join(worker.dir, 'api_token'), 'utf8').trim();
-  // Added once the worker runs: a per_user server stays pending (no session yet), which the startup summary waits out.
-  const mine = {
-    name: 'mine',
-    type: 'local',
-    command: fixtureCommand('whoami'),
-    env: { USER_TOKEN: '${user.TOKEN}' },
-    scope: 'per_user',
-    user_inputs: { TOKEN: { description: 'your token' } },
-    timeout_seconds: 15,
-  };
+  const mine = { name: 'mine', ...whoamiPerUser() };
   expect((await api('/api/mcp/servers', adminToken, { method: 'POST', body: JSON.stringify(mine) })).status).toBe(201);
   for (const name of ['alice', 'bob']) {
     const reply = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name, groups: name === 'alice' ? ['eng'] : ['sales'] }) });

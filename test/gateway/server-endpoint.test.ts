@@ -13,7 +13,7 @@ import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
-import { fixtureCommand } from '../fixtures/index.js';
+import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
 import type { JournalEvent } from '../../src/journal/events.js';
 
@@ -29,14 +29,7 @@ beforeAll(async () => {
       modern: { type: 'local', command: fixtureCommand('modern'), protocol: 'auto', timeout_seconds: 15 },
       changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
       waiting: healthy(dir, 'waiting', { env: { FIXTURE_WAIT_LOG: join(dir, 'wait.log'), FIXTURE_CANCEL_LOG: join(dir, 'cancel.log') } }),
-      mine: {
-        type: 'local',
-        command: fixtureCommand('whoami'),
-        env: { USER_TOKEN: '${user.TOKEN}' },
-        scope: 'per_user',
-        user_inputs: { TOKEN: { description: 'your token' } },
-        timeout_seconds: 15,
-      },
+      mine: whoamiPerUser(),
     }),
     {},
     { userQuota: { calls_per_minute: 3 } },

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../http/fleet.js';
 import type { Reply, RequestOptions } from '../http/helpers.js';
-import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
+import { startHttpFixture, type HttpFixture, whoamiPerUser } from '../fixtures/index.js';
 import { allGone, isAlive } from '../support/processes.js';
 import { until, untilValue } from '../support/wait.js';
 
@@ -22,15 +22,7 @@ let fleet: Fleet;
 let remote: HttpFixture;
 const keys: Record<string, string> = {};
 
-const perUser = (extra: Record<string, unknown>) => ({
-  type: 'local',
-  command: fixtureCommand('whoami'),
-  env: { USER_TOKEN: '${user.TOKEN}' },
-  scope: 'per_user',
-  user_inputs: { TOKEN: { description: 'your token' } },
-  timeout_seconds: 15,
-  ...extra,
-});
+const perUser = whoamiPerUser;
 
 beforeAll(async () => {
   remote = await startHttpFixture('whoami', ['--http']);
