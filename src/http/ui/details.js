@@ -187,7 +187,9 @@ function empty(text) {
 
 /** Why the list is empty, as a sentence about the server's state. */
 function notReady(entry, what) {
-  switch (entry.state) {
+  switch (shownState(entry)) {
+    case 'per_user':
+      return `Each person has a session of their own here: its ${what} show once a first call (yours or anyone's) opens one.`;
     case 'ready':
       return `This server offers no ${what}.`;
     case 'pending':
