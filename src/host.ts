@@ -89,6 +89,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     projected,
     subscribe: (listener) => journal.subscribe(listener),
     grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
+    // A principal's own session: its server's requests go to the gateway client whose call it serves.
+    setupClient: (name) => clientHandlers.setupForCallers(name),
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({

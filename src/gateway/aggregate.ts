@@ -8,14 +8,15 @@
  * resources and prompts are listed, read and rendered through the principal's
  * own session of it. One instance per 2025 session, or per 2026 request.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import { CLIENT_INFO } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
 import { maySeeServer, type Principal } from '../users/index.js';
-import { asCaller, requestingClient } from './forward.js';
+import { asCaller, forwardCall, requestingClient } from './forward.js';
+import type { Rounds } from './rounds.js';
 
 /** The scheme of a resource URI two servers both offer: `mcp-fleet://{server}/{the URI, percent-encoded}`. */
 export const CLASH_SCHEME = 'mcp-fleet:';
@@ -159,10 +160,13 @@ export function toCallToolResult(result: AgentToolResult): CallToolResult {
  * The gateway's server for the principal `who()` names (undefined: the admin), asked on each
  * request: a session follows its user's current groups.
  */
-export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern'): Server {
+export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern', rounds?: Rounds): Server {
   const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
-  /** Runs a request to `target`'s server so its requests to its client come to this request's client. */
+  /** Runs a request to `target`'s server so its requests to its client come to this request's client (a 2025 session's only). */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
+  /** Runs a call to `target`'s server so its requests to its client come to this request's client (2026: as input_required rounds). */
+  const calling = <T>(target: string | undefined, ctx: ServerContext, run: (signal: AbortSignal) => Promise<T>) =>
+    forwardCall({ host, server, era, rounds, principal: who() }, target, ctx, run);
   const callerOf = () => {
     const principal = who();
     return { principal, as: principal === undefined ? {} : { principal } };
@@ -186,10 +190,10 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const token = ctx.mcpReq._meta?.progressToken;
     const sent: Array<Promise<void>> = [];
     const target = host.tools(as).find((tool) => tool.name === request.params.name)?.server;
-    const result = await forwarding(target, ctx, () =>
+    const result = await calling(target, ctx, (signal) =>
       host.callTool(request.params.name, request.params.arguments ?? {}, {
         ...as,
-        signal: ctx.mcpReq.signal,
+        signal,
         ...(token !== undefined && {
           onProgress(progress) {
             // A lost notification must not fail the call.
@@ -200,7 +204,7 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     );
     // The last progress goes out before the result, as the backend sent them.
     await Promise.all(sent);
-    return toCallToolResult(result);
+    return isInputRequiredResult(result) ? result : toCallToolResult(result);
   });
 
   server.setRequestHandler('resources/list', async (_request, ctx) => {
@@ -220,10 +224,10 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const own = await ownSessions(host, principal, ctx.mcpReq.signal);
     const route = routeResource(host, principal, request.params.uri, own);
     const session = own.find((candidate) => candidate.name === route.server);
-    const read =
-      session !== undefined
-        ? await session.client.readResource({ uri: route.uri }, { signal: ctx.mcpReq.signal })
-        : await forwarding(route.server, ctx, () => host.readResource(route.server, route.uri, { ...as, signal: ctx.mcpReq.signal }));
+    const read = await calling(route.server, ctx, (signal) =>
+      session !== undefined ? session.client.readResource({ uri: route.uri }, { signal }) : host.readResource(route.server, route.uri, { ...as, signal }),
+    );
+    if (isInputRequiredResult(read)) return read;
     // A clash URI reads back under the URI the client asked for.
     return route.uri === request.params.uri ? read : { ...read, contents: read.contents.map((content) => (content.uri === route.uri ? { ...content, uri: request.params.uri } : content)) };
   });
@@ -253,14 +257,15 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     if (session !== undefined) {
       const prompt = name.slice(colon + 1);
       if (!session.prompts.some((candidate) => candidate.name === prompt)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt "${name}" (expected "server:prompt")`);
-      return session.client.getPrompt({ name: prompt, ...(request.params.arguments && { arguments: request.params.arguments }) }, { signal: ctx.mcpReq.signal });
+      return calling(session.name, ctx, (signal) => session.client.getPrompt({ name: prompt, ...(request.params.arguments && { arguments: request.params.arguments }) }, { signal }));
     }
     if (!visiblePrompts(host, principal).some((prompt) => `${prompt.server}:${prompt.name}` === name)) {
       throw new ProtocolError(ProtocolErrorCode.InvalidParams, `no prompt "${name}" (expected "server:prompt")`);
     }
     try {
       const target = name.slice(0, name.indexOf(':'));
-      const rendered = await forwarding(target, ctx, () => host.renderPrompt(name, request.params.arguments ?? {}, { signal: ctx.mcpReq.signal }));
+      const rendered = await calling(target, ctx, (signal) => host.renderPrompt(name, request.params.arguments ?? {}, { signal }));
+      if (isInputRequiredResult(rendered)) return rendered;
       return { ...(rendered.description !== undefined && { description: rendered.description }), messages: rendered.messages };
     } catch (error) {
       if (error instanceof PromptNotFoundError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);

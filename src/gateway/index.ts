@@ -19,9 +19,11 @@ import { maySeeServer, type Principal, type Users } from '../users/index.js';
 import { createGatewayServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
+import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
+export { DEFAULT_ROUND_LIMITS, createRounds, type RoundLimits, type Rounds } from './rounds.js';
 export { DEFAULT_SESSION_LIMITS, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 
 export interface GatewayOptions extends Omit<GatewayAuthOptions, 'users'> {
@@ -34,6 +36,8 @@ export interface GatewayOptions extends Omit<GatewayAuthOptions, 'users'> {
   /** The worker's 2025-era sessions, shared with `/mcp/servers/:name` (one set of limits); else a pool of its own with these limits. */
   pool?: SessionPool;
   sessions?: GatewaySessionLimits;
+  /** Bounds of the 2026-era calls held across their input_required rounds (shared with `/mcp/servers/:name` through `rounds`). */
+  rounds?: RoundLimits;
   logger?: Logger;
 }
 
@@ -45,6 +49,8 @@ export interface Gateway {
   /** The Origin check and bearer auth of `/mcp`, for the endpoints mounted below it. */
   auth: RequestHandler;
   sessions: GatewaySessions;
+  /** The worker's 2026-era calls held across their rounds: pass them to `/mcp/servers/:name` too. */
+  rounds: Rounds;
   close(): Promise<void>;
 }
 
@@ -56,10 +62,11 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const router = express.Router();
   const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) => createGatewayServer(host, who, 'legacy'));
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
+  const rounds = createRounds(options.rounds);
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
-      return createGatewayServer(host, () => principal, 'modern');
+      return createGatewayServer(host, () => principal, 'modern', rounds);
     },
     { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit },
   );
@@ -104,8 +111,10 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       checkOrigin(req, res, (error?: unknown) => (error === undefined ? authenticate(req, res, next) : next(error)));
     },
     sessions,
+    rounds,
     async close() {
       unsubscribe?.();
+      rounds.close();
       await sessions.close();
       await modern.close();
     },

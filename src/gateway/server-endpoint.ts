@@ -29,11 +29,13 @@ import type { Client } from '@modelcontextprotocol/client';
 import { notificationsOf } from '../connection/index.js';
 import type { McpHost, ServerLink } from '../host.js';
 import type { JournalEvent } from '../journal/index.js';
+import type { Principal } from '../users/index.js';
 import { userOf } from '../http/caller.js';
 import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { MissingInputsError } from '../host/sessions.js';
-import { asCaller, requestingClient } from './forward.js';
+import { asCaller, forwardCall, requestingClient } from './forward.js';
+import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
 
@@ -51,6 +53,8 @@ export interface ServerEndpointOptions {
    * principal and per worker for both); else a pool of its own with the default limits.
    */
   pool?: SessionPool;
+  /** Where 2026-era calls are held across their input_required rounds, shared with `/mcp` (one set of bounds); else its own. */
+  rounds?: Rounds;
 }
 
 /** The endpoint and what it holds open: `close()` ends every 2025-era session. */
@@ -112,6 +116,7 @@ async function bodyOf(req: Request, res: Response): Promise<unknown> {
 export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): ServerEndpoint {
   const router = loadExpress().Router({ mergeParams: true });
   const pool = options.pool ?? createSessionPool();
+  const rounds = options.rounds ?? createRounds();
   /** A server's sessions are a scope of the pool of their own: one server's session id is no other's. */
   const scopeOf = (server: string) => `/mcp/servers/${server}`;
   /** The scopes this endpoint opened sessions in, for `close()`. */
@@ -149,7 +154,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     if (parsed === NO_BODY) return;
     const webRequest = await toWebRequest(req, parsed);
     if (!(await isLegacyRequest(webRequest, parsed))) {
-      await serveModern(link, req, res, parsed);
+      await serveModern(link, principal, req, res, parsed);
       return;
     }
     const scope = scopeOf(name);
@@ -160,7 +165,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       body: parsed,
       // A new session: the server's own client is reached first, so its capabilities are known.
       async open() {
-        const proxy = createProxy(link, await reach(link), 'legacy');
+        const proxy = createProxy(link, await reach(link), 'legacy', principal);
         const entry = { server: name, proxy };
         return {
             server: proxy.server,
@@ -185,12 +190,12 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   }
 
   /** One 2026-era request: a fresh instance answers it (the era is stateless), list changes through the server's bus. */
-  async function serveModern(link: ServerLink, req: Request, res: Response, parsed: unknown): Promise<void> {
+  async function serveModern(link: ServerLink, principal: Principal | undefined, req: Request, res: Response, parsed: unknown): Promise<void> {
     const client = await reach(link);
     const made: Array<{ server: string; proxy: Proxy }> = [];
     const handler = createMcpHandler(
       () => {
-        const entry = { server: link.server, proxy: createProxy(link, client, 'modern') };
+        const entry = { server: link.server, proxy: createProxy(link, client, 'modern', principal) };
         made.push(entry);
         live.add(entry);
         return entry.proxy.server;
@@ -211,7 +216,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
    * A server instance answering as `link`'s server does (what `client` said it is and offers),
    * each request forwarded to the server's client of the moment or the host's call path.
    */
-  function createProxy(link: ServerLink, client: Client, era: 'legacy' | 'modern'): Proxy {
+  function createProxy(link: ServerLink, client: Client, era: 'legacy' | 'modern', principal: Principal | undefined): Proxy {
     const offered = client.getServerCapabilities() ?? {};
     const capabilities: ServerCapabilities = {
       ...(offered.tools && { tools: offered.tools }),
@@ -228,6 +233,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);
     /** Runs a request so the server's requests to its client during it come to this request's client. */
     const forwarding = <T>(ctx: ServerContext, run: () => Promise<T>) => asCaller(host, link.server, requestingClient(server, ctx, era), run);
+    /** The same for a call, whose server's requests reach a 2026-era client as input_required rounds. */
+    const calling = <T>(ctx: ServerContext, run: (signal: AbortSignal) => Promise<T>) => forwardCall({ host, server, era, rounds, principal }, link.server, ctx, run);
     /** The resources this client subscribed to, on the server's client it subscribed through. */
     const watching = new Map<string, { live: Client; stop: () => void }>();
     const unwatch = async (uri: string, options: { signal?: AbortSignal } = {}) => {
@@ -268,9 +275,9 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
         let sent = Promise.resolve();
         inFlight.add(ctx);
         try {
-          const result = await forwarding(ctx, () =>
+          const result = await calling(ctx, (signal) =>
             link.callTool(name, args, {
-              signal: ctx.mcpReq.signal,
+              signal,
               ...(token !== undefined && {
                 onProgress(progress) {
                   const params = { progressToken: token, ...progress };
@@ -289,7 +296,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     if (offered.resources) {
       server.setRequestHandler('resources/list', (list, ctx) => now(ctx).then((live) => live.listResources(list.params, request(ctx))));
       server.setRequestHandler('resources/templates/list', (list, ctx) => now(ctx).then((live) => live.listResourceTemplates(list.params, request(ctx))));
-      server.setRequestHandler('resources/read', (read, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.readResource(read.params, request(ctx)))));
+      server.setRequestHandler('resources/read', (read, ctx) => calling(ctx, (signal) => now(ctx).then((live) => live.readResource(read.params, { signal }))));
       if (offered.resources.subscribe) {
         server.setRequestHandler('resources/subscribe', async (subscribe, ctx) => {
           const { uri } = subscribe.params;
@@ -313,7 +320,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     }
     if (offered.prompts) {
       server.setRequestHandler('prompts/list', (list, ctx) => now(ctx).then((live) => live.listPrompts(list.params, request(ctx))));
-      server.setRequestHandler('prompts/get', (get, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.getPrompt(get.params, request(ctx)))));
+      server.setRequestHandler('prompts/get', (get, ctx) => calling(ctx, (signal) => now(ctx).then((live) => live.getPrompt(get.params, { signal }))));
     }
     if (offered.completions) {
       server.setRequestHandler('completion/complete', (complete, ctx) => forwarding(ctx, () => now(ctx).then((live) => live.complete(complete.params, request(ctx)))));

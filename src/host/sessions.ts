@@ -12,7 +12,7 @@
  * shown to every principal without a private listing of their own.
  */
 import { createActor, waitFor } from 'xstate';
-import type { Tool } from '@modelcontextprotocol/client';
+import type { Client, Tool } from '@modelcontextprotocol/client';
 import { connect, createCallLimiter, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
 import { jsonEqual, toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
@@ -67,6 +67,8 @@ export interface SessionsOptions {
   perUserConfig(server: string): ServerConfig | undefined;
   /** The provider of `principal`'s own grant for a `per_user` OAuth server. */
   grantProvider(server: string, principal: string, config: OAuthServerConfig): Promise<FleetOAuthProvider>;
+  /** Sets up each session's client before it connects: who answers its server's requests (sampling, elicitation, roots). */
+  setupClient?(server: string): (client: Client) => void;
 }
 
 export interface Sessions {
@@ -214,6 +216,7 @@ export function createSessions(options: SessionsOptions): Sessions {
                 onClose: (error) => lost?.(error.message),
                 // Nothing of a session listens for what a server sends outside a call: no standalone stream.
                 standaloneStream: false,
+                ...(options.setupClient && { setupClient: options.setupClient(server) }),
                 // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
                 ...(grant && { authProvider: grant }),
               }).catch((error: unknown) => {

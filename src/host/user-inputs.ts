@@ -85,14 +85,16 @@ export interface PerUserOptions {
   projected(): ProjectionContext;
   subscribe(listener: (event: JournalEvent) => void): () => void;
   grantProvider: SessionsOptions['grantProvider'];
+  setupClient?: SessionsOptions['setupClient'];
 }
 
 /** The sessions of per_user servers and each caller's inputs, on one store. */
-export function createPerUser({ store, append, current, projected, subscribe, grantProvider }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+export function createPerUser({ store, append, current, projected, subscribe, grantProvider, setupClient }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
   const sessions = createSessions({
     inputs: store,
     append,
     grantProvider,
+    ...(setupClient && { setupClient }),
     perUserConfig(name) {
       const config = current(name)?.getSnapshot().context.config;
       return config?.scope === 'per_user' && config.enabled ? config : undefined;

@@ -25,7 +25,7 @@ import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
 import { serverEndpoint } from '../gateway/server-endpoint.js';
-import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type GatewaySessionLimits, type SessionPool } from '../gateway/index.js';
+import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type GatewaySessionLimits, type RoundLimits, type SessionPool } from '../gateway/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -78,6 +78,8 @@ export interface ManagementAppOptions {
   apps?: AppFrames;
   /** Bounds on the 2025-era sessions of `/mcp` and `/mcp/servers/:name` together (docs/gateway.md). */
   gatewaySessions?: GatewaySessionLimits;
+  /** Bounds of the 2026-era gateway calls held across their input_required rounds (a TTL, caps per principal and worker). */
+  gatewayRounds?: RoundLimits;
 }
 
 /** The 2025-era MCP sessions of an app made by `createManagementApp`, both endpoints': a worker ends them on its way down. */
@@ -150,6 +152,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.locals.mcpSessions = pool;
   const gateway = createGateway(host, {
     pool,
+    ...(options.gatewayRounds && { rounds: options.gatewayRounds }),
     token: options.token,
     users,
     oidc: options.oidc,
@@ -163,7 +166,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   // Fetched by clients before they hold a token: public by nature.
   app.get(GATEWAY_METADATA_PATH, gateway.metadata);
   // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
-  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, ...(options.logger && { logger: options.logger }) }).router);
+  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, rounds: gateway.rounds, ...(options.logger && { logger: options.logger }) }).router);
   app.use('/mcp', ...ready, gateway.router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.

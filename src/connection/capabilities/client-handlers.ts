@@ -29,6 +29,13 @@ export interface ClientHandlers {
   /** The `setupClient` hook for a connection to server `server`. */
   setup(server: string): (client: Client) => void;
   /**
+   * The `setupClient` hook for a principal's own connection to a `per_user` server: it
+   * declares sampling, elicitation and roots for the gateway client whose call it serves;
+   * any other request (the host's or an agent's call, none in flight) is refused, as the
+   * host's model, forms and roots are not that principal's to give.
+   */
+  setupForCallers(server: string): (client: Client) => void;
+  /**
    * Answers one request server `server` embedded in a task's input requests
    * (2026-07-28), with the same handlers as a 2025 server's requests.
    */
@@ -73,8 +80,30 @@ export function createClientHandlers(options: ClientHandlerOptions): ClientHandl
         forwardFirst(client, server, forwarding, { sampling: options.hostModel !== undefined || options.samplingForCallers === true, elicitation: true, roots: roots !== null }, (request, signal, connection) => answer(server, request, signal, connection));
       };
     },
+    setupForCallers(server) {
+      return function setupCallerHandlers(client) {
+        client.registerCapabilities({ sampling: { tools: {} }, elicitation: { form: {}, url: {} }, roots: {} });
+        forwardFirst(client, server, forwarding, { sampling: true, elicitation: true, roots: true }, async (request, signal, connection) => {
+          const to = forwarding.clientFor(server, request, connection);
+          if (to !== undefined) return to.ask(request, signal);
+          return refuse(request);
+        });
+      };
+    },
     answer: (server, request, signal) => answer(server, request, signal),
   };
+}
+
+/** The answer of a connection nobody may answer for: what a client without the capability would give. */
+function refuse(request: InputRequest): InputResponse {
+  switch (request.method) {
+    case 'elicitation/create':
+      return { action: 'decline' };
+    case 'sampling/createMessage':
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'sampling is not available: no calling client asked for it', { reason: 'no_caller' });
+    case 'roots/list':
+      throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'roots are not available: no calling client declared them');
+  }
 }
 
 /**
