@@ -150,10 +150,6 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
         if (first.ok) return first.value as T;
         throw first.error;
       }
-      if (!call.registered) {
-        held.set(call.id, call);
-        call.registered = true;
-      }
       const inputRequests: Record<string, InputRequest> = {};
       for (const [key, ask] of call.asks) {
         ask.sent = true;
@@ -228,8 +224,13 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
       const client: RequestingClient = {
         accepts(request) {
           if (!caller.accepts(request) || call.controller.signal.aborted) return false;
+          if (call.registered) return true;
           // Over the bounds the call is not held: the host answers its backend as before.
-          return call.registered || (held.size < maxHeld && count(call.owner) < maxPerPrincipal);
+          if (held.size >= maxHeld || count(call.owner) >= maxPerPrincipal) return false;
+          // Counted from its first request on, so calls asking at once cannot pass the bounds together.
+          held.set(call.id, call);
+          call.registered = true;
+          return true;
         },
         ask(request, signal) {
           return new Promise<InputResponse>((resolve, reject) => {

@@ -210,7 +210,7 @@ describe('the requestState', () => {
     const forged = `${version}.${body}.${mac!.slice(0, -4)}AAAA`;
     expect((await refusal(retry(alice, forged, { [key!]: reply('forged') }))).message).toContain('not issued by this gateway');
 
-    // Still Alice's, still held: her own retry answers it.
+    // Still Alice's, still held: her own retry answers it, and it is one call.
     const done = (await retry(alice, round.requestState, { [key!]: reply('alice answers') })) as { content: unknown };
     expect(JSON.parse(text(done)).result.content.text).toBe('alice answers');
     expect((await refusal(retry(alice, round.requestState, { [key!]: reply('again') }))).message).toContain('is over');
@@ -232,6 +232,10 @@ describe('the requestState', () => {
 
   it('a call not answered within the TTL is cancelled; over the cap the host answers instead of holding', async () => {
     const [one] = workers;
+    const called: Array<{ tool: string; outcome: string }> = [];
+    const stop = fleet.host.subscribe((event) => {
+      if (event.type === 'tool.called' && event.principal === 'alice') called.push({ tool: event.tool, outcome: event.outcome });
+    });
     const client = await v2('/mcp', { sample: () => reply('unused') }, { key: keys.alice!, base: one!.url, manual: true });
     const round = await firstRound(client);
     expect(one!.gateway.rounds.count('alice')).toBe(1);
@@ -239,6 +243,13 @@ describe('the requestState', () => {
     const second = (await client.callTool({ name: 'asks__sample', arguments: { prompt: 'second' } })) as { content: unknown; isError?: boolean };
     expect(JSON.parse(text(second)).error.data).toEqual({ reason: 'no_host_model' });
     await until(() => one!.gateway.rounds.count('alice') === 0, 'the held call to expire', TTL_MS * 4);
+    // The held call ends with it (cancelled: the host records it as a failed call), once.
+    await until(() => called.length === 2, 'the expired call to be recorded');
+    stop();
+    expect(called).toEqual([
+      { tool: 'asks__sample', outcome: 'error' },
+      { tool: 'asks__sample', outcome: 'error' },
+    ]);
     expect((await refusal(retry(client, round.requestState, { [Object.keys(round.inputRequests)[0]!]: reply('late') }))).message).toMatch(/expired|is over/);
   });
 });
