@@ -165,6 +165,13 @@ describe("a per_user server: its backend's requests reach the calling client", (
     expect((await client.readResource({ uri })).contents[0]).toMatchObject({ text: 'named Alice' });
   });
 
+  it('a client that did not declare sampling is not asked: refused, as the session has nobody else to ask', async () => {
+    const client = await v2('/mcp/servers/mine', { elicit: { name: 'unused' } }, { key: keys.bob! });
+    const result = await client.callTool({ name: 'sample', arguments: { prompt: 'anyone?' } });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(text(result)).error.data).toEqual({ reason: 'no_caller' });
+  });
+
   it("a call the host makes (not a gateway client's) is refused as a client without the capability would", async () => {
     const result = await fleet.host.callTool('mine__sample', { prompt: 'host?' }, { principal: { id: 'alice', groups: [] } });
     expect(result.details.is_error).toBe(true);
