@@ -57,7 +57,7 @@ export interface ServerEndpointOptions {
   rounds?: Rounds;
 }
 
-/** The endpoint and what it holds open: `close()` ends every 2025-era session. */
+/** The endpoint and what it holds open: `close()` ends every 2025-era session (and the 2026-era calls it holds, unless shared). */
 export interface ServerEndpoint {
   router: Router;
   close(): Promise<void>;
@@ -360,6 +360,8 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       unsubscribe?.();
       unsubscribe = undefined;
       await Promise.all([...scopes].map((scope) => pool.close(scope)));
+      // Shared ones are their owner's (the gateway's) to cancel.
+      if (options.rounds === undefined) rounds.close();
       live.clear();
     },
   };
