@@ -6,16 +6,20 @@
  * server under a `mcp-fleet://{server}/…` URI), prompts as `{server}:{prompt}`
  * and completions. A `per_user` server has no shared connection: its
  * resources and prompts are listed, read and rendered through the principal's
- * own session of it. One instance per 2025 session, or per 2026 request.
+ * own session of it. A 2025 session may subscribe to resources: each URI is
+ * subscribed at its server once for every session that holds it, and updates
+ * reach the sessions that subscribed, under the URI they subscribed to. One
+ * instance per 2025 session, or per 2026 request.
  */
 import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
-import { CLIENT_INFO } from '../connection/index.js';
+import { CLIENT_INFO, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
-import { maySeeServer, type Principal } from '../users/index.js';
+import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js';
 import { asCaller, requestingClient } from './forward.js';
+import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 
 /** The scheme of a resource URI two servers both offer: `mcp-fleet://{server}/{the URI, percent-encoded}`. */
 export const CLASH_SCHEME = 'mcp-fleet:';
@@ -32,6 +36,13 @@ export const GATEWAY_CAPABILITIES = {
   completions: {},
   logging: {},
 } as const;
+
+/**
+ * A 2025 session's: resource subscriptions too. A 2026 request has no
+ * `resources/subscribe`, and a `subscriptions/listen` stream is not told of
+ * resource updates (see docs/gateway.md), so it is not offered there.
+ */
+export const GATEWAY_SESSION_CAPABILITIES = { ...GATEWAY_CAPABILITIES, resources: { listChanged: true, subscribe: true } } as const;
 
 /** The catalog entries `principal` may see, ready ones with their listings. */
 function visibleEntries(host: McpHost, principal: Principal | undefined): CatalogEntry[] {
@@ -133,7 +144,8 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
   const owners = entries.filter((entry) => (entry.resources ?? []).some((resource) => resource.uri === uri));
   if (owners.length === 1) return { server: owners[0]!.name, uri };
   if (owners.length > 1) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${owners.map((owner) => owner.name).join(' and ')}; read ${clashUri(owners[0]!.name, uri)}`);
+    const names = owners.map((owner) => owner.name);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${names.join(' and ')}; ask for ${names.map((name) => clashUri(name, uri)).join(' or ')}`);
   }
   // A URI of a template: the server whose template's fixed start it begins with.
   const template = gatewayTemplates(host, principal, own).find((candidate) => {
@@ -160,7 +172,8 @@ export function toCallToolResult(result: AgentToolResult): CallToolResult {
  * request: a session follows its user's current groups.
  */
 export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern'): Server {
-  const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
+  const capabilities = era === 'legacy' ? GATEWAY_SESSION_CAPABILITIES : GATEWAY_CAPABILITIES;
+  const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities, instructions: GATEWAY_INSTRUCTIONS });
   /** Runs a request to `target`'s server so its requests to its client come to this request's client. */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
   const callerOf = () => {
@@ -271,18 +284,39 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
   server.setRequestHandler('completion/complete', async (request, ctx) => {
     const { principal, as } = callerOf();
     const { ref } = request.params;
+    const signal = ctx.mcpReq.signal;
     let target: { server: string; params: typeof request.params } | undefined;
+    let session: OwnSession | undefined;
     if (ref.type === 'ref/prompt') {
       const prompt = visiblePrompts(host, principal).find((candidate) => `${candidate.server}:${candidate.name}` === ref.name);
       if (prompt !== undefined) target = { server: prompt.server, params: { ...request.params, ref: { type: 'ref/prompt', name: prompt.name } } };
+      else {
+        // A per_user server's prompt completes through the principal's own session.
+        const colon = ref.name.indexOf(':');
+        [session] = colon > 0 ? await ownSessions(host, principal, signal, ref.name.slice(0, colon)) : [];
+        const name = ref.name.slice(colon + 1);
+        if (session?.prompts.some((candidate) => candidate.name === name)) target = { server: session.name, params: { ...request.params, ref: { type: 'ref/prompt', name } } };
+      }
     } else {
       const template = gatewayTemplates(host, principal).find((candidate) => candidate.uriTemplate === ref.uri);
       if (template !== undefined) target = { server: template.server, params: request.params };
+      else {
+        const own = await ownSessions(host, principal, signal);
+        session = own.find((candidate) => candidate.resource_templates.some((listed) => listed.uriTemplate === ref.uri));
+        if (session !== undefined) target = { server: session.name, params: request.params };
+      }
     }
     if (target === undefined) return { completion: { values: [] } };
     const { server: on, params } = target;
-    return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal: ctx.mcpReq.signal }));
+    if (session !== undefined) {
+      // A server that offers no completions has none to give: not an error to the client.
+      if (session.client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } };
+      return session.client.complete(params, { signal });
+    }
+    return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal }));
   });
+
+  if (era === 'legacy') subscriptions(host, server, callerOf);
 
   return server;
 }
@@ -293,4 +327,100 @@ function visiblePrompts(host: McpHost, principal: Principal | undefined) {
     const view = host.server(prompt.server);
     return view !== undefined && maySeeServer(view.config, principal);
   });
+}
+
+/** One resource a session subscribed to: at which server, under which URI there, through which connection. */
+interface Watch {
+  server: string;
+  uri: string;
+  live: Client;
+  perUser: boolean;
+  /** Stops passing the server's updates on. */
+  stop: () => void;
+}
+
+/**
+ * `resources/subscribe` and `resources/unsubscribe` of one 2025 session. A URI (a clash URI too)
+ * goes to its server: a shared one through the host's connection, a per_user one through the
+ * principal's own session. The subscription is dropped at the server when nobody holds it
+ * any more: on unsubscribe, when the session ends, when the server leaves `ready` or the
+ * principal's session of it closes.
+ */
+function subscriptions(host: McpHost, server: Server, callerOf: () => { principal: Principal | undefined; as: { principal?: Principal } }): void {
+  /** By the URI as the client subscribed to it. */
+  const watching = new Map<string, Watch>();
+  let following: (() => void) | undefined;
+
+  const unwatch = async (uri: string, options: { signal?: AbortSignal } = {}) => {
+    const watch = watching.get(uri);
+    if (watch === undefined) return;
+    watching.delete(uri);
+    watch.stop();
+    if (watching.size === 0) {
+      following?.();
+      following = undefined;
+    }
+    await releaseSubscription(watch.live, watch.uri, watch, options);
+  };
+  const unwatchAll = (which: (watch: Watch) => boolean) => {
+    // A connection that closed meanwhile has forgotten the subscription anyway.
+    for (const [uri, watch] of watching) if (which(watch)) void unwatch(uri).catch(() => {});
+  };
+  /** Followed while the session holds a subscription: a server that leaves `ready` (or a session of it that closes) takes its subscriptions along. */
+  const follow = () =>
+    (following ??= host.subscribe((event) => {
+      if (!('server' in event)) return;
+      if (event.type === 'server.removed' || (event.type === 'server.transitioned' && event.to !== 'ready')) {
+        unwatchAll((watch) => watch.server === event.server);
+      } else if (event.type === 'session.changed' && (event.state === 'closing' || event.state === 'closed' || event.state === 'failed')) {
+        const principal = callerOf().principal?.id ?? ADMIN_PRINCIPAL;
+        if (event.principal === principal) unwatchAll((watch) => watch.perUser && watch.server === event.server);
+      }
+    }));
+
+  server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+    const { principal, as } = callerOf();
+    const asked = request.params.uri;
+    const signal = ctx.mcpReq.signal;
+    const own = await ownSessions(host, principal, signal);
+    const route = routeResource(host, principal, asked, own);
+    const link = host.serverLink(route.server, as);
+    if (link === undefined) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${asked}`, { uri: asked });
+    const live = await link.client(signal);
+    if (live.getServerCapabilities()?.resources?.subscribe !== true || live.getProtocolEra() === 'modern') {
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${route.server} does not offer resource subscriptions (resources/subscribe): ${asked} cannot be subscribed to`);
+    }
+    const known = watching.get(asked);
+    if (known?.live === live) return {};
+    // Subscribed through a connection that is gone (the server reconnected, the session was reopened): subscribe again.
+    if (known !== undefined) await unwatch(asked).catch(() => {});
+    const watch: Watch = { server: route.server, uri: route.uri, live, perUser: link.perUser, stop: () => {} };
+    await holdSubscription(live, route.uri, watch, { signal });
+    if (watching.has(asked)) {
+      // Another request of this session subscribed meanwhile: one holding is enough.
+      await releaseSubscription(live, route.uri, watch).catch(() => {});
+      return {};
+    }
+    watch.stop = notificationsOf(live).subscribe('notifications/resources/updated', (updated) => {
+      if (updated.params.uri !== route.uri || !link.visible()) return;
+      // Under the URI the client knows: the clash URI when it subscribed to one.
+      void server.sendResourceUpdated({ ...updated.params, uri: asked }).catch(() => {});
+    });
+    watching.set(asked, watch);
+    follow();
+    return {};
+  });
+
+  server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
+    await unwatch(request.params.uri, { signal: ctx.mcpReq.signal });
+    return {};
+  });
+
+  const closed = server.onclose;
+  server.onclose = () => {
+    closed?.();
+    unwatchAll(() => true);
+    following?.();
+    following = undefined;
+  };
 }
