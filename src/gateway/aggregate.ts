@@ -11,10 +11,11 @@
  * reach the sessions that subscribed, under the URI they subscribed to. One
  * instance per 2025 session, or per 2026 request.
  */
-import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
+import type { JournalEvent } from '../journal/index.js';
 import { CLIENT_INFO, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
 import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js';
@@ -28,21 +29,18 @@ export const GATEWAY_INSTRUCTIONS =
   'mcp-fleet: the tools of every server you may use, named {server}__{tool}; prompts named {server}:{prompt}; ' +
   'resources keep their URIs (one two servers share is listed as mcp-fleet://{server}/{uri}).';
 
-/** The low-level server's capabilities: everything the fleet can pass on, with list changes. */
+/**
+ * The low-level server's capabilities: everything the fleet can pass on, with list changes and
+ * resource subscriptions (`resources/subscribe` of a 2025 session, the `resourceSubscriptions`
+ * of a 2026 `subscriptions/listen` stream: listen.ts).
+ */
 export const GATEWAY_CAPABILITIES = {
   tools: { listChanged: true },
-  resources: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
   prompts: { listChanged: true },
   completions: {},
   logging: {},
 } as const;
-
-/**
- * A 2025 session's: resource subscriptions too. A 2026 request has no
- * `resources/subscribe`, and a `subscriptions/listen` stream is not told of
- * resource updates (see docs/gateway.md), so it is not offered there.
- */
-export const GATEWAY_SESSION_CAPABILITIES = { ...GATEWAY_CAPABILITIES, resources: { listChanged: true, subscribe: true } } as const;
 
 /** The catalog entries `principal` may see, ready ones with their listings. */
 function visibleEntries(host: McpHost, principal: Principal | undefined): CatalogEntry[] {
@@ -172,8 +170,7 @@ export function toCallToolResult(result: AgentToolResult): CallToolResult {
  * request: a session follows its user's current groups.
  */
 export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern'): Server {
-  const capabilities = era === 'legacy' ? GATEWAY_SESSION_CAPABILITIES : GATEWAY_CAPABILITIES;
-  const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities, instructions: GATEWAY_INSTRUCTIONS });
+  const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
   /** Runs a request to `target`'s server so its requests to its client come to this request's client. */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
   const callerOf = () => {
@@ -329,14 +326,59 @@ function visiblePrompts(host: McpHost, principal: Principal | undefined) {
   });
 }
 
-/** One resource a session subscribed to: at which server, under which URI there, through which connection. */
-interface Watch {
+/** One resource a client subscribed to: at which server, under which URI there, through which connection. */
+export interface Watch {
   server: string;
   uri: string;
   live: Client;
   perUser: boolean;
-  /** Stops passing the server's updates on. */
-  stop: () => void;
+  /** Stops passing the server's updates on, and lets the server go if nobody else holds the URI. */
+  release(): Promise<void>;
+}
+
+/**
+ * Subscribes `principal` to the resource `asked` (a URI as the gateway lists it) at its server:
+ * a shared server through the host's connection, a per_user one through their own session. Each
+ * update goes to `updated` under `asked`. Rejects, holding nothing, when no server the principal
+ * may see offers the URI or its server offers no subscriptions.
+ */
+export async function watchResource(host: McpHost, principal: Principal | undefined, asked: string, signal: AbortSignal, updated: (params: ResourceUpdatedNotification['params']) => void): Promise<Watch> {
+  // A clash URI names its server: the per_user sessions need not be listed to find it.
+  const own = asked.startsWith(`${CLASH_SCHEME}//`) ? [] : await ownSessions(host, principal, signal);
+  const route = routeResource(host, principal, asked, own);
+  const link = host.serverLink(route.server, principal === undefined ? {} : { principal });
+  if (link === undefined) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${asked}`, { uri: asked });
+  const live = await link.client(signal);
+  if (live.getServerCapabilities()?.resources?.subscribe !== true || live.getProtocolEra() === 'modern') {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${route.server} does not offer resource subscriptions (resources/subscribe): ${asked} cannot be subscribed to`);
+  }
+  let stop = () => {};
+  const watch: Watch = {
+    server: route.server,
+    uri: route.uri,
+    live,
+    perUser: link.perUser,
+    release: () => {
+      stop();
+      return releaseSubscription(live, route.uri, watch);
+    },
+  };
+  await holdSubscription(live, route.uri, watch, { signal });
+  stop = notificationsOf(live).subscribe('notifications/resources/updated', (notification) => {
+    // Under the URI the client knows: the clash URI when it subscribed to one.
+    if (notification.params.uri === route.uri && link.visible()) updated({ ...notification.params, uri: asked });
+  });
+  return watch;
+}
+
+/** Whether a journal event ends `watch`es: their server left `ready`, or the principal's session of a per_user server closed. */
+export function endsWatches(event: JournalEvent, principal: Principal | undefined): ((watch: Watch) => boolean) | undefined {
+  if (!('server' in event)) return undefined;
+  if (event.type === 'server.removed' || (event.type === 'server.transitioned' && event.to !== 'ready')) return (watch) => watch.server === event.server;
+  if (event.type === 'session.changed' && (event.state === 'closing' || event.state === 'closed' || event.state === 'failed') && event.principal === (principal?.id ?? ADMIN_PRINCIPAL)) {
+    return (watch) => watch.perUser && watch.server === event.server;
+  }
+  return undefined;
 }
 
 /**
@@ -351,16 +393,15 @@ function subscriptions(host: McpHost, server: Server, callerOf: () => { principa
   const watching = new Map<string, Watch>();
   let following: (() => void) | undefined;
 
-  const unwatch = async (uri: string, options: { signal?: AbortSignal } = {}) => {
+  const unwatch = async (uri: string) => {
     const watch = watching.get(uri);
     if (watch === undefined) return;
     watching.delete(uri);
-    watch.stop();
     if (watching.size === 0) {
       following?.();
       following = undefined;
     }
-    await releaseSubscription(watch.live, watch.uri, watch, options);
+    await watch.release();
   };
   const unwatchAll = (which: (watch: Watch) => boolean) => {
     // A connection that closed meanwhile has forgotten the subscription anyway.
@@ -369,50 +410,30 @@ function subscriptions(host: McpHost, server: Server, callerOf: () => { principa
   /** Followed while the session holds a subscription: a server that leaves `ready` (or a session of it that closes) takes its subscriptions along. */
   const follow = () =>
     (following ??= host.subscribe((event) => {
-      if (!('server' in event)) return;
-      if (event.type === 'server.removed' || (event.type === 'server.transitioned' && event.to !== 'ready')) {
-        unwatchAll((watch) => watch.server === event.server);
-      } else if (event.type === 'session.changed' && (event.state === 'closing' || event.state === 'closed' || event.state === 'failed')) {
-        const principal = callerOf().principal?.id ?? ADMIN_PRINCIPAL;
-        if (event.principal === principal) unwatchAll((watch) => watch.perUser && watch.server === event.server);
-      }
+      const ends = endsWatches(event, callerOf().principal);
+      if (ends !== undefined) unwatchAll(ends);
     }));
 
   server.setRequestHandler('resources/subscribe', async (request, ctx) => {
-    const { principal, as } = callerOf();
     const asked = request.params.uri;
-    const signal = ctx.mcpReq.signal;
-    const own = await ownSessions(host, principal, signal);
-    const route = routeResource(host, principal, asked, own);
-    const link = host.serverLink(route.server, as);
-    if (link === undefined) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${asked}`, { uri: asked });
-    const live = await link.client(signal);
-    if (live.getServerCapabilities()?.resources?.subscribe !== true || live.getProtocolEra() === 'modern') {
-      throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${route.server} does not offer resource subscriptions (resources/subscribe): ${asked} cannot be subscribed to`);
-    }
     const known = watching.get(asked);
-    if (known?.live === live) return {};
-    // Subscribed through a connection that is gone (the server reconnected, the session was reopened): subscribe again.
+    const link = known === undefined ? undefined : host.serverLink(known.server, callerOf().as);
+    // Held through the connection of the moment: nothing to do. Through one that is gone (the server reconnected, the session was reopened): subscribe again.
+    if (known !== undefined && link !== undefined && (await link.client(ctx.mcpReq.signal).catch(() => undefined)) === known.live) return {};
     if (known !== undefined) await unwatch(asked).catch(() => {});
-    const watch: Watch = { server: route.server, uri: route.uri, live, perUser: link.perUser, stop: () => {} };
-    await holdSubscription(live, route.uri, watch, { signal });
+    const watch = await watchResource(host, callerOf().principal, asked, ctx.mcpReq.signal, (params) => void server.sendResourceUpdated(params).catch(() => {}));
     if (watching.has(asked)) {
       // Another request of this session subscribed meanwhile: one holding is enough.
-      await releaseSubscription(live, route.uri, watch).catch(() => {});
+      await watch.release().catch(() => {});
       return {};
     }
-    watch.stop = notificationsOf(live).subscribe('notifications/resources/updated', (updated) => {
-      if (updated.params.uri !== route.uri || !link.visible()) return;
-      // Under the URI the client knows: the clash URI when it subscribed to one.
-      void server.sendResourceUpdated({ ...updated.params, uri: asked }).catch(() => {});
-    });
     watching.set(asked, watch);
     follow();
     return {};
   });
 
-  server.setRequestHandler('resources/unsubscribe', async (request, ctx) => {
-    await unwatch(request.params.uri, { signal: ctx.mcpReq.signal });
+  server.setRequestHandler('resources/unsubscribe', async (request) => {
+    await unwatch(request.params.uri);
     return {};
   });
 

@@ -4,8 +4,9 @@
  * 2025-11-25 client gets a session bound to this worker (sessions.ts). Every
  * request is authenticated first (auth.ts), and what it may see and call is its
  * principal's (aggregate.ts). List changes of any server (or of the policy)
- * reach open sessions and `subscriptions/listen` streams; servers' log
- * messages reach the sessions of principals who may see the server, at the
+ * reach open sessions and `subscriptions/listen` streams, resource updates
+ * the sessions (aggregate.ts) and streams (listen.ts) that subscribed; servers'
+ * log messages reach the sessions of principals who may see the server, at the
  * level each client set.
  */
 import type { RequestHandler, Router } from 'express';
@@ -19,6 +20,7 @@ import { maySeeServer, type Principal, type Users } from '../users/index.js';
 import { createGatewayServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
+import { listenSubscriptions } from './listen.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
@@ -56,12 +58,13 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const router = express.Router();
   const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) => createGatewayServer(host, who, 'legacy'));
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
+  const listen = listenSubscriptions(host);
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
       return createGatewayServer(host, () => principal, 'modern');
     },
-    { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit },
+    { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit, bus: listen.bus },
   );
   const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: options.bodyLimit });
   const parseJson = express.json({ limit: options.bodyLimit });
@@ -92,7 +95,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       extra: { [PRINCIPAL]: caller.principal },
     };
     Object.assign(req, { auth: authInfo });
-    await serveModern(req, res, body);
+    await listen.serve(caller.principal, body, res, () => serveModern(req, res, body));
   });
 
   return {
@@ -106,6 +109,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     sessions,
     async close() {
       unsubscribe?.();
+      listen.close();
       await sessions.close();
       await modern.close();
     },

@@ -89,9 +89,9 @@ async function touch(server: 'watched' | 'twin'): Promise<string[]> {
 }
 
 describe('resources/subscribe at /mcp (2025 sessions)', () => {
-  it('offers subscribe to a 2025 session, not to a 2026 request (which has no resources/subscribe)', async () => {
+  it('offers subscribe in both eras', async () => {
     expect((await v2(keys.alice!, 'legacy')).client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
-    expect((await v2(keys.alice!, 'modern')).client.getServerCapabilities()?.resources).toEqual({ listChanged: true });
+    expect((await v2(keys.alice!, 'modern')).client.getServerCapabilities()?.resources).toEqual({ listChanged: true, subscribe: true });
   });
 
   it('routes a clash URI to its server and tells exactly the sessions that subscribed, under the URI they used', async () => {
@@ -189,6 +189,64 @@ describe('resources/subscribe at /mcp (2025 sessions)', () => {
     await transport.terminateSession();
     await client.close();
     await untilValue(async () => (await touch('watched')).length === 0, 'its ended session to let the server go');
+  });
+});
+
+describe('resourceSubscriptions of a subscriptions/listen stream at /mcp (2026-07-28)', () => {
+  it('holds the URIs it can at their servers, acknowledges only those, and tells only the streams that named them', async () => {
+    const alice = await v2(keys.alice!, 'modern');
+    const bob = await v2(keys.bob!, 'modern');
+    const mine = await alice.client.listen({ resourceSubscriptions: [clash('watched', WATCHED), 'nowhere://at-all', 'color://red', WATCHED] });
+    // A URI no server offers, one of a server without subscriptions and the bare shared URI are not honored.
+    expect(mine.honoredFilter).toEqual({ resourceSubscriptions: [clash('watched', WATCHED)] });
+    const his = await bob.client.listen({ resourceSubscriptions: [clash('twin', WATCHED)] });
+    expect(his.honoredFilter).toEqual({ resourceSubscriptions: [clash('twin', WATCHED)] });
+    expect(await touch('watched')).toEqual([WATCHED]);
+    await until(() => alice.updated.length === 1, 'alice’s stream to be told watched changed');
+    expect(await touch('twin')).toEqual([WATCHED]);
+    await until(() => bob.updated.length === 1, 'bob’s stream to be told twin changed');
+    expect(alice.updated).toEqual([clash('watched', WATCHED)]);
+    expect(bob.updated).toEqual([clash('twin', WATCHED)]);
+    // Closing a stream lets its server go.
+    await mine.close();
+    await untilValue(async () => (await touch('watched')).length === 0, 'watched to be unsubscribed once alice’s stream closed');
+    await his.close();
+    await untilValue(async () => (await touch('twin')).length === 0, 'twin to be unsubscribed once bob’s stream closed');
+  });
+
+  it("a per_user server's resource is held through the caller's own session, and only its caller's stream is told", async () => {
+    const alice = await v2(keys.alice!, 'modern');
+    const bob = await v2(keys.bob!, 'modern');
+    const carol = await v2(keys.alice!, 'modern');
+    const touched = (client: Client) => client.callTool({ name: 'apps__touch', arguments: {} }).then((result) => JSON.parse((result.content as Array<{ text: string }>)[0]!.text) as { subscribed: boolean });
+    // Nobody listens yet: neither session is subscribed.
+    expect((await touched(carol.client)).subscribed).toBe(false);
+    const stream = await alice.client.listen({ resourceSubscriptions: [APP] });
+    expect(stream.honoredFilter).toEqual({ resourceSubscriptions: [APP] });
+    const his = await bob.client.listen({ resourceSubscriptions: [APP] });
+    // The same URI on both streams, each held through its caller's own session: alice's change is hers alone.
+    expect((await touched(alice.client)).subscribed).toBe(true);
+    await until(() => alice.updated.length === 1, 'alice’s stream to be told her app changed');
+    expect((await touched(bob.client)).subscribed).toBe(true);
+    await until(() => bob.updated.length === 1, 'bob’s stream to be told his app changed');
+    expect(alice.updated).toEqual([APP]);
+    expect(bob.updated).toEqual([APP]);
+    await stream.close();
+    await his.close();
+    await untilValue(async () => !(await touched(alice.client)).subscribed, 'her session to be unsubscribed once the stream closed');
+    await untilValue(async () => !(await touched(bob.client)).subscribed, 'his session to be unsubscribed once the stream closed');
+  });
+
+  it('a server that leaves ready ends the stream, so the client listens again', async () => {
+    const alice = await v2(keys.alice!, 'modern');
+    const stream = await alice.client.listen({ resourceSubscriptions: [clash('twin', WATCHED)] });
+    expect(await touch('twin')).toEqual([WATCHED]);
+    expect((await fleet.request('/api/mcp/servers/twin/restart', { method: 'POST' })).status).toBeLessThan(300);
+    expect(await stream.closed).toBe('remote');
+    await untilState(fleet, 'twin', 'ready');
+    const again = await alice.client.listen({ resourceSubscriptions: [clash('twin', WATCHED)] });
+    expect(await touch('twin')).toEqual([WATCHED]);
+    await again.close();
   });
 });
 
