@@ -6,17 +6,22 @@
  * server under a `mcp-fleet://{server}/…` URI), prompts as `{server}:{prompt}`
  * and completions. A `per_user` server has no shared connection: its
  * resources and prompts are listed, read and rendered through the principal's
- * own session of it. One instance per 2025 session, or per 2026 request.
+ * own session of it. A 2025 session may subscribe to resources: each URI is
+ * subscribed at its server once for every session that holds it, and updates
+ * reach the sessions that subscribed, under the URI they subscribed to. One
+ * instance per 2025 session, or per 2026 request.
  */
-import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ServerContext } from '@modelcontextprotocol/server';
+import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
-import { CLIENT_INFO } from '../connection/index.js';
+import type { JournalEvent } from '../journal/index.js';
+import { CLIENT_INFO, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
-import { maySeeServer, type Principal } from '../users/index.js';
+import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
 import type { Rounds } from './rounds.js';
+import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 
 /** The scheme of a resource URI two servers both offer: `mcp-fleet://{server}/{the URI, percent-encoded}`. */
 export const CLASH_SCHEME = 'mcp-fleet:';
@@ -25,10 +30,14 @@ export const GATEWAY_INSTRUCTIONS =
   'mcp-fleet: the tools of every server you may use, named {server}__{tool}; prompts named {server}:{prompt}; ' +
   'resources keep their URIs (one two servers share is listed as mcp-fleet://{server}/{uri}).';
 
-/** The low-level server's capabilities: everything the fleet can pass on, with list changes. */
+/**
+ * The low-level server's capabilities: everything the fleet can pass on, with list changes and
+ * resource subscriptions (`resources/subscribe` of a 2025 session, the `resourceSubscriptions`
+ * of a 2026 `subscriptions/listen` stream: listen.ts).
+ */
 export const GATEWAY_CAPABILITIES = {
   tools: { listChanged: true },
-  resources: { listChanged: true },
+  resources: { listChanged: true, subscribe: true },
   prompts: { listChanged: true },
   completions: {},
   logging: {},
@@ -134,7 +143,8 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
   const owners = entries.filter((entry) => (entry.resources ?? []).some((resource) => resource.uri === uri));
   if (owners.length === 1) return { server: owners[0]!.name, uri };
   if (owners.length > 1) {
-    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${owners.map((owner) => owner.name).join(' and ')}; read ${clashUri(owners[0]!.name, uri)}`);
+    const names = owners.map((owner) => owner.name);
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${names.join(' and ')}; ask for ${names.map((name) => clashUri(name, uri)).join(' or ')}`);
   }
   // A URI of a template: the server whose template's fixed start it begins with.
   const template = gatewayTemplates(host, principal, own).find((candidate) => {
@@ -276,18 +286,39 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
   server.setRequestHandler('completion/complete', async (request, ctx) => {
     const { principal, as } = callerOf();
     const { ref } = request.params;
+    const signal = ctx.mcpReq.signal;
     let target: { server: string; params: typeof request.params } | undefined;
+    let session: OwnSession | undefined;
     if (ref.type === 'ref/prompt') {
       const prompt = visiblePrompts(host, principal).find((candidate) => `${candidate.server}:${candidate.name}` === ref.name);
       if (prompt !== undefined) target = { server: prompt.server, params: { ...request.params, ref: { type: 'ref/prompt', name: prompt.name } } };
+      else {
+        // A per_user server's prompt completes through the principal's own session.
+        const colon = ref.name.indexOf(':');
+        [session] = colon > 0 ? await ownSessions(host, principal, signal, ref.name.slice(0, colon)) : [];
+        const name = ref.name.slice(colon + 1);
+        if (session?.prompts.some((candidate) => candidate.name === name)) target = { server: session.name, params: { ...request.params, ref: { type: 'ref/prompt', name } } };
+      }
     } else {
       const template = gatewayTemplates(host, principal).find((candidate) => candidate.uriTemplate === ref.uri);
       if (template !== undefined) target = { server: template.server, params: request.params };
+      else {
+        const own = await ownSessions(host, principal, signal);
+        session = own.find((candidate) => candidate.resource_templates.some((listed) => listed.uriTemplate === ref.uri));
+        if (session !== undefined) target = { server: session.name, params: request.params };
+      }
     }
     if (target === undefined) return { completion: { values: [] } };
     const { server: on, params } = target;
-    return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal: ctx.mcpReq.signal }));
+    if (session !== undefined) {
+      // A server that offers no completions has none to give: not an error to the client.
+      if (session.client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } };
+      return session.client.complete(params, { signal });
+    }
+    return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal }));
   });
+
+  if (era === 'legacy') subscriptions(host, server, callerOf);
 
   return server;
 }
@@ -298,4 +329,124 @@ function visiblePrompts(host: McpHost, principal: Principal | undefined) {
     const view = host.server(prompt.server);
     return view !== undefined && maySeeServer(view.config, principal);
   });
+}
+
+/** One resource a client subscribed to: at which server, under which URI there, through which connection. */
+export interface Watch {
+  server: string;
+  uri: string;
+  live: Client;
+  perUser: boolean;
+  /** Stops passing the server's updates on, and lets the server go if nobody else holds the URI. */
+  release(): Promise<void>;
+}
+
+/**
+ * Subscribes `principal` to the resource `asked` (a URI as the gateway lists it) at its server:
+ * a shared server through the host's connection, a per_user one through their own session. Each
+ * update goes to `updated` under `asked`. Rejects, holding nothing, when no server the principal
+ * may see offers the URI or its server offers no subscriptions.
+ */
+export async function watchResource(host: McpHost, principal: Principal | undefined, asked: string, signal: AbortSignal, updated: (params: ResourceUpdatedNotification['params']) => void): Promise<Watch> {
+  // A clash URI names its server: the per_user sessions need not be listed to find it.
+  const own = asked.startsWith(`${CLASH_SCHEME}//`) ? [] : await ownSessions(host, principal, signal);
+  const route = routeResource(host, principal, asked, own);
+  const link = host.serverLink(route.server, principal === undefined ? {} : { principal });
+  if (link === undefined) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${asked}`, { uri: asked });
+  const live = await link.client(signal);
+  if (live.getServerCapabilities()?.resources?.subscribe !== true || live.getProtocolEra() === 'modern') {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${route.server} does not offer resource subscriptions (resources/subscribe): ${asked} cannot be subscribed to`);
+  }
+  let stop = () => {};
+  const watch: Watch = {
+    server: route.server,
+    uri: route.uri,
+    live,
+    perUser: link.perUser,
+    release: () => {
+      stop();
+      return releaseSubscription(live, route.uri, watch);
+    },
+  };
+  await holdSubscription(live, route.uri, watch, { signal });
+  stop = notificationsOf(live).subscribe('notifications/resources/updated', (notification) => {
+    // Under the URI the client knows: the clash URI when it subscribed to one.
+    if (notification.params.uri === route.uri && link.visible()) updated({ ...notification.params, uri: asked });
+  });
+  return watch;
+}
+
+/** Whether a journal event ends `watch`es: their server left `ready`, or the principal's session of a per_user server closed. */
+export function endsWatches(event: JournalEvent, principal: Principal | undefined): ((watch: Watch) => boolean) | undefined {
+  if (!('server' in event)) return undefined;
+  if (event.type === 'server.removed' || (event.type === 'server.transitioned' && event.to !== 'ready')) return (watch) => watch.server === event.server;
+  if (event.type === 'session.changed' && (event.state === 'closing' || event.state === 'closed' || event.state === 'failed') && event.principal === (principal?.id ?? ADMIN_PRINCIPAL)) {
+    return (watch) => watch.perUser && watch.server === event.server;
+  }
+  return undefined;
+}
+
+/**
+ * `resources/subscribe` and `resources/unsubscribe` of one 2025 session. A URI (a clash URI too)
+ * goes to its server: a shared one through the host's connection, a per_user one through the
+ * principal's own session. The subscription is dropped at the server when nobody holds it
+ * any more: on unsubscribe, when the session ends, when the server leaves `ready` or the
+ * principal's session of it closes.
+ */
+function subscriptions(host: McpHost, server: Server, callerOf: () => { principal: Principal | undefined; as: { principal?: Principal } }): void {
+  /** By the URI as the client subscribed to it. */
+  const watching = new Map<string, Watch>();
+  let following: (() => void) | undefined;
+
+  const unwatch = async (uri: string) => {
+    const watch = watching.get(uri);
+    if (watch === undefined) return;
+    watching.delete(uri);
+    if (watching.size === 0) {
+      following?.();
+      following = undefined;
+    }
+    await watch.release();
+  };
+  const unwatchAll = (which: (watch: Watch) => boolean) => {
+    // A connection that closed meanwhile has forgotten the subscription anyway.
+    for (const [uri, watch] of watching) if (which(watch)) void unwatch(uri).catch(() => {});
+  };
+  /** Followed while the session holds a subscription: a server that leaves `ready` (or a session of it that closes) takes its subscriptions along. */
+  const follow = () =>
+    (following ??= host.subscribe((event) => {
+      const ends = endsWatches(event, callerOf().principal);
+      if (ends !== undefined) unwatchAll(ends);
+    }));
+
+  server.setRequestHandler('resources/subscribe', async (request, ctx) => {
+    const asked = request.params.uri;
+    const known = watching.get(asked);
+    const link = known === undefined ? undefined : host.serverLink(known.server, callerOf().as);
+    // Held through the connection of the moment: nothing to do. Through one that is gone (the server reconnected, the session was reopened): subscribe again.
+    if (known !== undefined && link !== undefined && (await link.client(ctx.mcpReq.signal).catch(() => undefined)) === known.live) return {};
+    if (known !== undefined) await unwatch(asked).catch(() => {});
+    const watch = await watchResource(host, callerOf().principal, asked, ctx.mcpReq.signal, (params) => void server.sendResourceUpdated(params).catch(() => {}));
+    if (watching.has(asked)) {
+      // Another request of this session subscribed meanwhile: one holding is enough.
+      await watch.release().catch(() => {});
+      return {};
+    }
+    watching.set(asked, watch);
+    follow();
+    return {};
+  });
+
+  server.setRequestHandler('resources/unsubscribe', async (request) => {
+    await unwatch(request.params.uri);
+    return {};
+  });
+
+  const closed = server.onclose;
+  server.onclose = () => {
+    closed?.();
+    unwatchAll(() => true);
+    following?.();
+    following = undefined;
+  };
 }

@@ -4,8 +4,9 @@
  * 2025-11-25 client gets a session bound to this worker (sessions.ts). Every
  * request is authenticated first (auth.ts), and what it may see and call is its
  * principal's (aggregate.ts). List changes of any server (or of the policy)
- * reach open sessions and `subscriptions/listen` streams; servers' log
- * messages reach the sessions of principals who may see the server, at the
+ * reach open sessions and `subscriptions/listen` streams, resource updates
+ * the sessions (aggregate.ts) and streams (listen.ts) that subscribed; servers'
+ * log messages reach the sessions of principals who may see the server, at the
  * level each client set.
  */
 import type { RequestHandler, Router } from 'express';
@@ -20,6 +21,7 @@ import { createGatewayServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
+import { listenSubscriptions } from './listen.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
@@ -63,12 +65,13 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) => createGatewayServer(host, who, 'legacy'));
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
   const rounds = createRounds(options.rounds);
+  const listen = listenSubscriptions(host);
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
       return createGatewayServer(host, () => principal, 'modern', rounds);
     },
-    { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit },
+    { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit, bus: listen.bus },
   );
   const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: options.bodyLimit });
   const parseJson = express.json({ limit: options.bodyLimit });
@@ -99,7 +102,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       extra: { [PRINCIPAL]: caller.principal },
     };
     Object.assign(req, { auth: authInfo });
-    await serveModern(req, res, body);
+    await listen.serve(caller.principal, body, res, () => serveModern(req, res, body));
   });
 
   return {
@@ -115,6 +118,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     async close() {
       unsubscribe?.();
       rounds.close();
+      listen.close();
       await sessions.close();
       await modern.close();
     },

@@ -38,6 +38,7 @@ import { asCaller, forwardCall, requestingClient } from './forward.js';
 import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
+import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 
 export interface ServerEndpointOptions {
   /**
@@ -73,16 +74,6 @@ interface Proxy {
   told(event: JournalEvent): void;
   /** Its client is gone: what it subscribed to is given up. */
   close(): void;
-}
-
-/** Per server client and URI, the endpoint's clients subscribed to it: the server is unsubscribed when the last one lets go. */
-const holdersByClient = new WeakMap<Client, Map<string, Set<object>>>();
-function holdersOf(client: Client, uri: string): Set<object> {
-  let byUri = holdersByClient.get(client);
-  if (byUri === undefined) holdersByClient.set(client, (byUri = new Map()));
-  let set = byUri.get(uri);
-  if (set === undefined) byUri.set(uri, (set = new Set()));
-  return set;
 }
 
 /** Answered already (a body that is no JSON): nothing more to do. */
@@ -242,12 +233,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       if (watched === undefined) return;
       watching.delete(uri);
       watched.stop();
-      const holders = holdersOf(watched.live, uri);
-      holders.delete(server);
-      if (holders.size === 0) {
-        holdersByClient.get(watched.live)?.delete(uri);
-        await watched.live.unsubscribeResource({ uri }, options);
-      }
+      await releaseSubscription(watched.live, uri, server, options);
     };
     /** The least severe level this client wants; it asked for none yet: every message. */
     let level: LoggingLevel = 'debug';
@@ -302,10 +288,9 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
           const { uri } = subscribe.params;
           if (watching.has(uri)) return {};
           const live = await now(ctx);
-          // The server's connection is shared: it is subscribed once, for every client that asked.
-          const holders = holdersOf(live, uri);
-          if (holders.size === 0) await live.subscribeResource(subscribe.params, request(ctx));
-          holders.add(server);
+          // The server's connection is shared (with `/mcp` too): it is subscribed once, for every client that asked.
+          await holdSubscription(live, uri, server, request(ctx));
+          if (watching.has(uri)) return {};
           const stop = notificationsOf(live).subscribe('notifications/resources/updated', (updated) => {
             if (updated.params.uri === uri) void server.sendResourceUpdated(updated.params).catch(() => {});
           });

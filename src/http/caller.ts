@@ -1,12 +1,15 @@
 /**
  * Who sent a request, as the guard decided it (the admin token, a user key,
  * or the page's session cookie of either), and what a user is shown: only
- * what the access policy lets them see, and never the policy itself (it names
- * other users and groups).
+ * what the access policy lets them see, never the policy itself (it names
+ * other users and groups), and of a server's config only what a user of it
+ * needs (configForUser).
  */
 import type { RequestHandler, Response } from 'express';
 import type { JournalEvent } from '../journal/index.js';
+import { basename } from 'node:path';
 import type { ServerView } from '../journal/index.js';
+import type { ServerConfigResponse } from '../config/index.js';
 import type { McpHost } from '../host.js';
 import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
 import { HttpError } from './errors.js';
@@ -49,7 +52,28 @@ export const adminOnly: RequestHandler = function adminOnly(_req, res, next) {
 export function viewFor(view: ServerView | undefined, user: Principal | undefined): ServerView | undefined {
   if (view === undefined || user === undefined) return view;
   if (!maySeeServer(view.config, user)) return undefined;
-  return { ...view, config: withoutPolicy(view.config) };
+  return { ...view, config: configForUser(view.config) };
+}
+
+/**
+ * A server's config as a user is shown it. What runs the server on the worker is the
+ * admin's business: of a local server, the program's name without its directory,
+ * arguments, working directory or environment; of a remote one, its URL and how it
+ * authenticates, without its headers or any mask of a stored secret. Masks of the
+ * `${user.…}` templates go too: what a user sets is `user_inputs`, which stays.
+ */
+export function configForUser(config: ServerConfigResponse): ServerConfigResponse {
+  const shown = withoutPolicy(config);
+  if (shown.type === 'local') {
+    return { ...shown, command: [basename(shown.command[0] ?? '')], cwd: null, env: {}, inherit_env: [] };
+  }
+  const auth =
+    shown.auth.kind === 'bearer'
+      ? { ...shown.auth, token_masked: null }
+      : shown.auth.kind === 'oauth'
+        ? { ...shown.auth, client_secret_masked: null }
+        : shown.auth;
+  return { ...shown, headers: {}, auth };
 }
 
 /** The views `user` may see, as they are shown them. */
@@ -117,7 +141,7 @@ function serverVisible(host: McpHost, name: string, user: Principal): boolean {
  */
 export function eventFor(host: McpHost, event: JournalEvent, user: Principal | undefined): JournalEvent {
   if (user === undefined) return event;
-  if (event.type === 'server.configured') return { ...event, config: withoutPolicy(event.config) };
+  if (event.type === 'server.configured') return { ...event, config: configForUser(event.config) };
   if (event.type === 'tools.registered') {
     const config = host.server(event.server)?.config;
     if (config === undefined) return event;

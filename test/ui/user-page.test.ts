@@ -51,6 +51,13 @@ describe('a user on the management page', () => {
     await page.locator('#detail-title', { hasText: 'team' }).waitFor();
     expect(await page.getByRole('group', { name: 'Actions for team' }).isHidden()).toBe(true);
     expect(await page.getByRole('button', { name: 'Restart' }).count()).toBe(0);
+    // Of the config, the program's name and no row of what runs it on the worker.
+    await page.getByRole('tab', { name: 'Configuration' }).click();
+    const config = page.locator('#subpanel dl.config');
+    await config.waitFor();
+    expect(await config.locator('dt').allTextContents()).toEqual(expect.arrayContaining(['Type', 'Program']));
+    expect(await config.locator('dt').allTextContents()).not.toEqual(expect.arrayContaining(['Working directory']));
+    expect(await config.locator('dt').allTextContents()).not.toEqual(expect.arrayContaining(['Environment']));
 
     const cookies = await context.cookies(fleet.served.url);
     expect(cookies).toHaveLength(1);
@@ -59,6 +66,9 @@ describe('a user on the management page', () => {
     for (const body of await recorder.bodies()) {
       expect(body.text, body.url).not.toContain('hiddenbox');
       expect(body.text, body.url).not.toContain(key);
+      // Nothing of where the servers run: the state dir (their pid files' env) and the fixture's path.
+      expect(body.text, body.url).not.toContain(fleet.dir);
+      expect(body.text, body.url).not.toContain('healthy.mjs');
     }
     expect(recorder.errors).toEqual([]);
   });

@@ -367,21 +367,25 @@ function prompts(entry) {
   );
 }
 
-/** The masked config: secrets appear as their key, "stored" and the mask, nothing more. */
+/**
+ * The masked config: secrets appear as their key, "stored" and the mask, nothing more. A user
+ * is sent no working directory, arguments, environment or headers (the admin's business), so
+ * those rows are not shown to them rather than shown empty.
+ */
 function configView(entry) {
   const c = entry.config;
+  const user = document.body.dataset.role === 'user';
   const rows = [['Type', c.type === 'remote' ? 'Remote (HTTP)' : 'Local (stdio process)']];
   if (c.type === 'local') {
-    rows.push(['Command', h('span', { class: 'argv' }, (c.command ?? []).map((a) => h('code', {}, a)))]);
-    rows.push(['Working directory', c.cwd ? h('code', {}, c.cwd) : h('span', { class: 'muted' }, 'the worker’s')]);
-    rows.push(['Environment', secrets(c.env)]);
+    rows.push([user ? 'Program' : 'Command', h('span', { class: 'argv' }, (c.command ?? []).map((a) => h('code', {}, a)))]);
+    if (!user) {
+      rows.push(['Working directory', c.cwd ? h('code', {}, c.cwd) : h('span', { class: 'muted' }, 'the worker’s')]);
+      rows.push(['Environment', secrets(c.env)]);
+    }
   } else {
-    rows.push(
-      ['URL', h('code', {}, c.url)],
-      ['Transport', c.transport],
-      ['Headers', secrets(c.headers)],
-      ['Authentication', authText(c.auth, entry.auth)],
-    );
+    rows.push(['URL', h('code', {}, c.url)], ['Transport', c.transport]);
+    if (!user) rows.push(['Headers', secrets(c.headers)]);
+    rows.push(['Authentication', authText(c.auth, entry.auth)]);
   }
   rows.push(
     ['Enabled', c.enabled ? 'yes' : 'no'],
