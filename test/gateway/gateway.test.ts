@@ -267,6 +267,32 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(seen.length === 2 || seen[2] === 3).toBe(true);
   });
 
+  it.each([
+    ['auto', 'application/json'],
+    ['legacy', 'text/event-stream'],
+  ] as const)('answers a call that streams nothing in one body (%s: %s), and streams a call that asks for progress as it happens', async (mode, plain) => {
+    const types: string[] = [];
+    const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+    const recording: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init);
+      if (init?.method === 'POST') types.push(answer.headers.get('content-type') ?? '');
+      return answer;
+    };
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.alice}` } }, fetch: recording }));
+    clients.push(client);
+    types.length = 0;
+    expect(textOf(await client.callTool({ name: 'eng__echo', arguments: { text: 'hi' } }))).toBe('hi');
+    expect(types).toEqual([plain]);
+    types.length = 0;
+    const progressAt: number[] = [];
+    const result = await client.callTool({ name: 'eng__slow', arguments: { ms: 300, steps: 3 } }, { onprogress: () => progressAt.push(performance.now()) });
+    const answeredAt = performance.now();
+    expect(textOf(result)).toContain('"done":true');
+    expect(types).toEqual(['text/event-stream']);
+    // The first progress came while the call still ran (about 200 ms before its end), not with the answer.
+    expect(answeredAt - progressAt[0]!).toBeGreaterThan(100);
+  });
+
   it.each(['legacy', 'auto'] as const)('passes a client’s cancellation on to the backend (%s)', async (mode) => {
     const alice = await v2(keys.alice!, mode);
     const lines = (file: string) => readable(join(logs, file)).split('\n').filter(Boolean).length;
