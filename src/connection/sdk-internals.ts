@@ -58,7 +58,9 @@ export function bindResponseHandlers(client: object): void {
   const bind = (handlers: ResponseHandlers): ResponseHandlers => {
     const set = handlers.set;
     handlers.set = function setBound(id, handler) {
-      return set.call(this, id, AsyncLocalStorage.bind(handler));
+      // A snapshot, not AsyncLocalStorage.bind: that one builds two deprecation wrappers per call (`asyncResource`).
+      const inContext = AsyncLocalStorage.snapshot();
+      return set.call(this, id, (...args: unknown[]) => inContext(handler, ...args));
     };
     return handlers;
   };
