@@ -267,6 +267,31 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(seen.length === 2 || seen[2] === 3).toBe(true);
   });
 
+  it('refuses a rotated or removed user key on its next request, in an open session too', async () => {
+    const made = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name: 'dora', groups: ['eng'] }) });
+    expect(made.status).toBe(201);
+    const oldKey = ((await made.json()) as { key: string }).key;
+    const session = await v2(oldKey, 'legacy');
+    expect(textOf(await session.callTool({ name: 'eng__echo', arguments: { text: 'before' } }))).toBe('before');
+    const rotated = await api('/api/mcp/users/dora/rotate', adminToken, { method: 'POST' });
+    expect(rotated.status).toBe(200);
+    const newKey = ((await rotated.json()) as { key: string }).key;
+    const unauthorized = (token: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      }).then((answer) => answer.status);
+    // The very next request with the old key, the open session's too, is refused.
+    expect(await unauthorized(oldKey)).toBe(401);
+    await expect(session.callTool({ name: 'eng__echo', arguments: { text: 'after' } })).rejects.toThrow();
+    const fresh = await v2(newKey, 'auto');
+    expect(textOf(await fresh.callTool({ name: 'eng__echo', arguments: { text: 'new key' } }))).toBe('new key');
+    expect((await api('/api/mcp/users/dora', adminToken, { method: 'DELETE' })).status).toBeLessThan(300);
+    expect(await unauthorized(newKey)).toBe(401);
+    await expect(fresh.callTool({ name: 'eng__echo', arguments: { text: 'removed' } })).rejects.toThrow();
+  });
+
   it.each([
     ['auto', 'application/json'],
     ['legacy', 'text/event-stream'],
