@@ -96,7 +96,8 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       response = await modern.fetch(exchange.request, { authInfo, ...(body !== undefined && { parsedBody: body }) });
     } catch (error) {
       onerror(error instanceof Error ? error : new Error(String(error)));
-      response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: null }, { status: 500 });
+      const id = (body as { id?: unknown } | undefined)?.id;
+      response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status: 500 });
     }
     await exchange.respond(response);
   });
