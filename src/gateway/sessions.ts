@@ -11,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, isJSONRPCRequest, WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
 import { webExchange, type WebExchange } from './web-exchange.js';
 
@@ -41,6 +41,8 @@ export interface SessionRequest {
   body: unknown;
   /** The request as a web Request already, when the endpoint made one (else the pool makes it). */
   exchange?: WebExchange;
+  /** Whether nothing but its result can come of a session's request (then answered whole, as JSON): the endpoint's to say. */
+  whole?(body: unknown, server: Server): boolean;
   /**
    * The server of a new session, for the principal `who()` names on each request (the
    * latest request's). Called once the limits allow the session; may throw (an HTTP error).
@@ -170,9 +172,10 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
   }
 
   /** One request on a session's transport, its answer written in as few writes as it allows (web-exchange.ts). */
-  async function serve(transport: WebStandardStreamableHTTPServerTransport, req: Request, res: Response, request: SessionRequest): Promise<void> {
+  async function serve(transport: WebStandardStreamableHTTPServerTransport, req: Request, res: Response, request: SessionRequest, server?: Server): Promise<void> {
     const exchange = request.exchange ?? (await webExchange(req, res, request.body, DEFAULT_MAX_REQUEST_BODY_SIZE));
-    await exchange.respond(await transport.handleRequest(exchange.request, request.body === undefined ? {} : { parsedBody: request.body }));
+    const whole = server !== undefined && req.method === 'POST' && request.whole?.(request.body, server) === true;
+    await exchange.respond(await transport.handleRequest(exchange.request, request.body === undefined ? {} : { parsedBody: request.body }), { whole });
   }
 
   function count(principal?: string, scope?: string): number {
@@ -197,7 +200,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       // The same user's later requests carry their current groups.
       session.principal = request.principal;
       enter(session, res);
-      await serve(session.transport, req, res, request);
+      await serve(session.transport, req, res, request, session.made?.server);
     },
 
     each(scope, visit) {
@@ -212,10 +215,25 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
   };
 }
 
+/**
+ * Whether nothing but its result can come of a session's request: one request
+ * that asks for no progress, from a client that declared none of sampling,
+ * elicitation and roots (so no request of a backend is forwarded to it during
+ * the call), and whose logs go to the session's `GET` stream (`/mcp`'s do;
+ * a server endpoint's go with the call, so it streams). Its answer is then
+ * one JSON body rather than a stream.
+ */
+function nothingStreams(body: unknown, server: Server): boolean {
+  if (!isJSONRPCRequest(body) || body.params?._meta?.progressToken !== undefined) return false;
+  const declared = server.getClientCapabilities();
+  return declared?.sampling === undefined && declared?.elicitation === undefined && declared?.roots === undefined;
+}
+
 /** The sessions of one endpoint (`scope`) of `pool`, each served by the server `makeServer` makes. */
 export function createGatewaySessions(pool: SessionPool, scope: string, makeServer: (who: () => Principal | undefined) => Server): GatewaySessions {
   return {
-    handle: (req, res, principal, body, exchange) => pool.handle(req, res, { scope, principal, body, ...(exchange && { exchange }), open: (who) => ({ server: makeServer(who) }) }),
+    handle: (req, res, principal, body, exchange) =>
+      pool.handle(req, res, { scope, principal, body, ...(exchange && { exchange }), whole: nothingStreams, open: (who) => ({ server: makeServer(who) }) }),
     each: (visit) => pool.each(scope, visit),
     count: (principal) => pool.count(principal, scope),
     close: () => pool.close(scope),

@@ -10,7 +10,7 @@ import { toWebRequest } from '@modelcontextprotocol/node';
 export interface WebExchange {
   request: globalThis.Request;
   /** Writes the answer to the Node response (see `writeWebResponse`). */
-  respond(response: globalThis.Response): Promise<void>;
+  respond(response: globalThis.Response, options?: { whole?: boolean }): Promise<void>;
 }
 
 /** The web `Request` of `req` (`body` parsed already), converted once for every step that reads it. */
@@ -23,9 +23,9 @@ export async function webExchange(req: IncomingMessage, res: ServerResponse, bod
   const request = await toWebRequest(req, body, { signal: abort.signal, maxRequestBodySize });
   return {
     request,
-    async respond(response) {
+    async respond(response, options) {
       try {
-        await writeWebResponse(res, response, abort.signal);
+        await writeWebResponse(res, response, abort.signal, options?.whole);
       } finally {
         written = true;
       }
@@ -33,14 +33,21 @@ export async function webExchange(req: IncomingMessage, res: ServerResponse, bod
   };
 }
 
+/** An SSE stream that holds one message and nothing else, as the SDK writes it: that message's JSON. */
+const ONE_EVENT = /^event: message\ndata: ([^\n]*)\n\n$/;
+
 /**
- * Writes `response` to `res`. A JSON answer (its length known once read) goes
+ * Writes `response` to `res`. With `whole` (the caller knows nothing in the
+ * stream needs to arrive before its end), a stream is read to its end first:
+ * one that carries only the result is answered as that result in one
+ * `application/json` body, anything else as the stream it was, in one write.
+ * A JSON answer (its length known once read) goes
  * out with its headers in one write; a stream's chunks that come in the same
  * turn share one write, so a stream that opens, carries one event and ends
  * (an SSE answer with nothing before its result) is one write as well, while a
  * stream that carries progress still reaches the client as it happens.
  */
-export async function writeWebResponse(res: ServerResponse, response: globalThis.Response, aborted: AbortSignal): Promise<void> {
+export async function writeWebResponse(res: ServerResponse, response: globalThis.Response, aborted: AbortSignal, whole = false): Promise<void> {
   const headers: Record<string, string> = {};
   for (const [name, value] of response.headers) headers[name] = value;
   if (response.body === null) {
@@ -49,6 +56,19 @@ export async function writeWebResponse(res: ServerResponse, response: globalThis
   }
   if (!(headers['content-type'] ?? '').startsWith('text/event-stream')) {
     const bytes = Buffer.from(await response.arrayBuffer());
+    headers['content-length'] = String(bytes.byteLength);
+    res.writeHead(response.status, headers).end(bytes);
+    return;
+  }
+  if (whole === true) {
+    const text = await response.text();
+    const single = ONE_EVENT.exec(text)?.[1];
+    const bytes = Buffer.from(single ?? text);
+    if (single !== undefined) {
+      headers['content-type'] = 'application/json';
+      delete headers['cache-control'];
+      delete headers['x-accel-buffering'];
+    }
     headers['content-length'] = String(bytes.byteLength);
     res.writeHead(response.status, headers).end(bytes);
     return;

@@ -293,11 +293,13 @@ describe('/mcp: the fleet as one MCP server', () => {
   });
 
   it.each([
-    ['auto', 'application/json'],
-    ['legacy', 'text/event-stream'],
-  ] as const)('answers a call that streams nothing in one body (%s: %s), and streams a call that asks for progress as it happens', async (mode, plain) => {
+    ['auto', {}, 'application/json'],
+    ['legacy', {}, 'application/json'],
+    // A 2025 client that may be asked for sampling gets a stream: a backend's request could come during any call.
+    ['legacy', { sampling: {} }, 'text/event-stream'],
+  ] as const)('answers a call that streams nothing in one body (%s, capabilities %j: %s), and streams a call that asks for progress as it happens', async (mode, capabilities, plain) => {
     const types: string[] = [];
-    const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { versionNegotiation: { mode } });
+    const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { versionNegotiation: { mode }, capabilities });
     const recording: typeof fetch = async (input, init) => {
       const answer = await fetch(input, init);
       if (init?.method === 'POST') types.push(answer.headers.get('content-type') ?? '');
