@@ -8,6 +8,7 @@ export const BENCH_DIR = fileURLToPath(new URL('..', import.meta.url));
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const ECHO_SERVER = join(BENCH_DIR, 'fixtures', 'echo-server.mjs');
 export const MINI_SERVER = join(BENCH_DIR, 'fixtures', 'mini-server.mjs');
+export const ECHO_HTTP_SERVER = join(BENCH_DIR, 'fixtures', 'echo-http-server.mjs');
 
 /** `count` server specs named `s00`, `s01`, … running `script` with this Node binary. */
 export function serverSpecs(count, script, env = {}) {
@@ -19,13 +20,15 @@ export function serverSpecs(count, script, env = {}) {
   }));
 }
 
-/** A temp state dir holding `mcp_servers.json` for `specs` (mcp-fleet's own format; a spec's `fleet` adds config fields). */
+/** A temp state dir holding `mcp_servers.json` for `specs` (mcp-fleet's own format; a spec's `fleet` adds config fields; one with a `url` is a remote server). */
 export function stateDirFor(specs) {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-bench-'));
   const servers = Object.fromEntries(
     specs.map((spec) => [
       spec.name,
-      { type: 'local', command: [spec.command, ...spec.args], env: spec.env ?? {}, ...(spec.fleet ?? {}) },
+      spec.url === undefined
+        ? { type: 'local', command: [spec.command, ...spec.args], env: spec.env ?? {}, ...(spec.fleet ?? {}) }
+        : { type: 'remote', url: spec.url, ...(spec.fleet ?? {}) },
     ]),
   );
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }, null, 2), { mode: 0o600 });

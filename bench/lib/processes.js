@@ -124,6 +124,28 @@ export async function startServe(stateDir, { startupConcurrency = 1 } = {}) {
   };
 }
 
+/** A fixture server over HTTP (`script` prints its URL as its first line); resolves with that URL and a stop. */
+export async function startHttpServer(script) {
+  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const url = await new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8');
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      if (out.includes('\n')) resolve(out.split('\n')[0].trim());
+    });
+    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)));
+  });
+  return {
+    url,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
 /** The bare Express baseline: serves `bodies` ({ path: bytes }) as JSON (behind mcp-fleet's middleware chain with `chain`); resolves with its URL. */
 export async function startBareExpress(bodyFile, { chain = false } = {}) {
   const child = spawn(process.execPath, [join(BENCH_DIR, 'fixtures', 'bare-express.mjs'), bodyFile, ...(chain ? ['--chain'] : [])], {

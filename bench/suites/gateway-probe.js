@@ -3,7 +3,8 @@
 //   node --expose-gc bench/suites/gateway-probe.js latency CALLS WARMUP CONCURRENCY
 //     → µs per call of `echo`: a raw SDK client on the backend itself (stdio),
 //       and SDK clients through `/mcp` of a real `mcp-fleet serve` worker process
-//       (a 2025 session, and 2026 stateless requests) to the same backend, in
+//       (a 2025 session, and 2026 stateless requests) to the same backend; the
+//       same for a backend over Streamable HTTP (an SDK v2 server process); in
 //       chunks in turn; CONCURRENCY calls in flight on each client.
 //   node --expose-gc bench/suites/gateway-probe.js memory SESSIONS
 //     → heap per open 2025 `/mcp` session of a host and app in this process,
@@ -12,8 +13,8 @@ import { createServer } from 'node:http';
 import { Client } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StdioClientTransport } from '../../node_modules/@modelcontextprotocol/client/dist/stdio.mjs';
 import { fleet } from '../lib/contenders.js';
-import { ECHO_SERVER, serverSpecs, settleHeap, sleep, stateDirFor } from '../lib/env.js';
-import { API_TOKEN, noChildren, startServe } from '../lib/processes.js';
+import { ECHO_HTTP_SERVER, ECHO_SERVER, serverSpecs, settleHeap, sleep, stateDirFor } from '../lib/env.js';
+import { API_TOKEN, noChildren, startHttpServer, startServe } from '../lib/processes.js';
 
 const { StreamableHTTPClientTransport } = await import('../../node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const [mode, countText, warmupText, concurrencyText] = process.argv.slice(2);
@@ -29,11 +30,17 @@ process.exit(0);
 
 async function latency(warmup, concurrency) {
   const [spec] = serverSpecs(1, ECHO_SERVER);
-  const state = stateDirFor([{ ...spec, name: 'echo' }]);
+  const backend = await startHttpServer(ECHO_HTTP_SERVER);
+  const state = stateDirFor([
+    { ...spec, name: 'echo' },
+    { name: 'web', url: backend.url },
+  ]);
   const worker = await startServe(state.dir);
   await worker.ready;
   const raw = new Client({ name: 'bench-raw', version: '1.0.0' });
   await raw.connect(new StdioClientTransport({ command: spec.command, args: spec.args }));
+  const rawHttp = new Client({ name: 'bench-raw-http', version: '1.0.0' });
+  await rawHttp.connect(new StreamableHTTPClientTransport(new URL(backend.url)));
   const through = async (mode) => {
     const client = new Client({ name: `bench-gateway-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode } });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${worker.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${API_TOKEN}` } } }));
@@ -55,6 +62,9 @@ async function latency(warmup, concurrency) {
     },
     legacy: (text) => legacy.callTool({ name: 'echo__echo', arguments: { text } }),
     modern: (text) => modern.callTool({ name: 'echo__echo', arguments: { text } }),
+    rawHttp: (text) => rawHttp.callTool({ name: 'echo', arguments: { text } }),
+    legacyHttp: (text) => legacy.callTool({ name: 'web__echo', arguments: { text } }),
+    modernHttp: (text) => modern.callTool({ name: 'web__echo', arguments: { text } }),
   };
   const chunk = 100;
   /** Each call's µs, `concurrency` callers each making their share of the chunk one after the other. */
@@ -74,9 +84,9 @@ async function latency(warmup, concurrency) {
   try {
     for (let i = 0; i < warmup / chunk; i += 1) for (const call of Object.values(contenders)) await run(call);
     await settleHeap();
-    const samples = { raw: [], http: [], legacy: [], modern: [] };
-    const chunkMeans = { raw: [], http: [], legacy: [], modern: [] };
     const names = Object.keys(contenders);
+    const samples = Object.fromEntries(names.map((name) => [name, []]));
+    const chunkMeans = Object.fromEntries(names.map((name) => [name, []]));
     for (let round = 0; round < count / chunk; round += 1) {
       // The order rotates, so none always goes first.
       for (let k = 0; k < names.length; k += 1) {
@@ -90,8 +100,9 @@ async function latency(warmup, concurrency) {
     }
     return { concurrency, samples, chunkMeans };
   } finally {
-    await Promise.all([raw.close(), legacy.close(), modern.close()]);
+    await Promise.all([raw.close(), rawHttp.close(), legacy.close(), modern.close()]);
     await worker.stop();
+    await backend.stop();
     state.remove();
   }
 }

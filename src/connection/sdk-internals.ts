@@ -6,7 +6,7 @@
  * retypes one fails at the first use (and in test/connection/sdk-internals.test.ts)
  * instead of silently losing what the field was needed for.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncResource } from 'node:async_hooks';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 /** The SDK version whose private fields these accessors were written against (package.json pins it). */
@@ -58,7 +58,9 @@ export function bindResponseHandlers(client: object): void {
   const bind = (handlers: ResponseHandlers): ResponseHandlers => {
     const set = handlers.set;
     handlers.set = function setBound(id, handler) {
-      return set.call(this, id, AsyncLocalStorage.bind(handler));
+      // A resource run in, not AsyncLocalStorage.bind (nor .snapshot, built on it): bind makes two deprecation wrappers per call.
+      const context = new AsyncResource('mcp-fleet.response');
+      return set.call(this, id, (...args: unknown[]) => context.runInAsyncScope(handler, undefined, ...args));
     };
     return handlers;
   };

@@ -199,7 +199,7 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const { as } = callerOf();
     const token = ctx.mcpReq._meta?.progressToken;
     const sent: Array<Promise<void>> = [];
-    const target = host.tools(as).find((tool) => tool.name === request.params.name)?.server;
+    const target = host.toolServer(request.params.name, as);
     const result = await calling(target, ctx, (signal) =>
       host.callTool(request.params.name, request.params.arguments ?? {}, {
         ...as,

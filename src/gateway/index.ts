@@ -10,7 +10,6 @@
  * level each client set.
  */
 import type { RequestHandler, Router } from 'express';
-import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, isLegacyRequest, type AuthInfo } from '@modelcontextprotocol/server';
 import type { McpHost } from '../host.js';
 import type { Logger } from '../telemetry/index.js';
@@ -22,6 +21,7 @@ import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PRE
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
 import { listenSubscriptions } from './listen.js';
+import { webExchange } from './web-exchange.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
@@ -73,7 +73,6 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     },
     { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit, bus: listen.bus },
   );
-  const serveModern = toNodeHandler(modern, { onerror, maxRequestBodySize: options.bodyLimit });
   const parseJson = express.json({ limit: options.bodyLimit });
   // Subscribed on the first request, not before: creating the app must not touch the host.
   let unsubscribe: (() => void) | undefined;
@@ -89,9 +88,10 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     unsubscribe ??= forwardChanges(host, sessions, modern.notify);
     const caller = gatewayCallerOf(res);
     const body: unknown = req.body;
-    // A session id is 2025's alone (2026 has none): such a request skips the era check, the costliest step of the gateway's own.
-    if (req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(await toWebRequest(req, body), body))) {
-      await sessions.handle(req, res, caller.principal, body);
+    // One web Request for the era check and the server that answers; a session id is 2025's alone (2026 has none): such a request skips the era check.
+    const exchange = await webExchange(req, res, body, options.bodyLimit);
+    if (req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(exchange.request, body))) {
+      await sessions.handle(req, res, caller.principal, body, exchange);
       return;
     }
     const authInfo: AuthInfo = {
@@ -101,8 +101,18 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       ...(caller.expiresAt !== undefined && { expiresAt: caller.expiresAt }),
       extra: { [PRINCIPAL]: caller.principal },
     };
-    Object.assign(req, { auth: authInfo });
-    await listen.serve(caller.principal, body, res, () => serveModern(req, res, body));
+    // A `subscriptions/listen` stream's resource subscriptions are held for its caller around the request.
+    await listen.serve(caller.principal, body, res, async () => {
+      let response: globalThis.Response;
+      try {
+        response = await modern.fetch(exchange.request, { authInfo, ...(body !== undefined && { parsedBody: body }) });
+      } catch (error) {
+        onerror(error instanceof Error ? error : new Error(String(error)));
+        const id = (body as { id?: unknown } | undefined)?.id;
+        response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status: 500 });
+      }
+      await exchange.respond(response);
+    });
   });
 
   return {

@@ -11,9 +11,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { isInitializeRequest, type Server } from '@modelcontextprotocol/server';
+import { DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, isJSONRPCRequest, WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
+import { webExchange, type WebExchange } from './web-exchange.js';
 
 export interface GatewaySessionLimits {
   /** A session with no request for this long ends. Default 30 minutes. */
@@ -39,6 +39,10 @@ export interface SessionRequest {
   scope: string;
   principal: Principal | undefined;
   body: unknown;
+  /** The request as a web Request already, when the endpoint made one (else the pool makes it). */
+  exchange?: WebExchange;
+  /** Whether nothing but its result can come of a session's request (then answered whole, as JSON): the endpoint's to say. */
+  whole?(body: unknown, server: Server): boolean;
   /**
    * The server of a new session, for the principal `who()` names on each request (the
    * latest request's). Called once the limits allow the session; may throw (an HTTP error).
@@ -52,7 +56,7 @@ interface Session {
   owner: string;
   principal: Principal | undefined;
   made: SessionServer | undefined;
-  transport: NodeStreamableHTTPServerTransport | undefined;
+  transport: WebStandardStreamableHTTPServerTransport | undefined;
   /** Requests (and streams) still open on it. */
   active: number;
   idle: NodeJS.Timeout | undefined;
@@ -73,7 +77,7 @@ export interface SessionPool {
 /** The sessions of one endpoint of a pool. */
 export interface GatewaySessions {
   /** Serves a 2025-era request (`body` parsed) for `principal`. */
-  handle(req: Request, res: Response, principal: Principal | undefined, body: unknown): Promise<void>;
+  handle(req: Request, res: Response, principal: Principal | undefined, body: unknown, exchange?: WebExchange): Promise<void>;
   /** Each open session's server, principal and id (for notifications). */
   each(visit: (server: Server, principal: Principal | undefined, id: string) => void): void;
   /** Open sessions of this endpoint: all, or one principal's. */
@@ -137,7 +141,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
     };
     // Counted from here on: a slow server to make must not let a burst past the limits.
     open.add(session);
-    let transport: NodeStreamableHTTPServerTransport;
+    let transport: WebStandardStreamableHTTPServerTransport;
     try {
       const made = await request.open(() => session.principal);
       if (session.ended) {
@@ -147,7 +151,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
         return jsonRpcError(res, 503, -32000, 'this worker is shutting down');
       }
       session.made = made;
-      transport = new NodeStreamableHTTPServerTransport({
+      transport = new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
         onsessioninitialized(id) {
           session.id = id;
@@ -164,7 +168,14 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       throw error;
     }
     enter(session, res);
-    await transport.handleRequest(req, res, request.body);
+    await serve(transport, req, res, request);
+  }
+
+  /** One request on a session's transport, its answer written in as few writes as it allows (web-exchange.ts). */
+  async function serve(transport: WebStandardStreamableHTTPServerTransport, req: Request, res: Response, request: SessionRequest, server?: Server): Promise<void> {
+    const exchange = request.exchange ?? (await webExchange(req, res, request.body, DEFAULT_MAX_REQUEST_BODY_SIZE));
+    const whole = server !== undefined && req.method === 'POST' && request.whole?.(request.body, server) === true;
+    await exchange.respond(await transport.handleRequest(exchange.request, request.body === undefined ? {} : { parsedBody: request.body }), { whole });
   }
 
   function count(principal?: string, scope?: string): number {
@@ -189,7 +200,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       // The same user's later requests carry their current groups.
       session.principal = request.principal;
       enter(session, res);
-      await session.transport.handleRequest(req, res, request.body);
+      await serve(session.transport, req, res, request, session.made?.server);
     },
 
     each(scope, visit) {
@@ -204,10 +215,25 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
   };
 }
 
+/**
+ * Whether nothing but its result can come of a session's request: one request
+ * that asks for no progress, from a client that declared none of sampling,
+ * elicitation and roots (so no request of a backend is forwarded to it during
+ * the call), and whose logs go to the session's `GET` stream (`/mcp`'s do;
+ * a server endpoint's go with the call, so it streams). Its answer is then
+ * one JSON body rather than a stream.
+ */
+function nothingStreams(body: unknown, server: Server): boolean {
+  if (!isJSONRPCRequest(body) || body.params?._meta?.progressToken !== undefined) return false;
+  const declared = server.getClientCapabilities();
+  return declared?.sampling === undefined && declared?.elicitation === undefined && declared?.roots === undefined;
+}
+
 /** The sessions of one endpoint (`scope`) of `pool`, each served by the server `makeServer` makes. */
 export function createGatewaySessions(pool: SessionPool, scope: string, makeServer: (who: () => Principal | undefined) => Server): GatewaySessions {
   return {
-    handle: (req, res, principal, body) => pool.handle(req, res, { scope, principal, body, open: (who) => ({ server: makeServer(who) }) }),
+    handle: (req, res, principal, body, exchange) =>
+      pool.handle(req, res, { scope, principal, body, ...(exchange && { exchange }), whole: nothingStreams, open: (who) => ({ server: makeServer(who) }) }),
     each: (visit) => pool.each(scope, visit),
     count: (principal) => pool.count(principal, scope),
     close: () => pool.close(scope),

@@ -44,7 +44,7 @@ export interface AgentToolsOptions {
   sessions: Sessions;
 }
 
-export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'callTool'>;
+export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'toolServer' | 'callTool'>;
 
 /**
  * An app's call of a tool of its server (`name` is the tool's `{server}__{tool}`),
@@ -228,6 +228,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       if (mount.get(name) !== undefined || sessions.owner(name) !== undefined) return true;
       const owner = ownerByName(name);
       return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
+    },
+
+    toolServer(name, ownerOptions) {
+      const principal = principalOf(ownerOptions?.principal);
+      const tool = mount.get(name);
+      const server = tool === undefined ? sessions.owner(name, principal?.id)?.server : modelVisible(tool.ui) ? tool.server : undefined;
+      return server !== undefined && mayCall(name, principal) ? server : undefined;
     },
 
     async callTool(name, args, callOptions) {

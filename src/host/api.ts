@@ -187,6 +187,8 @@ export interface McpHost {
    * server (calling it starts the server).
    */
   hasTool(name: string, options?: { principal?: PrincipalInput }): boolean;
+  /** The server of the tool `name` as `tools()` lists it for the principal (a registered tool a model may call, or a per_user server's), without building that list. */
+  toolServer(name: string, options?: { principal?: PrincipalInput }): string | undefined;
   /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */
   searchTools(query: string, options?: SearchOptions): ToolSearchResult[];
   callTool(name: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<AgentToolResult>;

@@ -123,6 +123,30 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   // Until the worker can serve (the database reached, the servers published) the API says why rather
   // than answer with an empty or partial fleet.
   const ready = options.notReady ? [untilReady(options.notReady)] : [];
+  // The fleet as one MCP server, mounted before the API: a call of a tool is its hottest path, and each
+  // layer before it is one more match per request. Its own auth (bearer tokens, with the OAuth challenge), never the page's cookie.
+  // One pool for both MCP endpoints: the caps bound what a worker (and a principal) holds open, whichever endpoint it is on.
+  const pool = createSessionPool(options.gatewaySessions);
+  app.locals.mcpSessions = pool;
+  const gateway = createGateway(host, {
+    pool,
+    ...(options.gatewayRounds && { rounds: options.gatewayRounds }),
+    token: options.token,
+    users,
+    oidc: options.oidc,
+    publicUrl: options.publicUrl,
+    bindHost,
+    allowedHosts: extraHosts,
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    ...(options.logger && { logger: options.logger }),
+  });
+  app.locals.gateway = gateway;
+  // Fetched by clients before they hold a token: public by nature.
+  app.get(GATEWAY_METADATA_PATH, gateway.metadata);
+  // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
+  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, rounds: gateway.rounds, ...(options.logger && { logger: options.logger }) }).router);
+  app.use('/mcp', ...ready, gateway.router);
+
   app.get('/api/mcp/servers', guard, ...ready, list);
   app.use('/api', guard, ...ready);
   app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
@@ -145,29 +169,6 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
     const user = userOf(res);
     res.json({ sessions: host.sessions(user === undefined ? {} : { principal: user }) });
   });
-
-  // The fleet as one MCP server: its own auth (bearer tokens, with the OAuth challenge), never the page's cookie.
-  // One pool for both MCP endpoints: the caps bound what a worker (and a principal) holds open, whichever endpoint it is on.
-  const pool = createSessionPool(options.gatewaySessions);
-  app.locals.mcpSessions = pool;
-  const gateway = createGateway(host, {
-    pool,
-    ...(options.gatewayRounds && { rounds: options.gatewayRounds }),
-    token: options.token,
-    users,
-    oidc: options.oidc,
-    publicUrl: options.publicUrl,
-    bindHost,
-    allowedHosts: extraHosts,
-    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
-    ...(options.logger && { logger: options.logger }),
-  });
-  app.locals.gateway = gateway;
-  // Fetched by clients before they hold a token: public by nature.
-  app.get(GATEWAY_METADATA_PATH, gateway.metadata);
-  // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
-  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, rounds: gateway.rounds, ...(options.logger && { logger: options.logger }) }).router);
-  app.use('/mcp', ...ready, gateway.router);
 
   // The browser's return from an OAuth consent (`serve --public-url`): no token, its `state` is the proof.
   app.get('/oauth/callback', identifyCaller(options.token, users), consentCallback(host));

@@ -267,6 +267,59 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(seen.length === 2 || seen[2] === 3).toBe(true);
   });
 
+  it('refuses a rotated or removed user key on its next request, in an open session too', async () => {
+    const made = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name: 'dora', groups: ['eng'] }) });
+    expect(made.status).toBe(201);
+    const oldKey = ((await made.json()) as { key: string }).key;
+    const session = await v2(oldKey, 'legacy');
+    expect(textOf(await session.callTool({ name: 'eng__echo', arguments: { text: 'before' } }))).toBe('before');
+    const rotated = await api('/api/mcp/users/dora/rotate', adminToken, { method: 'POST' });
+    expect(rotated.status).toBe(200);
+    const newKey = ((await rotated.json()) as { key: string }).key;
+    const unauthorized = (token: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } }),
+      }).then((answer) => answer.status);
+    // The very next request with the old key, the open session's too, is refused.
+    expect(await unauthorized(oldKey)).toBe(401);
+    await expect(session.callTool({ name: 'eng__echo', arguments: { text: 'after' } })).rejects.toThrow();
+    const fresh = await v2(newKey, 'auto');
+    expect(textOf(await fresh.callTool({ name: 'eng__echo', arguments: { text: 'new key' } }))).toBe('new key');
+    expect((await api('/api/mcp/users/dora', adminToken, { method: 'DELETE' })).status).toBeLessThan(300);
+    expect(await unauthorized(newKey)).toBe(401);
+    await expect(fresh.callTool({ name: 'eng__echo', arguments: { text: 'removed' } })).rejects.toThrow();
+  });
+
+  it.each([
+    ['auto', {}, 'application/json'],
+    ['legacy', {}, 'application/json'],
+    // A 2025 client that may be asked for sampling gets a stream: a backend's request could come during any call.
+    ['legacy', { sampling: {} }, 'text/event-stream'],
+  ] as const)('answers a call that streams nothing in one body (%s, capabilities %j: %s), and streams a call that asks for progress as it happens', async (mode, capabilities, plain) => {
+    const types: string[] = [];
+    const client = new Client({ name: 'gateway-test', version: '1.0.0' }, { versionNegotiation: { mode }, capabilities });
+    const recording: typeof fetch = async (input, init) => {
+      const answer = await fetch(input, init);
+      if (init?.method === 'POST') types.push(answer.headers.get('content-type') ?? '');
+      return answer;
+    };
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${keys.alice}` } }, fetch: recording }));
+    clients.push(client);
+    types.length = 0;
+    expect(textOf(await client.callTool({ name: 'eng__echo', arguments: { text: 'hi' } }))).toBe('hi');
+    expect(types).toEqual([plain]);
+    types.length = 0;
+    const progressAt: number[] = [];
+    const result = await client.callTool({ name: 'eng__slow', arguments: { ms: 300, steps: 3 } }, { onprogress: () => progressAt.push(performance.now()) });
+    const answeredAt = performance.now();
+    expect(textOf(result)).toContain('"done":true');
+    expect(types).toEqual(['text/event-stream']);
+    // The first progress came while the call still ran (about 200 ms before its end), not with the answer.
+    expect(answeredAt - progressAt[0]!).toBeGreaterThan(100);
+  });
+
   it.each(['legacy', 'auto'] as const)('passes a client’s cancellation on to the backend (%s)', async (mode) => {
     const alice = await v2(keys.alice!, mode);
     const lines = (file: string) => readable(join(logs, file)).split('\n').filter(Boolean).length;

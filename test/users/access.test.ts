@@ -157,6 +157,11 @@ describe('tools', () => {
     expect(host.tools({ principal: bob }).some((tool) => tool.server === 'team')).toBe(false);
     expect(host.tools().some((tool) => tool.server === 'team')).toBe(true);
     expect(host.searchTools('add', { principal: bob, limit: 20 }).map((tool) => tool.server).sort()).toEqual(['open', 'private']);
+    // The server of a tool, as the principal's list names it: the gateway's lookup, without the list.
+    for (const tool of host.tools({ principal: bob })) expect(host.toolServer(tool.name, { principal: bob })).toBe(tool.server || undefined);
+    expect(host.toolServer('team__echo', { principal: bob })).toBeUndefined();
+    expect(host.toolServer('team__echo')).toBe('team');
+    expect(host.toolServer('nobody__echo')).toBeUndefined();
     const refused = await host.callTool('team__echo', { text: 'x' }, { principal: bob });
     expect(refused.details.is_error).toBe(true);
     expect(refused.content).toEqual([{ type: 'text', text: 'unknown tool "team__echo"' }]);
