@@ -86,7 +86,7 @@ const edgeLabel = (e) => {
   const type = edgeTypes[edges[e + eType]];
   const name = edges[e + eName];
   if (type === 'element' || type === 'hidden') return `[${type === 'hidden' ? 'h' : ''}]`;
-  return typeof name === 'number' ? `[${name}]` : `.${strings[name]}`;
+  return `.${strings[name]}`;
 };
 
 // Breadth first from the synthetic root, skipping weak edges: each node's parent edge.
@@ -285,15 +285,20 @@ for (let n = 1; n < total && option('--strings'); n += 1) {
   if (!seen[n] || !isNew(n)) continue;
   const type = nodeTypes[nodes[n * nodeWidth + nType]];
   const holder = `${nameOf(parentNode[n])}${edgeLabel(parentEdge[n])}`;
-  if (type === 'array') {
-    const key = `${holder} → ${nameOf(n)}`;
+  if (type === 'array' || type === 'object shape' || type === 'hidden') {
+    // Shapes by the object whose shape they are (the first non-shape ancestor): who makes new hidden classes.
+    let at = n;
+    while (parentNode[at] > 0 && ['object shape', 'hidden', 'array'].includes(nodeTypes[nodes[parentNode[at] * nodeWidth + nType]])) at = parentNode[at];
+    const owner = parentNode[at] > 0 ? `${nameOf(parentNode[at])}${edgeLabel(parentEdge[at])}` : '(root)';
+    const grand = parentNode[at] > 0 && parentNode[parentNode[at]] > 0 ? `${nameOf(parentNode[parentNode[at]])}${edgeLabel(parentEdge[parentNode[at]])} ` : '';
+    const key = `${grand}${owner} → ${nameOf(n)}`;
     arraysBy.set(key, (arraysBy.get(key) ?? 0) + nodes[n * nodeWidth + nSize]);
   }
   if (!['string', 'concatenated string', 'sliced string'].includes(type)) continue;
   const key = `${JSON.stringify(strings[nodes[n * nodeWidth + nName]].slice(0, 60))} ← ${holder}`;
   stringsBy.set(key, (stringsBy.get(key) ?? 0) + nodes[n * nodeWidth + nSize]);
 }
-for (const [title, by] of [['strings', stringsBy], ['arrays', arraysBy]]) {
+for (const [title, by] of [['strings', stringsBy], ['arrays, shapes and hidden', arraysBy]]) {
   if (by.size === 0) continue;
   console.log(`\nnew ${title}, by value/holder:`);
   for (const [key, size] of [...by].sort((a, b) => b[1] - a[1]).slice(0, Number(option('--strings')))) console.log(`  ${(size / 1024 / count).toFixed(2).padStart(7)} KiB  ${key}`);
