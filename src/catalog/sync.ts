@@ -89,7 +89,10 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   const client = connection.client;
   const debounceMs = options.debounceMs ?? 50;
   const capabilities = client.getServerCapabilities() ?? {};
-  const stopping = new AbortController();
+  // Made on the first listing that needs its signal: most servers list nothing after connect (~0.7 KiB each).
+  let stopping: AbortController | null = null;
+  let stopped = false;
+  const stopSignal = (): AbortSignal => (stopping ??= new AbortController()).signal;
   const generation: Record<CatalogKind, number> = { tools: 0, resources: 0, prompts: 0 };
   /** Per kind, the window after a listing started: `again` when a change arrived in it. */
   const windows = new Map<CatalogKind, { timer: NodeJS.Timeout; again: boolean }>();
@@ -119,7 +122,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   };
 
   function schedule(kind: CatalogKind): void {
-    if (stopping.signal.aborted) return;
+    if (stopped) return;
     const open = windows.get(kind);
     if (open) {
       open.again = true;
@@ -148,7 +151,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   function relist(kind: CatalogKind, trigger: SyncTrigger): Promise<void> {
     const mine = ++generation[kind];
     const startedAt = now();
-    const current = () => !stopping.signal.aborted && generation[kind] === mine;
+    const current = () => !stopped && generation[kind] === mine;
     // Telemetry: whether this listing changed the catalog (onChange was told).
     const changesBefore = changeCount;
     const changed = () => changeCount !== changesBefore;
@@ -193,7 +196,7 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
 
   async function listAndApply(kind: CatalogKind, current: () => boolean, markListed: (ttlMs: number | null) => void): Promise<void> {
     if (kind === 'tools') {
-      const result = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopping.signal));
+      const result = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopSignal()));
       if (!current()) return;
       markListed(result.ttlMs);
       const listing = result.tools;
@@ -243,7 +246,12 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     if (change !== null) reportChange(change);
   }
 
-  const bound = { signal: stopping.signal, timeout: options.timeoutMs };
+  const bound = {
+    get signal() {
+      return stopSignal();
+    },
+    timeout: options.timeoutMs,
+  };
   // `refresh`: a listing always reaches the server, never the SDK's response cache.
   const listResources = () =>
     observeRequest(client, 'resources/list', {}, () =>
@@ -278,18 +286,19 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
         if (listingDue()) await new Promise((resolve) => setTimeout(resolve, debounceMs));
       }
     },
-    due: () => !stopping.signal.aborted && KINDS.some((kind) => isOffered(kind) && expired(kind)),
+    due: () => !stopped && KINDS.some((kind) => isOffered(kind) && expired(kind)),
     async freshen() {
-      if (stopping.signal.aborted) return;
+      if (stopped) return;
       const due = KINDS.filter((kind) => isOffered(kind) && expired(kind));
       await Promise.all(due.map((kind) => latest.get(kind) ?? relist(kind, 'expired').catch(() => undefined)));
     },
     async refresh() {
-      if (stopping.signal.aborted) throw new Error('catalog sync stopped');
+      if (stopped) throw new Error('catalog sync stopped');
       await Promise.all(KINDS.map((kind) => relist(kind, 'refresh')));
     },
     stop() {
-      stopping.abort(new Error('catalog sync stopped'));
+      stopped = true;
+      (stopping ??= new AbortController()).abort(new Error('catalog sync stopped'));
       for (const window of windows.values()) clearTimeout(window.timer);
       windows.clear();
       for (const off of unsubscribe) off();

@@ -12,7 +12,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { delimiter } from 'node:path';
-import { PassThrough } from 'node:stream';
+import type { Readable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { $ZodError } from 'zod/v4/core';
@@ -67,7 +67,8 @@ export class ChildTransport implements Transport {
   overflow: MessageTooLargeError | undefined;
   readonly junk: StdoutJunk = { lines: 0, last: '' };
   readonly #spec: ChildSpec;
-  readonly #stderr = new PassThrough();
+  readonly #onStderr: (chunk: string) => void;
+  #stderrDone!: () => void;
   readonly #buffer = new LineBuffer();
   #resolveExit!: (info: ExitInfo) => void;
   #child: ChildProcessWithoutNullStreams | undefined;
@@ -78,18 +79,17 @@ export class ChildTransport implements Transport {
   constructor(spec: ChildSpec, onStderr: (chunk: string) => void) {
     this.#spec = spec;
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
-    // A pipe handed out before spawning, so no early line is lost.
-    this.#stderr.setEncoding('utf8');
-    this.#stderr.on('data', (chunk: string) => onStderr(chunk));
-    this.stderrEnded = new Promise((resolve) => {
-      this.#stderr.once('end', resolve);
-      this.#stderr.once('close', resolve);
-    });
+    this.#onStderr = onStderr;
+    this.stderrEnded = new Promise((resolve) => (this.#stderrDone = resolve));
   }
 
-  /** The child's stderr (also what tells the SDK this is a stdio transport). */
-  get stderr(): PassThrough {
-    return this.#stderr;
+  /**
+   * The child's stderr once spawned (also what tells the SDK this is a stdio
+   * transport). Read here directly, not through a pipe of our own: a stream
+   * pair per server kept ~4 KiB alive for nothing.
+   */
+  get stderr(): Readable | null {
+    return this.#child?.stderr ?? null;
   }
 
   /** The child's pid once spawned, else null. */
@@ -109,7 +109,11 @@ export class ChildTransport implements Transport {
       ...(this.#spec.cwd === null ? {} : { cwd: this.#spec.cwd }),
     });
     this.#child = child;
-    child.stderr.pipe(this.#stderr);
+    // Listened to in the same tick as the spawn: no early line is lost.
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', this.#onStderr);
+    child.stderr.once('end', this.#stderrDone);
+    child.stderr.once('close', this.#stderrDone);
     child.stdout.on('data', (chunk: Buffer) => this.#read(chunk));
     child.stdout.on('error', (error) => this.onerror?.(error));
     child.stdin.on('error', (error) => this.onerror?.(error));
@@ -131,7 +135,7 @@ export class ChildTransport implements Transport {
       child.once('error', (error: NodeJS.ErrnoException) => {
         if (child.pid !== undefined) return this.onerror?.(error);
         this.spawnError = error;
-        this.#stderr.end();
+        this.#stderrDone();
         reject(error);
       });
     });

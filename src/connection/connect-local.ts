@@ -33,7 +33,9 @@ export async function connectLocal(
   const secrets = [...secretValues(config), ...Object.values(inherited)];
   const tail = createStderrTail(secrets);
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
-  const child = new ChildTransport(spec, (chunk) => tail.append(chunk));
+  // The tail's own method, not a closure made here: the child's stderr keeps its listener for the
+  // connection's life, and a closure of this scope would keep the connect's bound and signals with it.
+  const child = new ChildTransport(spec, tail.append);
   const client = handshake.newClient();
   const progress: HandshakeProgress = { phase: 'initialize' };
   try {

@@ -206,27 +206,32 @@ export const serverMachine = setup({
       sendBack({ type: 'auth.failed', error: new FleetError('auth', 'this host cannot run an OAuth consent') });
       return undefined;
     }),
-    /** Reports the connection's unexpected end, an unanswered ping or a lost token as `connection.closed`. */
-    watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(({ input, sendBack }) =>
-      watchLiveConnection(
-        input.live,
-        { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
-        (error) => sendBack({ type: 'connection.closed', error }),
-      ),
+    /**
+     * Reports the connection's unexpected end, an unanswered ping or a lost
+     * token as `connection.closed`. For a ready `on_demand` server it also
+     * counts the calls (`call.started` / `call.finished`) and sends
+     * `server.idle` once none ran for `idleMs`: one actor per ready
+     * connection rather than two (an actor costs ~2 KiB kept per server).
+     */
+    watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(
+      ({ input, sendBack, receive }) => {
+        const stopWatch = watchLiveConnection(
+          input.live,
+          { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
+          (error) => sendBack({ type: 'connection.closed', error }),
+        );
+        if (input.config.start !== 'on_demand') return stopWatch;
+        const stopIdle = watchIdle(input.config.idle_timeout_seconds * 1000, () => sendBack({ type: 'server.idle' }), receive);
+        return () => {
+          stopIdle();
+          stopWatch();
+        };
+      },
     ),
     /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
     catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
       input.host?.catalogSession(input, sendBack),
     ),
-    /**
-     * Counts the calls of a ready `on_demand` server (`call.started` /
-     * `call.finished`) and sends `server.idle` once none ran for `idleMs`;
-     * does nothing for an eager server.
-     */
-    idleWatch: fromCallback<ServerMachineEvent, { onDemand: boolean; idleMs: number }>(({ input, sendBack, receive }) => {
-      if (!input.onDemand) return undefined;
-      return watchIdle(input.idleMs, () => sendBack({ type: 'server.idle' }), receive);
-    }),
     /** Ends the connection; resolves once the process is gone. */
     closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
   },
@@ -460,18 +465,10 @@ export const serverMachine = setup({
       entry: 'resetAuthWaits',
       exit: 'unregisterTools',
       invoke: [
-        { src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
+        { id: 'watchConnection', src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
         {
           src: 'catalogSession',
           input: ({ context }) => ({ ...workOf({ context }), live: context.live! }),
-        },
-        {
-          id: 'idleWatch',
-          src: 'idleWatch',
-          input: ({ context }) => ({
-            onDemand: context.config.start === 'on_demand',
-            idleMs: context.config.idle_timeout_seconds * 1000,
-          }),
         },
       ],
       after: { stable: { actions: 'resetFailures' } },
@@ -506,8 +503,8 @@ export const serverMachine = setup({
           { target: 'closing.to_pending', actions: [takeEventConfig, queueAsEvent, 'resetFailures'] },
         ],
         'server.stop': { target: 'closing.to_stopped' },
-        'call.started': { actions: sendTo('idleWatch', ({ event }) => event) },
-        'call.finished': { actions: sendTo('idleWatch', ({ event }) => event) },
+        'call.started': { actions: sendTo('watchConnection', ({ event }) => event) },
+        'call.finished': { actions: sendTo('watchConnection', ({ event }) => event) },
         'server.idle': { target: 'closing.to_pending', actions: 'forgetDemand' },
       },
     },

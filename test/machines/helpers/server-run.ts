@@ -153,7 +153,7 @@ function observe(actor: ServerRef, step: ServerSnapshot, observer: Observer, wor
       refresh: world.refreshes.running().length,
       consent: world.consents.running().length,
       catalog: world.catalogs.running().length,
-      idleWatch: snapshot.status === 'active' && snapshot.children['idleWatch'] !== undefined ? 1 : 0,
+      watch: snapshot.status === 'active' && snapshot.children['watchConnection'] !== undefined ? 1 : 0,
       close: world.connections.filter((connection) => connection.closeInFlight).length,
     },
     /** Timers waiting on the faked clock: the machine's delays of the state it is in, and an armed idle watch. */
@@ -203,7 +203,7 @@ function promise(facts: ServerFacts, configs: ConfigSet): ReturnType<typeof obse
       refresh: runs.refresh(facts) ? 1 : 0,
       consent: runs.consent(facts) ? 1 : 0,
       catalog: runs.catalog(facts) ? 1 : 0,
-      idleWatch: runs.idleWatch(facts) ? 1 : 0,
+      watch: runs.watch(facts) ? 1 : 0,
       close: runs.close(facts) && facts.connections > 0 ? 1 : 0,
     },
     // `stable` while ready, `backoff` while backing off; the idle timer of an `on_demand` server with no call in flight.

@@ -444,7 +444,7 @@ export const runs = {
   refresh: (facts: ServerFacts) => facts.phase === 'refreshing',
   consent: (facts: ServerFacts) => facts.phase === 'consenting',
   catalog: (facts: ServerFacts) => facts.phase === 'ready',
-  /** The idle watch lives with the ready connection (it does nothing for an eager server). */
-  idleWatch: (facts: ServerFacts) => facts.phase === 'ready',
+  /** The connection watch (with the idle watch of an on_demand server) lives with the ready connection. */
+  watch: (facts: ServerFacts) => facts.phase === 'ready',
   close: (facts: ServerFacts) => facts.phase === 'closing',
 };
