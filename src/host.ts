@@ -81,7 +81,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   });
 
   const projected = () => journal.projection.context;
-
   const { sessions, hostInputs } = createPerUser({
     store: inputsStore,
     append,
@@ -89,8 +88,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     projected,
     subscribe: (listener) => journal.subscribe(listener),
     grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
-    // A principal's own session: its server's requests go to the gateway client whose call it serves.
-    setupClient: (name) => clientHandlers.setupForCallers(name),
+    setupClient: (name) => clientHandlers.setupForCallers(name), // a session's server asks the gateway client it serves
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({
