@@ -124,44 +124,23 @@ export async function startServe(stateDir, { startupConcurrency = 1 } = {}) {
   };
 }
 
-/** A fixture server over HTTP (`script` prints its URL as its first line); resolves with that URL and a stop. */
-export async function startHttpServer(script) {
-  const child = spawn(process.execPath, [script], { stdio: ['ignore', 'pipe', 'inherit'] });
+/**
+ * Starts `node ...args` and resolves once its stdout shows where it listens: the
+ * first line matching `pattern`'s group 1 (the whole first line without a
+ * pattern). Resolves with that URL, the child's pid and a stop.
+ */
+export async function startListening(args, { env = process.env, pattern, name = args[0] } = {}) {
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise((resolve) => child.once('exit', resolve));
   const url = await new Promise((resolve, reject) => {
     let out = '';
     child.stdout.setEncoding('utf8');
     child.stdout.on('data', (chunk) => {
       out += chunk;
-      if (out.includes('\n')) resolve(out.split('\n')[0].trim());
+      const found = pattern === undefined ? (out.includes('\n') ? [out, out.split('\n')[0].trim()] : null) : pattern.exec(out);
+      if (found) resolve(found[1]);
     });
-    child.once('exit', (code) => reject(new Error(`${script} exited with ${code}: ${out}`)));
-  });
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
-}
-
-/** The bare Express baseline: serves `bodies` ({ path: bytes }) as JSON (behind mcp-fleet's middleware chain with `chain`); resolves with its URL. */
-export async function startBareExpress(bodyFile, { chain = false } = {}) {
-  const child = spawn(process.execPath, [join(BENCH_DIR, 'fixtures', 'bare-express.mjs'), bodyFile, ...(chain ? ['--chain'] : [])], {
-    env: { ...process.env, MCP_FLEET_API_TOKEN: API_TOKEN },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const match = /listening (http:\/\/\S+)/.exec(out);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`bare express exited with ${code}`)));
+    child.once('exit', (code) => reject(new Error(`${name} exited with ${code}: ${out}`)));
   });
   return {
     url,
@@ -171,4 +150,18 @@ export async function startBareExpress(bodyFile, { chain = false } = {}) {
       await exited;
     },
   };
+}
+
+/** A fixture server over HTTP (`script` prints its URL as its first line). */
+export function startHttpServer(script) {
+  return startListening([script]);
+}
+
+/** The bare Express baseline: serves `bodies` ({ path: bytes }) as JSON (behind mcp-fleet's middleware chain with `chain`); resolves with its URL. */
+export function startBareExpress(bodyFile, { chain = false } = {}) {
+  return startListening([join(BENCH_DIR, 'fixtures', 'bare-express.mjs'), bodyFile, ...(chain ? ['--chain'] : [])], {
+    env: { ...process.env, MCP_FLEET_API_TOKEN: API_TOKEN },
+    pattern: /listening (http:\/\/\S+)/,
+    name: 'bare express',
+  });
 }

@@ -4,14 +4,13 @@
 //   node --expose-gc bench/suites/users-probe.js first PRINCIPALS   → ms of each new principal's first call, mcp-fleet and raw SDK (with and without listTools) in turns
 //   node --expose-gc bench/suites/users-probe.js percall CALLS WARMUP → µs per call, per_user session and shared server in 100-call chunks
 //   node --expose-gc bench/suites/users-probe.js memory PRINCIPALS  → heap per idle session, what is left once they ended, heap per raw SDK client
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { fleet } from '../lib/contenders.js';
 import { ROOT, settleHeap, sleep } from '../lib/env.js';
-import { noChildren } from '../lib/processes.js';
+import { noChildren, startListening } from '../lib/processes.js';
 
 const { StreamableHTTPClientTransport } = await import('../../node_modules/@modelcontextprotocol/client/dist/index.mjs');
 const [mode, countText, warmupText] = process.argv.slice(2);
@@ -199,24 +198,6 @@ async function endAll(idleTimeout) {
 }
 
 /** The whoami fixture over Streamable HTTP on a free port; resolves with its URL. */
-async function startFixture() {
-  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'whoami.mjs'), '--http'], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  const url = await new Promise((resolve, reject) => {
-    let text = '';
-    child.stdout.setEncoding('utf8');
-    child.stdout.on('data', (data) => {
-      text += data;
-      const match = /listening (http:\/\/\S+)/.exec(text);
-      if (match) resolve(match[1]);
-    });
-    child.once('exit', (code) => reject(new Error(`whoami fixture exited with ${code}`)));
-  });
-  return {
-    url,
-    async stop() {
-      child.kill('SIGTERM');
-      await exited;
-    },
-  };
+function startFixture() {
+  return startListening([join(ROOT, 'test', 'fixtures', 'whoami.mjs'), '--http'], { pattern: /listening (http:\/\/\S+)/, name: 'whoami fixture' });
 }

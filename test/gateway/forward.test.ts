@@ -12,6 +12,7 @@ import { startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
 import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
+import { promptOf, reply, text } from './client-answers.js';
 
 let fleet: Fleet;
 let http: HttpFixture;
@@ -82,12 +83,6 @@ async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<str
   return client;
 }
 
-const reply = (text: string): CreateMessageResult => ({ role: 'assistant', content: { type: 'text', text }, model: 'test-client-model' });
-const promptOf = (params: CreateMessageRequest['params']) => {
-  const content = params.messages[0]!.content;
-  return !Array.isArray(content) && content.type === 'text' ? content.text : '';
-};
-const text = (result: { content?: unknown }) => (result.content as Array<{ type: string; text?: string }>).map((part) => part.text).join('');
 
 describe('a stdio backend: its request goes to the one call in flight', () => {
   it.each([
