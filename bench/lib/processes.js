@@ -72,6 +72,8 @@ export async function startServe(stateDir, { startupConcurrency = 1 } = {}) {
   const child = spawn(
     process.execPath,
     [
+      // BENCH_SERVE_NODE_ARGS: node options for the worker alone (`--cpu-prof --cpu-prof-dir=DIR`, which NODE_OPTIONS refuses).
+      ...(process.env.BENCH_SERVE_NODE_ARGS?.split(' ').filter(Boolean) ?? []),
       join(ROOT, 'bin', 'mcp-fleet.js'),
       'serve',
       '--state-dir',

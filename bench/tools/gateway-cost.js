@@ -9,8 +9,8 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Client } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
 import { StreamableHTTPClientTransport } from '../../node_modules/@modelcontextprotocol/client/dist/index.mjs';
-import { ECHO_SERVER, serverSpecs, stateDirFor } from '../lib/env.js';
-import { API_TOKEN, noChildren, startServe } from '../lib/processes.js';
+import { ECHO_HTTP_SERVER, ECHO_SERVER, serverSpecs, stateDirFor } from '../lib/env.js';
+import { API_TOKEN, noChildren, startHttpServer, startServe } from '../lib/processes.js';
 
 const [callsText = '3000', ...levelsText] = process.argv.slice(2);
 const calls = Number(callsText);
@@ -38,8 +38,10 @@ async function writesDuring(pid, run) {
   return counts;
 }
 
+// GATEWAY_BACKEND=http: the echo server is reached over Streamable HTTP (its own process) instead of stdio.
+const backend = process.env.GATEWAY_BACKEND === 'http' ? await startHttpServer(ECHO_HTTP_SERVER) : undefined;
 const [spec] = serverSpecs(1, ECHO_SERVER);
-const state = stateDirFor([{ ...spec, name: 'echo' }]);
+const state = stateDirFor([backend === undefined ? { ...spec, name: 'echo' } : { name: 'echo', url: backend.url }]);
 const worker = await startServe(state.dir);
 await worker.ready;
 console.log(`bench pid ${process.pid}, worker pid ${worker.pid}`);
@@ -80,6 +82,7 @@ try {
 } finally {
   await Promise.all(Object.values(clients).map((client) => client.close()));
   await worker.stop();
+  await backend?.stop();
   state.remove();
   await noChildren();
 }

@@ -55,7 +55,7 @@ export async function openRemote(
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const fetch = witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider)));
+  const fetch = witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider) ?? fetchUncopied));
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
@@ -95,6 +95,28 @@ export function withoutStandaloneStream(endpoint: URL, inner: FetchLike): FetchL
     return inner(url, init);
   };
 }
+
+/**
+ * The global fetch, without the copy it makes of every request: fetch clones
+ * a request, teeing its body, so that it could follow a redirect, unless it
+ * may not follow one (and has no window). The SDK's requests leave redirects
+ * to fetch or handle them themselves (`manual`), so one with a string body or
+ * none goes out unable to follow, and a redirect answering it sends the
+ * request again as given: answered as before, one request later.
+ */
+export const fetchUncopied: FetchLike = async function fetchUncopied(url, init) {
+  const replayable = init?.body === undefined || init.body === null || typeof init.body === 'string';
+  if (!replayable || init?.redirect === 'error') return fetch(url, init);
+  try {
+    return await fetch(url, { ...init, window: null, redirect: 'error' });
+  } catch (err) {
+    if (!(err instanceof TypeError && err.cause instanceof Error && err.cause.message === UNEXPECTED_REDIRECT)) throw err;
+    return fetch(url, init);
+  }
+};
+
+// fetch's network error for a redirect it may not follow.
+const UNEXPECTED_REDIRECT = 'unexpected redirect';
 
 /** The HTTP status a transport error carries, if it is one. */
 export function httpStatus(err: unknown): number | undefined {

@@ -3,6 +3,7 @@
 // and the errors of an unreachable, silent or unauthorized server
 // (every kind, each from a real failure: error-kinds.test.ts).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer as createHttpServer, request as httpRequest, type Server as HttpServer } from 'node:http';
 import { createServer, type Server, type Socket } from 'node:net';
 import { createInterface } from 'node:readline';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -14,6 +15,7 @@ import { connectTracked, firstText } from './helpers.js';
 
 const servers: ChildProcess[] = [];
 const silent: Array<{ server: Server; open: Set<Socket> }> = [];
+const redirectors: HttpServer[] = [];
 
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((child) => new Promise((resolve) => {
@@ -21,6 +23,10 @@ afterEach(async () => {
     child.kill('SIGTERM');
   })));
   await Promise.all(silent.splice(0).map(closeSilent));
+  await Promise.all(redirectors.splice(0).map((server) => {
+    server.closeAllConnections();
+    return new Promise((resolve) => server.close(resolve));
+  }));
 });
 
 /** Starts the HTTP fixture with `env` and resolves with its MCP URL. */
@@ -74,6 +80,36 @@ describe('connect: remote', () => {
     expect(connection.stderrTail()).toBe('');
     expect(firstText(await connection.callTool('whoami', {}))).toBe('streamable');
     expect(firstText(await connection.callTool('echo', { text: 'over http' }))).toBe('over http');
+  });
+
+  it('a redirect of the endpoint is followed within its origin and refused beyond it, as the SDK has it', async () => {
+    const target = new URL(await startHttpFixture({ FIXTURE_HTTP_MODE: 'streamable' }));
+    const redirected: string[] = [];
+    // `/moved` redirects to `/mcp` of this origin, which passes requests on to the fixture; `/away` to the fixture's origin.
+    const front = createHttpServer((req, res) => {
+      if (req.url === '/moved' || req.url === '/away') {
+        redirected.push(`${req.method} ${req.url}`);
+        req.resume();
+        return void res.writeHead(307, { location: req.url === '/away' ? target.href : '/mcp' }).end();
+      }
+      const onward = httpRequest(target, { method: req.method, headers: { ...req.headers, host: target.host } }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      req.pipe(onward);
+    });
+    redirectors.push(front);
+    await new Promise<void>((resolve) => front.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(front.address() as { port: number }).port}`;
+
+    const connection = await connectTracked('moved', remoteConfig({ url: `${origin}/moved`, transport: 'streamable_http' }));
+    expect(connection.tools.map((tool) => tool.name)).toEqual(['echo', 'whoami']);
+    expect(firstText(await connection.callTool('echo', { text: 'moved on' }))).toBe('moved on');
+    expect(redirected.filter((request) => request === 'POST /moved').length).toBeGreaterThanOrEqual(4);
+
+    const error = await connectError('away', remoteConfig({ url: `${origin}/away`, transport: 'streamable_http' }));
+    expect(error.kind).toBe('protocol');
+    expect(error.message).toBe(`${origin} answered HTTP 307`);
   });
 
   it('sends config headers and the bearer token on every request', async () => {
