@@ -4,7 +4,7 @@
 // and real backends: a stdio server (client-requests fixture) and the
 // conformance fixture over Streamable HTTP, connected in each era.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, StreamableHTTPClientTransport, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -12,7 +12,7 @@ import { startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
 import { fixtureCommand, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
-import { promptOf, reply, text } from './client-answers.js';
+import { answerWith, declared, promptOf, reply, text, type Handlers } from './client-answers.js';
 
 let fleet: Fleet;
 let http: HttpFixture;
@@ -53,29 +53,16 @@ afterAll(async () => {
   await http?.stop();
 });
 
-type Answer = (request: CreateMessageRequest['params']) => Promise<CreateMessageResult> | CreateMessageResult;
-
 /** A 2025-era v2 client of `path` that answers sampling with `sample` (and declares it only then) and elicitation with `elicit`. */
-async function v2(path: string, handlers: { sample?: Answer; elicit?: Record<string, string>; roots?: string[] } = {}): Promise<Client> {
+async function v2(path: string, handlers: Handlers = {}): Promise<Client> {
   const client = new Client(
     { name: 'forward-test', version: '1.0.0' },
     {
       versionNegotiation: { mode: 'legacy' },
-      capabilities: { ...(handlers.sample && { sampling: {} }), ...(handlers.elicit && { elicitation: { form: {} } }), ...(handlers.roots && { roots: {} }) },
+      capabilities: declared(handlers),
     },
   );
-  if (handlers.sample) {
-    const sample = handlers.sample;
-    client.setRequestHandler('sampling/createMessage', (request) => sample(request.params));
-  }
-  if (handlers.elicit) {
-    const content = handlers.elicit;
-    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content }));
-  }
-  if (handlers.roots) {
-    const roots = handlers.roots.map((uri) => ({ uri }));
-    client.setRequestHandler('roots/list', () => ({ roots }));
-  }
+  answerWith(client, handlers);
   const transport = new StreamableHTTPClientTransport(new URL(path, fleet.served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
   await client.connect(transport);
   // Ended as a client should (DELETE), so the session leaves the worker's bounded pool.

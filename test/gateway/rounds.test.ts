@@ -8,7 +8,7 @@
 // principal, forged, expired or on another worker; a client without the
 // capability is not asked.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { Client, ProtocolError, StreamableHTTPClientTransport, type CreateMessageRequest, type CreateMessageResult } from '@modelcontextprotocol/client';
+import { Client, ProtocolError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { createManagementApp } from '../../src/http/app.js';
 import { listen, type Listening } from '../../src/http/bind.js';
 import type { Gateway } from '../../src/gateway/index.js';
@@ -16,7 +16,7 @@ import { startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { TOKEN } from '../http/helpers.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
-import { promptOf, reply, text } from './client-answers.js';
+import { answerWith, declared, promptOf, reply, text, type Handlers } from './client-answers.js';
 
 let fleet: Fleet;
 const keys: Record<string, string> = {};
@@ -55,36 +55,17 @@ afterAll(async () => {
   await fleet?.close();
 });
 
-type Answer = (request: CreateMessageRequest['params']) => CreateMessageResult;
-
-interface Handlers {
-  sample?: Answer;
-  elicit?: Record<string, string>;
-  roots?: string[];
-}
-
 /** A 2026-era v2 client of `path` (on `base`, as `key`) that declares and answers what `handlers` give; `manual`: it does not answer rounds itself. */
 async function v2(path: string, handlers: Handlers = {}, options: { key?: string; base?: string; era?: 'modern' | 'legacy'; manual?: boolean } = {}): Promise<Client> {
   const client = new Client(
     { name: 'rounds-test', version: '1.0.0' },
     {
       versionNegotiation: { mode: options.era === 'legacy' ? 'legacy' : { pin: '2026-07-28' } },
-      capabilities: { ...(handlers.sample && { sampling: {} }), ...(handlers.elicit && { elicitation: { form: {} } }), ...(handlers.roots && { roots: {} }) },
+      capabilities: declared(handlers),
       ...(options.manual && { inputRequired: { autoFulfill: false } }),
     },
   );
-  if (handlers.sample) {
-    const sample = handlers.sample;
-    client.setRequestHandler('sampling/createMessage', (request) => sample(request.params));
-  }
-  if (handlers.elicit) {
-    const content = handlers.elicit;
-    client.setRequestHandler('elicitation/create', () => ({ action: 'accept', content }));
-  }
-  if (handlers.roots) {
-    const roots = handlers.roots.map((uri) => ({ uri }));
-    client.setRequestHandler('roots/list', () => ({ roots }));
-  }
+  answerWith(client, handlers);
   const transport = new StreamableHTTPClientTransport(new URL(path, options.base ?? fleet.served.url), {
     requestInit: { headers: { authorization: `Bearer ${options.key ?? TOKEN}` } },
   });
