@@ -5,7 +5,7 @@
 // tells it they changed), the apps fixture and the completions fixture as
 // per_user servers over stdio. Also what a user is shown of a server's config.
 import { basename } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { Client as V1Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as V1Transport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -194,6 +194,11 @@ describe('resources/subscribe at /mcp (2025 sessions)', () => {
 
 describe('resourceSubscriptions of a subscriptions/listen stream at /mcp (2026-07-28)', () => {
   it('holds the URIs it can at their servers, acknowledges only those, and tells only the streams that named them', async () => {
+    // Each bare URI is looked up in every per_user session's listings at once: not all on the stream's one signal.
+    const warnings: string[] = [];
+    const onWarning = (warning: Error) => void warnings.push(`${warning.name}: ${warning.message}`);
+    process.on('warning', onWarning);
+    onTestFinished(() => void process.off('warning', onWarning));
     const alice = await v2(keys.alice!, 'modern');
     const bob = await v2(keys.bob!, 'modern');
     const mine = await alice.client.listen({ resourceSubscriptions: [clash('watched', WATCHED), 'nowhere://at-all', 'color://red', WATCHED] });
@@ -212,6 +217,7 @@ describe('resourceSubscriptions of a subscriptions/listen stream at /mcp (2026-0
     await untilValue(async () => (await touch('watched')).length === 0, 'watched to be unsubscribed once alice’s stream closed');
     await his.close();
     await untilValue(async () => (await touch('twin')).length === 0, 'twin to be unsubscribed once bob’s stream closed');
+    expect(warnings.filter((warning) => warning.startsWith('MaxListenersExceededWarning'))).toEqual([]);
   });
 
   it("a per_user server's resource is held through the caller's own session, and only its caller's stream is told", async () => {
