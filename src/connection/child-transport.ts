@@ -74,6 +74,8 @@ export class ChildTransport implements Transport {
   #child: ChildProcessWithoutNullStreams | undefined;
   #stopping: Promise<void> | undefined;
   #closed = false;
+  /** Messages wait in the buffer for a delivery queued behind a notification's handler. */
+  #deferred = false;
 
   /** Spawns `spec` on start; every decoded stderr chunk goes to `onStderr`. */
   constructor(spec: ChildSpec, onStderr: (chunk: string) => void) {
@@ -160,6 +162,17 @@ export class ChildTransport implements Transport {
       void this.close();
       return;
     }
+    if (!this.#deferred) this.#deliver();
+  }
+
+  /**
+   * Hands the buffered messages on in order. The SDK runs a notification's handler a
+   * microtask later but a response at once: a progress notification read together with
+   * its call's result would find the call already answered and be dropped. So after a
+   * notification the rest waits a microtask, queued behind the notification's handler.
+   */
+  #deliver(): void {
+    this.#deferred = false;
     for (;;) {
       let message: JSONRPCMessage | null;
       try {
@@ -170,6 +183,11 @@ export class ChildTransport implements Transport {
       }
       if (message === null) return;
       this.onmessage?.(message);
+      if (!('id' in message) && this.#buffer.pending()) {
+        this.#deferred = true;
+        queueMicrotask(() => this.#deliver());
+        return;
+      }
     }
   }
 

@@ -61,6 +61,11 @@ export class LineBuffer {
     return deserializeMessage(held.toString('utf8', 0, end).replace(/\r$/, ''));
   }
 
+  /** Whether a whole line is waiting to be read. */
+  pending(): boolean {
+    return this.#complete;
+  }
+
   clear(): void {
     this.#chunks = [];
     this.#bytes = 0;
