@@ -20,6 +20,7 @@ import { CLIENT_INFO, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
 import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
+import type { ProgressRoute } from './progress.js';
 import type { Rounds } from './rounds.js';
 import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 
@@ -178,7 +179,7 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
   /** Runs a request to `target`'s server so its requests to its client come to this request's client (a 2025 session's only). */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
   /** Runs a call to `target`'s server so its requests to its client come to this request's client (2026: as input_required rounds). */
-  const calling = <T>(target: string | undefined, ctx: ServerContext, run: (signal: AbortSignal) => Promise<T>) =>
+  const calling = <T>(target: string | undefined, ctx: ServerContext, run: (signal: AbortSignal, progress: ProgressRoute) => Promise<T>) =>
     forwardCall({ host, server, era, rounds, principal: who() }, target, ctx, run);
   const callerOf = () => {
     const principal = who();
@@ -200,23 +201,11 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
 
   server.setRequestHandler('tools/call', async (request, ctx) => {
     const { as } = callerOf();
-    const token = ctx.mcpReq._meta?.progressToken;
-    const sent: Array<Promise<void>> = [];
+    const asked = ctx.mcpReq._meta?.progressToken !== undefined;
     const target = host.toolServer(request.params.name, as);
-    const result = await calling(target, ctx, (signal) =>
-      host.callTool(request.params.name, request.params.arguments ?? {}, {
-        ...as,
-        signal,
-        ...(token !== undefined && {
-          onProgress(progress) {
-            // A lost notification must not fail the call.
-            sent.push(ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken: token, ...progress } }).catch(() => {}));
-          },
-        }),
-      }),
+    const result = await calling(target, ctx, (signal, progress) =>
+      host.callTool(request.params.name, request.params.arguments ?? {}, { ...as, signal, ...(asked && { onProgress: progress.send }) }),
     );
-    // The last progress goes out before the result, as the backend sent them.
-    await Promise.all(sent);
     return isInputRequiredResult(result) ? result : toCallToolResult(result);
   });
 

@@ -10,6 +10,7 @@ import type { McpHost } from '../host.js';
 import type { RequestingClient } from '../connection/index.js';
 import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
 import type { Rounds } from './rounds.js';
+import { progressRoute, type ProgressRoute } from './progress.js';
 
 /** A forwarded request waits this long at most for the client's answer (a person may be filling in a form). */
 export const FORWARD_TIMEOUT_MS = 5 * 60_000;
@@ -65,15 +66,28 @@ export interface CallOf {
  * Runs a call (`tools/call`, `resources/read`, `prompts/get`) to `target`'s server, its
  * server's requests to its client forwarded to the calling client: on a 2025 session's
  * stream, or as `input_required` rounds of a 2026 request (the call then runs on its own
- * signal, as it outlives the request). `run` gets the signal to run on.
+ * signal, as it outlives the request). `run` gets the signal to run on and the call's
+ * progress route (to the request open for the call in each round); the answer goes
+ * out after the progress sent before it.
  */
-export function forwardCall<T>(of: CallOf, target: string | undefined, ctx: ServerContext, run: (signal: AbortSignal) => Promise<T>): Promise<T | InputRequiredResult> {
+export async function forwardCall<T>(
+  of: CallOf,
+  target: string | undefined,
+  ctx: ServerContext,
+  run: (signal: AbortSignal, progress: ProgressRoute) => Promise<T>,
+): Promise<T | InputRequiredResult> {
   const { host, server, era, rounds, principal } = of;
-  if (era === 'legacy') return asCaller(host, target, requestingClient(server, ctx, era), () => run(ctx.mcpReq.signal));
+  const progress = progressRoute(ctx);
+  const direct = async (result: Promise<T>) => {
+    const value = await result;
+    await progress.flushed();
+    return value;
+  };
+  if (era === 'legacy') return direct(asCaller(host, target, requestingClient(server, ctx, era), () => run(ctx.mcpReq.signal, progress)));
   const declared = server.getClientCapabilities();
   const asks = declared?.sampling !== undefined || declared?.elicitation !== undefined || declared?.roots !== undefined;
   // A retry carries a requestState even when it declares less than the first round did.
-  if (target === undefined || rounds === undefined || (!asks && ctx.mcpReq.requestState() === undefined)) return run(ctx.mcpReq.signal);
+  if (target === undefined || rounds === undefined || (!asks && ctx.mcpReq.requestState() === undefined)) return direct(run(ctx.mcpReq.signal, progress));
   const caller = { owner: principal?.id ?? ADMIN_PRINCIPAL, accepts: (request: InputRequest) => declares(declared, request) };
-  return rounds.run(ctx, caller, (client, signal) => host.duringCallOf(target, client, () => run(signal)));
+  return rounds.run(ctx, caller, progress, (client, signal) => host.duringCallOf(target, client, () => run(signal, progress)));
 }

@@ -28,6 +28,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { RequestingClient } from '../connection/index.js';
+import type { ProgressRoute } from './progress.js';
 
 export interface RoundLimits {
   /** A call waits this long at most for the client's next round, then is cancelled. Default 5 minutes. */
@@ -52,9 +53,10 @@ export interface Rounds {
   /**
    * Runs the call `start` starts (with `client` to forward the backend's requests to and the
    * call's own signal), or continues the one the request's `requestState` names: its result,
-   * or `input_required` while the backend waits for the client.
+   * or `input_required` while the backend waits for the client. The call's `progress` goes to
+   * the request of each round in turn, each answer after the progress sent before it.
    */
-  run<T>(ctx: ServerContext, caller: RoundCaller, start: (client: RequestingClient, signal: AbortSignal) => Promise<T>): Promise<T | InputRequiredResult>;
+  run<T>(ctx: ServerContext, caller: RoundCaller, progress: ProgressRoute, start: (client: RequestingClient, signal: AbortSignal) => Promise<T>): Promise<T | InputRequiredResult>;
   /** Calls held now: all, or one principal's. */
   count(owner?: string): number;
   /** Cancels every held call. */
@@ -84,6 +86,7 @@ interface Held {
   /** A round is being answered: a second retry with the same state at once is refused. */
   busy: boolean;
   registered: boolean;
+  progress: ProgressRoute;
 }
 
 interface State {
@@ -134,6 +137,7 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
     // While a request of the client is open, its cancellation is the call's.
     const cancel = () => release(call, new Error('the client cancelled the call'));
     ctx.mcpReq.signal.addEventListener('abort', cancel);
+    call.progress.moveTo(ctx);
     try {
       const unsent = () => [...call.asks.values()].some((ask) => !ask.sent);
       const asked = new Promise<'asked'>((resolve) => {
@@ -147,6 +151,7 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
       call.wake = undefined;
       if (first !== 'asked') {
         release(call);
+        await call.progress.flushed();
         if (first.ok) return first.value as T;
         throw first.error;
       }
@@ -159,6 +164,7 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
       call.expiry = setTimeout(() => release(call, new Error(`the client did not answer within ${ttlMs / 1000} s`)), ttlMs);
       call.expiry.unref();
       const requestState = await codec.mint({ id: call.id, worker, method: call.method });
+      await call.progress.flushed();
       return inputRequired({ inputRequests, requestState });
     } finally {
       ctx.mcpReq.signal.removeEventListener('abort', cancel);
@@ -205,7 +211,7 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
   }
 
   return {
-    async run<T>(ctx: ServerContext, caller: RoundCaller, start: (client: RequestingClient, signal: AbortSignal) => Promise<T>): Promise<T | InputRequiredResult> {
+    async run<T>(ctx: ServerContext, caller: RoundCaller, progress: ProgressRoute, start: (client: RequestingClient, signal: AbortSignal) => Promise<T>): Promise<T | InputRequiredResult> {
       const state = ctx.mcpReq.requestState<unknown>();
       if (typeof state === 'string') return resume<T>(state, ctx, caller);
       const call: Held = {
@@ -219,6 +225,7 @@ export function createRounds(limits: RoundLimits = {}, worker = randomUUID()): R
         expiry: undefined,
         busy: false,
         registered: false,
+        progress,
       };
       let asked = 0;
       const client: RequestingClient = {

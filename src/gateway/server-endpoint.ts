@@ -35,6 +35,7 @@ import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { MissingInputsError } from '../host/sessions.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
+import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
@@ -225,7 +226,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     /** Runs a request so the server's requests to its client during it come to this request's client. */
     const forwarding = <T>(ctx: ServerContext, run: () => Promise<T>) => asCaller(host, link.server, requestingClient(server, ctx, era), run);
     /** The same for a call, whose server's requests reach a 2026-era client as input_required rounds. */
-    const calling = <T>(ctx: ServerContext, run: (signal: AbortSignal) => Promise<T>) => forwardCall({ host, server, era, rounds, principal }, link.server, ctx, run);
+    const calling = <T>(ctx: ServerContext, run: (signal: AbortSignal, progress: ProgressRoute) => Promise<T>) => forwardCall({ host, server, era, rounds, principal }, link.server, ctx, run);
     /** The resources this client subscribed to, on the server's client it subscribed through. */
     const watching = new Map<string, { live: Client; stop: () => void }>();
     const unwatch = async (uri: string, options: { signal?: AbortSignal } = {}) => {
@@ -256,24 +257,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
         // A tool the server does not list, its filter hides or the principal may not see: unknown, as the server's SDK says it.
         const listed = await link.tools(ctx.mcpReq.signal);
         if (!listed.some((tool) => tool.name === name)) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Tool ${name} not found`);
-        const token = call.params._meta?.progressToken;
-        // Progress is sent in order and before the result: the client drops progress after its answer.
-        let sent = Promise.resolve();
+        const asked = call.params._meta?.progressToken !== undefined;
         inFlight.add(ctx);
         try {
-          const result = await calling(ctx, (signal) =>
-            link.callTool(name, args, {
-              signal,
-              ...(token !== undefined && {
-                onProgress(progress) {
-                  const params = { progressToken: token, ...progress };
-                  sent = sent.then(() => ctx.mcpReq.notify({ method: 'notifications/progress', params })).catch(() => {});
-                },
-              }),
-            }),
-          );
-          await sent;
-          return result;
+          return await calling(ctx, (signal, progress) => link.callTool(name, args, { signal, ...(asked && { onProgress: progress.send }) }));
         } finally {
           inFlight.delete(ctx);
         }

@@ -98,6 +98,19 @@ describe('a 2026-era client is asked in input_required rounds', () => {
     expect(text(await client.callTool({ name: 'modern__ask', arguments: { message: 'who?' } }))).toBe('hello Ada');
   });
 
+  it.each([
+    ['/mcp', 'asks__elicit'],
+    ['/mcp/servers/asks', 'elicit'],
+  ])('%s %s: progress reaches the client in every round, on the request open for the call', async (path, tool) => {
+    const client = await v2(path, { elicit: { name: 'Ada' } });
+    const told: string[] = [];
+    const result = await client.callTool({ name: tool, arguments: { timeoutMs: 10_000 } }, { onprogress: (progress) => void told.push(`${progress.progress}/${progress.total} ${progress.message}`) });
+    expect(JSON.parse(text(result))).toEqual({ result: { action: 'accept', content: { name: 'Ada' } } });
+    // "answered" is sent in the second round: on the retry's request, not the first one's ended stream.
+    // (The SDK client tells its own progress between rounds too: "Fulfilling input required…".)
+    expect(told.filter((line) => !line.includes('Fulfilling input required'))).toEqual(['1/2 asking', '2/2 answered']);
+  });
+
   it('a 2026 backend that takes two rounds: its requestState comes back to it intact', async () => {
     const client = await v2('/mcp/servers/modern', { elicit: { name: 'Grace' } });
     expect(text(await client.callTool({ name: 'two_step', arguments: {} }))).toBe('state intact, hello Grace');
