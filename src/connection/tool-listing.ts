@@ -28,6 +28,8 @@ export interface ToolListing {
 export async function listAllTools(client: Client, bound: RequestBound, progress: HandshakeProgress): Promise<ToolListing> {
   progress.phase = 'tools/list';
   const scope = listingScope(client, 'tools/list');
+  // A server without the capability has none to list (the SDK would say so on the console for every listing).
+  if (client.getServerCapabilities()?.tools === undefined) return { tools: [], ttlMs: null, scope: scope() };
   const result = await listEveryPage(bound, (request) => client.listTools(undefined, { ...request, cacheMode: 'refresh' }));
   return { tools: result.tools, ttlMs: ttlOf(client, result), scope: scope() };
 }

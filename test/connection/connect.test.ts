@@ -2,7 +2,7 @@
 // and every way a start can fail, each leaving no process behind.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { isAbortError } from '../../src/connection/call-limiter.js';
 import { KILL_GRACE_MS } from '../../src/connection/child-transport.js';
 import { MASK } from '../../src/config/masking.js';
@@ -32,6 +32,17 @@ describe('connect: stdio', () => {
     expect(connection.pid).toBeGreaterThan(0);
     expect(isAlive(connection.pid!)).toBe(true);
     expect(connection.stderrTail()).toContain('fixture healthy.mjs ready');
+  });
+
+  it('lists no tools of a server without the tools capability, and the SDK says nothing on the console', async () => {
+    const debug = vi.spyOn(console, 'debug');
+    try {
+      const connection = await connectTracked('completions', fixtureConfig('completions'));
+      expect(connection.tools).toEqual([]);
+      expect(debug).not.toHaveBeenCalled();
+    } finally {
+      debug.mockRestore();
+    }
   });
 
   it('applies tools.include, then tools.exclude', async () => {
