@@ -10,6 +10,7 @@ import { z } from 'zod';
 import { McpUiResourceMetaSchema } from '@modelcontextprotocol/ext-apps/app-bridge';
 import type { Client, ReadResourceResult } from '@modelcontextprotocol/client';
 import { notificationsOf } from '../connection/notifications.js';
+import { holdSubscription, releaseSubscription } from '../connection/resource-subscriptions.js';
 import { observeRequest } from '../telemetry/requests.js';
 import { ATTR } from '../telemetry/attributes.js';
 import { FleetError, NotReadyError, oneLine } from '../errors.js';
@@ -173,6 +174,8 @@ export function createToolUis(options: ToolUisOptions): ToolUis {
     ];
     cache.stop = () => {
       for (const stop of stops) stop();
+      // Let go of what it held: the server stays subscribed while a gateway client holds the resource too.
+      for (const uri of cache.subscribed) void releaseSubscription(live.connection.client, uri, cache).catch(() => {});
     };
     caches.set(server, cache);
     return cache;
@@ -183,12 +186,15 @@ export function createToolUis(options: ToolUisOptions): ToolUis {
     return appResource(server, uri, result);
   }
 
-  /** Asks a server that offers subscriptions to tell when the resource changes (2025 era); best effort. */
+  /**
+   * Asks a server that offers subscriptions to tell when the resource changes (2025 era); best
+   * effort. Held like a gateway client's subscription, so neither lets go of the other's.
+   */
   function subscribeTo(cache: ServerCache, client: Client, uri: string): void {
     if (cache.subscribed.has(uri)) return;
-    cache.subscribed.add(uri);
     if (client.getProtocolEra() === 'modern' || client.getServerCapabilities()?.resources?.subscribe !== true) return;
-    client.subscribeResource({ uri }).catch(() => cache.subscribed.delete(uri));
+    cache.subscribed.add(uri);
+    holdSubscription(client, uri, cache).catch(() => cache.subscribed.delete(uri));
   }
 
   function locate(name: string): { server: string; entry: ToolEntry } | undefined {

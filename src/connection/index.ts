@@ -20,6 +20,7 @@ export { eraKey, verdictOf } from './era-negotiation.js';
 export { eraVerdictsPath, fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from './era-verdicts.js';
 export { openLiveConnection, watchLiveConnection, type LiveConnection } from './live-connection.js';
 export { notificationsOf } from './notifications.js';
+export { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 export { networkFailure } from './reachability.js';
 export { describeRemoteFailure } from './remote-transport.js';
 export { listEveryPage, ttlOf } from './tool-listing.js';

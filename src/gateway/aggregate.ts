@@ -22,7 +22,7 @@ import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js
 import { asCaller, forwardCall, requestingClient } from './forward.js';
 import type { ProgressRoute } from './progress.js';
 import type { Rounds } from './rounds.js';
-import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
+import { holdSubscription, releaseSubscription } from '../connection/index.js';
 
 /** The scheme of a resource URI two servers both offer: `mcp-fleet://{server}/{the URI, percent-encoded}`. */
 export const CLASH_SCHEME = 'mcp-fleet:';

@@ -39,7 +39,7 @@ import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
-import { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
+import { holdSubscription, releaseSubscription } from '../connection/index.js';
 
 export interface ServerEndpointOptions {
   /**

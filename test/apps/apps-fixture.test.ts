@@ -2,7 +2,7 @@
 // extension in the client's capabilities, the app cache and what drops it,
 // the bridge's approvals, callbacks and schema checks, the HTTP route.
 import { connectApp } from '../support/apps.js';
-import { InMemoryTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { Client, InMemoryTransport, StreamableHTTPClientTransport, type JSONRPCMessage } from '@modelcontextprotocol/client';
 import { App } from '@modelcontextprotocol/ext-apps';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
@@ -11,7 +11,7 @@ import { resultToText } from '../../src/catalog/tools/adapter.js';
 import { NotReadyError } from '../../src/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
-import { serve } from '../http/helpers.js';
+import { serve, TOKEN } from '../http/helpers.js';
 import { until, untilValue } from '../support/wait.js';
 
 const hosts: McpHost[] = [];
@@ -124,6 +124,24 @@ describe('toolUi', () => {
       const ui = await host.toolUi('apps__show');
       return ui?.html.includes(`<p>v${touched.version}</p>`) ? ui : undefined;
     }, 'the app read again after resources/updated');
+  });
+
+  test("the host's subscription and a gateway client's are one count: the client letting go leaves the host's", async () => {
+    const host = await startHost({ apps: appsServer({ protocol: '2025' }) });
+    const subscribed = async () => JSON.parse(resultToText(await host.callTool('apps__touch', {}))).subscribed as boolean;
+    expect((await host.toolUi('apps__show'))?.html).toContain('<p>v1</p>');
+    await untilValue(async () => (await subscribed()) || undefined, "the host's subscription to reach the server");
+    const served = await serve(host);
+    closers.push(() => served.close());
+    const client = new Client({ name: 'apps-subscriber', version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
+    const transport = new StreamableHTTPClientTransport(new URL('/mcp/servers/apps', served.url), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } });
+    await client.connect(transport);
+    // The closers run at once: the worker may be gone before this DELETE reaches it.
+    closers.push(() => transport.terminateSession().catch(() => {}).finally(() => client.close()));
+    await client.subscribeResource({ uri: 'ui://fixture/app.html' });
+    await client.unsubscribeResource({ uri: 'ui://fixture/app.html' });
+    // The host still holds it: the server still tells of changes, so the app cache stays current.
+    expect(await subscribed()).toBe(true);
   });
 
   test('rejects with NotReadyError while its server is not ready, and reads it again once the server is back', async () => {

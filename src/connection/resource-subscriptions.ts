@@ -1,8 +1,9 @@
 /**
- * Who holds a subscription to each resource of one server connection. `/mcp`'s
- * sessions and `/mcp/servers/:name`'s clients reach a shared server through the
- * same connection, so the server is subscribed once, when the first of them
- * asks, and unsubscribed when the last lets go. Keyed by the connection's
+ * Who holds a subscription to each resource of one server connection. The
+ * gateway's clients (`/mcp` sessions, `/mcp/servers/:name`) and the host's own
+ * cache of app resources reach a shared server through the same connection, so
+ * the server is subscribed once, when the first of them asks, and unsubscribed
+ * when the last lets go. Keyed by the connection's
  * client: a new connection (a reconnect, another user's session) starts with
  * nobody holding anything.
  */
