@@ -1,4 +1,4 @@
-import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { and, assign, not, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import { watchIdle } from './idle-watch.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError, type ErrorKind } from '../errors.js';
@@ -122,6 +122,20 @@ const connectInvoke = {
     { target: '#server.error', actions: recordError },
   ],
 } as const;
+
+/**
+ * Where a server in `pending` goes: waits its turn, waits for a principal or a
+ * call, or connects (checking an OAuth token first). Shared by `pending.choose`
+ * and `boot`, so a new actor reaches its state in one eventless hop, not two
+ * (each hop costs a microstep and a snapshot per server).
+ */
+const pendingChoice = [
+  { guard: 'isQueued', target: '#server.pending.queued' },
+  { guard: 'isPerUser', target: '#server.pending.per_user' },
+  { guard: and(['isUnasked', 'knowsCatalog']), target: '#server.pending.on_demand' },
+  { guard: 'usesOAuth', target: '#server.pending.checking_auth' },
+  { target: '#server.pending.connecting' },
+] as const;
 
 /**
  * What a server that is not connected (authenticating, needs_reauth, error)
@@ -321,7 +335,7 @@ export const serverMachine = setup({
   },
   states: {
     boot: {
-      always: [{ guard: 'isEnabled', target: 'pending' }, { target: 'disabled' }],
+      always: [{ guard: not('isEnabled'), target: 'disabled' }, ...pendingChoice],
     },
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
@@ -368,13 +382,7 @@ export const serverMachine = setup({
       states: {
         choose: {
           tags: 'settling',
-          always: [
-            { guard: 'isQueued', target: 'queued' },
-            { guard: 'isPerUser', target: 'per_user' },
-            { guard: and(['isUnasked', 'knowsCatalog']), target: 'on_demand' },
-            { guard: 'usesOAuth', target: 'checking_auth' },
-            { target: 'connecting' },
-          ],
+          always: pendingChoice,
         },
         queued: {
           description: 'waiting for its turn in the startup queue; no process yet',
