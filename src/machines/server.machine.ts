@@ -221,31 +221,31 @@ export const serverMachine = setup({
       return undefined;
     }),
     /**
-     * Reports the connection's unexpected end, an unanswered ping or a lost
-     * token as `connection.closed`. For a ready `on_demand` server it also
-     * counts the calls (`call.started` / `call.finished`) and sends
-     * `server.idle` once none ran for `idleMs`: one actor per ready
-     * connection rather than two (an actor costs ~2 KiB kept per server).
+     * Everything that runs beside a ready connection, in one actor per ready
+     * connection rather than three (an actor costs ~2 KiB kept and several
+     * of garbage per server start): reports the connection's unexpected end,
+     * an unanswered ping or a lost token as `connection.closed`; runs the
+     * host's catalog session (catalog sync, prompts, server log), which sends
+     * `catalog.tools_changed`; and for an `on_demand` server counts the calls
+     * (`call.started` / `call.finished`) and sends `server.idle` once none ran
+     * for `idle_timeout_seconds`.
      */
-    watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(
-      ({ input, sendBack, receive }) => {
-        const stopWatch = watchLiveConnection(
-          input.live,
-          { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
-          (error) => sendBack({ type: 'connection.closed', error }),
-        );
-        if (input.config.start !== 'on_demand') return stopWatch;
-        const stopIdle = watchIdle(input.config.idle_timeout_seconds * 1000, () => sendBack({ type: 'server.idle' }), receive);
-        return () => {
-          stopIdle();
-          stopWatch();
-        };
-      },
-    ),
-    /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
-    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
-      input.host?.catalogSession(input, sendBack),
-    ),
+    watchConnection: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack, receive }) => {
+      const { config } = input;
+      const stopWatch = watchLiveConnection(
+        input.live,
+        { pingIntervalMs: config.ping_interval_seconds * 1000, pingTimeoutMs: config.timeout_seconds * 1000 },
+        (error) => sendBack({ type: 'connection.closed', error }),
+      );
+      const stopSession = input.host?.catalogSession(input, sendBack);
+      const stopIdle =
+        config.start === 'on_demand' ? watchIdle(config.idle_timeout_seconds * 1000, () => sendBack({ type: 'server.idle' }), receive) : undefined;
+      return () => {
+        stopIdle?.();
+        stopSession?.();
+        stopWatch();
+      };
+    }),
     /** Ends the connection; resolves once the process is gone. */
     closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
   },
@@ -472,13 +472,11 @@ export const serverMachine = setup({
       // The authorization server answered (or was not needed): a later absence waits from the start of the backoff.
       entry: 'resetAuthWaits',
       exit: 'unregisterTools',
-      invoke: [
-        { id: 'watchConnection', src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
-        {
-          src: 'catalogSession',
-          input: ({ context }) => ({ ...workOf({ context }), live: context.live! }),
-        },
-      ],
+      invoke: {
+        id: 'watchConnection',
+        src: 'watchConnection',
+        input: ({ context }) => ({ name: context.name, config: context.config, host: context.host, live: context.live! }),
+      },
       after: { stable: { actions: 'resetFailures' } },
       initial: 'serving',
       states: {

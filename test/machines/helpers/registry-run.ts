@@ -70,8 +70,14 @@ function createRig(run: RegistryRun) {
       }),
     },
   });
+  /** Its servers' host (the catalog session beside a ready connection); the re-read is provided as an actor. */
+  const host: RegistryHost = {
+    reread: () => Promise.reject(new Error('provided as an actor')),
+    server: servers.host,
+  };
   return {
     machine,
+    host,
     /** A fresh world and re-reads for the next path. */
     next() {
       rereads = [];
@@ -99,7 +105,7 @@ export async function runWorldPath(path: WorldPath, run: RegistryRun, rig: Rig =
     if (inspection.event.type.startsWith('server.')) sent.push([(inspection.actorRef as ServerActorRef).id, inspection.event.type]);
   };
   const registry = createActor(machine, {
-    input: { servers: input.servers, startupConcurrency: input.concurrency },
+    input: { servers: input.servers, startupConcurrency: input.concurrency, host: rig.host },
     inspect,
   });
   registryRef = registry;
