@@ -123,11 +123,15 @@ const connectInvoke = {
   ],
 } as const;
 
+/** The config the startup queue's `server.connect` carries (a re-read), else its own. */
+const connectConfig = ({ context, event }: { context: ServerContext; event: ServerMachineEvent }) =>
+  (event.type === 'server.connect' ? event.config : undefined) ?? context.config;
+
 /**
  * Where a server in `pending` goes: waits its turn, waits for a principal or a
- * call, or connects (checking an OAuth token first). Shared by `pending.choose`
- * and `boot`, so a new actor reaches its state in one eventless hop, not two
- * (each hop costs a microstep and a snapshot per server).
+ * call, or connects (checking an OAuth token first). Shared by
+ * `pending.choose` and `boot`, so a new actor reaches its state in one
+ * eventless hop, not two (each hop costs a microstep and a snapshot per server).
  */
 const pendingChoice = [
   { guard: 'isQueued', target: '#server.pending.queued' },
@@ -135,6 +139,20 @@ const pendingChoice = [
   { guard: and(['isUnasked', 'knowsCatalog']), target: '#server.pending.on_demand' },
   { guard: 'usesOAuth', target: '#server.pending.checking_auth' },
   { target: '#server.pending.connecting' },
+] as const;
+
+/**
+ * The startup queue reached a waiting server: the same choice by the config
+ * it carries, made by the event itself rather than through `choose` (an
+ * eventless hop more per server start).
+ */
+const leaveQueue = ['leaveQueue', takeEventConfig] as const;
+const connectChoice = [
+  { guard: { type: 'isPerUser', params: connectConfig }, target: '#server.pending.per_user', actions: leaveQueue },
+  // Whether it waits for a call depends on its known catalog too: `choose` asks both.
+  { guard: { type: 'isUnasked', params: connectConfig }, target: '#server.pending.choose', actions: leaveQueue },
+  { guard: { type: 'usesOAuth', params: connectConfig }, target: '#server.pending.checking_auth', actions: leaveQueue },
+  { target: '#server.pending.connecting', actions: leaveQueue },
 ] as const;
 
 /**
@@ -253,16 +271,19 @@ export const serverMachine = setup({
     isEnabled: ({ context }) => context.config.enabled,
     isQueued: ({ context }) => context.queued,
     /** An `on_demand` server nobody has asked for (since it last went idle). */
-    isUnasked: ({ context }) => context.config.start === 'on_demand' && !context.demanded,
+    isUnasked: ({ context }, config?: ServerConfig) => (config ?? context.config).start === 'on_demand' && !context.demanded,
     /** A `per_user` server: only its principals' sessions connect (session.machine.ts), never this actor. */
-    isPerUser: ({ context }) => context.config.scope === 'per_user',
+    isPerUser: ({ context }, config?: ServerConfig) => (config ?? context.config).scope === 'per_user',
     /**
      * Whether this server's catalog from an earlier run is known, to publish
      * while it waits; the host answers from the journal. An `on_demand`
      * server without one connects once to learn it.
      */
     knowsCatalog: ({ context }) => context.host?.knowsCatalog(context.name) ?? true,
-    usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
+    usesOAuth: ({ context }, config?: ServerConfig) => {
+      const chosen = config ?? context.config;
+      return chosen.type === 'remote' && chosen.auth.kind === 'oauth';
+    },
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
     /** A refresh (or the connect that needed one) got no answer from the authorization server: `unreachable`, no consent. */
@@ -387,10 +408,7 @@ export const serverMachine = setup({
         queued: {
           description: 'waiting for its turn in the startup queue; no process yet',
           on: {
-            'server.connect': {
-              target: 'choose',
-              actions: ['leaveQueue', takeEventConfig],
-            },
+            'server.connect': connectChoice,
           },
         },
         on_demand: {
