@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, fromCallback, sendTo, setup, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../config/index.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import type { ServerMachineEvent } from './server.events.js';
@@ -47,6 +47,12 @@ export interface RegistryContext {
 
 const head = (context: RegistryContext): QueueEntry => context.queue[0]!;
 
+/** What the startup's re-reader is told: re-read the persisted entry of `name`. */
+export interface RereadRequest {
+  type: 'reread';
+  name: string;
+}
+
 /** What the startup's watcher is told: watch this connecting server, bounded by `timeoutMs`. */
 export interface WatchSettling {
   type: 'watch';
@@ -71,10 +77,25 @@ export const registryMachine = setup({
   },
   actors: {
     server: serverMachine,
-    /** Re-reads the persisted entry of one server, through the host. */
-    rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(async ({ input }) =>
-      input.host === null ? { status: 'unreadable' } : input.host.reread(input.name),
-    ),
+    /**
+     * Re-reads the persisted entry of each server it is told of, through the
+     * host, and sends back what it found (`reread.done`, `reread.failed`).
+     * One for the whole startup rather than one actor per server (an actor
+     * and its events cost several KiB of garbage per server start).
+     */
+    rereadConfig: fromCallback<RereadRequest, { host: RegistryHost | null }>(({ input, sendBack, receive }) => {
+      let reading = true;
+      receive(({ name }) => {
+        const reread: Promise<Reread> = input.host === null ? Promise.resolve({ status: 'unreadable' }) : input.host.reread(name);
+        reread.then(
+          (found) => reading && sendBack({ type: 'reread.done', reread: found }),
+          (error: unknown) => reading && sendBack({ type: 'reread.failed', error }),
+        );
+      });
+      return () => {
+        reading = false;
+      };
+    }),
     /**
      * Tells the registry (`startup.settled`) when each server it is told to
      * watch has an outcome, bounded by its `timeout_seconds`. One for the
@@ -116,6 +137,7 @@ export const registryMachine = setup({
   },
   actions: {
     dropHead: assign({ queue: ({ context }) => context.queue.slice(1) }),
+    rereadHead: sendTo('rereadConfig', ({ context }) => ({ type: 'reread' as const, name: head(context).name })),
     /**
      * Connects the head with the config just re-read (or the queued one if the
      * file is unreadable), and moves it to `connecting`; the startup's watcher
@@ -236,7 +258,10 @@ export const registryMachine = setup({
   states: {
     starting: {
       description: 'connecting the enabled servers in file order, startupConcurrency at a time (default one)',
-      invoke: { id: 'watchSettling', src: 'watchSettling' },
+      invoke: [
+        { id: 'rereadConfig', src: 'rereadConfig', input: ({ context }) => ({ host: context.host }) },
+        { id: 'watchSettling', src: 'watchSettling' },
+      ],
       initial: 'dequeue',
       on: {
         // A slot freed while re-reading: taken up when the re-read is done.
@@ -262,24 +287,23 @@ export const registryMachine = setup({
         },
         rereading: {
           description: 're-reads the persisted entry of the server at the head of the queue',
-          invoke: {
-            src: 'rereadConfig',
-            input: ({ context }) => ({ name: head(context).name, host: context.host }),
-            onDone: [
+          entry: 'rereadHead',
+          on: {
+            'reread.done': [
               { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               {
-                guard: { type: 'headDeleted', params: ({ event }) => event.output },
+                guard: { type: 'headDeleted', params: ({ event }) => event.reread },
                 actions: ['uninstallHead', 'dropHead'],
                 target: 'dequeue',
               },
               {
-                guard: { type: 'headDisabled', params: ({ event }) => event.output },
-                actions: [{ type: 'disableHead', params: ({ event }) => event.output }, 'dropHead'],
+                guard: { type: 'headDisabled', params: ({ event }) => event.reread },
+                actions: [{ type: 'disableHead', params: ({ event }) => event.reread }, 'dropHead'],
                 target: 'dequeue',
               },
-              { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'dequeue' },
+              { actions: { type: 'connectHead', params: ({ event }) => event.reread }, target: 'dequeue' },
             ],
-            onError: [
+            'reread.failed': [
               { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'dequeue' },
             ],
