@@ -202,7 +202,7 @@ function closedTo(target: string, then: readonly 'countAuthWait'[] = []): object
 /**
  * One MCP server's lifecycle (docs/lifecycle.md). The machine owns all of it: the work
  * that lives and dies with a state is invoked there (connect, token refresh,
- * consent, connection watcher, catalog session, close), so leaving the state
+ * consent, connection watcher with the catalog session, close), so leaving the state
  * cancels it. The host hands its work to the actors in the input (`ServerHost`)
  * and listens to what the machine emits (tool registration) and to its
  * snapshots (the journal).
