@@ -17,7 +17,11 @@ export type RegistryEvent =
   /** Cancel and drain startup, stop every published actor. */
   | { type: 'registry.shutdown' }
   /** Internal: the connecting server whose actor id is `actor` left `pending` (or hit its bound). */
-  | { type: 'startup.settled'; actor: string };
+  | { type: 'startup.settled'; actor: string }
+  /** Internal: what re-reading the persisted entry of the head of the queue found. */
+  | { type: 'reread.done'; reread: Reread }
+  /** Internal: re-reading the persisted entry of the head of the queue failed. */
+  | { type: 'reread.failed'; error: unknown };
 
 /** What re-reading the persisted config found for the server at the head of the queue. */
 export type Reread =

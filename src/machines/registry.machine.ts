@@ -1,4 +1,4 @@
-import { assign, enqueueActions, fromCallback, fromPromise, setup, type ActorRefFrom } from 'xstate';
+import { assign, enqueueActions, fromCallback, sendTo, setup, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../config/index.js';
 import type { Reread, RegistryEvent } from './registry.events.js';
 import type { ServerMachineEvent } from './server.events.js';
@@ -36,7 +36,7 @@ export interface RegistryHost {
 export interface RegistryContext {
   servers: Record<string, ServerActorRef>;
   queue: QueueEntry[];
-  /** Dequeued servers still in `pending`, each watched by a spawned `awaitSettled`. */
+  /** Dequeued servers still in `pending`, each watched by the startup's `watchSettling`. */
   connecting: ServerActorRef[];
   /** Bound on `connecting.length`. */
   startupConcurrency: number;
@@ -46,8 +46,19 @@ export interface RegistryContext {
 }
 
 const head = (context: RegistryContext): QueueEntry => context.queue[0]!;
-/** Id of the watcher spawned for a connecting server. */
-const watcherId = (ref: ServerActorRef): string => `settle:${ref.id}`;
+
+/** What the startup's re-reader is told: re-read the persisted entry of `name`. */
+export interface RereadRequest {
+  type: 'reread';
+  name: string;
+}
+
+/** What the startup's watcher is told: watch this connecting server, bounded by `timeoutMs`. */
+export interface WatchSettling {
+  type: 'watch';
+  ref: ServerActorRef;
+  timeoutMs: number;
+}
 
 /**
  * The fleet: publishes every configured server at once, then connects the
@@ -66,15 +77,37 @@ export const registryMachine = setup({
   },
   actors: {
     server: serverMachine,
-    /** Re-reads the persisted entry of one server, through the host. */
-    rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(async ({ input }) =>
-      input.host === null ? { status: 'unreadable' } : input.host.reread(input.name),
-    ),
-    /** Tells the registry (`startup.settled`) when a server has an outcome, bounded by its `timeout_seconds`. */
-    awaitSettled: fromCallback<RegistryEvent, { ref: ServerActorRef; timeoutMs: number }>(({ input, sendBack }) => {
+    /**
+     * Re-reads the persisted entry of each server it is told of, through the
+     * host, and sends back what it found (`reread.done`, `reread.failed`).
+     * One for the whole startup rather than one actor per server (an actor
+     * and its events cost several KiB of garbage per server start).
+     */
+    rereadConfig: fromCallback<RereadRequest, { host: RegistryHost | null }>(({ input, sendBack, receive }) => {
+      let reading = true;
+      receive(({ name }) => {
+        const reread: Promise<Reread> = input.host === null ? Promise.resolve({ status: 'unreadable' }) : input.host.reread(name);
+        reread.then(
+          (found) => reading && sendBack({ type: 'reread.done', reread: found }),
+          (error: unknown) => reading && sendBack({ type: 'reread.failed', error }),
+        );
+      });
+      return () => {
+        reading = false;
+      };
+    }),
+    /**
+     * Tells the registry (`startup.settled`) when each server it is told to
+     * watch has an outcome, bounded by its `timeout_seconds`. One for the
+     * whole startup rather than one actor per connecting server (an actor and
+     * its events cost several KiB of garbage per server start).
+     */
+    watchSettling: fromCallback<WatchSettling, void>(({ sendBack, receive }) => {
       let watching = true;
-      void settled(input.ref, input.timeoutMs).then(() => {
-        if (watching) sendBack({ type: 'startup.settled', actor: input.ref.id });
+      receive(({ ref, timeoutMs }) => {
+        void settled(ref, timeoutMs).then(() => {
+          if (watching) sendBack({ type: 'startup.settled', actor: ref.id });
+        });
       });
       return () => {
         watching = false;
@@ -104,27 +137,26 @@ export const registryMachine = setup({
   },
   actions: {
     dropHead: assign({ queue: ({ context }) => context.queue.slice(1) }),
+    rereadHead: sendTo('rereadConfig', ({ context }) => ({ type: 'reread' as const, name: head(context).name })),
     /**
      * Connects the head with the config just re-read (or the queued one if the
-     * file is unreadable), and moves it to `connecting` with a watcher that
+     * file is unreadable), and moves it to `connecting`; the startup's watcher
      * frees its slot once it leaves `pending`.
      */
     connectHead: enqueueActions(({ context, enqueue }, reread: Reread) => {
       const { ref } = head(context);
       const config = reread.status === 'found' ? reread.config : undefined;
       enqueue.sendTo(ref, { type: 'server.connect', config });
-      enqueue.spawnChild('awaitSettled', {
-        id: watcherId(ref),
-        input: { ref, timeoutMs: (config ?? ref.getSnapshot().context.config).timeout_seconds * 1000 },
+      enqueue.sendTo('watchSettling', {
+        type: 'watch',
+        ref,
+        timeoutMs: (config ?? ref.getSnapshot().context.config).timeout_seconds * 1000,
       });
       enqueue.assign({ queue: context.queue.slice(1), connecting: [...context.connecting, ref] });
     }),
     /** A connecting server left `pending` (or hit its bound): its slot is free. */
-    releaseSlot: enqueueActions(({ context, enqueue }, params: { actor: string }) => {
-      const ref = context.connecting.find((candidate) => candidate.id === params.actor);
-      if (!ref) return;
-      enqueue.stopChild(watcherId(ref));
-      enqueue.assign({ connecting: context.connecting.filter((candidate) => candidate !== ref) });
+    releaseSlot: assign({
+      connecting: ({ context }, params: { actor: string }) => context.connecting.filter((candidate) => candidate.id !== params.actor),
     }),
     /** Disables the head with the config just re-read, so its view says `enabled: false` too. */
     disableHead: enqueueActions(({ context, enqueue }, reread: Reread) => {
@@ -193,10 +225,8 @@ export const registryMachine = setup({
       enqueue.sendTo(ref, { type: 'server.stop' });
       enqueue.assign({ servers: ({ context: current }) => withoutKey(current.servers, params.name) });
     }),
-    drainQueue: enqueueActions(({ context, enqueue }) => {
-      for (const ref of context.connecting) enqueue.stopChild(watcherId(ref));
-      enqueue.assign({ queue: [], connecting: [] });
-    }),
+    /** The startup's watcher stopped with `starting`. */
+    drainQueue: assign({ queue: [], connecting: [] }),
     stopAll: enqueueActions(({ context, enqueue }) => {
       for (const ref of Object.values(context.servers)) enqueue.sendTo(ref, { type: 'server.stop' });
     }),
@@ -228,6 +258,10 @@ export const registryMachine = setup({
   states: {
     starting: {
       description: 'connecting the enabled servers in file order, startupConcurrency at a time (default one)',
+      invoke: [
+        { id: 'rereadConfig', src: 'rereadConfig', input: ({ context }) => ({ host: context.host }) },
+        { id: 'watchSettling', src: 'watchSettling' },
+      ],
       initial: 'dequeue',
       on: {
         // A slot freed while re-reading: taken up when the re-read is done.
@@ -253,24 +287,23 @@ export const registryMachine = setup({
         },
         rereading: {
           description: 're-reads the persisted entry of the server at the head of the queue',
-          invoke: {
-            src: 'rereadConfig',
-            input: ({ context }) => ({ name: head(context).name, host: context.host }),
-            onDone: [
+          entry: 'rereadHead',
+          on: {
+            'reread.done': [
               { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               {
-                guard: { type: 'headDeleted', params: ({ event }) => event.output },
+                guard: { type: 'headDeleted', params: ({ event }) => event.reread },
                 actions: ['uninstallHead', 'dropHead'],
                 target: 'dequeue',
               },
               {
-                guard: { type: 'headDisabled', params: ({ event }) => event.output },
-                actions: [{ type: 'disableHead', params: ({ event }) => event.output }, 'dropHead'],
+                guard: { type: 'headDisabled', params: ({ event }) => event.reread },
+                actions: [{ type: 'disableHead', params: ({ event }) => event.reread }, 'dropHead'],
                 target: 'dequeue',
               },
-              { actions: { type: 'connectHead', params: ({ event }) => event.output }, target: 'dequeue' },
+              { actions: { type: 'connectHead', params: ({ event }) => event.reread }, target: 'dequeue' },
             ],
-            onError: [
+            'reread.failed': [
               { guard: 'headMovedOn', actions: 'dropHead', target: 'dequeue' },
               { actions: { type: 'connectHead', params: { status: 'unreadable' } }, target: 'dequeue' },
             ],

@@ -1,4 +1,4 @@
-import { and, assign, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { and, assign, not, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import { watchIdle } from './idle-watch.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError, type ErrorKind } from '../errors.js';
@@ -123,6 +123,38 @@ const connectInvoke = {
   ],
 } as const;
 
+/** The config the startup queue's `server.connect` carries (a re-read), else its own. */
+const connectConfig = ({ context, event }: { context: ServerContext; event: ServerMachineEvent }) =>
+  (event.type === 'server.connect' ? event.config : undefined) ?? context.config;
+
+/**
+ * Where a server in `pending` goes: waits its turn, waits for a principal or a
+ * call, or connects (checking an OAuth token first). Shared by
+ * `pending.choose` and `boot`, so a new actor reaches its state in one
+ * eventless hop, not two (each hop costs a microstep and a snapshot per server).
+ */
+const pendingChoice = [
+  { guard: 'isQueued', target: '#server.pending.queued' },
+  { guard: 'isPerUser', target: '#server.pending.per_user' },
+  { guard: and(['isUnasked', 'knowsCatalog']), target: '#server.pending.on_demand' },
+  { guard: 'usesOAuth', target: '#server.pending.checking_auth' },
+  { target: '#server.pending.connecting' },
+] as const;
+
+/**
+ * The startup queue reached a waiting server: the same choice by the config
+ * it carries, made by the event itself rather than through `choose` (an
+ * eventless hop more per server start).
+ */
+const leaveQueue = ['leaveQueue', takeEventConfig] as const;
+const connectChoice = [
+  { guard: { type: 'isPerUser', params: connectConfig }, target: '#server.pending.per_user', actions: leaveQueue },
+  // Whether it waits for a call depends on its known catalog too: `choose` asks both.
+  { guard: { type: 'isUnasked', params: connectConfig }, target: '#server.pending.choose', actions: leaveQueue },
+  { guard: { type: 'usesOAuth', params: connectConfig }, target: '#server.pending.checking_auth', actions: leaveQueue },
+  { target: '#server.pending.connecting', actions: leaveQueue },
+] as const;
+
 /**
  * What a server that is not connected (authenticating, needs_reauth, error)
  * does when management or a hand edit acts on it: a restart or a new config
@@ -170,7 +202,7 @@ function closedTo(target: string, then: readonly 'countAuthWait'[] = []): object
 /**
  * One MCP server's lifecycle (docs/lifecycle.md). The machine owns all of it: the work
  * that lives and dies with a state is invoked there (connect, token refresh,
- * consent, connection watcher, catalog session, close), so leaving the state
+ * consent, connection watcher with the catalog session, close), so leaving the state
  * cancels it. The host hands its work to the actors in the input (`ServerHost`)
  * and listens to what the machine emits (tool registration) and to its
  * snapshots (the journal).
@@ -207,31 +239,31 @@ export const serverMachine = setup({
       return undefined;
     }),
     /**
-     * Reports the connection's unexpected end, an unanswered ping or a lost
-     * token as `connection.closed`. For a ready `on_demand` server it also
-     * counts the calls (`call.started` / `call.finished`) and sends
-     * `server.idle` once none ran for `idleMs`: one actor per ready
-     * connection rather than two (an actor costs ~2 KiB kept per server).
+     * Everything that runs beside a ready connection, in one actor per ready
+     * connection rather than three (an actor costs ~2 KiB kept and several
+     * of garbage per server start): reports the connection's unexpected end,
+     * an unanswered ping or a lost token as `connection.closed`; runs the
+     * host's catalog session (catalog sync, prompts, server log), which sends
+     * `catalog.tools_changed`; and for an `on_demand` server counts the calls
+     * (`call.started` / `call.finished`) and sends `server.idle` once none ran
+     * for `idle_timeout_seconds`.
      */
-    watchConnection: fromCallback<ServerMachineEvent, { live: LiveConnection; config: ServerConfig }>(
-      ({ input, sendBack, receive }) => {
-        const stopWatch = watchLiveConnection(
-          input.live,
-          { pingIntervalMs: input.config.ping_interval_seconds * 1000, pingTimeoutMs: input.config.timeout_seconds * 1000 },
-          (error) => sendBack({ type: 'connection.closed', error }),
-        );
-        if (input.config.start !== 'on_demand') return stopWatch;
-        const stopIdle = watchIdle(input.config.idle_timeout_seconds * 1000, () => sendBack({ type: 'server.idle' }), receive);
-        return () => {
-          stopIdle();
-          stopWatch();
-        };
-      },
-    ),
-    /** What runs beside a ready connection (catalog sync, prompts, server log); sends `catalog.tools_changed`. */
-    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack }) =>
-      input.host?.catalogSession(input, sendBack),
-    ),
+    watchConnection: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>(({ input, sendBack, receive }) => {
+      const { config } = input;
+      const stopWatch = watchLiveConnection(
+        input.live,
+        { pingIntervalMs: config.ping_interval_seconds * 1000, pingTimeoutMs: config.timeout_seconds * 1000 },
+        (error) => sendBack({ type: 'connection.closed', error }),
+      );
+      const stopSession = input.host?.catalogSession(input, sendBack);
+      const stopIdle =
+        config.start === 'on_demand' ? watchIdle(config.idle_timeout_seconds * 1000, () => sendBack({ type: 'server.idle' }), receive) : undefined;
+      return () => {
+        stopIdle?.();
+        stopSession?.();
+        stopWatch();
+      };
+    }),
     /** Ends the connection; resolves once the process is gone. */
     closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
   },
@@ -239,16 +271,19 @@ export const serverMachine = setup({
     isEnabled: ({ context }) => context.config.enabled,
     isQueued: ({ context }) => context.queued,
     /** An `on_demand` server nobody has asked for (since it last went idle). */
-    isUnasked: ({ context }) => context.config.start === 'on_demand' && !context.demanded,
+    isUnasked: ({ context }, config?: ServerConfig) => (config ?? context.config).start === 'on_demand' && !context.demanded,
     /** A `per_user` server: only its principals' sessions connect (session.machine.ts), never this actor. */
-    isPerUser: ({ context }) => context.config.scope === 'per_user',
+    isPerUser: ({ context }, config?: ServerConfig) => (config ?? context.config).scope === 'per_user',
     /**
      * Whether this server's catalog from an earlier run is known, to publish
      * while it waits; the host answers from the journal. An `on_demand`
      * server without one connects once to learn it.
      */
     knowsCatalog: ({ context }) => context.host?.knowsCatalog(context.name) ?? true,
-    usesOAuth: ({ context }) => context.config.type === 'remote' && context.config.auth.kind === 'oauth',
+    usesOAuth: ({ context }, config?: ServerConfig) => {
+      const chosen = config ?? context.config;
+      return chosen.type === 'remote' && chosen.auth.kind === 'oauth';
+    },
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
     isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
     /** A refresh (or the connect that needed one) got no answer from the authorization server: `unreachable`, no consent. */
@@ -321,7 +356,7 @@ export const serverMachine = setup({
   },
   states: {
     boot: {
-      always: [{ guard: 'isEnabled', target: 'pending' }, { target: 'disabled' }],
+      always: [{ guard: not('isEnabled'), target: 'disabled' }, ...pendingChoice],
     },
     disabled: {
       description: 'enabled: false — no process, no connection, no tools',
@@ -368,21 +403,12 @@ export const serverMachine = setup({
       states: {
         choose: {
           tags: 'settling',
-          always: [
-            { guard: 'isQueued', target: 'queued' },
-            { guard: 'isPerUser', target: 'per_user' },
-            { guard: and(['isUnasked', 'knowsCatalog']), target: 'on_demand' },
-            { guard: 'usesOAuth', target: 'checking_auth' },
-            { target: 'connecting' },
-          ],
+          always: pendingChoice,
         },
         queued: {
           description: 'waiting for its turn in the startup queue; no process yet',
           on: {
-            'server.connect': {
-              target: 'choose',
-              actions: ['leaveQueue', takeEventConfig],
-            },
+            'server.connect': connectChoice,
           },
         },
         on_demand: {
@@ -464,13 +490,11 @@ export const serverMachine = setup({
       // The authorization server answered (or was not needed): a later absence waits from the start of the backoff.
       entry: 'resetAuthWaits',
       exit: 'unregisterTools',
-      invoke: [
-        { id: 'watchConnection', src: 'watchConnection', input: ({ context }) => ({ live: context.live!, config: context.config }) },
-        {
-          src: 'catalogSession',
-          input: ({ context }) => ({ ...workOf({ context }), live: context.live! }),
-        },
-      ],
+      invoke: {
+        id: 'watchConnection',
+        src: 'watchConnection',
+        input: ({ context }) => ({ name: context.name, config: context.config, host: context.host, live: context.live! }),
+      },
       after: { stable: { actions: 'resetFailures' } },
       initial: 'serving',
       states: {

@@ -26,8 +26,9 @@ import { untilValue } from '../support/wait.js';
 import { JournalWatch, WAIT_MS, type Transitioned } from './journal-watch.js';
 
 // The diagram edges the scenarios name, as server.mmd writes them.
-const BOOT_PENDING = 'boot --> pending : always [isEnabled]';
-const BOOT_DISABLED = 'boot --> disabled : always';
+const BOOT_QUEUED = 'boot --> pending_queued : always [isQueued]';
+const BOOT_OAUTH = 'boot --> pending_checking_auth : always [usesOAuth]';
+const BOOT_DISABLED = 'boot --> disabled : always [!isEnabled]';
 const CONNECTED = 'pending_connecting --> ready : connect done';
 const START_FAILED = 'pending_connecting --> error : connect failed';
 const RECONNECT_FAILED = 'pending_connecting --> error : connect failed [isReconnecting]';
@@ -76,14 +77,27 @@ const INTERNAL: Record<string, InternalNote> = {
     observed: 'a config change of a queued server: server.configured, it connects at once (a process), no transition',
   },
   'pending_choose --> pending_queued : always [isQueued]': {
-    observed: 'file servers behind a held startup slot: pending with no process',
+    unobservable:
+      'only a hand edit during startup sends a published server back to the queue (file servers start there from boot, ' +
+      'management connects at once); pending stays pending, so nothing reaches the journal; the registry model walks drive it',
   },
   'pending_choose --> pending_checking_auth : always [usesOAuth]': {
     impliedBy: [MUST_REFRESH],
-    because: 'checking_auth is entered only from choose, for an OAuth server',
+    because: 'the OAuth server was enabled (disabled → pending enters choose), and from choose an OAuth server goes to checking_auth',
   },
   'pending_choose --> pending_connecting : always': { observed: 'a stdio server not queued (a restart) connecting: pending → ready' },
-  'pending_queued --> pending_choose : server.connect': { observed: 'file servers connecting on their turn, in file order' },
+  'pending_queued --> pending_connecting : server.connect': { observed: 'file servers connecting on their turn, in file order' },
+  'pending_queued --> pending_choose : server.connect [isUnasked]': {
+    observed: 'an on-demand server whose catalog is not known yet, given its turn: connects once to learn its tools',
+  },
+  'pending_queued --> pending_per_user : server.connect [isPerUser]': {
+    observed: 'a per_user server given its startup turn: no process of its own, and the next server connects',
+  },
+  'pending_queued --> pending_checking_auth : server.connect [usesOAuth]': {
+    unobservable:
+      'an OAuth server in the file at startup, given its turn; this run adds its OAuth servers over the API (boot → ' +
+      'checking_auth); pending stays pending, so nothing reaches the journal; the registry and server model walks drive it',
+  },
   'pending_checking_auth --> pending_connecting : checkAuth done': {
     observed: 'an OAuth server with no stored token: no token request, the connect itself ends in needs_reauth',
   },
@@ -109,7 +123,7 @@ const INTERNAL: Record<string, InternalNote> = {
     observed: 'an on-demand server whose catalog is known back in pending with no process after idling',
   },
   'pending_choose --> pending_per_user : always [isPerUser]': {
-    observed: 'a per_user server given its startup turn: no process of its own, and the next server connects',
+    observed: 'a per_user server restarted: back in pending with no process of its own',
   },
   'pending_on_demand --> pending_choose : server.demand': {
     observed: 'a call to a tool of a waiting on-demand server starts it: pending → ready, then the answer',
@@ -205,6 +219,15 @@ const NOT_DRIVEN: Record<string, string> = {
   'authenticating_connecting --> needs_reauth : connect failed [isAuthFailure]':
     'needs an MCP server refusing the token a refresh or consent just produced; the fixture accepts every token its ' +
     'authorization server issues (the journal edge is taken via refreshToken failed and auth.failed)',
+  'boot --> pending_connecting : always':
+    'needs a stdio server added over the API (it connects at once); the journal edge null → pending is taken via the ' +
+    'file servers (queued) and the OAuth servers added over the API; the server model walks drive it',
+  'boot --> pending_per_user : always [isPerUser]':
+    'needs a per_user server added over the API; the journal edge null → pending is taken via the file servers, ' +
+    'pu among them (its startup turn leads it to per_user)',
+  'boot --> pending_on_demand : always [isUnasked && knowsCatalog]':
+    'needs an on-demand server added over the API whose catalog is already known (a deleted one added again); the ' +
+    'journal edge null → pending is taken via the file servers, od among them; the server model walks drive it',
   'authenticating_connecting --> error : connect failed [isReconnecting]':
     'needs an OAuth server that lost its connection (failures > 0) and must refresh before reconnecting; a remote ' +
     'connection is lost only by an unanswered ping, which the fixture never lets happen (the journal edge is taken via a plain failed connect)',
@@ -314,7 +337,7 @@ async function addOAuthServer(name: string, url: string, as: AuthorizationServer
   const reply = await api('POST', '/api/mcp/servers', { name, ...oauthServer(url) });
   expect(reply.status, reply.text).toBe(201);
   expect(reply.json).toMatchObject({ state: 'needs_reauth', error_kind: 'needs_reauth' });
-  await watch.took(name, null, 'pending', BOOT_PENDING);
+  await watch.took(name, null, 'pending', BOOT_OAUTH);
   await watch.took(name, 'pending', 'needs_reauth', NO_TOKEN);
   expect(as.tokenRequests.length).toBe(requests);
   watch.observe(
@@ -398,7 +421,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
   });
 
   scenario('startup', 'file servers published at once, connected one at a time in file order', async () => {
-    for (const name of STDIO_SERVERS.filter((name) => name !== 'beta')) await watch.took(name, null, 'pending', BOOT_PENDING);
+    for (const name of STDIO_SERVERS.filter((name) => name !== 'beta')) await watch.took(name, null, 'pending', BOOT_QUEUED);
     await watch.took('beta', null, 'disabled', BOOT_DISABLED);
     const alpha = await watch.took('alpha', 'pending', 'ready', CONNECTED);
     const gamma = await watch.took('gamma', 'pending', 'ready', CONNECTED);
@@ -411,17 +434,24 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       [alpha, gamma, crashy, once, stubborn, od].map((event) => event.seq).sort((a, b) => a - b),
     );
     for (const name of ['alpha', 'gamma', 'once', 'stubborn', 'od']) pidOf(name);
-    watch.observe('pending_queued --> pending_choose : server.connect', 'alpha, gamma, crashy, once, stubborn, od connected in file order');
+    watch.observe('pending_queued --> pending_connecting : server.connect', 'alpha, gamma, crashy, once, stubborn connected in file order');
+    watch.observe('pending_queued --> pending_choose : server.connect [isUnasked]', 'od: no catalog known yet, connected in its turn');
     // hung1 takes the slot and never answers: the servers after it wait in the queue, with no process.
     await untilValue(() => pidIfAny('hung1'), 'hung1 to be spawned', WAIT_MS);
     pidOf('hung1');
     // pu's turn came before hung1's: it spawned nothing and held no slot.
     expect(pidIfAny('pu')).toBeUndefined();
     expect(host.server('pu')?.state).toBe('pending');
-    watch.observe('pending_choose --> pending_per_user : always [isPerUser]', 'pu: its turn passed (hung1 spawned after it), no process, pending');
+    watch.observe('pending_queued --> pending_per_user : server.connect [isPerUser]', 'pu: its turn passed (hung1 spawned after it), no process, pending');
     expect(['hung2', 'hung3', 'hung4'].filter((name) => existsSync(pidFile(name)))).toEqual([]);
     expect(['hung2', 'hung3', 'hung4'].map((name) => host.server(name)?.state)).toEqual(['pending', 'pending', 'pending']);
-    watch.observe('pending_choose --> pending_queued : always [isQueued]', 'hung2–hung4 pending with no process while hung1 holds the slot');
+    // Restarted, it goes through choose to the same place: still no process of its own.
+    const mark = watch.mark();
+    await post('/api/mcp/servers/pu/restart');
+    expect(pidIfAny('pu')).toBeUndefined();
+    expect(host.server('pu')?.state).toBe('pending');
+    noTransitionsSince(mark, 'pu');
+    watch.observe('pending_choose --> pending_per_user : always [isPerUser]', 'pu: restarted, pending again with no process');
   });
 
   scenario('od idle', 'on demand: no call for idle_timeout_seconds, ready → pending, the process ends and nothing respawns', async () => {

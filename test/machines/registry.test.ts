@@ -21,10 +21,9 @@
 // An `on_demand` server the queue reached waits to be asked for without
 // holding a slot (`isSettling` says it is not on its way), unless it was
 // asked for while it waited for its turn.
-import { createActor, fromPromise, waitFor } from 'xstate';
+import { createActor, waitFor } from 'xstate';
 import { describe, expect, test } from 'vitest';
-import { registryMachine, type RegistryHost } from '../../src/machines/registry.machine.js';
-import type { Reread } from '../../src/machines/registry.events.js';
+import { registryMachine } from '../../src/machines/registry.machine.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
 import { ServerConfig } from '../../src/config/schema.js';
 import { chainStates, chainTransitions, getShortestPathsAndMap, getTransitionPaths, stepsOf, untaken, type Adjacency } from './helpers/paths.js';
@@ -246,8 +245,8 @@ test("the real watcher bounds a server's turn by its timeout_seconds, even when 
   const quick = make('x', { timeout_seconds: 0.05 });
   const machine = registryMachine.provide({
     actors: {
+      // No host: the re-read finds the file unreadable, and the queued config is used.
       server: serverMachine.provide({ actors: servers.actors }),
-      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(async () => ({ status: 'unreadable' })),
     },
   });
   const registry = createActor(machine, {

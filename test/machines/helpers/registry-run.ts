@@ -5,10 +5,10 @@
 // registry sends a server recorded through XState's inspection. At every
 // step the observation is compared with the reference model, and the startup
 // rules of SPEC §4 are checked on the real observation by themselves.
-import { createActor, fromPromise, type InspectionEvent } from 'xstate';
+import { createActor, fromCallback, type InspectionEvent } from 'xstate';
 import type { StatePath } from 'xstate/graph';
 import type { Reread } from '../../../src/machines/registry.events.js';
-import { registryMachine, type RegistryHost, type ServerActorRef } from '../../../src/machines/registry.machine.js';
+import { registryMachine, type RegistryHost, type RereadRequest, type ServerActorRef } from '../../../src/machines/registry.machine.js';
 import { serverMachine } from '../../../src/machines/server.machine.js';
 import { isSettling, topState } from '../../../src/machines/server.queries.js';
 import { configChangeEvent } from '../../../src/host/config-change.js';
@@ -60,18 +60,34 @@ function createRig(run: RegistryRun) {
   const machine = (run.registry ?? registryMachine).provide({
     actors: {
       server: (run.server ?? serverMachine).provide({ actors: servers.actors, ...noTimers }),
-      rereadConfig: fromPromise<Reread, { name: string; host: RegistryHost | null }>(({ input: { name }, signal }) => {
+      // Each re-read the registry asks for waits for the path; stopping the re-reader abandons the one running.
+      rereadConfig: fromCallback<RereadRequest, { host: RegistryHost | null }>(({ sendBack, receive }) => {
         const calls = rereads;
-        return new Promise<Reread>((resolve, reject) => {
-          const call: RereadCall = { name, resolve, reject, done: false };
+        const mine: RereadCall[] = [];
+        receive(({ name }) => {
+          const call: RereadCall = {
+            name,
+            resolve: (reread) => sendBack({ type: 'reread.done', reread }),
+            reject: (error) => sendBack({ type: 'reread.failed', error }),
+            done: false,
+          };
           calls.push(call);
-          signal.addEventListener('abort', () => (call.done = true), { once: true });
+          mine.push(call);
         });
+        return () => {
+          for (const call of mine) call.done = true;
+        };
       }),
     },
   });
+  /** Its servers' host (the catalog session beside a ready connection); the re-reader is provided as an actor. */
+  const host: RegistryHost = {
+    reread: () => Promise.reject(new Error('provided as an actor')),
+    server: servers.host,
+  };
   return {
     machine,
+    host,
     /** A fresh world and re-reads for the next path. */
     next() {
       rereads = [];
@@ -99,7 +115,7 @@ export async function runWorldPath(path: WorldPath, run: RegistryRun, rig: Rig =
     if (inspection.event.type.startsWith('server.')) sent.push([(inspection.actorRef as ServerActorRef).id, inspection.event.type]);
   };
   const registry = createActor(machine, {
-    input: { servers: input.servers, startupConcurrency: input.concurrency },
+    input: { servers: input.servers, startupConcurrency: input.concurrency, host: rig.host },
     inspect,
   });
   registryRef = registry;

@@ -255,6 +255,8 @@ function createRig(run: PathRun) {
   const guards = { knowsCatalog: () => knowsCatalog || (observer?.knowsCatalog(NAME) ?? false) };
   return {
     machine: machine.provide({ actors: worlds.actors, guards, ...noTimers }),
+    /** The world's host, handed to the actor in its input (the catalog session). */
+    host: worlds.host,
     /** A fresh world and observer for the next path. */
     async next(actor: () => ServerRef | undefined): Promise<{ world: ServerWorld; observer: Observer }> {
       observer = undefined;
@@ -272,7 +274,7 @@ export async function runPath(path: ServerPath, run: PathRun, rig: Rig = createR
   let actor: ServerRef | undefined;
   const { world, observer } = await rig.next(() => actor);
   const ownClock = fakeClock();
-  actor = createActor(rig.machine, { input });
+  actor = createActor(rig.machine, { input: { ...input, host: rig.host } });
   try {
     observer.bridge(actor);
     actor.start();

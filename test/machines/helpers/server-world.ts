@@ -1,12 +1,13 @@
 // The world a server actor acts on, scripted: every piece of work the machine
-// invokes (connect, token check, refresh, consent, catalog session) is a
-// stand-in the test settles by hand, and every connection is a fake "process"
-// that counts its close() calls. The connection watcher and closeConnection
-// stay the machine's own: they act on the fake connection. Nothing here
-// settles by itself and nothing uses a timer.
+// invokes (connect, token check, refresh, consent) is a stand-in the test
+// settles by hand, the catalog session is the world's host's, and every
+// connection is a fake "process" that counts its close() calls. The
+// connection watcher (which runs the host's catalog session) and
+// closeConnection stay the machine's own: they act on the fake connection.
+// Nothing here settles by itself and nothing uses a timer.
 import type { Tool } from '@modelcontextprotocol/client';
 import { fromCallback, fromPromise, type AnyActorRef } from 'xstate';
-import type { AuthCheck, ServerWork } from '../../../src/machines/server.machine.js';
+import type { AuthCheck, ServerHost, ServerWork } from '../../../src/machines/server.machine.js';
 import type { ServerMachineEvent } from '../../../src/machines/server.events.js';
 import type { ServerConnection } from '../../../src/connection/connection.js';
 import type { LiveConnection } from '../../../src/connection/live-connection.js';
@@ -113,9 +114,9 @@ class Calls<T> {
 class Sessions {
   readonly all: Array<{ owner: string; sendBack(event: ServerMachineEvent): void; stopped: boolean }> = [];
 
-  /** One session, running until the machine stops it; the returned function is its cleanup. */
-  open({ sendBack, self }: { sendBack(event: ServerMachineEvent): void; self: AnyActorRef }): () => void {
-    const session = { owner: self._parent?.id ?? '?', sendBack, stopped: false };
+  /** One session of `owner`'s actor, running until the machine stops it; the returned function is its cleanup. */
+  open(owner: string, sendBack: (event: ServerMachineEvent) => void): () => void {
+    const session = { owner, sendBack, stopped: false };
     this.all.push(session);
     return () => {
       session.stopped = true;
@@ -156,6 +157,7 @@ export function createServerWorld(options: ServerWorldOptions = {}) {
   const work: WorldWork = { connects, checks, refreshes, consents, catalogs };
   const world = {
     actors: worldActors(() => work),
+    host: worldHost(() => work),
     connects,
     checks,
     refreshes,
@@ -234,8 +236,26 @@ export function worldActors(current: () => WorldWork) {
     connect: fromPromise<LiveConnection, ServerWork>((invocation) => current().connects.invoke(invocation)),
     checkAuth: fromPromise<AuthCheck, ServerWork>((invocation) => current().checks.invoke(invocation)),
     refreshToken: fromPromise<void, ServerWork>((invocation) => current().refreshes.invoke(invocation)),
-    consent: fromCallback<ServerMachineEvent, ServerWork>((session) => current().consents.open(session)),
-    catalogSession: fromCallback<ServerMachineEvent, ServerWork & { live: LiveConnection }>((session) => current().catalogs.open(session)),
+    consent: fromCallback<ServerMachineEvent, ServerWork>(({ self, sendBack }) => current().consents.open(self._parent?.id ?? '?', sendBack)),
+  };
+}
+
+/**
+ * The host handed to the actors in their input, for what the machine's own
+ * actors ask of it: the catalog session beside a ready connection (its owner
+ * is the server's name). The rest of its work is provided as actors (`worldActors`).
+ */
+export function worldHost(current: () => WorldWork): ServerHost {
+  const provided = (): never => {
+    throw new Error('provided as an actor by the world');
+  };
+  return {
+    connect: provided,
+    checkAuth: provided,
+    refreshToken: provided,
+    consent: provided,
+    catalogSession: (work, sendBack) => current().catalogs.open(work.name, sendBack),
+    knowsCatalog: () => true,
   };
 }
 
@@ -244,6 +264,7 @@ export function createWorldSlot(options: ServerWorldOptions = {}) {
   let world = createServerWorld(options);
   return {
     actors: worldActors(() => world),
+    host: worldHost(() => world),
     /** Starts a new world: the actors invoked from now on act on it. */
     next(): ServerWorld {
       world = createServerWorld(options);
