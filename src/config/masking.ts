@@ -193,6 +193,17 @@ function authResponse(auth: AuthConfig): AuthResponse {
  * credential, where an API key may ride), for redaction.
  */
 export function secretValues(config: ServerConfig): string[] {
+  const known = secrets.get(config);
+  if (known !== undefined) return known.slice();
+  const values = collectSecretValues(config);
+  // A frozen config (the store's) has the same secrets for its whole life: connecting, listing and mounting each ask.
+  if (Object.isFrozen(config)) secrets.set(config, values.slice());
+  return values;
+}
+
+const secrets = new WeakMap<ServerConfig, readonly string[]>();
+
+function collectSecretValues(config: ServerConfig): string[] {
   const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
   if (config.type === 'remote') values.push(...urlQueryValues(config.url));
   return values.filter((value): value is string => typeof value === 'string' && value.length > 0);
