@@ -306,7 +306,12 @@ async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapsho
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
-  for (const inner of Object.values(value)) deepFreeze(inner);
+  // Walked in place: Object.values would make an array per object of every config.
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) deepFreeze(value[index]);
+    return;
+  }
+  for (const key in value) if (Object.hasOwn(value, key)) deepFreeze((value as Record<string, unknown>)[key]);
 }
 
 function warningsOf(file: string, snapshot: Snapshot): string[] {
