@@ -133,13 +133,19 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
   const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
   let lastWarnings = new Set<string>();
 
+  /** The last state dir asked for and its file: the startup queue asks once per server. */
+  let resolved = { stateDir: '', file: '' };
   function file(): string {
-    return configPath(options.stateDir());
+    const stateDir = options.stateDir();
+    if (resolved.stateDir !== stateDir || resolved.file === '') resolved = { stateDir, file: configPath(stateDir) };
+    return resolved.file;
   }
 
   // Logs what is new since the last read, so re-reading a missing file for
   // every server at startup does not repeat the same line N times.
   function report(warnings: string[]): void {
+    // Nothing before, nothing now (a valid file read again): nothing to log or remember.
+    if (warnings.length === 0 && lastWarnings.size === 0) return;
     for (const w of warnings) if (!lastWarnings.has(w)) logger.warn(w);
     lastWarnings = new Set(warnings);
   }
