@@ -240,9 +240,14 @@ export function shadowedByRegistration(
   // Owners before. Only another server can have owned one of these names, and only if
   // it registered after this one last did: the other servers' tools are walked (for a
   // re-sync of one large server, few), this server's own again only if one is shared.
-  const others = Object.values(before.servers)
-    .filter((other) => other.registered_at > 0 && other.name !== server)
-    .sort((a, b) => a.registered_at - b.registered_at);
+  const others: RegisteredServer[] = [];
+  for (const name in before.servers) {
+    const other = before.servers[name] as RegisteredServer;
+    if (other.registered_at > 0 && other.name !== server) others.push(other);
+  }
+  // No other server registered (a tool mount passes only those holding one of these names): nothing is hidden.
+  if (others.length === 0) return out;
+  others.sort((a, b) => a.registered_at - b.registered_at);
   const latestOther = new Map<string, RegisteredServer>();
   for (const other of others) for (const tool of other.tools) if (names.has(tool.name)) latestOther.set(tool.name, other);
   if (latestOther.size === 0) return out;
