@@ -269,8 +269,9 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
   // Resources and prompts are listed for the catalog. The tools were listed at
   // connect; a change announced since then was held by the dispatcher and is
   // replayed here, to listeners subscribed only now that everything they call exists.
-  void relist('resources', 'connect');
-  void relist('prompts', 'connect');
+  // A kind the server does not offer would list nothing: no listing is started for it.
+  if (isOffered('resources')) void relist('resources', 'connect');
+  if (isOffered('prompts')) void relist('prompts', 'connect');
   const dispatcher = notificationsOf(client);
   const unsubscribe = [
     dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),

@@ -93,8 +93,25 @@ export function toStorage(config: ServerConfig): ServerConfig {
   return structuredClone(config);
 }
 
+/**
+ * The masked form of each frozen config (the store's, which actors, events
+ * and views share): the `server.configured` event and the version check of
+ * `status()` both need it, and it is the same for the config's whole life.
+ * Shared as events are: nobody changes it.
+ */
+const responses = new WeakMap<ServerConfig, ServerConfigResponse>();
+
 /** The config with every secret masked: the only form a route, log or event may carry. */
 export function toResponse(config: ServerConfig): ServerConfigResponse {
+  let response = responses.get(config);
+  if (response === undefined) {
+    response = masked(config);
+    if (Object.isFrozen(config)) responses.set(config, response);
+  }
+  return response;
+}
+
+function masked(config: ServerConfig): ServerConfigResponse {
   if (config.type === 'local') {
     const { env, ...rest } = config;
     return compactCopy({ ...rest, env: maskMap(env) });
@@ -176,6 +193,17 @@ function authResponse(auth: AuthConfig): AuthResponse {
  * credential, where an API key may ride), for redaction.
  */
 export function secretValues(config: ServerConfig): string[] {
+  const known = secrets.get(config);
+  if (known !== undefined) return known.slice();
+  const values = collectSecretValues(config);
+  // A frozen config (the store's) has the same secrets for its whole life: connecting, listing and mounting each ask.
+  if (Object.isFrozen(config)) secrets.set(config, values.slice());
+  return values;
+}
+
+const secrets = new WeakMap<ServerConfig, readonly string[]>();
+
+function collectSecretValues(config: ServerConfig): string[] {
   const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
   if (config.type === 'remote') values.push(...urlQueryValues(config.url));
   return values.filter((value): value is string => typeof value === 'string' && value.length > 0);

@@ -319,6 +319,8 @@ export const USER_REFERENCE = /\$\{user\.([^}]*)\}/g;
 
 /** The input names `text` refers to with `${user.NAME}`. */
 export function userReferences(text: string): string[] {
+  // Most values refer to none: no match iterator for them.
+  if (!text.includes('${user.')) return [];
   return [...text.matchAll(USER_REFERENCE)].map((match) => match[1]!);
 }
 
@@ -334,14 +336,16 @@ export function referencingFields(config: { type: 'local' | 'remote'; command?: 
 }
 
 export const ServerConfig = z.discriminatedUnion('type', [LocalServerConfig, RemoteServerConfig]).superRefine((config, ctx) => {
+  let referenced = false;
   // A reference to an input nobody can set would fail every call: refuse it where it is written.
   for (const [path, value] of referencingFields(config)) {
     for (const name of userReferences(value)) {
+      referenced = true;
       if (Object.hasOwn(config.user_inputs, name)) continue;
       ctx.addIssue({ code: 'custom', path, message: `\${user.${name}} names no input of user_inputs` });
     }
   }
-  if (config.scope === 'shared' && referencingFields(config).some(([, value]) => userReferences(value).length > 0)) {
+  if (config.scope === 'shared' && referenced) {
     ctx.addIssue({ code: 'custom', path: ['scope'], message: '${user.…} references need scope "per_user"' });
   }
 });

@@ -133,13 +133,19 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
   const logger = options.logger ?? { warn: (message: string) => console.warn(message) };
   let lastWarnings = new Set<string>();
 
+  /** The last state dir asked for and its file: the startup queue asks once per server. */
+  let resolved = { stateDir: '', file: '' };
   function file(): string {
-    return configPath(options.stateDir());
+    const stateDir = options.stateDir();
+    if (resolved.stateDir !== stateDir || resolved.file === '') resolved = { stateDir, file: configPath(stateDir) };
+    return resolved.file;
   }
 
   // Logs what is new since the last read, so re-reading a missing file for
   // every server at startup does not repeat the same line N times.
   function report(warnings: string[]): void {
+    // Nothing before, nothing now (a valid file read again): nothing to log or remember.
+    if (warnings.length === 0 && lastWarnings.size === 0) return;
     for (const w of warnings) if (!lastWarnings.has(w)) logger.warn(w);
     lastWarnings = new Set(warnings);
   }
@@ -269,17 +275,19 @@ type Snapshot =
   | { state: 'broken'; problem: string }
   | { state: 'ok'; doc: ReturnType<typeof parseServersDocument> };
 
-/** The last text read and what it parsed to; the parsed configs are frozen, so sharing them is safe. */
+/** The last bytes read and what they parsed to; the parsed configs are frozen, so sharing them is safe. */
 interface ParseMemo {
   file?: string;
-  text?: string;
+  bytes?: Buffer;
   snapshot?: Snapshot;
 }
 
 async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapshot> {
-  let text: string;
+  // Read as bytes, compared as bytes: an unchanged file (every re-read at startup but the first)
+  // is not decoded into a string, which would put the whole file on the heap again per server.
+  let bytes: Buffer;
   try {
-    text = await readFile(file, 'utf8');
+    bytes = await readFile(file);
   } catch (err) {
     // ENOTDIR: a parent is a file, so this file cannot exist either.
     if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return { state: 'missing' };
@@ -289,24 +297,29 @@ async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapsho
   // The startup queue re-reads the file for every server it dequeues: the same
   // text parses to the same document, so it is parsed and validated once
   // (n servers would otherwise cost n² entry validations).
-  if (memo.snapshot !== undefined && memo.file === file && memo.text === text) return memo.snapshot;
+  if (memo.snapshot !== undefined && memo.file === file && memo.bytes?.equals(bytes)) return memo.snapshot;
   let snapshot: Snapshot;
   try {
-    const { value, serverOrder } = parseJsonText(text);
+    const { value, serverOrder } = parseJsonText(bytes.toString('utf8'));
     snapshot = { state: 'ok', doc: parseServersDocument(value, serverOrder) };
     for (const [, config] of snapshot.doc.servers) deepFreeze(config);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
     snapshot = { state: 'broken', problem: err.message };
   }
-  Object.assign(memo, { file, text, snapshot });
+  Object.assign(memo, { file, bytes, snapshot });
   return snapshot;
 }
 
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;
   Object.freeze(value);
-  for (const inner of Object.values(value)) deepFreeze(inner);
+  // Walked in place: Object.values would make an array per object of every config.
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index += 1) deepFreeze(value[index]);
+    return;
+  }
+  for (const key in value) if (Object.hasOwn(value, key)) deepFreeze((value as Record<string, unknown>)[key]);
 }
 
 function warningsOf(file: string, snapshot: Snapshot): string[] {

@@ -3,7 +3,7 @@
  * credentials): atomic and owner-only.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 
 /**
@@ -22,9 +22,8 @@ export async function writeOwnerOnly(
   onSweepError: (error: unknown) => void = () => {},
 ): Promise<void> {
   const dir = path.dirname(file);
-  await mkdir(dir, { recursive: true, mode: 0o700 });
   const temp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(temp, 'wx', 0o600);
+  const handle = await openTemp(dir, temp);
   try {
     try {
       await handle.writeFile(text, 'utf8');
@@ -39,6 +38,20 @@ export async function writeOwnerOnly(
   }
   await syncDirectory(dir);
   await sweepDeadWritersTemps(file).catch(onSweepError);
+}
+
+/**
+ * The temp, created in its folder, which is made (owner-only) when the first
+ * try fails: the folder is almost always there, and a failure is reported as
+ * making it would (a parent that is a file) or as opening the temp would.
+ */
+async function openTemp(dir: string, temp: string): Promise<FileHandle> {
+  try {
+    return await open(temp, 'wx', 0o600);
+  } catch {
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    return open(temp, 'wx', 0o600);
+  }
 }
 
 /** A live process's temp is left alone: it may be about to rename it. */

@@ -80,7 +80,7 @@ export function createManagement(deps: ManagementDeps): Management {
   }
 
   /** The work a transaction invokes: events to the server's actor, the store, credentials, views. */
-  const transaction = transactionMachine.provide({
+  const provided = () => transactionMachine.provide({
     actors: {
       read: fromPromise<TransactionRead, { name: string }>(async ({ input: { name } }) => {
         deps.registry();
@@ -140,29 +140,37 @@ export function createManagement(deps: ManagementDeps): Management {
       view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => deps.view(name)),
     },
   });
-  const transactions = createActor(transactionsMachine.provide({ actors: { transaction } })).start();
+  /**
+   * Made at the first change: most hosts never get one, and providing both
+   * machines costs about 150 KiB of garbage (a `StateMachine` each), which a
+   * host that only starts its servers should not pay.
+   */
+  const startCoordinator = () => createActor(transactionsMachine.provide({ actors: { transaction: provided() } })).start();
+  let coordinator: ReturnType<typeof startCoordinator> | null = null;
+  const transactions = () => (coordinator ??= startCoordinator());
   let requests = 0;
 
   /** Runs the change once every earlier change of its server finished; the view, or why it failed. */
   function run(input: TransactionInput): Promise<ServerView | null> {
     const id = String(requests++);
     return new Promise((resolve, reject) => {
-      const listening = transactions.on('transaction.finished', ({ id: finished, output }) => {
+      const listening = transactions().on('transaction.finished', ({ id: finished, output }) => {
         if (finished !== id) return;
         listening.unsubscribe();
         if (output.ok) resolve(output.view);
         else reject(output.error);
       });
-      transactions.send({ type: 'transaction.request', id, input });
+      transactions().send({ type: 'transaction.request', id, input });
     });
   }
 
   const viewOf = async (input: TransactionInput): Promise<ServerView> => (await run(input))!;
 
   return {
-    busy: (name) => isBusy(transactions.getSnapshot().context, name),
+    // No coordinator yet: no change was ever asked for, so none is under way.
+    busy: (name) => coordinator !== null && isBusy(coordinator.getSnapshot().context, name),
     idle: async (name) => {
-      await waitFor(transactions, (snapshot) => !isBusy(snapshot.context, name), { timeout: Infinity });
+      if (coordinator !== null) await waitFor(coordinator, (snapshot) => !isBusy(snapshot.context, name), { timeout: Infinity });
     },
     add: async (name, input) => viewOf({ kind: 'add', name, config: parseServerConfig(name, input) }),
     update: (name, patch, { ifMatch } = {}) => viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) }),

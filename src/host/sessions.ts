@@ -355,7 +355,9 @@ export function createSessions(options: SessionsOptions): Sessions {
     },
 
     async end(server, principal) {
-      const ending = [...open.values()].filter((entry) => entry.server === server && (principal === undefined || entry.principal === principal));
+      // Told of every server.configured: mostly no session is open, and nothing is copied or awaited for it.
+      const ending: Entry[] = [];
+      for (const entry of open.values()) if (entry.server === server && (principal === undefined || entry.principal === principal)) ending.push(entry);
       for (const entry of ending) entry.actor.send({ type: 'session.stop' });
       // A changed config may list other tools (a filter): the next session lists them again.
       if (principal === undefined) {
@@ -366,7 +368,7 @@ export function createSessions(options: SessionsOptions): Sessions {
         // New inputs may be another credential: what the old one was shown privately is not kept.
         privateCatalogs.get(server)?.delete(principal);
       }
-      await Promise.all(ending.map(ended));
+      if (ending.length > 0) await Promise.all(ending.map(ended));
     },
 
     async shutdown() {

@@ -101,36 +101,47 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
     tornEnd = false;
   }
 
-  async function writeToCurrent(text: string, bytes: number): Promise<void> {
+  /** Appends `lines` (each without its newline; `bytes` counts them with it) as one buffer. */
+  async function writeToCurrent(lines: readonly string[], bytes: number): Promise<void> {
     const segment = current as NonNullable<typeof current>;
     if (segment.handle === null) {
       await prepareDirs();
       segment.handle = await open(segmentFile(segment.first), 'a', 0o600);
     }
     // A partial line left by a failed write is ended, so the next line stands alone (and the partial one is skipped).
-    const prefix = tornEnd ? '\n' : '';
-    await segment.handle.appendFile(prefix + text, 'utf8');
-    segment.size += bytes + prefix.length;
+    const prefix = tornEnd ? 1 : 0;
+    // Each line encoded straight into one buffer: no joined text, and no copy of it for the write.
+    const buffer = Buffer.allocUnsafe(prefix + bytes);
+    let at = 0;
+    if (prefix === 1) buffer[at++] = NEWLINE;
+    for (const line of lines) {
+      at += buffer.write(line, at, 'utf8');
+      buffer[at++] = NEWLINE;
+    }
+    for (let written = 0; written < buffer.length; ) {
+      written += (await segment.handle.write(buffer, written, buffer.length - written)).bytesWritten;
+    }
+    segment.size += bytes + prefix;
     tornEnd = false;
   }
 
   async function writeBatch(batch: readonly JournalEvent[]): Promise<void> {
-    let text = '';
+    let lines: string[] = [];
     let bytes = 0;
     for (const event of batch) {
       if (current === null || current.size + bytes >= maxSegmentBytes) {
-        if (text !== '') await writeToCurrent(text, bytes);
-        text = '';
+        if (lines.length > 0) await writeToCurrent(lines, bytes);
+        lines = [];
         bytes = 0;
         await startSegment(event.seq);
       }
-      const line = `${JSON.stringify(event)}\n`;
-      const lineBytes = Buffer.byteLength(line);
-      text += line;
+      const line = JSON.stringify(event);
+      const lineBytes = Buffer.byteLength(line) + 1;
+      lines.push(line);
       bytes += lineBytes;
       if (event.seq > snapshotSeq) storedSinceSnapshot += lineBytes;
     }
-    if (text !== '') await writeToCurrent(text, bytes);
+    if (lines.length > 0) await writeToCurrent(lines, bytes);
   }
 
   async function drain(): Promise<void> {
@@ -350,6 +361,8 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
     },
   };
 }
+
+const NEWLINE = 0x0a;
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

@@ -182,7 +182,8 @@ export function createSelectors(options: SelectorsOptions = {}): Selectors {
     if (stored === undefined || (known !== undefined && known.stored === stored.config)) return known?.version ?? null;
     let storedView = masked.get(stored.config);
     if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
-    if (!jsonEqual(view.config, storedView)) return known?.version ?? null;
+    // The same object when the view shows the store's own config (masked once, see toResponse).
+    if (view.config !== storedView && !jsonEqual(view.config, storedView)) return known?.version ?? null;
     // From now on `shows` answers for this view's config: the masked copy would only take heap.
     masked.delete(stored.config);
     shows.set(view.config, { stored: stored.config, version: stored.version });
