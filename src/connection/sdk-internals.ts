@@ -7,7 +7,7 @@
  * instead of silently losing what the field was needed for.
  */
 import { AsyncResource } from 'node:async_hooks';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 /** The SDK version whose private fields these accessors were written against (package.json pins it). */
 export const SDK_VERSION = '2.4.0';
@@ -51,6 +51,7 @@ type ResponseHandlers = Map<unknown, (...args: unknown[]) => unknown>;
  * closes. The SDK runs a handler where the response was read (a stdio
  * child's stdout), and a 2026-07-28 `input_required` round is fulfilled
  * inside it: bound, the round is answered knowing which call it is for.
+ * Requests of the 2025 era (and the handshake) are left unbound.
  */
 export function bindResponseHandlers(client: object): void {
   const fields = client as { _responseHandlers?: unknown };
@@ -58,6 +59,8 @@ export function bindResponseHandlers(client: object): void {
   const bind = (handlers: ResponseHandlers): ResponseHandlers => {
     const set = handlers.set;
     handlers.set = function setBound(id, handler) {
+      // Only the 2026-07-28 era has input_required rounds: a 2025 response needs no context of its own.
+      if ((client as Client).getProtocolEra() !== 'modern') return set.call(this, id, handler);
       // A resource run in, not AsyncLocalStorage.bind (nor .snapshot, built on it): bind makes two deprecation wrappers per call.
       const context = new AsyncResource('mcp-fleet.response');
       return set.call(this, id, (...args: unknown[]) => context.runInAsyncScope(handler, undefined, ...args));
