@@ -7,8 +7,8 @@
  * missing or unknown scope counts as `private`, as the SDK reads it) makes
  * the whole listing private.
  */
-import type { Client, JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
-import { tapTransport } from './transport-proxy.js';
+import type { Client, Transport } from '@modelcontextprotocol/client';
+import type { TransportTap } from './transport-proxy.js';
 
 export type CacheScope = 'public' | 'private';
 
@@ -23,31 +23,30 @@ interface ScopeCounts {
 const watched = new WeakMap<object, ScopeCounts>();
 
 /**
- * `transport`, with the scope of every list page it delivers counted (see
- * {@link listingScope}). Everything else is the transport's own.
+ * Counts the scope of every list page delivered (see {@link listingScope});
+ * `watching` names the transport the client is given, by which the count is found.
  */
-export function watchCacheScopes<T extends Transport>(transport: T): T {
+export function cacheScopeTap(): TransportTap & { watching(transport: Transport): void } {
   const counts: ScopeCounts = { privatePages: new Map() };
   const lists = new Map<string | number, string>();
-  const send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
-    if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) lists.set(message.id, message.method);
-    return transport.send(message, options);
-  };
-  const deliver = (forward: (message: JSONRPCMessage, extra?: unknown) => void) => (message: JSONRPCMessage, extra?: unknown) => {
-    if ('id' in message && message.id !== undefined) {
-      const method = lists.get(message.id);
-      if (method !== undefined) {
-        lists.delete(message.id);
-        if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
-          counts.privatePages.set(method, (counts.privatePages.get(method) ?? 0) + 1);
+  return {
+    sent(message) {
+      if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) lists.set(message.id, message.method);
+    },
+    delivered(message) {
+      if ('id' in message && message.id !== undefined) {
+        const method = lists.get(message.id);
+        if (method !== undefined) {
+          lists.delete(message.id);
+          if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
+            counts.privatePages.set(method, (counts.privatePages.get(method) ?? 0) + 1);
+          }
         }
       }
-    }
-    forward(message, extra);
+      return message;
+    },
+    watching: (transport) => void watched.set(transport, counts),
   };
-  const proxy = tapTransport(transport, { send, deliver });
-  watched.set(proxy, counts);
-  return proxy;
 }
 
 /**

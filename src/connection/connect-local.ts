@@ -15,8 +15,7 @@ import { brokenStdout, connectFailure, STDERR_FLUSH_MS, withTail } from './failu
 import { openConnection } from './open-connection.js';
 import { ProbeEndedError, probeEndedConnection } from './era-negotiation.js';
 import { createStderrTail } from './stderr-tail.js';
-import { watchTaskHandles } from './tasks.js';
-import { watchCacheScopes } from './cache-scope.js';
+import { watchTransport } from './transport-proxy.js';
 import { listAllTools, type HandshakeProgress } from './tool-listing.js';
 import { observeHandshake, observeToolListing } from '../telemetry/connects.js';
 
@@ -40,7 +39,7 @@ export async function connectLocal(
   const progress: HandshakeProgress = { phase: 'initialize' };
   try {
     await observeHandshake(name, config, () => client, () =>
-      client.connect(watchCacheScopes(watchTaskHandles(child)), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior }),
+      client.connect(watchTransport(child), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior }),
     );
     const listing = await observeToolListing(name, config, client, () => listAllTools(client, bound, progress));
     return openConnection(name, config, client, listing, options, { child, stderrTail: tail.read });

@@ -48,6 +48,14 @@ export function eraVerdictsPath(stateDir: string): string {
 }
 
 /**
+ * How long a learnt verdict waits to be written with the ones learnt after
+ * it: a startup of fifty servers writes the file a few times, not fifty
+ * (each write is the whole file, an fsync and a rename). `flushed()` writes
+ * at once; a worker that dies in between loses at most one probe per server.
+ */
+export const VERDICT_WRITE_DELAY_MS = 1000;
+
+/**
  * Verdicts kept in `file`, written whole (atomically) after changes. A
  * file that is missing or unreadable starts empty: it is a cache, and the
  * worst a lost verdict costs is one probe.
@@ -56,11 +64,12 @@ export function fileEraVerdicts(file: string, onError: (error: unknown) => void 
   const verdicts = new Map<string, EraVerdict>(Object.entries(readVerdicts(file)));
   const writes = createSerialQueue();
   let pending = Promise.resolve();
-  // A write not begun yet takes every verdict learnt until it begins: a startup
-  // that learns fifty verdicts writes the file a few times, not fifty.
+  // A write not begun yet takes every verdict learnt until it begins.
   let queued = false;
-  const save = (): void => {
-    if (queued) return;
+  let timer: NodeJS.Timeout | undefined;
+  const write = (): void => {
+    clearTimeout(timer);
+    timer = undefined;
     queued = true;
     pending = writes
       .run(file, () => {
@@ -68,6 +77,12 @@ export function fileEraVerdicts(file: string, onError: (error: unknown) => void 
         return writeOwnerOnly(file, `${JSON.stringify({ version: 1, servers: Object.fromEntries(verdicts) }, null, 2)}\n`);
       })
       .catch(onError);
+  };
+  const save = (): void => {
+    if (queued || timer !== undefined) return;
+    timer = setTimeout(write, VERDICT_WRITE_DELAY_MS);
+    // A cache write must not keep an embedding process alive; `flushed()` is how it is waited for.
+    timer.unref();
   };
   return {
     recall: (key) => verdicts.get(key),
@@ -78,7 +93,10 @@ export function fileEraVerdicts(file: string, onError: (error: unknown) => void 
     forget(key) {
       if (verdicts.delete(key)) save();
     },
-    flushed: () => pending,
+    flushed() {
+      if (timer !== undefined) write();
+      return pending;
+    },
   };
 }
 

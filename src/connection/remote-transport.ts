@@ -12,8 +12,7 @@ import { scopeChallengeFetch } from '../auth/step-up.js';
 import type { Handshake } from './connection.js';
 import type { RetryAfterLog } from './rate-limits.js';
 import { SessionRenewingTransport } from './session-transport.js';
-import { watchTaskHandles } from './tasks.js';
-import { watchCacheScopes } from './cache-scope.js';
+import { watchTransport } from './transport-proxy.js';
 
 /** A remote transport that finished `initialize`. */
 export interface RemoteSession {
@@ -63,7 +62,7 @@ export async function openRemote(
         : new SessionRenewingTransport(url, { requestInit, authProvider, fetch: standaloneStream ? fetch : withoutStandaloneStream(url, fetch) });
     const client = handshake.newClient();
     try {
-      await client.connect(watchCacheScopes(watchTaskHandles(transport)), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+      await client.connect(watchTransport(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
     } catch (err) {
       await transport.close();
       throw err;

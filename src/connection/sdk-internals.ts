@@ -7,7 +7,7 @@
  * instead of silently losing what the field was needed for.
  */
 import { AsyncResource } from 'node:async_hooks';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 
 /** The SDK version whose private fields these accessors were written against (package.json pins it). */
 export const SDK_VERSION = '2.4.0';
@@ -42,34 +42,42 @@ export function forgetSessionId(transport: StreamableHTTPClientTransport): void 
   fields._sessionId = undefined;
 }
 
-type ResponseHandlers = Map<unknown, (...args: unknown[]) => unknown>;
+type ResponseHandler = (...args: unknown[]) => unknown;
+
+/** The response handlers of one client, each set in the 2026-07-28 era bound to the async context it was set in. */
+class BoundResponseHandlers extends Map<unknown, ResponseHandler> {
+  readonly #client: Client;
+
+  constructor(client: Client, handlers: Map<unknown, ResponseHandler>) {
+    super();
+    this.#client = client;
+    // Taken over as they were (set before anything was bound), not through `set`.
+    for (const [id, handler] of handlers) super.set(id, handler);
+  }
+
+  override set(id: unknown, handler: ResponseHandler): this {
+    // Only the 2026-07-28 era has input_required rounds: a 2025 response needs no context of its own.
+    if (this.#client.getProtocolEra() !== 'modern') return super.set(id, handler);
+    // A resource run in, not AsyncLocalStorage.bind (nor .snapshot, built on it): bind makes two deprecation wrappers per call.
+    const context = new AsyncResource('mcp-fleet.response');
+    return super.set(id, (...args: unknown[]) => context.runInAsyncScope(handler, undefined, ...args));
+  }
+}
 
 /**
  * Runs each response handler of `client` in the async context of the request
  * it answers: `Protocol._responseHandlers` (SDK 2.4.0, core-internal
- * src/shared/protocol.ts), a Map the SDK replaces when the connection
- * closes. The SDK runs a handler where the response was read (a stdio
- * child's stdout), and a 2026-07-28 `input_required` round is fulfilled
- * inside it: bound, the round is answered knowing which call it is for.
+ * src/shared/protocol.ts), a Map. The SDK runs a handler where the response
+ * was read (a stdio child's stdout), and a 2026-07-28 `input_required` round
+ * is fulfilled inside it: bound, the round is answered knowing which call it
+ * is for. Requests of the 2025 era (and the handshake) are left unbound.
+ * The SDK puts a new Map in its place when the connection closes; mcp-fleet
+ * connects a client once, so the one replaced here is the one its requests
+ * use. (An accessor on the client, to follow the replacement, cost every
+ * client its fast properties: ~2 KiB kept per server.)
  */
 export function bindResponseHandlers(client: object): void {
   const fields = client as { _responseHandlers?: unknown };
   if (!(fields._responseHandlers instanceof Map)) throw new SdkInternalsError('Protocol._responseHandlers', 'a Map');
-  const bind = (handlers: ResponseHandlers): ResponseHandlers => {
-    const set = handlers.set;
-    handlers.set = function setBound(id, handler) {
-      // A resource run in, not AsyncLocalStorage.bind (nor .snapshot, built on it): bind makes two deprecation wrappers per call.
-      const context = new AsyncResource('mcp-fleet.response');
-      return set.call(this, id, (...args: unknown[]) => context.runInAsyncScope(handler, undefined, ...args));
-    };
-    return handlers;
-  };
-  let current = bind(fields._responseHandlers as ResponseHandlers);
-  Object.defineProperty(client, '_responseHandlers', {
-    configurable: true,
-    get: () => current,
-    set: (next: ResponseHandlers) => {
-      current = bind(next);
-    },
-  });
+  fields._responseHandlers = new BoundResponseHandlers(client as Client, fields._responseHandlers as Map<unknown, ResponseHandler>);
 }

@@ -16,12 +16,11 @@ import {
   type InputRequest,
   type InputResponse,
   type JSONRPCMessage,
-  type Transport,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
 import { pause } from './deadlines.js';
-import { tapTransport } from './transport-proxy.js';
+import type { TransportTap } from './transport-proxy.js';
 
 /** The extension's identifier, declared in the client's capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -44,28 +43,27 @@ const Task = z.looseObject({
 type Task = z.infer<typeof Task>;
 
 /**
- * `transport`, with every task handle that answers a `tools/call` turned into
- * an error result the SDK accepts, the task in its `_meta`. Everything else
- * (methods, getters, instanceof) is the transport's own.
+ * Turns every task handle that answers a `tools/call` into an error result
+ * the SDK accepts, the task in its `_meta`.
  */
-export function watchTaskHandles<T extends Transport>(transport: T): T {
+export function taskHandleTap(): TransportTap {
   const toolCalls = new Set<string | number>();
-  const send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
-    if ('method' in message && message.method === 'tools/call' && 'id' in message) toolCalls.add(message.id);
-    return transport.send(message, options);
-  };
-  const deliver = (forward: (message: JSONRPCMessage, extra?: unknown) => void) => (message: JSONRPCMessage, extra?: unknown) => {
-    if ('id' in message && message.id !== undefined && toolCalls.delete(message.id) && 'result' in message) {
-      const result = message.result as Record<string, unknown>;
-      if (result.resultType === 'task') {
-        const { resultType: _task, _meta, ...task } = result;
-        const placeholder = { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
-        return forward({ ...message, result: placeholder } as JSONRPCMessage, extra);
+  return {
+    sent(message) {
+      if ('method' in message && message.method === 'tools/call' && 'id' in message) toolCalls.add(message.id);
+    },
+    delivered(message) {
+      if ('id' in message && message.id !== undefined && toolCalls.delete(message.id) && 'result' in message) {
+        const result = message.result as Record<string, unknown>;
+        if (result.resultType === 'task') {
+          const { resultType: _task, _meta, ...task } = result;
+          const placeholder = { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
+          return { ...message, result: placeholder } as JSONRPCMessage;
+        }
       }
-    }
-    forward(message, extra);
+      return message;
+    },
   };
-  return tapTransport(transport, { send, deliver });
 }
 
 /** The task a call's result stands for, if the server answered with one. */

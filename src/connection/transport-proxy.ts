@@ -1,24 +1,49 @@
 /**
- * A transport seen through: what the client sends passes `send`, what it is
- * delivered passes `deliver` (wrapped around whatever `onmessage` the SDK
- * sets), and everything else is the transport's own. Methods are bound once:
- * the SDK reads some of them on every message.
+ * A transport seen through: what the client sends is shown to each tap, what
+ * it is delivered passes each tap's `delivered` (around whatever `onmessage`
+ * the SDK sets), and everything else is the transport's own. One proxy for
+ * every tap, its methods bound once: the SDK reads some of them on every message.
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
+import { cacheScopeTap } from './cache-scope.js';
+import { taskHandleTap } from './tasks.js';
 
 type Deliver = (message: JSONRPCMessage, extra?: unknown) => void;
 
 export interface TransportTap {
-  send(message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void>;
-  /** The delivery to use in place of `forward`, the SDK's own `onmessage`. */
-  deliver(forward: Deliver): Deliver;
+  /** Sees each message the client sends, before the transport does. */
+  sent?(message: JSONRPCMessage): void;
+  /** What the client is delivered in place of `message` (usually `message` itself). */
+  delivered?(message: JSONRPCMessage): JSONRPCMessage;
 }
 
-export function tapTransport<T extends Transport>(transport: T, tap: TransportTap): T {
+/**
+ * `transport` as a client is given it: the `cacheScope` of every list page
+ * counted (cache-scope.ts), task handles answering `tools/call` turned into
+ * results the SDK accepts (tasks.ts).
+ */
+export function watchTransport<T extends Transport>(transport: T): T {
+  const scopes = cacheScopeTap();
+  const proxy = tapTransport(transport, [scopes, taskHandleTap()]);
+  scopes.watching(proxy);
+  return proxy;
+}
+
+export function tapTransport<T extends Transport>(transport: T, taps: readonly TransportTap[]): T {
   const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
+  const send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
+    for (const tap of taps) tap.sent?.(message);
+    return transport.send(message, options);
+  };
+  const deliver =
+    (forward: Deliver): Deliver =>
+    (message, extra) => {
+      for (const tap of taps) if (tap.delivered !== undefined) message = tap.delivered(message);
+      forward(message, extra);
+    };
   return new Proxy(transport, {
     get(target, property) {
-      if (property === 'send') return tap.send;
+      if (property === 'send') return send;
       const value: unknown = Reflect.get(target, property, target);
       if (typeof value !== 'function') return value;
       const known = bound.get(property);
@@ -28,7 +53,7 @@ export function tapTransport<T extends Transport>(transport: T, tap: TransportTa
       return fresh;
     },
     set(target, property, value: unknown) {
-      const wrapped = property === 'onmessage' && typeof value === 'function' ? tap.deliver(value as Deliver) : value;
+      const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as Deliver) : value;
       return Reflect.set(target, property, wrapped, target);
     },
   });

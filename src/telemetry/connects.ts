@@ -9,7 +9,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/index.js';
 import { ATTR, errorType, peerAttributes, requestAttributes, sessionAttributes } from './attributes.js';
 import { serverContext, type LifecycleSpan } from './lifecycle.js';
-import { endFailed, observe } from './spans.js';
+import { endFailed, observe, observed } from './spans.js';
 import { tracer, tracingOn } from './tracer.js';
 
 /** What a finished connect tells its span. */
@@ -20,13 +20,22 @@ export interface ConnectOutcome {
 }
 
 /** Runs `run` (the whole connect) inside `connect {server}` when tracing, under `lifecycle`'s span when it has one; plain otherwise. */
-export async function traceConnect<T extends ConnectOutcome>(
+export function traceConnect<T extends ConnectOutcome>(
   server: string,
   config: ServerConfig,
   lifecycle: LifecycleSpan | undefined,
   run: () => Promise<T>,
 ): Promise<T> {
-  if (!tracingOn()) return run();
+  // Not async itself: untraced, a connect makes no promise or frame of this function's.
+  return tracingOn() ? tracedConnect(server, config, lifecycle, run) : run();
+}
+
+async function tracedConnect<T extends ConnectOutcome>(
+  server: string,
+  config: ServerConfig,
+  lifecycle: LifecycleSpan | undefined,
+  run: () => Promise<T>,
+): Promise<T> {
   const parent = serverContext(lifecycle, context.active());
   const span = tracer().startSpan(`connect ${server}`, { kind: SpanKind.INTERNAL }, parent);
   if (span.isRecording()) span.setAttributes(peerAttributes(config, { [ATTR.server]: server }));
@@ -47,6 +56,7 @@ export async function traceConnect<T extends ConnectOutcome>(
 
 /** The handshake with `server` as a CLIENT span, named by the era it ended in; `clientOf` finds the client in `run`'s result. */
 export function observeHandshake<T>(server: string, config: ServerConfig, clientOf: (result: T) => Client, run: () => Promise<T>): Promise<T> {
+  if (!observed()) return run();
   const attributes = () => peerAttributes(config, { [ATTR.methodName]: 'initialize', [ATTR.server]: server });
   return observe({ method: 'initialize', attributes }, async (span) => {
     const result = await run();
@@ -64,5 +74,6 @@ export function observeHandshake<T>(server: string, config: ServerConfig, client
 
 /** A `tools/list` (every page) of `server` as a CLIENT span. */
 export function observeToolListing<T>(server: string, config: ServerConfig, client: Client, run: () => Promise<T>): Promise<T> {
+  if (!observed()) return run();
   return observe({ method: 'tools/list', attributes: () => requestAttributes(server, config, client, 'tools/list') }, run);
 }

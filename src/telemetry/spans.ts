@@ -38,6 +38,11 @@ export interface Operation {
   parent?: Context;
 }
 
+/** Whether {@link observe} would record anything: a tracer or a meter provider is registered. Else callers skip building its closures. */
+export function observed(): boolean {
+  return tracingOn() || instruments() !== null;
+}
+
 /**
  * Runs `run` inside a CLIENT span for `operation`, and times it into
  * `mcp.client.operation.duration`; rethrows what `run` throws. `run` gets the

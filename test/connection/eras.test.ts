@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig, ServerConfig, type LocalServerConfig } from '../../src/config/schema.js';
 import type { ServerConnection } from '../../src/connection/connection.js';
 import { eraKey, STDIO_PROBE_MS } from '../../src/connection/era-negotiation.js';
-import { fileEraVerdicts, memoryEraVerdicts, type EraVerdicts } from '../../src/connection/era-verdicts.js';
+import { fileEraVerdicts, memoryEraVerdicts, VERDICT_WRITE_DELAY_MS, type EraVerdicts } from '../../src/connection/era-verdicts.js';
 import { FleetError } from '../../src/errors.js';
 import { fixture, startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { connectTracked, firstText, fixtureConfig, tempDir } from './helpers.js';
@@ -179,6 +179,20 @@ describe('the verdict file', () => {
     }
     expect(renames.length).toBeGreaterThan(0);
     expect(renames.length).toBeLessThan(10);
+  });
+
+  it('verdicts learnt one after another are written together, unasked, once the delay has passed', async () => {
+    const file = join(tempDir(), 'eras.json');
+    const eras = fileEraVerdicts(file);
+    const learnt = Date.now();
+    eras.learn('first', { era: 'legacy', learned_at: new Date().toISOString() });
+    eras.learn('second', { era: 'legacy', learned_at: new Date().toISOString() });
+    expect(existsSync(file)).toBe(false);
+    await until(() => existsSync(file), 'the verdicts written without flushed()');
+    expect(Date.now() - learnt).toBeGreaterThanOrEqual(VERDICT_WRITE_DELAY_MS - 50);
+    const onDisk = fileEraVerdicts(file);
+    expect(onDisk.recall('first')).toMatchObject({ era: 'legacy' });
+    expect(onDisk.recall('second')).toMatchObject({ era: 'legacy' });
   });
 });
 
