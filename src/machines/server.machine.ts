@@ -146,13 +146,13 @@ const pendingChoice = [
  * it carries, made by the event itself rather than through `choose` (an
  * eventless hop more per server start).
  */
-const leaveQueue = ['leaveQueue', takeEventConfig] as const;
+const takeTurn = { type: 'takeTurn', params: ({ event }: { event: { config?: ServerConfig } }) => event.config } as const;
 const connectChoice = [
-  { guard: { type: 'isPerUser', params: connectConfig }, target: '#server.pending.per_user', actions: leaveQueue },
+  { guard: { type: 'isPerUser', params: connectConfig }, target: '#server.pending.per_user', actions: takeTurn },
   // Whether it waits for a call depends on its known catalog too: `choose` asks both.
-  { guard: { type: 'isUnasked', params: connectConfig }, target: '#server.pending.choose', actions: leaveQueue },
-  { guard: { type: 'usesOAuth', params: connectConfig }, target: '#server.pending.checking_auth', actions: leaveQueue },
-  { target: '#server.pending.connecting', actions: leaveQueue },
+  { guard: { type: 'isUnasked', params: connectConfig }, target: '#server.pending.choose', actions: takeTurn },
+  { guard: { type: 'usesOAuth', params: connectConfig }, target: '#server.pending.checking_auth', actions: takeTurn },
+  { target: '#server.pending.connecting', actions: takeTurn },
 ] as const;
 
 /**
@@ -306,7 +306,11 @@ export const serverMachine = setup({
       server: context.name,
       error: asFleetError((event as { error?: unknown }).error),
     })),
-    adoptConnection: assign({ live: (_, live: LiveConnection) => live }),
+    /**
+     * Keeps the connection of a server becoming ready. The authorization server answered (or was not needed):
+     * a later absence waits from the start of the backoff. One assign, not two (each clones the snapshot).
+     */
+    adoptConnection: assign({ live: (_, live: LiveConnection) => live, authWaits: 0 }),
     forgetConnection: assign({ live: null }),
     recordError: assign((_, params: { error: unknown }) => {
       const failure = asFleetError(params.error);
@@ -318,12 +322,13 @@ export const serverMachine = setup({
     countFailure: assign({ failures: ({ context }) => context.failures + 1 }),
     resetFailures: assign({ failures: 0, authWaits: 0 }),
     countAuthWait: assign({ authWaits: ({ context }) => context.authWaits + 1 }),
-    resetAuthWaits: assign({ authWaits: 0 }),
     openCircuit: assign({
       error: ({ context }) =>
         `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
     }),
     leaveQueue: assign({ queued: false }),
+    /** The startup queue reached it: it leaves the queue with the config the turn carries (one assign, not two). */
+    takeTurn: assign({ queued: false, config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
     /** A hand edit during startup sends the server back to the queue; anything else connects at once. */
     queueAs: assign({ queued: (_, queued: boolean) => queued }),
     /** Takes the config an event carries, if it carries one (a re-read that found the entry). */
@@ -487,8 +492,7 @@ export const serverMachine = setup({
     ready: {
       description: 'connected; the connection watcher and the catalog session run here; tools unregistered on exit',
       tags: 'callable',
-      // The authorization server answered (or was not needed): a later absence waits from the start of the backoff.
-      entry: 'resetAuthWaits',
+      // Entered only by a connect's success, whose `adoptConnection` also resets the waits for the authorization server.
       exit: 'unregisterTools',
       invoke: {
         id: 'watchConnection',
@@ -543,7 +547,7 @@ export const serverMachine = setup({
         // Stopped is final: whatever the close was for, a stop wins, and nothing re-aims it after.
         'server.stop': { target: '.to_stopped' },
         // The startup queue reached a server sent back to it while it was still closing.
-        'server.connect': { actions: ['leaveQueue', takeEventConfig] },
+        'server.connect': { actions: takeTurn },
       },
       // xstate wants one; unused, since every edge into closing names the substate it goes to.
       initial: 'to_stopped',
