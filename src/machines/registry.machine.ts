@@ -119,6 +119,13 @@ export const registryMachine = setup({
     startupDone: ({ context }) => context.queue.length === 0 && context.connecting.length === 0,
     slotsFull: ({ context }) => context.connecting.length >= context.startupConcurrency,
     /**
+     * Connecting the head takes the last slot or empties the queue: `dequeue`
+     * would only send the startup on to `waiting`, so the connect goes there
+     * itself (a microstep and a snapshot less per server start).
+     */
+    waitsOnceHeadConnects: ({ context }) =>
+      context.queue.length === 1 || context.connecting.length + 1 >= context.startupConcurrency,
+    /**
      * Management replaced the head's actor, or started it (it left the queue):
      * the queue has nothing left to do for it. Asked again after the re-read,
      * when the actor has taken every event sent to it meanwhile.
@@ -300,6 +307,11 @@ export const registryMachine = setup({
                 guard: { type: 'headDisabled', params: ({ event }) => event.reread },
                 actions: [{ type: 'disableHead', params: ({ event }) => event.reread }, 'dropHead'],
                 target: 'dequeue',
+              },
+              {
+                guard: 'waitsOnceHeadConnects',
+                actions: { type: 'connectHead', params: ({ event }) => event.reread },
+                target: 'waiting',
               },
               { actions: { type: 'connectHead', params: ({ event }) => event.reread }, target: 'dequeue' },
             ],
