@@ -1,4 +1,4 @@
-import { and, assign, not, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
+import { and, assign, enqueueActions, not, emit, fromCallback, fromPromise, sendTo, setup } from 'xstate';
 import { watchIdle } from './idle-watch.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError, type ErrorKind } from '../errors.js';
@@ -318,7 +318,15 @@ export const serverMachine = setup({
     }),
     /** A human must act: the view says so with its own kind, `needs_reauth`. */
     markNeedsReauth: assign({ errorKind: 'needs_reauth' as const }),
-    clearError: assign({ error: null, errorKind: null, awaitingAuthServer: false }),
+    /**
+     * Only when there is one to clear: an assign clones the snapshot, and a
+     * server's first entry into `pending` (every start) has none.
+     */
+    clearError: enqueueActions(({ context, enqueue }) => {
+      if (context.error !== null || context.errorKind !== null || context.awaitingAuthServer) {
+        enqueue.assign({ error: null, errorKind: null, awaitingAuthServer: false });
+      }
+    }),
     countFailure: assign({ failures: ({ context }) => context.failures + 1 }),
     resetFailures: assign({ failures: 0, authWaits: 0 }),
     countAuthWait: assign({ authWaits: ({ context }) => context.authWaits + 1 }),
