@@ -5,7 +5,7 @@
  * (a 20 MB line took ~5 s of CPU) and stops at 10 MiB; this one copies each
  * byte once, when its line is complete.
  */
-import { deserializeMessage, type JSONRPCMessage } from '@modelcontextprotocol/client';
+import { deserializeMessage, specTypeSchemas, type JSONRPCMessage, type StandardSchemaV1Sync } from '@modelcontextprotocol/client';
 
 /**
  * The largest message a stdio server may send. Above it the line cannot be
@@ -58,7 +58,7 @@ export class LineBuffer {
     this.#chunks = rest.length === 0 ? [] : [rest];
     this.#bytes = rest.length;
     this.#complete = rest.includes(NEWLINE);
-    return deserializeMessage(held.toString('utf8', 0, end).replace(/\r$/, ''));
+    return parseMessage(held.toString('utf8', 0, end).replace(/\r$/, ''));
   }
 
   /** Whether a whole line is waiting to be read. */
@@ -71,4 +71,31 @@ export class LineBuffer {
     this.#bytes = 0;
     this.#complete = false;
   }
+}
+
+const { JSONRPCRequest, JSONRPCNotification, JSONRPCResultResponse, JSONRPCErrorResponse } = specTypeSchemas;
+
+/**
+ * The message a line holds, as the SDK's `deserializeMessage` reads it: its
+ * union tries request, notification, result and error in turn, and each
+ * failed try builds issues and their messages (a response fails two, an
+ * error three). The keys a message has already rule out the variants before
+ * its own (each requires what is missing), so the first variant that can
+ * match is validated alone; if it fails, the SDK's union decides and throws
+ * its own error.
+ */
+function parseMessage(line: string): JSONRPCMessage {
+  const value: unknown = JSON.parse(line);
+  const schema = variantOf(value);
+  if (schema !== undefined) {
+    const result = schema['~standard'].validate(value);
+    if (result.issues === undefined) return result.value as JSONRPCMessage;
+  }
+  return deserializeMessage(line);
+}
+
+function variantOf(value: unknown): StandardSchemaV1Sync | undefined {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return undefined;
+  if (Object.hasOwn(value, 'method')) return Object.hasOwn(value, 'id') ? JSONRPCRequest : JSONRPCNotification;
+  return Object.hasOwn(value, 'result') ? JSONRPCResultResponse : JSONRPCErrorResponse;
 }

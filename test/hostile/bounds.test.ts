@@ -1,6 +1,7 @@
 // The bounds the hostile tests rely on, without processes: result truncation
 // at UTF-8 boundaries and across blocks, the description cap, and the stdio
 // line buffer (linear, size-limited, holding no view into a big line).
+import { deserializeMessage } from '@modelcontextprotocol/client';
 import { describe, expect, test } from 'vitest';
 import { convertCallResult, MAX_DESCRIPTION_BYTES, toAgentTool } from '../../src/catalog/tools/adapter.js';
 import { AgentToolResult } from '../../src/catalog/tools/agent-tool.js';
@@ -102,6 +103,41 @@ describe('LineBuffer', () => {
     // Nothing of the long line is left to be taken for the start of the next message.
     buffer.append(Buffer.from(message(5)));
     expect(buffer.readMessage()).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
+  });
+
+  test('every kind of line reads as the SDK reads it: the same message, or the same error', () => {
+    const lines = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 'a', method: 'roots/list', params: { _meta: { progressToken: 3 } } },
+      { jsonrpc: '2.0', method: 'notifications/tools/list_changed' },
+      { jsonrpc: '2.0', method: 'notifications/message', params: { level: 'info', data: 'x' } },
+      { jsonrpc: '2.0', id: 2, result: { tools: [], _meta: { k: 1 } } },
+      { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
+      { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: { at: 1 } } },
+      // Not JSON-RPC: each must fail with the SDK's own error.
+      { jsonrpc: '2.0', id: 4, result: 'not an object' },
+      { jsonrpc: '2.0', id: 5, error: { code: 'x', message: 1 } },
+      { jsonrpc: '2.0', id: 6, method: 'ping', result: {} },
+      { jsonrpc: '2.0', method: 7 },
+      { jsonrpc: '1.0', id: 8, result: {} },
+      { id: 9, result: {}, error: { code: 1, message: 'both' } },
+      {},
+      [],
+      'text',
+      null,
+    ].map((value) => JSON.stringify(value));
+    const outcome = (read: () => unknown) => {
+      try {
+        return { value: read() };
+      } catch (error) {
+        return { error: String(error) };
+      }
+    };
+    for (const line of lines) {
+      const buffer = new LineBuffer(1024);
+      buffer.append(Buffer.from(`${line}\n`));
+      expect(outcome(() => buffer.readMessage()), line).toEqual(outcome(() => deserializeMessage(line)));
+    }
   });
 
   // That the rest is copied, so no view keeps the big line alive, is measured by bench/suites/bounds.js.
