@@ -62,8 +62,14 @@ async function listSuite(suite) {
   return names;
 }
 
-/** Runs one scenario against `command`; its check counts, verdict and what went wrong. */
-async function runScenario(name, command) {
+/**
+ * Runs one scenario against `mcp-fleet connect` on a state dir of its own under `root`; its check
+ * counts, verdict and what went wrong. Its own: `connect` keeps a server's tokens by host and port,
+ * and scenarios run side by side, their mock servers on ports the OS hands out again, so a shared
+ * dir could give one scenario another's tokens and skip the authorization it checks.
+ */
+async function runScenario(name, root) {
+  const command = connectCommand(mkdtempSync(join(root, 'scenario-')));
   const args = ['client', '--command', command, '--scenario', name, '--timeout', String(SCENARIO_TIMEOUT_MS)];
   const { code, stdout, stderr } = await conformance(args);
   return parseScenario(name, code, `${stdout}\n${stderr}`);
@@ -91,19 +97,18 @@ export function parseScenario(name, code, output) {
 const ok = (scenario) => scenario.ok;
 
 /**
- * Runs every scenario of `suites` once against `mcp-fleet connect` (fresh
- * state dir) and judges them against the baseline. A scenario that several
+ * Runs every scenario of `suites` once against `mcp-fleet connect` (a fresh
+ * state dir each) and judges them against the baseline. A scenario that several
  * suites share runs once and counts in each of them, and once in the total.
  */
 export async function runConformance({ suites = SUITES, baseline = readBaseline(), jobs = JOBS } = {}) {
   const unknown = suites.filter((suite) => !SUITES.includes(suite));
   if (unknown.length > 0) throw new Error(`unknown suite(s): ${unknown.join(', ')}; known: ${SUITES.join(', ')}`);
-  const stateDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-conformance-'));
-  const command = connectCommand(stateDir);
+  const root = mkdtempSync(join(tmpdir(), 'mcp-fleet-conformance-'));
   try {
     const members = await Promise.all(suites.map(listSuite));
     const names = [...new Set(members.flat())];
-    const all = await pool(names, jobs, (name) => runScenario(name, command));
+    const all = await pool(names, jobs, (name) => runScenario(name, root));
     const byName = new Map(all.map((scenario) => [scenario.name, scenario]));
     return {
       suites: suites.map((suite, index) => {
@@ -116,7 +121,7 @@ export async function runConformance({ suites = SUITES, baseline = readBaseline(
       stale: all.filter((scenario) => ok(scenario) && baseline.has(scenario.name)).map((scenario) => scenario.name),
     };
   } finally {
-    rmSync(stateDir, { recursive: true, force: true });
+    rmSync(root, { recursive: true, force: true });
   }
 }
 
