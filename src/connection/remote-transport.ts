@@ -54,7 +54,7 @@ export async function openRemote(
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const fetch = witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider) ?? fetchUncopied));
+  const fetch = withStreamsEndingOnAbort(witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider) ?? fetchUncopied)));
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
@@ -159,4 +159,25 @@ export function describeRemoteFailure(err: unknown, url: string, witness?: Reach
   }
   if (err instanceof SseError) return ['transport_closed', `could not open the event stream of ${origin}`];
   return null;
+}
+
+/**
+ * `inner`, with an event stream (a `subscriptions/listen` stream, an SSE
+ * response, the standalone stream) ended when the signal its request was sent
+ * with aborts. fetch follows that signal only through the Request object it
+ * makes, which nothing holds once the response has arrived: after a garbage
+ * collection the abort no longer reached the body, and a closed connection
+ * left the server's stream open (a server that waits for its streams before
+ * it exits never did). The body piped through a stream bound to the signal is
+ * followed for as long as it is read; its cancel ends the request as before.
+ */
+export function withStreamsEndingOnAbort(inner: FetchLike): FetchLike {
+  return async function fetchEndingStreamsOnAbort(url, init) {
+    const response = await inner(url, init);
+    const signal = init?.signal;
+    if (!signal || response.body === null || !response.headers.get('content-type')?.startsWith('text/event-stream')) return response;
+    const ending = new Response(response.body.pipeThrough(new TransformStream(), { signal }), response);
+    // What an EventSource reads of where the stream came from.
+    return Object.defineProperties(ending, { url: { value: response.url }, redirected: { value: response.redirected } });
+  };
 }

@@ -4,11 +4,16 @@
 // Which announcements reach mcp-fleet, and how a change it never hears of
 // still arrives: catalog_max_age_seconds, the server's ttlMs, a forced refresh.
 import { join } from 'node:path';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pythonCommand, startPythonHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { isAlive } from '../support/processes.js';
 import { until } from '../support/wait.js';
 import { startHost, textOf, type Running } from './helpers.js';
+
+setFlagsFromString('--expose-gc');
+const gc = runInNewContext('gc') as () => void;
 
 type Transport = 'stdio' | 'http';
 type Era = '2025' | '2026';
@@ -16,11 +21,13 @@ type Era = '2025' | '2026';
 let running: Running | undefined;
 let http: HttpFixture | undefined;
 afterEach(async () => {
-  await running?.close();
+  // Each taken before it is awaited: one that hangs fails its own test, not the next.
+  const [run, fixture] = [running, http];
   running = undefined;
-  await http?.stop();
-  if (http) expect(isAlive(http.child.pid!)).toBe(false);
   http = undefined;
+  await run?.close();
+  await fixture?.stop();
+  if (fixture) expect(isAlive(fixture.child.pid!)).toBe(false);
 });
 
 /** A host on one growing_catalog server named `py`, ready. */
@@ -169,6 +176,27 @@ describe('a 2026 connection to a server announcing the 2025 way', () => {
     run.host.tools();
     await sleep(HEARING_MS);
     expect(run.host.hasTool('py__unheard')).toBe(false);
+  });
+});
+
+describe('shutdown', () => {
+  it('ends the 2026 listen stream after a garbage collection: the server, waiting for its streams, exits', { timeout: 60_000 }, async () => {
+    const run = await pythonHost('http', '2026');
+    const fixture = http!;
+    // The stream is open once an announcement on it is heard.
+    await grow(run, 'new', 'heard');
+    await untilCallable(run, 'heard');
+    for (let i = 0; i < 4; i++) {
+      gc();
+      await sleep(10);
+    }
+    running = undefined;
+    await run.close();
+    // uvicorn lets its open requests end before it exits: a stream left open keeps it running.
+    const exited = fixture.stop().then(() => 'exited');
+    const outcome = await Promise.race([exited, sleep(10_000).then(() => 'still running 10 s after SIGTERM')]);
+    if (outcome !== 'exited') fixture.child.kill('SIGKILL');
+    expect(outcome).toBe('exited');
   });
 });
 
