@@ -19,7 +19,7 @@ import type { Prompt, Resource, ResourceTemplateType, Tool } from '@modelcontext
 import type { ServerConnection } from '../connection/index.js';
 import { jsonEqual } from './json-equal.js';
 import { notificationsOf } from '../connection/notifications.js';
-import { listEveryPage, ttlOf } from '../connection/tool-listing.js';
+import { listEveryPage, noneIfUnhandled, ttlOf } from '../connection/tool-listing.js';
 import { observeSync, type SyncTrigger } from '../telemetry/catalog.js';
 import { observeRequest } from '../telemetry/requests.js';
 
@@ -258,8 +258,11 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
       listEveryPage(bound, (request) => client.listResources(undefined, { ...request, cacheMode: 'refresh' })),
     );
   const listResourceTemplates = () =>
-    observeRequest(client, 'resources/templates/list', {}, () =>
-      listEveryPage(bound, (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
+    noneIfUnhandled(
+      observeRequest(client, 'resources/templates/list', {}, () =>
+        listEveryPage(bound, (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
+      ),
+      { resourceTemplates: [] as ResourceTemplateType[] },
     );
   const listPrompts = () =>
     observeRequest(client, 'prompts/list', {}, () =>

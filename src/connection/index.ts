@@ -23,4 +23,4 @@ export { notificationsOf } from './notifications.js';
 export { holdSubscription, releaseSubscription } from './resource-subscriptions.js';
 export { networkFailure } from './reachability.js';
 export { describeRemoteFailure } from './remote-transport.js';
-export { listEveryPage, ttlOf } from './tool-listing.js';
+export { listEveryPage, noneIfUnhandled, ttlOf } from './tool-listing.js';

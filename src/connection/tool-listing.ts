@@ -4,7 +4,7 @@
  * validators of their output schemas (built lazily).
  */
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/client/validators/ajv';
-import type { Client, JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator, Tool } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type Client, type JsonSchemaType, type JsonSchemaValidator, type jsonSchemaValidator, type Tool } from '@modelcontextprotocol/client';
 import type { ToolFilter } from '../config/index.js';
 import { linkedSignal } from './deadlines.js';
 import type { RequestBound } from './remote-transport.js';
@@ -66,6 +66,18 @@ export async function listEveryPage<T>(bound: RequestBound, list: (request: Requ
   } finally {
     link.dispose();
   }
+}
+
+/**
+ * A listing the server has no handler for lists nothing: servers of older SDKs
+ * offer `resources` with no resources/templates/list handler and answer
+ * "method not found". Any other failure stays one.
+ */
+export function noneIfUnhandled<T>(listing: Promise<T>, none: T): Promise<T> {
+  return listing.catch((error: unknown) => {
+    if (error instanceof ProtocolError && error.code === ProtocolErrorCode.MethodNotFound) return none;
+    throw error;
+  });
 }
 
 /** Applies `include` (null = all) and then `exclude`, keeping the server's order. */

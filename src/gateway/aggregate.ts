@@ -16,7 +16,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import type { JournalEvent } from '../journal/index.js';
-import { CLIENT_INFO, notificationsOf } from '../connection/index.js';
+import { CLIENT_INFO, noneIfUnhandled, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
 import { ADMIN_PRINCIPAL, maySeeServer, type Principal } from '../users/index.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
@@ -104,7 +104,9 @@ async function ownSessions(host: McpHost, principal: Principal | undefined, requ
         const request = { signal };
         const [resources, templates, prompts] = await Promise.all([
           offered.resources ? allPages((cursor) => client.listResources(cursor === undefined ? {} : { cursor }, request), (page) => page.resources) : [],
-          offered.resources ? allPages((cursor) => client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request), (page) => page.resourceTemplates) : [],
+          offered.resources
+            ? noneIfUnhandled(allPages((cursor) => client.listResourceTemplates(cursor === undefined ? {} : { cursor }, request), (page) => page.resourceTemplates), [])
+            : [],
           offered.prompts ? allPages((cursor) => client.listPrompts(cursor === undefined ? {} : { cursor }, request), (page) => page.prompts) : [],
         ]);
         return { name, client, resources: resources as Resource[], resource_templates: templates as ListedTemplate[], prompts: prompts as Prompt[] };

@@ -13,6 +13,7 @@ import type { ToolFilter } from '../../config/index.js';
 import { filterTools } from '../connection.js';
 import { ATTR } from '../../telemetry/attributes.js';
 import { observeRequest } from '../../telemetry/requests.js';
+import { noneIfUnhandled } from '../tool-listing.js';
 
 /** The original (un-namespaced) names of the meta tools. */
 export const RESOURCE_TOOL_NAMES = ['list_resources', 'read_resource', 'list_resource_templates'] as const;
@@ -84,8 +85,9 @@ const META_TOOLS: readonly MetaTool[] = [
       inputSchema: cursorSchema,
     },
     async run(client, args, request) {
-      const page = await observeRequest(client, 'resources/templates/list', {}, () =>
-        client.listResourceTemplates(cursorParams(args), request),
+      const page = await noneIfUnhandled(
+        observeRequest(client, 'resources/templates/list', {}, () => client.listResourceTemplates(cursorParams(args), request)),
+        { resourceTemplates: [] },
       );
       return json({
         resourceTemplates: page.resourceTemplates,
