@@ -19,6 +19,7 @@ import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { LiveConnection } from '../connection/index.js';
 import { topState } from '../machines/server.queries.js';
 import { APP_MIME_TYPE, ToolVisibility } from './tool-meta.js';
+import { own } from '../records.js';
 
 /** The permissions an app asks for (Permission Policy features): each present key is one asked for. */
 export const AppPermissions = z.object({
@@ -200,7 +201,7 @@ export function createToolUis(options: ToolUisOptions): ToolUis {
   function locate(name: string): { server: string; entry: ToolEntry } | undefined {
     const context = projected();
     const owner = selectors.toolOwner(context, name);
-    const server = owner === undefined ? undefined : context.servers[owner];
+    const server = owner === undefined ? undefined : own(context.servers, owner);
     if (owner === undefined || server === undefined) return undefined;
     const entry = server.tools.find((tool) => tool.name === name) ?? server.known_tools?.find((tool) => tool.name === name);
     return entry === undefined ? undefined : { server: owner, entry };

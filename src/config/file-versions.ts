@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { writeOwnerOnly } from '../files/owner-only-file.js';
 import { createSerialQueue } from '../files/serial-queue.js';
 import type { ServerConfig } from './schema.js';
+import { own } from '../records.js';
 
 const Ledger = z.object({
   /** The last version handed out. */
@@ -68,7 +69,7 @@ export function fileVersions(stateDir: () => string): FileVersions {
         const versions: Record<string, number> = {};
         for (const [name, config] of servers) {
           const hash = hashOf(config);
-          let entry = ledger.servers[name];
+          let entry = own(ledger.servers, name);
           if (entry?.hash !== hash) {
             entry = { hash, version: (ledger.last += 1) };
             ledger.servers[name] = entry;

@@ -1,10 +1,14 @@
 import { z } from 'zod';
 
-/** Server names become tool-name prefixes and URL path segments. */
-export const SERVER_NAME_PATTERN = /^[A-Za-z0-9_-]{1,64}$/;
+/**
+ * Server names become tool-name prefixes and URL path segments. `__proto__`
+ * is the one name refused besides the pattern: a JSON object cannot carry it
+ * as an ordinary key through validation (zod drops it), so it would be lost.
+ */
+export const SERVER_NAME_PATTERN = /^(?!__proto__$)[A-Za-z0-9_-]{1,64}$/;
 
 /** The name rule in words, for error messages a person reads. */
-export const SERVER_NAME_RULE = 'must be 1 to 64 characters, each a letter, a digit, "_" or "-"';
+export const SERVER_NAME_RULE = 'must be 1 to 64 characters, each a letter, a digit, "_" or "-", and not "__proto__"';
 
 export const ServerName = z.string().regex(SERVER_NAME_PATTERN, SERVER_NAME_RULE);
 export type ServerName = z.infer<typeof ServerName>;
@@ -106,8 +110,8 @@ export const DEFAULT_RESULTS_MAX_BYTES = 256 * 1024 * 1024;
 export const ProtocolSetting = z.enum(['auto', '2025', '2026']);
 export type ProtocolSetting = z.infer<typeof ProtocolSetting>;
 
-/** A `user_inputs` name: what `${user.NAME}` refers to. */
-export const USER_INPUT_NAME_PATTERN = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+/** A `user_inputs` name: what `${user.NAME}` refers to (not `__proto__`, for the reason server names are not). */
+export const USER_INPUT_NAME_PATTERN = /^(?!__proto__$)[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
 /**
  * One value each user of a `per_user` server sets for themselves
@@ -133,7 +137,7 @@ const common = {
   scope: z.enum(['shared', 'per_user']).default('shared'),
   /** Values each user sets for themselves, referenced as `${user.NAME}` in `env`, `headers` and `command`. */
   user_inputs: z
-    .record(z.string().regex(USER_INPUT_NAME_PATTERN, 'must be a letter or "_", then letters, digits or "_" (at most 64)'), UserInput)
+    .record(z.string().regex(USER_INPUT_NAME_PATTERN, 'must be a letter or "_", then letters, digits or "_" (at most 64), and not "__proto__"'), UserInput)
     .default({}),
   /** `per_user`: sessions of this server open at once on one worker; the least recently used is ended for a new one. */
   max_sessions: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_SESSIONS),

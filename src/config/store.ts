@@ -11,6 +11,7 @@ import { toStorage } from './masking.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
 import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
 import type { ServerEntry } from './validate.js';
+import { own } from '../records.js';
 
 /** Where the store reports problems with the file. */
 export interface ConfigStoreLogger {
@@ -112,7 +113,12 @@ export interface StoredEntry {
 
 /** What `stored()` answers from: the servers of a load, by name. */
 export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]>, versions: Readonly<Record<string, number>>) {
-  return new Map(servers.flatMap(([name, config]) => (versions[name] === undefined ? [] : [[name, { version: versions[name], config }] as const])));
+  return new Map(
+    servers.flatMap(([name, config]) => {
+      const version = own(versions, name);
+      return version === undefined ? [] : [[name, { version, config }] as const];
+    }),
+  );
 }
 
 

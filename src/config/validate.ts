@@ -1,6 +1,7 @@
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
 import { ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
+import { own } from '../records.js';
 
 /** Options of {@link parseServerConfig}. */
 export interface ParseServerConfigOptions {
@@ -57,7 +58,7 @@ export function parseServersDocument(raw: unknown, order?: readonly string[]): S
   const names = order ? order.filter((n) => Object.hasOwn(servers, n)) : Object.keys(servers);
   const doc: ServersDocument = { servers: [], entries: [], warnings: [] };
   for (const name of names) {
-    const rawEntry = servers[name];
+    const rawEntry = own(servers, name);
     try {
       const config = parseServerConfig(name, rawEntry, { fieldPrefix: `servers.${name}` });
       doc.servers.push([name, config]);

@@ -7,6 +7,7 @@
 import type { AgentTool } from '../catalog/index.js';
 import type { ProjectionContext } from '../journal/projection.js';
 import { maySeeServer, maySeeTool, Principal, type PrincipalInput } from '../users/index.js';
+import { own } from '../records.js';
 
 /** The principal of an option, checked; undefined for the admin (no principal). */
 export function principalOf(input: PrincipalInput | undefined): Principal | undefined {
@@ -16,14 +17,14 @@ export function principalOf(input: PrincipalInput | undefined): Principal | unde
 /** Whether `principal` may see server `server` (an unknown server: no one but the admin). */
 export function serverVisible(context: ProjectionContext, server: string, principal: Principal | undefined): boolean {
   if (principal === undefined) return true;
-  const projected = context.servers[server];
+  const projected = own(context.servers, server);
   return projected !== undefined && maySeeServer(projected.config, principal);
 }
 
 /** Whether `principal` may see and call the tool `original` of `server`. */
 export function toolVisible(context: ProjectionContext, server: string, original: string, principal: Principal | undefined): boolean {
   if (principal === undefined) return true;
-  const projected = context.servers[server];
+  const projected = own(context.servers, server);
   return projected !== undefined && maySeeTool(projected.config, original, principal);
 }
 

@@ -25,6 +25,7 @@ import type { CallToolResult } from '@modelcontextprotocol/client';
 import { principalOf, toolVisible, visibleTo } from './access.js';
 import type { Sessions } from './sessions.js';
 import { modelVisible } from '../apps/tool-meta.js';
+import { own } from '../records.js';
 
 export interface AgentToolsOptions {
   mount: ToolMount;
@@ -85,7 +86,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     if (perUser) return toolVisible(projected(), perUser.server, perUser.original, principal);
     const owner = ownerByName(name);
     if (owner === undefined) return true;
-    const original = projected().servers[owner]?.known_tools?.find((known) => known.name === name)?.original;
+    const original = own(projected().servers, owner)?.known_tools?.find((known) => known.name === name)?.original;
     return toolVisible(projected(), owner, original ?? name, principal);
   }
 
@@ -105,7 +106,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     const started = performance.now();
     const record = (result: T | undefined, refused?: QuotaRefusal['limit']) => {
       const server = shape.server(result);
-      if (!server || projected().servers[server] === undefined) return;
+      if (!server || own(projected().servers, server) === undefined) return;
       options.append({
         type: 'tool.called',
         server,
@@ -163,7 +164,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     const owner = ownerByName(name);
     if (owner && onDemand.knows(owner, name)) {
       // A tool its policy denies is refused here, without starting its server for nothing.
-      const known = projected().servers[owner]?.known_tools?.find((tool) => tool.name === name);
+      const known = own(projected().servers, owner)?.known_tools?.find((tool) => tool.name === name);
       const original = known?.original;
       // An app-only tool is refused without starting its server: a model may never call it.
       if (known !== undefined && !modelVisible(known.ui)) return errorResult(owner, known.original, appOnlyMessage(name, owner));
@@ -176,7 +177,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       }
     }
     if (owner) {
-      const state = projected().servers[owner]!;
+      const state = own(projected().servers, owner)!;
       // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
       if (state.state === 'ready') {
         return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);

@@ -5,6 +5,7 @@ import type { ProjectionContext } from '../journal/projection.js';
 import type { ServerView } from '../journal/server-view.js';
 import { catalogUi, modelVisible } from '../apps/tool-meta.js';
 import type { Sessions } from './sessions.js';
+import { own } from '../records.js';
 
 /**
  * The catalog: each server's view with what it offers. Its tools are the
@@ -20,7 +21,7 @@ export function catalogEntries(
   principal?: string,
 ): CatalogEntry[] {
   return views.map((view) => {
-    const server = context.servers[view.name];
+    const server = own(context.servers, view.name);
     const mounted = server?.config.scope === 'per_user' ? (sessions.learnt(view.name, principal) ?? []) : mount.forServer(view.name);
     const tools =
       mounted.length === 0 && server !== undefined && waitsOnDemand(server)

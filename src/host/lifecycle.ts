@@ -17,6 +17,7 @@ import type { ServerView } from '../journal/index.js';
 import { HostNotRunningError } from '../errors.js';
 import type { HostLogger } from './api.js';
 import { reconcile } from './reconcile.js';
+import { own } from '../records.js';
 
 export interface LifecycleDeps {
   store: ConfigStore;
@@ -203,7 +204,7 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
       return snapshot.context.stopRequested || snapshot.matches('stopping') || snapshot.matches('stopped');
     },
     servers,
-    current: (name) => servers()[name],
+    current: (name) => own(servers(), name),
     tokensStored: (server) => actor.send({ type: 'tokens.stored', server }),
   };
 }

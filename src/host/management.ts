@@ -30,6 +30,7 @@ import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
 import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../errors.js';
 import type { ServerView } from '../journal/index.js';
 import { configChangeEvent } from './config-change.js';
+import { own } from '../records.js';
 
 export interface ManagementDeps {
   store: ConfigStore;
@@ -87,7 +88,7 @@ export function createManagement(deps: ManagementDeps): Management {
         const running = deps.current(name)?.getSnapshot().context.config ?? null;
         const loaded = await store.load();
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
-        return { running, stored, version: loaded.versions[name] ?? null };
+        return { running, stored, version: own(loaded.versions, name) ?? null };
       }),
       install: fromPromise<Settled, { name: string; config: ServerConfig }>(async ({ input: { name, config } }) => {
         deps.registry().send({ type: 'server.install', name, config });
@@ -123,18 +124,18 @@ export function createManagement(deps: ManagementDeps): Management {
         const written = await store.update((servers, { invalidNames, versions }) => {
           if (input.kind === 'add') {
             // A hand-written entry of that name that does not validate is still the user's.
-            if (name in servers || invalidNames.includes(name)) throw new ConflictError(name);
+            if (Object.hasOwn(servers, name) || invalidNames.includes(name)) throw new ConflictError(name);
             return { ...servers, [name]: stored };
           }
-          if (input.ifMatch !== null && versions[name] !== input.ifMatch) {
-            throw new PreconditionFailedError(name, input.ifMatch, versions[name] ?? null);
+          if (input.ifMatch !== null && own(versions, name) !== input.ifMatch) {
+            throw new PreconditionFailedError(name, input.ifMatch, own(versions, name) ?? null);
           }
           // Merged into the config as stored now, under the store's lock: a change another worker made
           // meanwhile to other fields is kept, not overwritten with what this one read.
-          stored = mergePatch(servers[name] ?? input.previous, input.patch);
+          stored = mergePatch(own(servers, name) ?? input.previous, input.patch);
           return { ...servers, [name]: stored };
         });
-        return { config: stored, version: written.versions[name] ?? null };
+        return { config: stored, version: own(written.versions, name) ?? null };
       }),
       forget: fromPromise<void, { name: string }>(({ input: { name } }) => deps.forgetCredentials(name)),
       view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => deps.view(name)),

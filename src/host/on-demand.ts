@@ -7,6 +7,7 @@
 import { waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { ProjectionContext } from '../journal/index.js';
+import { own } from '../records.js';
 
 type ServerSnapshot = ReturnType<ServerActorRef['getSnapshot']>;
 
@@ -42,7 +43,7 @@ export function createOnDemand({ current, projected, stopping }: OnDemandOptions
   };
 
   return {
-    knows: (server, tool) => projected().servers[server]?.known_tools?.some((entry) => entry.name === tool) ?? false,
+    knows: (server, tool) => own(projected().servers, server)?.known_tools?.some((entry) => entry.name === tool) ?? false,
 
     async start(name, signal) {
       const ref = onDemand(name);

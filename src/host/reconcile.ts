@@ -10,6 +10,7 @@ import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import type { ConfigStore } from '../config/index.js';
 import { configChangeEvent } from './config-change.js';
+import { own } from '../records.js';
 
 export interface ReconcileDeps {
   store: ConfigStore;
@@ -49,7 +50,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
       continue;
     }
     const config = persisted.get(name);
-    const ref = servers[name];
+    const ref = own(servers, name);
     if (!config) {
       if (ref) registry.send({ type: 'server.uninstall', name });
     } else if (!ref) {

@@ -20,6 +20,7 @@ import { readyConnection } from '../apps/index.js';
 import type { PrincipalInput } from '../users/index.js';
 import { FleetError, NotFoundError } from '../errors.js';
 import { redact, secretValues } from '../config/masking.js';
+import { own } from '../records.js';
 
 /** What `/mcp/servers/:name` reaches of one server for one principal. */
 export interface ServerLink {
@@ -68,7 +69,7 @@ export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 's
     send: (client: Client, request: { signal?: AbortSignal; timeout: number }) => Promise<T>,
   ): Promise<T> {
     running();
-    if (projected().servers[name] === undefined || !serverVisible(projected(), name, principalOf(requestOptions?.principal))) throw new NotFoundError(name);
+    if (own(projected().servers, name) === undefined || !serverVisible(projected(), name, principalOf(requestOptions?.principal))) throw new NotFoundError(name);
     const live = readyConnection(current, name);
     const config = current(name)?.getSnapshot().context.config;
     try {
@@ -87,7 +88,7 @@ export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 's
     serverLink(server: string, linkOptions?: { principal?: PrincipalInput }): ServerLink | undefined {
       const principal = principalOf(linkOptions?.principal);
       // An unknown server and one the principal may not see answer alike.
-      if (projected().servers[server] === undefined || !serverVisible(projected(), server, principal)) return undefined;
+      if (own(projected().servers, server) === undefined || !serverVisible(projected(), server, principal)) return undefined;
       const perUser = sessions.isPerUser(server);
       const connection = async (signal?: AbortSignal) =>
         perUser

@@ -24,6 +24,7 @@ import { createFileEventStore } from '../journal/file-event-store.js';
 import { createJournal, type Journal } from '../journal/journal.js';
 import { createSelectors } from '../journal/selectors.js';
 import { createLifecycles } from '../telemetry/lifecycle.js';
+import { own } from '../records.js';
 
 export type HostServices = ReturnType<typeof createHostServices>;
 
@@ -86,7 +87,7 @@ export function createHostServices(options: McpHostOptions) {
     logger,
     leftovers,
     eras,
-    knowsCatalog: (name) => (journal.projection.context.servers[name]?.known_tools ?? null) !== null,
+    knowsCatalog: (name) => (own(journal.projection.context.servers, name)?.known_tools ?? null) !== null,
     catalogs,
     lifecycles,
   });

@@ -21,6 +21,7 @@ import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '
 import { ConsentRequiredError } from '../auth/oauth-errors.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
 import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
+import { own } from '../records.js';
 
 /** One session as `GET /api/mcp/sessions` shows it. */
 export interface SessionView {
@@ -135,7 +136,7 @@ function ownGrantError(server: string, error: unknown): unknown {
 
 /** The config with each `${user.NAME}` replaced by the principal's value. */
 export function resolveUserConfig(config: ServerConfig, values: Record<string, string>): ServerConfig {
-  const fill = (text: string): string => text.replace(USER_REFERENCE, (_, name: string) => values[name] ?? '');
+  const fill = (text: string): string => text.replace(USER_REFERENCE, (_, name: string) => own(values, name) ?? '');
   if (config.type === 'local') {
     return {
       ...config,
@@ -149,7 +150,7 @@ export function resolveUserConfig(config: ServerConfig, values: Record<string, s
 /** The inputs `config` refers to that `values` lacks, in declaration order. */
 export function missingInputs(config: ServerConfig, values: Record<string, string>): string[] {
   const used = new Set(referencingFields(config).flatMap(([, value]) => userReferences(value)));
-  return Object.keys(config.user_inputs).filter((name) => used.has(name) && !(values[name] ?? '').length);
+  return Object.keys(config.user_inputs).filter((name) => used.has(name) && !(own(values, name) ?? '').length);
 }
 
 /**

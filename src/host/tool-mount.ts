@@ -39,6 +39,7 @@ import {
 } from '../catalog/tools/adapter.js';
 import type { AgentTool } from '../catalog/index.js';
 import { toolUiRef } from '../apps/tool-meta.js';
+import { own } from '../records.js';
 
 /**
  * One registration of a server's tools on one connection with one way of
@@ -160,7 +161,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
     const servers: Record<string, RegisteredServer> = {};
     const add = (name: string): void => {
       const registration = mounted.get(name);
-      if (registration !== undefined && servers[name] === undefined) {
+      if (registration !== undefined && own(servers, name) === undefined) {
         servers[name] = { name, registered_at: registration.at, tools: registration.journaled };
       }
     };

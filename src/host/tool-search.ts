@@ -16,6 +16,7 @@ import { createToolIndex, type SearchableTool } from '../catalog/search/tool-ind
 import { isDenied } from '../approvals/policy.js';
 import { modelVisible } from '../apps/tool-meta.js';
 import type { AgentTool } from '../catalog/index.js';
+import { own } from '../records.js';
 
 /** One search hit as the library, the API and the CLI give it. */
 export interface ToolSearchResult {
@@ -162,7 +163,7 @@ export function createFleetSearch(
       }
     }
     for (const name of indexed.keys()) {
-      if (context.servers[name] === undefined) {
+      if (own(context.servers, name) === undefined) {
         index.removeServer(name);
         indexed.delete(name);
       }
@@ -177,29 +178,29 @@ export function createFleetSearch(
       const principal = principalOf(options.principal);
       // A registered tool another server's later registration shadows is not what its name calls.
       const reachable = (tool: SearchableTool): boolean => {
-        const server = context.servers[tool.server];
+        const server = own(context.servers, tool.server);
         if (server === undefined || !toolVisible(context, tool.server, tool.original, principal)) return false;
         return server.registered_since === 0 || selectors.toolOwner(context, tool.name) === tool.server;
       };
       // A principal's private listings of per_user servers: searched apart, and in place of those servers' public ones.
       const caller = principal?.id ?? ADMIN_PRINCIPAL;
-      const own = Object.entries(context.servers).flatMap(([name, server]) => {
+      const privateListings = Object.entries(context.servers).flatMap(([name, server]) => {
         if (server.config.scope !== 'per_user') return [];
         const tools = learnt(name).own.get(caller);
         return tools === undefined ? [] : [{ name, tools }];
       });
       let hits = index.search(query, { limit, filter: reachable });
-      if (own.length > 0) {
-        const replaced = new Set(own.map(({ name }) => name));
+      if (privateListings.length > 0) {
+        const replaced = new Set(privateListings.map(({ name }) => name));
         hits = [
           ...hits.filter((hit) => !replaced.has(hit.tool.server)),
-          ...own.flatMap(({ name, tools }) => privateIndex(name, tools).search(query, { limit, filter: reachable })),
+          ...privateListings.flatMap(({ name, tools }) => privateIndex(name, tools).search(query, { limit, filter: reachable })),
         ]
           .sort((a, b) => b.score - a.score)
           .slice(0, limit);
       }
       return hits.map(({ tool, score, matched }) => {
-        const server = context.servers[tool.server]!;
+        const server = own(context.servers, tool.server)!;
         const denied = isDenied(server.config.tools.approval, tool.original);
         return {
           name: tool.name,

@@ -13,6 +13,7 @@ import type { ServerConfig } from '../config/index.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { ConfigError, NotFoundError } from '../errors.js';
 import { ADMIN_PRINCIPAL, Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
+import { own } from '../records.js';
 
 export interface UserInputsOptions {
   store: UserInputsStore;
@@ -40,7 +41,7 @@ export function createHostInputs({ store, sessions, append, visibleConfig }: Use
       inputs: Object.fromEntries(
         Object.entries(config.user_inputs).map(([name, input]) => [
           name,
-          { set: (values[name] ?? '') !== '', secret: input.secret, description: input.description },
+          { set: (own(values, name) ?? '') !== '', secret: input.secret, description: input.description },
         ]),
       ),
     };

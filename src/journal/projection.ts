@@ -3,6 +3,7 @@ import type { AuthKind } from '../config/index.js';
 import type { LastRun, ServerView } from './server-view.js';
 import type { JournalEvent, OfferedKind, ServerJournalEvent, ServerState, ToolEntry } from './events.js';
 import type { ProjectedServer } from './projected-server.js';
+import { own } from '../records.js';
 
 export type { ProjectedServer } from './projected-server.js';
 
@@ -20,7 +21,7 @@ const unregistered = { tools: [], registered_at: 0, registered_since: 0 } satisf
 
 /** The change of a server the projection knows: an event about any other (a removed one's late steps) changes nothing. */
 function upsert(context: ProjectionContext, event: ServerJournalEvent, change: (server: ProjectedServer) => ProjectedServer) {
-  const current = context.servers[event.server];
+  const current = own(context.servers, event.server);
   if (current === undefined) return { ...context, lastSeq: event.seq };
   return { servers: { ...context.servers, [event.server]: change(current) }, lastSeq: event.seq };
 }
@@ -75,12 +76,12 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
       return { servers, lastSeq: event.seq };
     }
     case 'server.configured': {
-      const server = context.servers[event.server];
+      const server = own(context.servers, event.server);
       const next = server === undefined ? configured(event) : { ...server, actor: event.actor, config: event.config };
       return { servers: { ...context.servers, [event.server]: next }, lastSeq: event.seq };
     }
     case 'server.transitioned':
-      if (context.servers[event.server]?.actor !== event.actor) return { ...context, lastSeq: event.seq };
+      if (own(context.servers, event.server)?.actor !== event.actor) return { ...context, lastSeq: event.seq };
       return upsert(context, event, (server) => {
         const moved: ProjectedServer = {
           ...server,
@@ -242,7 +243,7 @@ export function shadowedByRegistration(
   // re-sync of one large server, few), this server's own again only if one is shared.
   const others: RegisteredServer[] = [];
   for (const name in before.servers) {
-    const other = before.servers[name] as RegisteredServer;
+    const other = own(before.servers, name) as RegisteredServer;
     if (other.registered_at > 0 && other.name !== server) others.push(other);
   }
   // No other server registered (a tool mount passes only those holding one of these names): nothing is hidden.
@@ -251,7 +252,7 @@ export function shadowedByRegistration(
   const latestOther = new Map<string, RegisteredServer>();
   for (const other of others) for (const tool of other.tools) if (names.has(tool.name)) latestOther.set(tool.name, other);
   if (latestOther.size === 0) return out;
-  const self = before.servers[server];
+  const self = own(before.servers, server);
   const selfAt = self?.registered_at ?? 0;
   let selfNames: Set<string> | null = null;
   for (const name of names) {

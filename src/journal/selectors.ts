@@ -23,6 +23,7 @@ import {
   type VisibleTool,
 } from './projection.js';
 import type { ServerView } from './server-view.js';
+import { own } from '../records.js';
 
 type Servers = ProjectionContext['servers'];
 
@@ -64,7 +65,7 @@ interface LastOwners {
 function unchangedRegistrations(servers: Servers, last: LastOwners): boolean {
   let registered = 0;
   for (const name in servers) {
-    const server = servers[name] as ProjectedServer;
+    const server = own(servers, name) as ProjectedServer;
     if (server.registered_at <= 0) continue;
     registered += 1;
     const known = last.byName.get(server.name);

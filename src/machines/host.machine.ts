@@ -1,6 +1,7 @@
 import { assign, fromCallback, fromPromise, sendTo, setup, spawnChild, stopChild, type ActorRefFrom } from 'xstate';
 import type { ServerConfig } from '../config/index.js';
 import { registryMachine, type RegistryHost, type ServerActorRef } from './registry.machine.js';
+import { own } from '../records.js';
 
 export type RegistryRef = ActorRefFrom<typeof registryMachine>;
 
@@ -89,7 +90,7 @@ const attemptWatchId = (server: string): string => `tokens:${server}`;
 
 /** The server actor published under `name`, if any. */
 function serverOf(context: HostContext, name: string): ServerActorRef | undefined {
-  return context.registry?.getSnapshot().context.servers[name];
+  return own(context.registry?.getSnapshot().context.servers, name);
 }
 
 type TokensFor = { server: string };

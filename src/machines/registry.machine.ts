@@ -4,6 +4,7 @@ import type { Reread, RegistryEvent } from './registry.events.js';
 import type { ServerMachineEvent } from './server.events.js';
 import { serverMachine, type ServerHost } from './server.machine.js';
 import { settled } from './server.queries.js';
+import { own } from '../records.js';
 
 export type ServerActorRef = ActorRefFrom<typeof serverMachine>;
 
@@ -132,12 +133,12 @@ export const registryMachine = setup({
      */
     headMovedOn: ({ context }) => {
       const { name, ref } = head(context);
-      return context.servers[name] !== ref || !ref.getSnapshot().context.queued;
+      return own(context.servers, name) !== ref || !ref.getSnapshot().context.queued;
     },
     /** As `headMovedOn`, but a head a hand edit just re-queued is trusted to wait until its re-read. */
     headMovedOnBeforeReread: ({ context }) => {
       const { name, ref, requeued } = head(context);
-      return context.servers[name] !== ref || (!requeued && !ref.getSnapshot().context.queued);
+      return own(context.servers, name) !== ref || (!requeued && !ref.getSnapshot().context.queued);
     },
     headDeleted: (_, reread: Reread) => reread.status === 'deleted',
     headDisabled: (_, reread: Reread) => reread.status === 'found' && !reread.config.enabled,
@@ -180,7 +181,7 @@ export const registryMachine = setup({
     /** Publishes a server; `queued` ones wait for their turn (the queue is extended by `enqueue`). */
     install: enqueueActions(
       ({ context, enqueue }, params: { name: string; config: ServerConfig; queued: boolean }) => {
-        const previous = context.servers[params.name];
+        const previous = own(context.servers, params.name);
         // Only a deleted (and added again) server gets a new actor; the old one stops.
         if (previous) enqueue.sendTo(previous, { type: 'server.stop' });
         enqueue.assign(({ spawn, context: current }) => ({
@@ -198,12 +199,12 @@ export const registryMachine = setup({
     ),
     /** Puts a just-installed queued server at the end of the startup queue (file order: a new entry comes last). */
     enqueue: enqueueActions(({ context, enqueue }, params: { name: string; config: ServerConfig }) => {
-      const ref = context.servers[params.name];
+      const ref = own(context.servers, params.name);
       if (ref && params.config.enabled) enqueue.assign({ queue: [...context.queue, { name: params.name, ref }] });
     }),
     /** Applies a hand edit to its actor as it is (after startup there is no queue to wait in). */
     forwardEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerMachineEvent }) => {
-      const ref = context.servers[params.name];
+      const ref = own(context.servers, params.name);
       if (ref) enqueue.sendTo(ref, params.event);
     }),
     /**
@@ -211,7 +212,7 @@ export const registryMachine = setup({
      * the queue: it connects in its turn, with the config its dequeue re-reads.
      */
     queueEdit: enqueueActions(({ context, enqueue }, params: { name: string; event: ServerMachineEvent }) => {
-      const ref = context.servers[params.name];
+      const ref = own(context.servers, params.name);
       if (!ref) return;
       const { event } = params;
       const queued: ServerMachineEvent | null =
@@ -227,7 +228,7 @@ export const registryMachine = setup({
       }
     }),
     uninstall: enqueueActions(({ context, enqueue }, params: { name: string }) => {
-      const ref = context.servers[params.name];
+      const ref = own(context.servers, params.name);
       if (!ref) return;
       enqueue.sendTo(ref, { type: 'server.stop' });
       enqueue.assign({ servers: ({ context: current }) => withoutKey(current.servers, params.name) });

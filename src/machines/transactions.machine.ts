@@ -1,5 +1,6 @@
 import { enqueueActions, setup } from 'xstate';
 import { transactionMachine, type TransactionInput, type TransactionOutput } from './transaction.machine.js';
+import { own } from '../records.js';
 
 /** A change asked for; `id` names its transaction actor and its outcome. */
 export interface TransactionRequest {
@@ -26,7 +27,7 @@ export interface TransactionsContext {
 
 /** Whether a transaction on `name` runs or waits. */
 export function isBusy(context: TransactionsContext, name: string): boolean {
-  return (context.queues[name]?.length ?? 0) > 0;
+  return (own(context.queues, name)?.length ?? 0) > 0;
 }
 
 /**
@@ -46,7 +47,7 @@ export const transactionsMachine = setup({
     enqueue: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== 'transaction.request') return;
       const { id, input } = event;
-      const waiting = context.queues[input.name] ?? [];
+      const waiting = own(context.queues, input.name) ?? [];
       enqueue.assign({ queues: { ...context.queues, [input.name]: [...waiting, { id, input }] } });
       if (waiting.length === 0) enqueue.spawnChild('transaction', { id, input });
     }),
@@ -54,9 +55,9 @@ export const transactionsMachine = setup({
     finish: enqueueActions(({ context, event, enqueue }) => {
       if (event.type === 'transaction.request') return;
       const output: TransactionOutput = 'output' in event ? event.output : { ok: false, error: event.error };
-      const name = Object.keys(context.queues).find((candidate) => context.queues[candidate]![0]?.id === event.actorId);
+      const name = Object.keys(context.queues).find((candidate) => own(context.queues, candidate)![0]?.id === event.actorId);
       if (name === undefined) return;
-      const [, ...rest] = context.queues[name]!;
+      const [, ...rest] = own(context.queues, name)!;
       const { [name]: _finished, ...others } = context.queues;
       enqueue.assign({ queues: rest.length > 0 ? { ...others, [name]: rest } : others });
       enqueue.stopChild(event.actorId);

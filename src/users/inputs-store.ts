@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { writeOwnerOnly, createSerialQueue } from '../files/index.js';
 import { open, seal, SealedValue } from '../config/secrets/sealed.js';
 import { loadOrMakeSecretKey, type SecretKey } from '../config/secrets/secret-key.js';
+import { own } from '../records.js';
 
 /** A change of one principal's inputs: a value sets it, `null` deletes it. */
 export type InputsPatch = Record<string, string | null>;
@@ -83,7 +84,7 @@ export function createFileInputsStore(options: FileInputsStoreOptions): UserInpu
 
   return {
     async get(server, principal) {
-      const sealed = (await read())[server]?.[principal];
+      const sealed = own(own(await read(), server), principal);
       if (sealed === undefined) return {};
       const keyNow = await theKey();
       return Object.fromEntries(Object.entries(sealed).map(([name, value]) => [name, open(keyNow, value, inputContext(server, principal, name))]));
@@ -92,12 +93,12 @@ export function createFileInputsStore(options: FileInputsStoreOptions): UserInpu
       return writes.run('inputs', async () => {
         const keyNow = await theKey();
         const all = await read();
-        const mine = { ...all[server]?.[principal] };
+        const mine = { ...own(own(all, server), principal) };
         for (const [name, value] of Object.entries(patch)) {
           if (value === null) delete mine[name];
           else mine[name] = seal(keyNow, value, inputContext(server, principal, name));
         }
-        const forServer = { ...all[server] };
+        const forServer = { ...own(all, server) };
         if (Object.keys(mine).length === 0) delete forServer[principal];
         else forServer[principal] = mine;
         const next = { ...all, [server]: forServer };

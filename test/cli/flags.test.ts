@@ -42,7 +42,7 @@ const cases: Array<[string[], string]> = [
   [['search', 'echo', '--limit', '0'], 'error: --limit: not an integer from 1 to 100: "0"'],
   [['search', ' '], 'error: QUERY: empty; give a search query, e.g. `mcp-fleet search read a file`'],
   // add
-  [['add', 'bad name', '--', 'node', 'x.js'], 'error: NAME: must be 1 to 64 characters, each a letter, a digit, "_" or "-": "bad name"'],
+  [['add', 'bad name', '--', 'node', 'x.js'], 'error: NAME: must be 1 to 64 characters, each a letter, a digit, "_" or "-", and not "__proto__": "bad name"'],
   [['add', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
   [['add', 'x', '--worker-url', 'nope', '--', 'node'], 'error: --worker-url: not a URL: "nope"'],
   [['add', 'x', '--url', 'http://a.example/', '--transport', 'pigeon'], 'error: --transport: expected one of auto, streamable_http, sse, got "pigeon"'],
@@ -144,7 +144,7 @@ describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_
 
   it('the environment standing in for a flag is named as such', async () => {
     const profile = await cli(['list'], { MCP_FLEET_PROFILE: '../up' });
-    expect(profile).toEqual({ code: 2, stdout: '', stderr: 'error: $MCP_FLEET_PROFILE: not a profile name: "../up"; a profile name must be 1 to 64 characters, each a letter, a digit, \"_\" or \"-\"\n' });
+    expect(profile).toEqual({ code: 2, stdout: '', stderr: 'error: $MCP_FLEET_PROFILE: not a profile name: "../up"; a profile name must be 1 to 64 characters, each a letter, a digit, \"_\" or \"-\", and not \"__proto__\"\n' });
     const stateDir = await cli(['list'], { MCP_FLEET_STATE_DIR: file });
     expect(stateDir).toEqual({ code: 2, stdout: '', stderr: `error: $MCP_FLEET_STATE_DIR: not a directory: ${JSON.stringify(file)}\n` });
     const database = await cli(['serve', '--state-dir', dir(), '--port', '0'], { MCP_FLEET_DATABASE_URL: 'nope' });

@@ -114,7 +114,7 @@ describe('mcp-fleet users', () => {
   it('a bad value is one line naming it, exit code 2, and nothing is sent', async () => {
     const badName = await cli(['users', 'add', 'no spaces', '--state-dir', dir]);
     expect(badName.code).toBe(2);
-    expect(badName.stderr).toBe('error: NAME: must be 1 to 64 characters, each a letter, a digit, "_" or "-": "no spaces"\n');
+    expect(badName.stderr).toBe('error: NAME: must be 1 to 64 characters, each a letter, a digit, "_" or "-", and not "__proto__": "no spaces"\n');
     const admin = await cli(['users', 'add', 'admin', '--state-dir', dir]);
     expect(admin.code).toBe(2);
     expect(admin.stderr).toBe('error: NAME: "admin" is the admin token\'s principal: "admin"\n');

@@ -27,7 +27,7 @@ describe('importServers', () => {
       ['linear', { type: 'remote', url: 'https://mcp.linear.app/sse', transport: 'sse', headers: { Authorization: 'Bearer FIXTURESECRET-linear-0002' } }],
       ['paused', { type: 'local', command: ['uvx', 'mcp-server-time'], env: {}, cwd: '/tmp', enabled: false }],
     ]);
-    expect(result.skipped).toEqual([{ name: 'not a valid name', reason: 'name must be 1 to 64 characters, each a letter, a digit, "_" or "-"' }]);
+    expect(result.skipped).toEqual([{ name: 'not a valid name', reason: 'name must be 1 to 64 characters, each a letter, a digit, "_" or "-", and not "__proto__"' }]);
     expect(result.warnings).toEqual([]);
     for (const [, config] of result.servers) expect(ServerConfig.safeParse(config).success).toBe(true);
   });

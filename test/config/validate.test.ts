@@ -149,7 +149,7 @@ describe('parseServersDocument', () => {
     ]);
     expect(doc.warnings).toEqual([
       'skipping server "files": servers.files.timeout_seconds: expected number, received string',
-      'skipping server "bad name": name: must be 1 to 64 characters, each a letter, a digit, "_" or "-"',
+      'skipping server "bad name": name: must be 1 to 64 characters, each a letter, a digit, "_" or "-", and not "__proto__"',
     ]);
     expect(doc.warnings.join('\n')).not.toContain(CANARY);
   });

@@ -247,7 +247,8 @@ function objectField(schema, opts) {
       const value = {};
       for (const [name, f] of fields) {
         const v = f.read(join(path, name), ctx);
-        if (v !== undefined) value[name] = v;
+        // Defined, not assigned: a property named `__proto__` stays an argument.
+        if (v !== undefined) Object.defineProperty(value, name, { value: v, enumerable: true, writable: true, configurable: true });
       }
       return Object.keys(value).length === 0 && !opts.required ? undefined : value;
     },
@@ -355,10 +356,10 @@ export function validate(schema, value, path = '') {
   if (isObject(value)) {
     const props = isObject(schema.properties) ? schema.properties : {};
     for (const name of Array.isArray(schema.required) ? schema.required : []) {
-      if (!(name in value)) fail('is required', join(path, name));
+      if (!Object.hasOwn(value, name)) fail('is required', join(path, name));
     }
     for (const [name, v] of Object.entries(value)) {
-      if (name in props) errors.push(...validate(props[name], v, join(path, name)));
+      if (Object.hasOwn(props, name)) errors.push(...validate(props[name], v, join(path, name)));
       else if (schema.additionalProperties === false) fail(`is not a known property`, join(path, name));
       else if (isObject(schema.additionalProperties)) errors.push(...validate(schema.additionalProperties, v, join(path, name)));
     }
