@@ -4,14 +4,10 @@
 // holds once the response has arrived.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, expect, it } from 'vitest';
 import { fetchUncopied, withStreamsEndingOnAbort } from '../../src/connection/remote-transport.js';
+import { collectGarbage } from '../support/gc.js';
 import { until } from '../support/wait.js';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 let server: Server | undefined;
 afterEach(async () => {
@@ -31,14 +27,6 @@ async function eventStreamServer(): Promise<{ url: string; open: () => number }>
   });
   await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server!.address() as AddressInfo).port}/mcp`, open: () => requests.size };
-}
-
-/** Collects garbage a few times over, letting finalizers run between. */
-async function collectGarbage(): Promise<void> {
-  for (let i = 0; i < 4; i++) {
-    gc();
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }
 
 it('an event stream ends when its signal aborts after a garbage collection', async () => {

@@ -4,16 +4,12 @@
 // Which announcements reach mcp-fleet, and how a change it never hears of
 // still arrives: catalog_max_age_seconds, the server's ttlMs, a forced refresh.
 import { join } from 'node:path';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { pythonCommand, startPythonHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { isAlive } from '../support/processes.js';
+import { collectGarbage } from '../support/gc.js';
 import { until } from '../support/wait.js';
 import { startHost, textOf, type Running } from './helpers.js';
-
-setFlagsFromString('--expose-gc');
-const gc = runInNewContext('gc') as () => void;
 
 type Transport = 'stdio' | 'http';
 type Era = '2025' | '2026';
@@ -186,10 +182,7 @@ describe('shutdown', () => {
     // The stream is open once an announcement on it is heard.
     await grow(run, 'new', 'heard');
     await untilCallable(run, 'heard');
-    for (let i = 0; i < 4; i++) {
-      gc();
-      await sleep(10);
-    }
+    await collectGarbage();
     running = undefined;
     await run.close();
     // uvicorn lets its open requests end before it exits: a stream left open keeps it running.
