@@ -183,7 +183,8 @@ export function principalOfClaims(
   refuse: (why: 'no_user' | 'admin') => Error,
 ): Principal {
   const id = claims[names.userClaim];
-  if (typeof id !== 'string' || id === '' || /\p{Cc}/u.test(id)) throw refuse('no_user');
+  // `__proto__` cannot key a user's records (a JSON object drops it): no principal takes it.
+  if (typeof id !== 'string' || id === '' || id === '__proto__' || /\p{Cc}/u.test(id)) throw refuse('no_user');
   // `admin` is the API token's principal: no provider account may take its name.
   if (id === ADMIN_PRINCIPAL) throw refuse('admin');
   const raw = claims[names.groupsClaim];

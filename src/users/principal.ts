@@ -25,7 +25,11 @@ export const UserName = z
 
 /** `host.tools({ principal })`, `host.callTool(name, args, { principal })`, `host.searchTools(q, { principal })`. */
 export const Principal = z.strictObject({
-  id: z.string().min(1),
+  // `__proto__` cannot key a user's records (a JSON object drops it), as a server name cannot.
+  id: z
+    .string()
+    .min(1)
+    .refine((id) => id !== '__proto__', { message: 'must not be "__proto__"' }),
   groups: z.array(z.string()).default([]),
   /** The user's own quota over the host's `userQuota` (a stored user's values); absent: the host's. */
   quota: Quota.optional(),

@@ -135,6 +135,15 @@ describe('servers, tools, prompts and resources named like Object.prototype memb
     });
     const after = await fleet.host.callTool('hasOwnProperty_user__whoami', {}, principal);
     expect(text(after)).toContain('alice-token-1');
+    // A user named like a member has values of their own; `__proto__` is no principal.
+    const member = { principal: { id: 'constructor' } };
+    expect((await fleet.host.inputs('hasOwnProperty_user', member)).inputs).toEqual({
+      constructor: { set: false, secret: true, description: 'a token' },
+    });
+    await fleet.host.setInputs('hasOwnProperty_user', { constructor: 'member-token-2' }, member);
+    expect(text(await fleet.host.callTool('hasOwnProperty_user__whoami', {}, member))).toContain('member-token-2');
+    expect(text(await fleet.host.callTool('hasOwnProperty_user__whoami', {}, principal))).toContain('alice-token-1');
+    expect(() => fleet.host.tools({ principal: { id: '__proto__' } })).toThrow(/__proto__/);
     await fleet.host.removeServer('hasOwnProperty_user');
   });
 
