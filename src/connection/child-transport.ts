@@ -124,12 +124,11 @@ export class ChildTransport implements Transport {
       this.exitedOnItsOwn = this.#stopping === undefined;
       this.#resolveExit(this.exitInfo);
       // A grandchild may still hold the pipes open, and then 'close' (which
-      // tells the client the connection ended) would never come.
-      setTimeout(() => {
-        child.stdin.destroy();
-        child.stdout.destroy();
-        child.stderr.destroy();
-      }, STDIO_DRAIN_MS).unref();
+      // tells the client the connection ended) would never come. Cleared when
+      // it comes: a pending timer would keep this transport, and through it
+      // the client, alive for nothing.
+      const drain = setTimeout(destroyPipes, STDIO_DRAIN_MS, child).unref();
+      child.once('close', () => clearTimeout(drain));
     });
     child.once('close', () => this.#closeOnce());
     return new Promise((resolve, reject) => {
@@ -225,6 +224,13 @@ export class ChildTransport implements Transport {
     clearTimeout(escalate);
     this.#closeOnce();
   }
+}
+
+/** Ends the child's side of its pipes, whoever else still holds them open. */
+function destroyPipes(child: ChildProcessWithoutNullStreams): void {
+  child.stdin.destroy();
+  child.stdout.destroy();
+  child.stderr.destroy();
 }
 
 /** Says in one line why `spec` could not be spawned; names the PATH searched for a bare command. */

@@ -1,0 +1,51 @@
+// A closed stdio connection lets go of its client, transport and child at
+// once: nothing of it waits on a timer after the child has exited and its
+// pipes have closed. (A grandchild holding the pipes is the one case that
+// waits, bounded; see child-transport.ts.)
+import { expect, it } from 'vitest';
+import { ChildTransport } from '../../src/connection/child-transport.js';
+import { connect } from '../../src/connection/connection.js';
+import { collectGarbage } from '../support/gc.js';
+import { isAlive } from '../support/processes.js';
+import { until } from '../support/wait.js';
+import { fixtureConfig } from './helpers.js';
+
+/** Connects, calls once and closes; hands back only weak references to what the connection held. */
+async function connectAndClose(): Promise<{ client: WeakRef<object>; connection: WeakRef<object>; pid: number }> {
+  const connection = await connect('healthy', fixtureConfig('healthy'));
+  await connection.callTool('echo', { text: 'hi' });
+  const pid = connection.pid;
+  if (pid === null) throw new Error('a stdio connection has a pid');
+  await connection.close();
+  return { client: new WeakRef(connection.client), connection: new WeakRef(connection), pid };
+}
+
+it('is collectable as soon as close() has resolved', async () => {
+  const closed = await connectAndClose();
+  const closedAt = Date.now();
+  expect(isAlive(closed.pid)).toBe(false);
+  await collectGarbage();
+  // Only conclusive inside the second a grandchild could keep the pipes open for (it was armed at the exit, before close() resolved).
+  expect(Date.now() - closedAt, 'collected before the pipes\' drain timer could have fired').toBeLessThan(900);
+  expect(closed.connection.deref()).toBeUndefined();
+  expect(closed.client.deref()).toBeUndefined();
+});
+
+it('still ends when a grandchild keeps the pipes open after the child exited', async () => {
+  let stderr = '';
+  // The shell leaves a sleeper holding its stdout and stderr, says its pid, and exits.
+  const transport = new ChildTransport({ command: ['sh', '-c', 'sleep 30 & echo "$!" >&2; exit 0'], env: {}, cwd: null }, (chunk) => {
+    stderr += chunk;
+  });
+  const ended = new Promise<void>((resolve) => (transport.onclose = resolve));
+  await transport.start();
+  try {
+    expect(await transport.exited).toEqual({ code: 0, signal: null });
+    await until(() => /^\d+\n/.test(stderr), 'the sleeper to be started');
+    expect(isAlive(Number.parseInt(stderr, 10))).toBe(true);
+    await ended;
+  } finally {
+    const sleeper = Number.parseInt(stderr, 10);
+    if (Number.isInteger(sleeper) && isAlive(sleeper)) process.kill(sleeper, 'SIGKILL');
+  }
+});
