@@ -114,12 +114,13 @@ export class ChildTransport implements Transport {
     // Listened to in the same tick as the spawn: no early line is lost.
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', this.#onStderr);
-    child.stderr.once('end', this.#stderrDone);
-    child.stderr.once('close', this.#stderrDone);
+    // `on`, not `once`: each of these comes once anyway, and `once` keeps a wrapper per listener for the child's life.
+    child.stderr.on('end', this.#stderrDone);
+    child.stderr.on('close', this.#stderrDone);
     child.stdout.on('data', (chunk: Buffer) => this.#read(chunk));
     child.stdout.on('error', (error) => this.onerror?.(error));
     child.stdin.on('error', (error) => this.onerror?.(error));
-    child.once('exit', (code, signal) => {
+    child.on('exit', (code, signal) => {
       this.exitInfo = { code, signal };
       this.exitedOnItsOwn = this.#stopping === undefined;
       this.#resolveExit(this.exitInfo);
@@ -128,17 +129,28 @@ export class ChildTransport implements Transport {
       // it comes: a pending timer would keep this transport, and through it
       // the client, alive for nothing.
       const drain = setTimeout(destroyPipes, STDIO_DRAIN_MS, child).unref();
-      child.once('close', () => clearTimeout(drain));
+      child.on('close', () => clearTimeout(drain));
     });
-    child.once('close', () => this.#closeOnce());
+    child.on('close', () => this.#closeOnce());
+    // An error once the child runs is the transport's; one before is a failed spawn.
+    child.on('error', (error) => {
+      if (child.pid !== undefined) this.onerror?.(error);
+    });
+    // The spawn's own listeners go once the child runs, rather than keeping this
+    // promise's resolving functions (and a `once` wrapper each) for the child's life.
     return new Promise((resolve, reject) => {
-      child.once('spawn', () => resolve());
-      child.once('error', (error: NodeJS.ErrnoException) => {
-        if (child.pid !== undefined) return this.onerror?.(error);
+      const failed = (error: NodeJS.ErrnoException): void => {
+        child.off('spawn', spawned);
         this.spawnError = error;
         this.#stderrDone();
         reject(error);
-      });
+      };
+      const spawned = (): void => {
+        child.off('error', failed);
+        resolve();
+      };
+      child.once('spawn', spawned);
+      child.once('error', failed);
     });
   }
 
