@@ -18,8 +18,10 @@ export interface CatalogHandle {
 }
 
 export interface CatalogFreshness {
-  /** Makes `handle` the one of `server`; returns the function that removes it (if it is still the one). */
-  attach(server: string, handle: CatalogHandle): () => void;
+  /** Makes `handle` the one of `server`. */
+  attach(server: string, handle: CatalogHandle): void;
+  /** Removes `handle` if it is still the one of `server`. */
+  detach(server: string, handle: CatalogHandle): void;
   /** Starts re-listing every expired listing of every ready server; resolves once all are done. */
   freshen(): Promise<void>;
   /** The handle of a ready server, or undefined. */
@@ -33,9 +35,9 @@ export function createCatalogFreshness(): CatalogFreshness {
   return {
     attach(server, handle) {
       handles.set(server, handle);
-      return function detach() {
-        if (handles.get(server) === handle) handles.delete(server);
-      };
+    },
+    detach(server, handle) {
+      if (handles.get(server) === handle) handles.delete(server);
     },
     freshen() {
       // Reads call this every time: with nothing expired it allocates nothing per server.

@@ -8,11 +8,11 @@
  */
 import { SdkError, SdkErrorCode } from '@modelcontextprotocol/client';
 import { describeRemoteFailure } from '../connection/remote-transport.js';
-import { forwardServerLog } from '../connection/capabilities/logging.js';
+import { forwardServerLog, type ServerLog } from '../connection/capabilities/logging.js';
 import type { PromptRegistry } from '../connection/index.js';
-import type { CatalogFreshness } from './freshness.js';
+import type { CatalogFreshness, CatalogHandle } from './freshness.js';
 import { listenForChanges } from './list-changes.js';
-import { startCatalogSync } from './sync.js';
+import { startCatalogSync, type CatalogChange, type CatalogKind, type CatalogSync, type CatalogSyncListener, type Offer } from './sync.js';
 import { redact, secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
 import { promptsListed, resourcesListed, type JournalEventInput } from '../journal/events.js';
@@ -35,65 +35,100 @@ export interface ServerSessionOptions {
 
 /** Starts the session; returns the function that ends it (no more listings, logs or prompt commands). */
 export function startServerSession(options: ServerSessionOptions): () => void {
-  const { server, config, live, append, prompts, logger } = options;
-  const client = live.connection.client;
-  const secrets = secretValues(config);
-  const timeoutMs = config.timeout_seconds * 1000;
-  // The connection owns its prompt commands: a later connection of the same server replaces them.
-  const owner = live;
+  const session = new ServerSession(options);
+  return () => session.stop();
+}
 
-  const stopLog = forwardServerLog({
-    server,
-    client,
-    level: config.log_level,
-    timeoutMs,
-    secrets,
-    logger,
-    onLog: (entry) => append({ type: 'server.log', server, ...entry }),
-  });
-  const sync = startCatalogSync({
-    connection: live.connection,
-    timeoutMs,
-    onTools: options.onToolsChanged,
-    onOffer(offer, kind) {
-      // The sync hands over the whole offer; journal only the kind just listed
-      // (the other may not be listed yet: its empty list is no listing).
-      if (kind === 'resources') {
-        append(resourcesListed(server, offer.resources, offer.resourceTemplates));
-        return;
-      }
-      // Commands first: whoever the journal tells of the listing finds them.
-      prompts.set(server, owner, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets });
-      append(promptsListed(server, offer.prompts));
-    },
-    onChange: (change) => append({ type: 'catalog.changed', server, ...change }),
-    onError: (kind, error) => logger.warn(`server ${server}: cannot list ${kind}: ${redact(error.message, secrets)}`),
-    maxAgeMs: config.catalog_max_age_seconds == null ? null : config.catalog_max_age_seconds * 1000,
-  });
-  const detach = options.catalogs.attach(server, {
-    due: () => sync.due(),
-    freshen: () => sync.freshen(),
-    async refresh() {
-      try {
-        await sync.refresh();
-      } catch (error) {
-        throw listingFailure(server, config, error, secrets);
-      }
-      return sync.offer();
-    },
-  });
+/**
+ * One ready connection's session. It is its sync's listener and its readers'
+ * handle itself, so a host keeps one object per ready server rather than a
+ * closure per callback.
+ */
+class ServerSession implements CatalogSyncListener, CatalogHandle {
+  private readonly secrets: string[];
+  private readonly log: ServerLog;
+  private readonly sync: CatalogSync;
+  private readonly stopListening: () => void;
 
-  const stopListening = listenForChanges(client, (error) =>
-    logger.warn(`server ${server}: cannot listen for catalog changes: ${redact(error.message, secrets)}`),
-  );
+  constructor(private readonly options: ServerSessionOptions) {
+    const { server, config, live, append, logger } = options;
+    const client = live.connection.client;
+    const secrets = secretValues(config);
+    this.secrets = secrets;
+    const timeoutMs = config.timeout_seconds * 1000;
+    this.log = forwardServerLog({
+      server,
+      client,
+      level: config.log_level,
+      timeoutMs,
+      secrets,
+      logger,
+      onLog: (entry) => append({ type: 'server.log', server, ...entry }),
+    });
+    this.sync = startCatalogSync({
+      connection: live.connection,
+      timeoutMs,
+      listener: this,
+      maxAgeMs: config.catalog_max_age_seconds == null ? null : config.catalog_max_age_seconds * 1000,
+    });
+    options.catalogs.attach(server, this);
+    this.stopListening = listenForChanges(client, (error) =>
+      logger.warn(`server ${server}: cannot listen for catalog changes: ${redact(error.message, secrets)}`),
+    );
+  }
 
-  return function stopServerSession() {
-    detach();
-    stopListening();
-    sync.stop();
-    stopLog();
-    prompts.remove(server, owner);
-  };
+  stop(): void {
+    const { server, live, prompts } = this.options;
+    this.options.catalogs.detach(server, this);
+    this.stopListening();
+    this.sync.stop();
+    this.log.stop();
+    // The connection owns its prompt commands: a later connection of the same server replaces them.
+    prompts.remove(server, live);
+  }
+
+  onTools(): void {
+    this.options.onToolsChanged();
+  }
+
+  onOffer(offer: Offer, kind: 'resources' | 'prompts'): void {
+    const { server, config, live, append, prompts } = this.options;
+    // The sync hands over the whole offer; journal only the kind just listed
+    // (the other may not be listed yet: its empty list is no listing).
+    if (kind === 'resources') {
+      append(resourcesListed(server, offer.resources, offer.resourceTemplates));
+      return;
+    }
+    // Commands first: whoever the journal tells of the listing finds them.
+    const client = live.connection.client;
+    prompts.set(server, live, offer.prompts, { client, timeoutMs: config.call_timeout_seconds * 1000, secrets: this.secrets });
+    append(promptsListed(server, offer.prompts));
+  }
+
+  onChange(change: CatalogChange): void {
+    this.options.append({ type: 'catalog.changed', server: this.options.server, ...change });
+  }
+
+  onError(kind: CatalogKind, error: Error): void {
+    this.options.logger.warn(`server ${this.options.server}: cannot list ${kind}: ${redact(error.message, this.secrets)}`);
+  }
+
+  due(): boolean {
+    return this.sync.due();
+  }
+
+  freshen(): Promise<void> {
+    return this.sync.freshen();
+  }
+
+  async refresh(): Promise<Offer> {
+    try {
+      await this.sync.refresh();
+    } catch (error) {
+      throw listingFailure(this.options.server, this.options.config, error, this.secrets);
+    }
+    return this.sync.offer();
+  }
 }
 
 /** A forced listing that failed, as one secret-free line with its kind. */

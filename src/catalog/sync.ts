@@ -40,12 +40,8 @@ export interface CatalogChange {
   changed: string[];
 }
 
-export interface CatalogSyncOptions {
-  connection: ServerConnection;
-  /** Bound on each list request, in ms (the server's `timeout_seconds`). */
-  timeoutMs: number;
-  /** After a listing starts, `list_changed` of that kind within this window makes one more listing at its end (default 50 ms). */
-  debounceMs?: number;
+/** What a sync tells its owner. */
+export interface CatalogSyncListener {
   /** `connection.allTools` holds a new listing: register the server's tools again. */
   onTools(): void;
   /** `kind` was listed (the first time, or after a change); `offer` holds every kind's latest listing. */
@@ -54,6 +50,16 @@ export interface CatalogSyncOptions {
   onChange(change: CatalogChange): void;
   /** A listing failed; the previous one stays. */
   onError(kind: CatalogKind, error: Error): void;
+}
+
+export interface CatalogSyncOptions {
+  connection: ServerConnection;
+  /** Bound on each list request, in ms (the server's `timeout_seconds`). */
+  timeoutMs: number;
+  /** After a listing starts, `list_changed` of that kind within this window makes one more listing at its end (default 50 ms). */
+  debounceMs?: number;
+  /** Told of new listings, changes and failures. */
+  listener: CatalogSyncListener;
   /** `catalog_max_age_seconds` in ms: a listing older than this is re-listed by the next {@link CatalogSync.freshen}; null: only the server's `ttlMs` ages it. */
   maxAgeMs?: number | null;
   /** The clock, in ms (default `Date.now`). */
@@ -80,97 +86,178 @@ export interface CatalogSync {
   stop(): void;
 }
 
-/** Starts syncing `connection`'s catalog and lists everything once. */
 /** After a failed listing, how long reads keep the listing they have before asking again. */
 export const RETRY_AFTER_FAILURE_MS = 5_000;
 
+/** Starts syncing `connection`'s catalog and lists everything once. */
 export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
-  const { connection } = options;
-  const client = connection.client;
-  const debounceMs = options.debounceMs ?? 50;
-  const capabilities = client.getServerCapabilities() ?? {};
-  // Made on the first listing that needs its signal: most servers list nothing after connect (~0.7 KiB each).
-  let stopping: AbortController | null = null;
-  let stopped = false;
-  const stopSignal = (): AbortSignal => (stopping ??= new AbortController()).signal;
-  const generation: Record<CatalogKind, number> = { tools: 0, resources: 0, prompts: 0 };
-  /** Per kind, the window after a listing started: `again` when a change arrived in it. */
-  const windows = new Map<CatalogKind, { timer: NodeJS.Timeout; again: boolean }>();
-  const running = new Set<Promise<void>>();
-  const now = options.now ?? Date.now;
-  const maxAgeMs = options.maxAgeMs ?? null;
-  /** Per kind, when the listing in use was asked for and the server's `ttlMs` for it; null until one succeeded. */
-  const fresh: Record<CatalogKind, Freshness | null> = {
-    tools: { at: now(), ttlMs: connection.connectTtlMs ?? null },
-    resources: null,
-    prompts: null,
-  };
-  /** Per kind, when its last listing failed: an expired kind is not asked again before RETRY_AFTER_FAILURE_MS. */
-  const failedAt: Record<CatalogKind, number | null> = { tools: null, resources: null, prompts: null };
-  /** Per kind, the latest listing started: what readers of an expired kind wait on instead of listing again. */
-  const latest = new Map<CatalogKind, Promise<void>>();
-  let offer: Offer = { resources: [], resourceTemplates: [], prompts: [] };
-  /** Whether resources / prompts were listed once: the first listing is not a change. */
-  const listed = { resources: false, prompts: false };
-  /** The last tool listing diffed, by name: the next diff's `before` when it became `allTools`. */
-  let toolIndex: KeyedListing<Tool> | null = null;
-  /** How many changes were reported: the telemetry of a listing tells whether it changed anything. */
-  let changeCount = 0;
-  const reportChange = (change: CatalogChange): void => {
-    changeCount += 1;
-    options.onChange(change);
-  };
+  return new Sync(options);
+}
 
-  function schedule(kind: CatalogKind): void {
-    if (stopped) return;
-    const open = windows.get(kind);
+/** Per kind, the window after a listing started: `again` when a change arrived in it. */
+interface ChangeWindow {
+  timer: NodeJS.Timeout;
+  again: boolean;
+}
+
+/**
+ * One ready connection's sync. A class rather than a closure per method: a
+ * host keeps one per ready server, and its methods are shared, not made anew
+ * for each (the maps it needs only while listing are made on first use).
+ */
+class Sync implements CatalogSync {
+  private readonly client: ServerConnection['client'];
+  private readonly debounceMs: number;
+  private readonly capabilities: ReturnType<ServerConnection['client']['getServerCapabilities']> & object;
+  private readonly now: () => number;
+  private readonly maxAgeMs: number | null;
+  // Made on the first listing that needs its signal: most servers list nothing after connect (~0.7 KiB each).
+  private stopping: AbortController | null = null;
+  private stopped = false;
+  private readonly generation: Record<CatalogKind, number> = { tools: 0, resources: 0, prompts: 0 };
+  private windows: Map<CatalogKind, ChangeWindow> | null = null;
+  private running: Set<Promise<void>> | null = null;
+  /** Per kind, when the listing in use was asked for and the server's `ttlMs` for it; null until one succeeded. */
+  private readonly fresh: Record<CatalogKind, Freshness | null>;
+  /** Per kind, when its last listing failed: an expired kind is not asked again before RETRY_AFTER_FAILURE_MS. */
+  private readonly failedAt: Record<CatalogKind, number | null> = { tools: null, resources: null, prompts: null };
+  /** Per kind, the latest listing started: what readers of an expired kind wait on instead of listing again. */
+  private latest: Map<CatalogKind, Promise<void>> | null = null;
+  private current: Offer = { resources: [], resourceTemplates: [], prompts: [] };
+  /** Whether resources / prompts were listed once: the first listing is not a change. */
+  private readonly listed = { resources: false, prompts: false };
+  /** The last tool listing diffed, by name: the next diff's `before` when it became `allTools`. */
+  private toolIndex: KeyedListing<Tool> | null = null;
+  /** How many changes were reported: the telemetry of a listing tells whether it changed anything. */
+  private changeCount = 0;
+  /** One listener for the three `list_changed` methods, told apart by the notification's method. */
+  private readonly onListChanged = (notification: { method: string }): void => this.schedule(KIND_OF_LIST_CHANGED[notification.method]!);
+
+  constructor(private readonly options: CatalogSyncOptions) {
+    const { connection } = options;
+    this.client = connection.client;
+    this.debounceMs = options.debounceMs ?? 50;
+    this.capabilities = this.client.getServerCapabilities() ?? {};
+    this.now = options.now ?? Date.now;
+    this.maxAgeMs = options.maxAgeMs ?? null;
+    this.fresh = { tools: { at: this.now(), ttlMs: connection.connectTtlMs ?? null }, resources: null, prompts: null };
+    // Resources and prompts are listed for the catalog. The tools were listed at
+    // connect; a change announced since then was held by the dispatcher and is
+    // replayed here, to listeners subscribed only now that everything they call exists.
+    // A kind the server does not offer would list nothing: no listing is started for it.
+    if (this.isOffered('resources')) void this.relist('resources', 'connect');
+    if (this.isOffered('prompts')) void this.relist('prompts', 'connect');
+    const dispatcher = notificationsOf(this.client);
+    for (const method of LIST_CHANGED) dispatcher.subscribe(method, this.onListChanged);
+  }
+
+  offer(): Offer {
+    return this.current;
+  }
+
+  async idle(): Promise<void> {
+    while (this.listingDue() || (this.running?.size ?? 0) > 0) {
+      await Promise.all([...(this.running ?? [])]);
+      if (this.listingDue()) await new Promise((resolve) => setTimeout(resolve, this.debounceMs));
+    }
+  }
+
+  due(): boolean {
+    return !this.stopped && KINDS.some((kind) => this.isOffered(kind) && this.expired(kind));
+  }
+
+  async freshen(): Promise<void> {
+    if (this.stopped) return;
+    const due = KINDS.filter((kind) => this.isOffered(kind) && this.expired(kind));
+    await Promise.all(due.map((kind) => this.latest?.get(kind) ?? this.relist(kind, 'expired').catch(() => undefined)));
+  }
+
+  async refresh(): Promise<void> {
+    if (this.stopped) throw new Error('catalog sync stopped');
+    await Promise.all(KINDS.map((kind) => this.relist(kind, 'refresh')));
+  }
+
+  stop(): void {
+    this.stopped = true;
+    (this.stopping ??= new AbortController()).abort(new Error('catalog sync stopped'));
+    if (this.windows !== null) for (const window of this.windows.values()) clearTimeout(window.timer);
+    this.windows = null;
+    const dispatcher = notificationsOf(this.client);
+    for (const method of LIST_CHANGED) dispatcher.unsubscribe(method, this.onListChanged);
+  }
+
+  /** What `listEveryPage` bounds each page request by; made when a listing runs (most servers list nothing after connect). */
+  private pageBound(): { signal: AbortSignal; timeout: number } {
+    return { signal: this.stopSignal(), timeout: this.options.timeoutMs };
+  }
+
+  private stopSignal(): AbortSignal {
+    return (this.stopping ??= new AbortController()).signal;
+  }
+
+  private reportChange(change: CatalogChange): void {
+    this.changeCount += 1;
+    this.options.listener.onChange(change);
+  }
+
+  private schedule(kind: CatalogKind): void {
+    if (this.stopped) return;
+    const open = this.windows?.get(kind);
     if (open) {
       open.again = true;
       return;
     }
-    void relist(kind, 'list_changed');
-    openWindow(kind);
+    void this.relist(kind, 'list_changed');
+    this.openWindow(kind);
   }
 
-  function openWindow(kind: CatalogKind): void {
-    const window = {
+  private openWindow(kind: CatalogKind): void {
+    const window: ChangeWindow = {
       again: false,
       timer: setTimeout(() => {
-        windows.delete(kind);
+        this.windows?.delete(kind);
         if (!window.again) return;
-        void relist(kind, 'list_changed');
-        openWindow(kind);
-      }, debounceMs),
+        void this.relist(kind, 'list_changed');
+        this.openWindow(kind);
+      }, this.debounceMs),
     };
-    windows.set(kind, window);
+    (this.windows ??= new Map()).set(kind, window);
   }
 
-  const listingDue = () => [...windows.values()].some((window) => window.again);
+  private listingDue(): boolean {
+    if (this.windows !== null) for (const window of this.windows.values()) if (window.again) return true;
+    return false;
+  }
+
+  private isOffered(kind: CatalogKind): boolean {
+    return kind === 'tools' || this.capabilities[kind] !== undefined;
+  }
 
   /** Starts a listing of `kind`; the promise rejects when it fails (which `onError` is told of either way). */
-  function relist(kind: CatalogKind, trigger: SyncTrigger): Promise<void> {
-    const mine = ++generation[kind];
-    const startedAt = now();
-    const current = () => !stopped && generation[kind] === mine;
+  private relist(kind: CatalogKind, trigger: SyncTrigger): Promise<void> {
+    const mine = ++this.generation[kind];
+    const startedAt = this.now();
+    const current = () => !this.stopped && this.generation[kind] === mine;
     // Telemetry: whether this listing changed the catalog (onChange was told).
-    const changesBefore = changeCount;
-    const changed = () => changeCount !== changesBefore;
+    const changesBefore = this.changeCount;
+    const changed = () => this.changeCount !== changesBefore;
+    const markListed = (ttlMs: number | null) => (this.fresh[kind] = { at: startedAt, ttlMs });
     // A kind the server does not offer lists nothing: no span for it.
-    const offered = kind === 'tools' || capabilities[kind] !== undefined;
-    const markListed = (ttlMs: number | null) => (fresh[kind] = { at: startedAt, ttlMs });
-    const listing = offered
-      ? observeSync(connection, kind, trigger, changed, () => listAndApply(kind, current, markListed))
-      : listAndApply(kind, current, markListed);
+    const listing = this.isOffered(kind)
+      ? observeSync(this.options.connection, kind, trigger, changed, () => this.listAndApply(kind, current, markListed))
+      : this.listAndApply(kind, current, markListed);
     const run = listing.then(
       () => {
-        if (current()) failedAt[kind] = null;
+        if (current()) this.failedAt[kind] = null;
       },
       (error: unknown) => {
         if (!current()) return;
-        failedAt[kind] = now();
-        options.onError(kind, error instanceof Error ? error : new Error(String(error)));
+        this.failedAt[kind] = this.now();
+        this.options.listener.onError(kind, error instanceof Error ? error : new Error(String(error)));
       },
     );
+    const running = (this.running ??= new Set());
+    const latest = (this.latest ??= new Map());
     running.add(run);
     latest.set(kind, run);
     void run.finally(() => {
@@ -180,135 +267,108 @@ export function startCatalogSync(options: CatalogSyncOptions): CatalogSync {
     return listing;
   }
 
-  const isOffered = (kind: CatalogKind) => kind === 'tools' || capabilities[kind] !== undefined;
-
   /** Whether `kind`'s listing is past its age or its server-given lifetime. */
-  function expired(kind: CatalogKind): boolean {
+  private expired(kind: CatalogKind): boolean {
     // A server that keeps failing a listing is not asked on every read: once per RETRY_AFTER_FAILURE_MS at most.
-    const failed = failedAt[kind];
-    if (failed !== null && now() - failed < RETRY_AFTER_FAILURE_MS) return false;
-    const known = fresh[kind];
+    const failed = this.failedAt[kind];
+    if (failed !== null && this.now() - failed < RETRY_AFTER_FAILURE_MS) return false;
+    const known = this.fresh[kind];
     // Never listed (the first listing failed, or is under way): only an age policy asks again.
-    if (known === null) return maxAgeMs !== null;
-    const age = now() - known.at;
-    return (maxAgeMs !== null && age >= maxAgeMs) || (known.ttlMs !== null && age >= known.ttlMs);
+    if (known === null) return this.maxAgeMs !== null;
+    const age = this.now() - known.at;
+    return (this.maxAgeMs !== null && age >= this.maxAgeMs) || (known.ttlMs !== null && age >= known.ttlMs);
   }
 
-  async function listAndApply(kind: CatalogKind, current: () => boolean, markListed: (ttlMs: number | null) => void): Promise<void> {
+  private async listAndApply(kind: CatalogKind, current: () => boolean, markListed: (ttlMs: number | null) => void): Promise<void> {
+    const { connection } = this.options;
+    const client = this.client;
     if (kind === 'tools') {
-      const result = await observeRequest(client, 'tools/list', {}, () => connection.listTools(stopSignal()));
+      const result = await observeRequest(client, 'tools/list', {}, () => connection.listTools(this.stopSignal()));
       if (!current()) return;
       markListed(result.ttlMs);
       const listing = result.tools;
-      const { change, stable, keyed, before } = diff('tools', connection.allTools, listing, toolName, toolIndex, true);
+      const { change, stable, keyed, before } = diff('tools', connection.allTools, listing, toolName, this.toolIndex, true);
       // Whichever listing stays `allTools`, its index serves the next diff.
-      toolIndex = change === null ? before : keyed;
+      this.toolIndex = change === null ? before : keyed;
       if (change === null) return;
       connection.replaceTools(stable);
-      options.onTools();
-      reportChange(change);
+      this.options.listener.onTools();
+      this.reportChange(change);
       return;
     }
     if (kind === 'resources') {
-      if (!capabilities.resources) return;
-      const [listedResources, listedTemplates] = await Promise.all([listResources(), listResourceTemplates()]);
+      if (!this.capabilities.resources) return;
+      const [listedResources, listedTemplates] = await Promise.all([this.listResources(), this.listResourceTemplates()]);
       if (!current()) return;
       markListed(shorter(ttlOf(client, listedResources), ttlOf(client, listedTemplates)));
       const { resources } = listedResources;
       const { resourceTemplates } = listedTemplates;
-      const before = offer;
-      offer = { ...offer, resources, resourceTemplates };
-      options.onOffer(offer, 'resources');
-      if (!listed.resources) {
-        listed.resources = true;
+      const before = this.current;
+      this.current = { ...before, resources, resourceTemplates };
+      this.options.listener.onOffer(this.current, 'resources');
+      if (!this.listed.resources) {
+        this.listed.resources = true;
         return;
       }
       const changes = [
         diff('resources', before.resources, resources, (resource: Resource) => resource.uri).change,
         diff('resources', before.resourceTemplates, resourceTemplates, (t: ResourceTemplateType) => t.uriTemplate).change,
       ].filter((change): change is CatalogChange => change !== null);
-      if (changes.length > 0) reportChange(merge('resources', changes));
+      if (changes.length > 0) this.reportChange(merge('resources', changes));
       return;
     }
-    if (!capabilities.prompts) return;
-    const listedPrompts = await listPrompts();
+    if (!this.capabilities.prompts) return;
+    const listedPrompts = await this.listPrompts();
     if (!current()) return;
     markListed(ttlOf(client, listedPrompts));
     const { prompts } = listedPrompts;
-    const before = offer.prompts;
-    offer = { ...offer, prompts };
-    options.onOffer(offer, 'prompts');
-    if (!listed.prompts) {
-      listed.prompts = true;
+    const before = this.current.prompts;
+    this.current = { ...this.current, prompts };
+    this.options.listener.onOffer(this.current, 'prompts');
+    if (!this.listed.prompts) {
+      this.listed.prompts = true;
       return;
     }
     const { change } = diff('prompts', before, prompts, (prompt: Prompt) => prompt.name);
-    if (change !== null) reportChange(change);
+    if (change !== null) this.reportChange(change);
   }
 
-  const bound = {
-    get signal() {
-      return stopSignal();
-    },
-    timeout: options.timeoutMs,
-  };
   // `refresh`: a listing always reaches the server, never the SDK's response cache.
-  const listResources = () =>
-    observeRequest(client, 'resources/list', {}, () =>
-      listEveryPage(bound, (request) => client.listResources(undefined, { ...request, cacheMode: 'refresh' })),
+  private listResources() {
+    const client = this.client;
+    return observeRequest(client, 'resources/list', {}, () =>
+      listEveryPage(this.pageBound(), (request) => client.listResources(undefined, { ...request, cacheMode: 'refresh' })),
     );
-  const listResourceTemplates = () =>
-    noneIfUnhandled(
+  }
+
+  private listResourceTemplates() {
+    const client = this.client;
+    return noneIfUnhandled(
       observeRequest(client, 'resources/templates/list', {}, () =>
-        listEveryPage(bound, (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
+        listEveryPage(this.pageBound(), (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
       ),
       { resourceTemplates: [] as ResourceTemplateType[] },
     );
-  const listPrompts = () =>
-    observeRequest(client, 'prompts/list', {}, () =>
-      listEveryPage(bound, (request) => client.listPrompts(undefined, { ...request, cacheMode: 'refresh' })),
+  }
+
+  private listPrompts() {
+    const client = this.client;
+    return observeRequest(client, 'prompts/list', {}, () =>
+      listEveryPage(this.pageBound(), (request) => client.listPrompts(undefined, { ...request, cacheMode: 'refresh' })),
     );
-
-  // Resources and prompts are listed for the catalog. The tools were listed at
-  // connect; a change announced since then was held by the dispatcher and is
-  // replayed here, to listeners subscribed only now that everything they call exists.
-  // A kind the server does not offer would list nothing: no listing is started for it.
-  if (isOffered('resources')) void relist('resources', 'connect');
-  if (isOffered('prompts')) void relist('prompts', 'connect');
-  const dispatcher = notificationsOf(client);
-  const unsubscribe = [
-    dispatcher.subscribe('notifications/tools/list_changed', () => schedule('tools')),
-    dispatcher.subscribe('notifications/resources/list_changed', () => schedule('resources')),
-    dispatcher.subscribe('notifications/prompts/list_changed', () => schedule('prompts')),
-  ];
-
-  return {
-    offer: () => offer,
-    async idle() {
-      while (listingDue() || running.size > 0) {
-        await Promise.all([...running]);
-        if (listingDue()) await new Promise((resolve) => setTimeout(resolve, debounceMs));
-      }
-    },
-    due: () => !stopped && KINDS.some((kind) => isOffered(kind) && expired(kind)),
-    async freshen() {
-      if (stopped) return;
-      const due = KINDS.filter((kind) => isOffered(kind) && expired(kind));
-      await Promise.all(due.map((kind) => latest.get(kind) ?? relist(kind, 'expired').catch(() => undefined)));
-    },
-    async refresh() {
-      if (stopped) throw new Error('catalog sync stopped');
-      await Promise.all(KINDS.map((kind) => relist(kind, 'refresh')));
-    },
-    stop() {
-      stopped = true;
-      (stopping ??= new AbortController()).abort(new Error('catalog sync stopped'));
-      for (const window of windows.values()) clearTimeout(window.timer);
-      windows.clear();
-      for (const off of unsubscribe) off();
-    },
-  };
+  }
 }
+
+const LIST_CHANGED = [
+  'notifications/tools/list_changed',
+  'notifications/resources/list_changed',
+  'notifications/prompts/list_changed',
+] as const;
+const KIND_OF_LIST_CHANGED: Partial<Record<string, CatalogKind>> = {
+  'notifications/tools/list_changed': 'tools',
+  'notifications/resources/list_changed': 'resources',
+  'notifications/prompts/list_changed': 'prompts',
+};
 
 const KINDS: readonly CatalogKind[] = ['tools', 'resources', 'prompts'];
 

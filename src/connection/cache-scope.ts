@@ -7,7 +7,7 @@
  * missing or unknown scope counts as `private`, as the SDK reads it) makes
  * the whole listing private.
  */
-import type { Client, Transport } from '@modelcontextprotocol/client';
+import type { Client, JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import type { TransportTap } from './transport-proxy.js';
 
 export type CacheScope = 'public' | 'private';
@@ -27,26 +27,35 @@ const watched = new WeakMap<object, ScopeCounts>();
  * `watching` names the transport the client is given, by which the count is found.
  */
 export function cacheScopeTap(): TransportTap & { watching(transport: Transport): void } {
-  const counts: ScopeCounts = { privatePages: new Map() };
-  const lists = new Map<string | number, string>();
-  return {
-    sent(message) {
-      if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) lists.set(message.id, message.method);
-    },
-    delivered(message) {
-      if ('id' in message && message.id !== undefined) {
-        const method = lists.get(message.id);
-        if (method !== undefined) {
-          lists.delete(message.id);
-          if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
-            counts.privatePages.set(method, (counts.privatePages.get(method) ?? 0) + 1);
-          }
+  return new CacheScopeTap();
+}
+
+/** One per connection: a class, with its map of list requests in flight made on the first. */
+class CacheScopeTap implements TransportTap {
+  private readonly counts: ScopeCounts = { privatePages: new Map() };
+  private lists: Map<string | number, string> | null = null;
+
+  sent(message: JSONRPCMessage): void {
+    if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) (this.lists ??= new Map()).set(message.id, message.method);
+  }
+
+  delivered(message: JSONRPCMessage): JSONRPCMessage {
+    if (this.lists !== null && 'id' in message && message.id !== undefined) {
+      const method = this.lists.get(message.id);
+      if (method !== undefined) {
+        this.lists.delete(message.id);
+        if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
+          const { privatePages } = this.counts;
+          privatePages.set(method, (privatePages.get(method) ?? 0) + 1);
         }
       }
-      return message;
-    },
-    watching: (transport) => void watched.set(transport, counts),
-  };
+    }
+    return message;
+  }
+
+  watching(transport: Transport): void {
+    watched.set(transport, this.counts);
+  }
 }
 
 /**

@@ -31,13 +31,47 @@ interface Waiter {
 
 /** Creates a limiter that runs at most `max` tasks at once, the rest in FIFO order. */
 export function createCallLimiter(max: number): CallLimiter {
-  let limit = checkMax(max);
-  let active = 0;
-  // A Set keeps insertion order (FIFO) and removes an aborted waiter in O(1).
-  const queue = new Set<Waiter>();
+  return new Limiter(max);
+}
 
-  function startNext(): void {
-    while (active < limit) {
+/** A class, not closures: every ready server keeps one, and most never queue a call. */
+class Limiter implements CallLimiter {
+  private limit: number;
+  private running = 0;
+  // A Set keeps insertion order (FIFO) and removes an aborted waiter in O(1); made when a call first waits.
+  private queue: Set<Waiter> | null = null;
+
+  constructor(max: number) {
+    this.limit = checkMax(max);
+  }
+
+  get active(): number {
+    return this.running;
+  }
+
+  get waiting(): number {
+    return this.queue?.size ?? 0;
+  }
+
+  async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
+    await this.acquire(signal);
+    try {
+      return await task();
+    } finally {
+      this.running -= 1;
+      this.startNext();
+    }
+  }
+
+  setMax(next: number): void {
+    this.limit = checkMax(next);
+    this.startNext();
+  }
+
+  private startNext(): void {
+    const queue = this.queue;
+    if (queue === null) return;
+    while (this.running < this.limit) {
       const next = queue.values().next();
       if (next.done) return;
       queue.delete(next.value);
@@ -45,21 +79,22 @@ export function createCallLimiter(max: number): CallLimiter {
     }
   }
 
-  function acquire(signal: AbortSignal | undefined): Promise<void> {
+  private acquire(signal: AbortSignal | undefined): Promise<void> {
     if (signal?.aborted) return Promise.reject(new AbortError('call was cancelled before it started'));
-    if (active < limit && queue.size === 0) {
-      active += 1;
+    if (this.running < this.limit && this.waiting === 0) {
+      this.running += 1;
       return Promise.resolve();
     }
+    const queue = (this.queue ??= new Set());
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {
         queue.delete(waiter);
         reject(new AbortError('call was cancelled while waiting for a free slot'));
       };
       const waiter: Waiter = {
-        start() {
+        start: () => {
           signal?.removeEventListener('abort', onAbort);
-          active += 1;
+          this.running += 1;
           resolve();
         },
       };
@@ -67,32 +102,6 @@ export function createCallLimiter(max: number): CallLimiter {
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
-
-  function release(): void {
-    active -= 1;
-    startNext();
-  }
-
-  return {
-    async run<T>(task: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-      await acquire(signal);
-      try {
-        return await task();
-      } finally {
-        release();
-      }
-    },
-    get active() {
-      return active;
-    },
-    get waiting() {
-      return queue.size;
-    },
-    setMax(next: number): void {
-      limit = checkMax(next);
-      startNext();
-    },
-  };
 }
 
 function checkMax(max: number): number {

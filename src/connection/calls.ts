@@ -12,48 +12,71 @@ import { redact } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
 import type { ExecuteOptions, ToolProgress } from '../catalog/index.js';
-import { createCallLimiter } from './call-limiter.js';
+import { createCallLimiter, type CallLimiter } from './call-limiter.js';
+import { callFailure, type CallFailureContext } from './failures.js';
 import { linkedSignal, pause } from './deadlines.js';
 import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
 import { requestMeta } from './request-meta.js';
 import { awaitTask, taskOf, type TaskWait } from './tasks.js';
 import { startToolCall, toolCallTelemetry, type ToolCallTarget } from '../telemetry/tool-calls.js';
 
-/** Turns a failed call into the error its caller gets (see failures.ts). */
-export type CallFailure = (err: unknown, tool: string, signal: AbortSignal | undefined) => Promise<Error>;
+/**
+ * The calls of one connection, through one limiter; `failure` explains each
+ * failure (see failures.ts). A class: a host keeps one per ready server.
+ */
+export class Caller {
+  private readonly target: ToolCallTarget;
+  private readonly limiter: CallLimiter;
+  private readonly callTimeoutMs: number;
+  private readonly maxTotalSeconds: number | null;
 
-/** Calls `tool` once a slot is free; `signal` cancels it, waiting or running. */
-export type CallTool = (
-  tool: string,
-  args: Record<string, unknown>,
-  signal: AbortSignal | undefined,
-  onProgress: ExecuteOptions['onProgress'],
-) => Promise<CallToolResult>;
+  constructor(
+    private readonly client: Client,
+    config: ServerConfig,
+    private readonly secrets: readonly string[],
+    private readonly failure: CallFailureContext,
+    /** The listed definitions by name: the SDK validates structured output against them. */
+    public definitions: ReadonlyMap<string, Tool>,
+    private readonly retryAfter?: RetryAfterLog,
+    private readonly answerInput?: TaskWait['answer'],
+    server = '',
+  ) {
+    this.target = { server, config, client };
+    this.limiter = createCallLimiter(config.max_concurrent_calls);
+    this.callTimeoutMs = config.call_timeout_seconds * 1000;
+    this.maxTotalSeconds = config.max_total_timeout_seconds ?? null;
+  }
 
-/** The calls of one connection, through one limiter; `fail` explains each failure. */
-export function createCaller(
-  client: Client,
-  config: ServerConfig,
-  secrets: readonly string[],
-  fail: CallFailure,
-  definition: (tool: string) => Tool | undefined,
-  retryAfter?: RetryAfterLog,
-  answerInput?: TaskWait['answer'],
-  server = '',
-): CallTool {
-  const target: ToolCallTarget = { server, config, client };
-  const limiter = createCallLimiter(config.max_concurrent_calls);
-  const callTimeoutMs = config.call_timeout_seconds * 1000;
-  const maxTotalSeconds = config.max_total_timeout_seconds ?? null;
+  /** Calls `tool` once a slot is free; `signal` cancels it, waiting or running. */
+  call(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    onProgress: ExecuteOptions['onProgress'],
+  ): Promise<CallToolResult> {
+    // Inline arrows, not named function expressions: under a loader that keeps names (tsx, vitest's
+    // esbuild) every named function created per call pays a defineProperty.
+    if (!toolCallTelemetry()) return this.limiter.run(() => this.runCall(tool, args, signal, onProgress, undefined), signal);
+    // Started here, where the caller's span is the active one: the call's span is its child.
+    const observed = startToolCall(this.target, tool);
+    return this.limiter.run(() => this.runCall(tool, args, signal, onProgress, observed.span), signal).then(
+      (result) => observed.done(result),
+      (error: unknown) => {
+        throw observed.failed(error);
+      },
+    );
+  }
 
   /** One call, once the limiter gave it a slot. */
-  async function runCall(
+  private async runCall(
     tool: string,
     args: Record<string, unknown>,
     signal: AbortSignal | undefined,
     onProgress: ExecuteOptions['onProgress'],
     span: Span | undefined,
   ): Promise<CallToolResult> {
+    const { client, maxTotalSeconds } = this;
+    const config = this.target.config;
     const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
     const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
     const started = Date.now();
@@ -62,20 +85,20 @@ export function createCaller(
     const params = meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta };
     const options = {
       signal: link?.signal,
-      timeout: callTimeoutMs,
+      timeout: this.callTimeoutMs,
       resetTimeoutOnProgress: true,
       // Always passed: the SDK only resets the timeout on progress when it is set.
       onprogress: progressHandler(onProgress),
-      toolDefinition: definition(tool),
+      toolDefinition: this.definitions.get(tool),
     };
     const attempt = async (): Promise<CallToolResult | RateLimit> => {
       try {
         const answer = (await client.callTool(params, options)) as CallToolResult;
         const task = taskOf(answer);
-        const result = task === undefined ? answer : await awaitTask(client, task, taskWait(tool, link?.signal, onProgress));
+        const result = task === undefined ? answer : await awaitTask(client, task, this.taskWait(tool, link?.signal, onProgress));
         return rateLimitOfResult(result) ?? result;
       } catch (err) {
-        const limit = rateLimitOfError(err, tool, retryAfter);
+        const limit = rateLimitOfError(err, tool, this.retryAfter);
         if (limit === null) throw err;
         return limit;
       }
@@ -83,62 +106,49 @@ export function createCaller(
     try {
       const first = await attempt();
       if (!isRateLimit(first)) return first;
-      const refusal = whyNotRetried(tool, first, started);
+      const refusal = this.whyNotRetried(tool, first, started);
       if (refusal !== null) return rateLimited(refusal);
       await pause(first.retryAfterMs, link?.signal);
       const second = await attempt();
       if (!isRateLimit(second)) return second;
-      return rateLimited(`${limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
+      return rateLimited(`${this.limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
     } catch (err) {
       if (total?.expired() && !signal?.aborted) {
         const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
-        throw new FleetError('timeout', redact(why, secrets));
+        throw new FleetError('timeout', redact(why, this.secrets));
       }
-      throw await fail(err, tool, signal);
+      throw await callFailure(err, tool, signal, this.failure);
     } finally {
       link?.dispose();
     }
   }
 
   /** How a call answered with a task waits for it: the call's signal and timeout, status changes as progress. */
-  function taskWait(tool: string, signal: AbortSignal | undefined, onProgress: ExecuteOptions['onProgress']): TaskWait {
+  private taskWait(tool: string, signal: AbortSignal | undefined, onProgress: ExecuteOptions['onProgress']): TaskWait {
     return {
       tool,
       signal,
-      idleMs: callTimeoutMs,
+      idleMs: this.callTimeoutMs,
       onStatus: (change, message) => onProgress?.({ progress: change, message }),
-      ...(answerInput === undefined ? {} : { answer: answerInput }),
+      ...(this.answerInput === undefined ? {} : { answer: this.answerInput }),
     };
   }
 
   /** Why a rate-limited call is not waited out and retried; null when it is. */
-  function whyNotRetried(tool: string, limit: RateLimit, started: number): string | null {
-    const hints = definition(tool)?.annotations;
+  private whyNotRetried(tool: string, limit: RateLimit, started: number): string | null {
+    const hints = this.definitions.get(tool)?.annotations;
     if (hints?.readOnlyHint !== true && hints?.idempotentHint !== true) {
-      return `${limitedText(tool, limit)}; not retried: the tool is neither read-only nor idempotent`;
+      return `${this.limitedText(tool, limit)}; not retried: the tool is neither read-only nor idempotent`;
     }
-    const left = Math.min(callTimeoutMs, maxTotalSeconds === null ? Infinity : maxTotalSeconds * 1000 - (Date.now() - started));
-    if (limit.retryAfterMs > left) return `${limitedText(tool, limit)}; not retried: that is longer than the call's timeout allows`;
+    const { maxTotalSeconds } = this;
+    const left = Math.min(this.callTimeoutMs, maxTotalSeconds === null ? Infinity : maxTotalSeconds * 1000 - (Date.now() - started));
+    if (limit.retryAfterMs > left) return `${this.limitedText(tool, limit)}; not retried: that is longer than the call's timeout allows`;
     return null;
   }
 
-  function limitedText(tool: string, limit: RateLimit): string {
-    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, secrets);
+  private limitedText(tool: string, limit: RateLimit): string {
+    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, this.secrets);
   }
-
-  return function callTool(tool, args, signal, onProgress) {
-    // Inline arrows, not named function expressions: under a loader that keeps names (tsx, vitest's
-    // esbuild) every named function created per call pays a defineProperty.
-    if (!toolCallTelemetry()) return limiter.run(() => runCall(tool, args, signal, onProgress, undefined), signal);
-    // Started here, where the caller's span is the active one: the call's span is its child.
-    const observed = startToolCall(target, tool);
-    return limiter.run(() => runCall(tool, args, signal, onProgress, observed.span), signal).then(
-      (result) => observed.done(result),
-      (error: unknown) => {
-        throw observed.failed(error);
-      },
-    );
-  };
 }
 
 function isRateLimit(outcome: CallToolResult | RateLimit): outcome is RateLimit {

@@ -42,13 +42,16 @@ export const HELD_PER_METHOD = 64;
 export interface NotificationDispatcher {
   /**
    * Calls `listener` for every notification of `method` until the returned
-   * function is called. The first subscriber of a method also gets the ones
+   * function (or {@link unsubscribe}) is called. The first subscriber of a method also gets the ones
    * that arrived while it had none (at most {@link HELD_PER_METHOD}, oldest dropped).
    */
   subscribe<M extends NotificationMethod>(method: M, listener: (notification: ServerNotifications[M]) => void): () => void;
+  /** Stops calling `listener` for `method`. */
+  unsubscribe<M extends NotificationMethod>(method: M, listener: (notification: ServerNotifications[M]) => void): void;
 }
 
-type Listener = (notification: ServerNotifications[NotificationMethod]) => void;
+type Notification = ServerNotifications[NotificationMethod];
+type Listener = (notification: Notification) => void;
 
 // Keyed by the SDK client, which one connection of one host owns.
 const dispatchers = new WeakMap<Client, NotificationDispatcher>();
@@ -60,19 +63,48 @@ const dispatchers = new WeakMap<Client, NotificationDispatcher>();
 export function notificationsOf(client: Client): NotificationDispatcher {
   let dispatcher = dispatchers.get(client);
   if (dispatcher === undefined) {
-    dispatcher = createDispatcher(client);
+    dispatcher = new Dispatcher(client);
     dispatchers.set(client, dispatcher);
   }
   return dispatcher;
 }
 
-function createDispatcher(client: Client): NotificationDispatcher {
-  const listeners = new Map<NotificationMethod, Set<Listener>>();
-  const held = new Map<NotificationMethod, Array<ServerNotifications[NotificationMethod]>>();
+/** One per connection, so its maps are made on first use and one handler serves every method. */
+class Dispatcher implements NotificationDispatcher {
+  // Arrays, not Sets: a method has one or two listeners, and an array of them costs a fraction of a Set.
+  private listeners: Map<NotificationMethod, Listener[]> | null = null;
+  private held: Map<NotificationMethod, Notification[]> | null = null;
 
-  function deliver(method: NotificationMethod, notification: ServerNotifications[NotificationMethod]): void {
+  constructor(client: Client) {
+    // The notification names its method: one handler for all of them.
+    const deliver = (notification: unknown): void => this.deliver(notification as Notification);
+    for (const method of METHODS) client.setNotificationHandler(method, deliver);
+  }
+
+  subscribe<M extends NotificationMethod>(method: M, listener: (notification: ServerNotifications[M]) => void): () => void {
+    const listeners = (this.listeners ??= new Map());
     const subscribed = listeners.get(method);
-    if (subscribed === undefined || subscribed.size === 0) {
+    if (subscribed === undefined) listeners.set(method, [listener as Listener]);
+    else if (!subscribed.includes(listener as Listener)) subscribed.push(listener as Listener);
+    const backlog = this.held?.get(method);
+    if (backlog !== undefined) {
+      this.held!.delete(method);
+      for (const notification of backlog) (listener as Listener)(notification);
+    }
+    return () => this.unsubscribe(method, listener);
+  }
+
+  unsubscribe<M extends NotificationMethod>(method: M, listener: (notification: ServerNotifications[M]) => void): void {
+    const subscribed = this.listeners?.get(method);
+    const at = subscribed?.indexOf(listener as Listener) ?? -1;
+    if (at !== -1) subscribed!.splice(at, 1);
+  }
+
+  private deliver(notification: Notification): void {
+    const method = notification.method as NotificationMethod;
+    const subscribed = this.listeners?.get(method);
+    if (subscribed === undefined || subscribed.length === 0) {
+      const held = (this.held ??= new Map());
       const queue = held.get(method) ?? [];
       queue.push(notification);
       if (queue.length > HELD_PER_METHOD) queue.shift();
@@ -90,22 +122,4 @@ function createDispatcher(client: Client): NotificationDispatcher {
     }
     if (failure !== undefined) throw failure;
   }
-
-  for (const method of METHODS) {
-    client.setNotificationHandler(method, (notification) => deliver(method, notification as ServerNotifications[NotificationMethod]));
-  }
-
-  return {
-    subscribe(method, listener) {
-      const subscribed = listeners.get(method) ?? new Set<Listener>();
-      listeners.set(method, subscribed);
-      subscribed.add(listener as Listener);
-      const backlog = held.get(method) ?? [];
-      held.delete(method);
-      for (const notification of backlog) (listener as Listener)(notification);
-      return () => {
-        subscribed.delete(listener as Listener);
-      };
-    },
-  };
 }

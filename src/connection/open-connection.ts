@@ -4,11 +4,12 @@
  * goes away by itself (onClose, and the text of the calls that broke), and
  * closes the session and the child exactly once.
  */
-import { type Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { type CallToolResult, type Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
-import { createCaller, type CallFailure } from './calls.js';
+import type { ExecuteOptions } from '../catalog/index.js';
+import { Caller } from './calls.js';
 import type { ChildTransport } from './child-transport.js';
 import type { ConnectOptions, ServerConnection } from './connection.js';
 import { settle } from './deadlines.js';
@@ -36,83 +37,120 @@ export function openConnection(
   local: ChildSide | null,
   retryAfter?: RetryAfterLog,
 ): ServerConnection {
-  const secrets = secretValues(config);
-  const version = client.getServerVersion();
-  const child = local?.child;
-  const allTools = listing.tools;
-  let listedTools = allTools;
+  const connection = new OpenConnection(name, config, client, listing, options, local, retryAfter);
+  // The catalog's re-sync spans name the server by its connection.
+  nameConnection(connection, name, config, options.lifecycle);
+  return connection;
+}
+
+/**
+ * A class, not an object of closures: a host keeps one per ready server. It is
+ * also what its failed calls are explained against (`CallFailureContext`).
+ */
+class OpenConnection implements ServerConnection, CallFailureContext {
+  readonly secrets: string[];
+  readonly child: ChildTransport | undefined;
+  readonly pid: number | null;
+  readonly connectTtlMs: number | null;
+  readonly connectScope: ServerConnection['connectScope'];
+  readonly serverInfo: { name: string; version: string } | undefined;
+  readonly lost: Promise<string>;
+  readonly reported: Promise<void>;
+  private listedTools: Tool[];
   // Calls hand the SDK the listed definition: it validates structured output against it.
-  let byName = new Map(allTools.map((tool) => [tool.name, tool]));
-  let closing: Promise<void> | undefined;
-  let closedAlone = false;
+  private byName: Map<string, Tool>;
+  private ending: Promise<void> | undefined;
+  private endedAlone = false;
+  private readonly caller: Caller;
 
-  // Why the connection went away by itself: for onClose, and for the calls it broke.
-  const lost: Promise<string> = child
-    ? child.exited.then((info) => describeChildExit(child, info, local.stderrTail))
-    : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
-  const reported = lost.then(async function reportClose(message) {
-    if (closing !== undefined) return;
-    closedAlone = true;
-    await options.onClose?.(new FleetError('transport_closed', message));
-  });
+  constructor(
+    readonly name: string,
+    readonly config: ServerConfig,
+    readonly client: Client,
+    listing: ToolListing,
+    options: ConnectOptions,
+    private readonly local: ChildSide | null,
+    retryAfter?: RetryAfterLog,
+  ) {
+    this.secrets = secretValues(config);
+    const version = client.getServerVersion();
+    const child = local?.child;
+    this.child = child;
+    this.pid = child?.pid ?? null;
+    this.connectTtlMs = listing.ttlMs;
+    this.connectScope = listing.scope;
+    this.serverInfo = version === undefined ? undefined : { name: version.name, version: version.version };
+    this.listedTools = listing.tools;
+    this.byName = byToolName(listing.tools);
+    // Why the connection went away by itself: for onClose, and for the calls it broke.
+    this.lost = child
+      ? child.exited.then((info) => describeChildExit(child, info, local!.stderrTail))
+      : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
+    // Only `onClose` is kept: the connect's options hold its signal and hooks, done with once connected.
+    const { onClose } = options;
+    this.reported = this.lost.then(async (message) => {
+      if (this.ending !== undefined) return;
+      this.endedAlone = true;
+      await onClose?.(new FleetError('transport_closed', message));
+    });
+    this.caller = new Caller(client, config, this.secrets, this, this.byName, retryAfter, options.answerInput, name);
+  }
 
-  const failure: CallFailureContext = {
-    name,
-    config,
-    secrets,
-    child,
-    lost,
-    reported,
-    closing: () => closing !== undefined,
-    closedAlone: () => closedAlone,
-  };
-  const fail: CallFailure = (err, tool, signal) => callFailure(err, tool, signal, failure);
-  const call = createCaller(client, config, secrets, fail, (tool) => byName.get(tool), retryAfter, options.answerInput, name);
+  get tools(): Tool[] {
+    return filterTools(this.listedTools, this.config.tools);
+  }
 
-  async function shutdown(): Promise<void> {
-    const transport = client.transport;
+  get allTools(): Tool[] {
+    return this.listedTools;
+  }
+
+  listTools(signal = new AbortController().signal): Promise<ToolListing> {
+    const bound = { signal, timeout: this.config.timeout_seconds * 1000 };
+    return listAllTools(this.client, bound, { phase: 'tools/list' });
+  }
+
+  replaceTools(listing: Tool[]): void {
+    this.listedTools = listing;
+    this.byName = byToolName(listing);
+    this.caller.definitions = this.byName;
+  }
+
+  async callTool(tool: string, args: Record<string, unknown>, { signal, onProgress }: ExecuteOptions = {}): Promise<CallToolResult> {
+    if (this.ending !== undefined || this.endedAlone || this.child?.exitInfo !== undefined) {
+      throw await callFailure(undefined, tool, signal, this);
+    }
+    return this.caller.call(tool, args, signal, onProgress);
+  }
+
+  stderrTail(): string {
+    return this.local?.stderrTail() ?? '';
+  }
+
+  close(): Promise<void> {
+    this.ending ??= this.shutdown();
+    return this.ending;
+  }
+
+  closing(): boolean {
+    return this.ending !== undefined;
+  }
+
+  closedAlone(): boolean {
+    return this.endedAlone;
+  }
+
+  private async shutdown(): Promise<void> {
+    const transport = this.client.transport;
     // Ending the session is a courtesy the server may refuse (405) or ignore; it
     // expires sessions anyway, so its failure is not an error of close().
     if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) {
       await settle(transport.terminateSession().catch(() => undefined), SESSION_END_MS);
     }
-    await client.close();
-    await child?.close();
+    await this.client.close();
+    await this.child?.close();
   }
+}
 
-  const connection: ServerConnection = {
-    client,
-    pid: child?.pid ?? null,
-    get tools() {
-      return filterTools(listedTools, config.tools);
-    },
-    get allTools() {
-      return listedTools;
-    },
-    connectTtlMs: listing.ttlMs,
-    connectScope: listing.scope,
-    listTools(signal = new AbortController().signal) {
-      const bound = { signal, timeout: config.timeout_seconds * 1000 };
-      return listAllTools(client, bound, { phase: 'tools/list' });
-    },
-    replaceTools(listing) {
-      listedTools = listing;
-      byName = new Map(listing.map((tool) => [tool.name, tool]));
-    },
-    serverInfo: version === undefined ? undefined : { name: version.name, version: version.version },
-    async callTool(tool, args, { signal, onProgress } = {}) {
-      if (closing !== undefined || closedAlone || child?.exitInfo !== undefined) {
-        throw await fail(undefined, tool, signal);
-      }
-      return call(tool, args, signal, onProgress);
-    },
-    stderrTail: local?.stderrTail ?? (() => ''),
-    close() {
-      closing ??= shutdown();
-      return closing;
-    },
-  };
-  // The catalog's re-sync spans name the server by its connection.
-  nameConnection(connection, name, config, options.lifecycle);
-  return connection;
+function byToolName(tools: readonly Tool[]): Map<string, Tool> {
+  return new Map(tools.map((tool) => [tool.name, tool]));
 }

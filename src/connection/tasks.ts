@@ -47,23 +47,28 @@ type Task = z.infer<typeof Task>;
  * the SDK accepts, the task in its `_meta`.
  */
 export function taskHandleTap(): TransportTap {
-  const toolCalls = new Set<string | number>();
-  return {
-    sent(message) {
-      if ('method' in message && message.method === 'tools/call' && 'id' in message) toolCalls.add(message.id);
-    },
-    delivered(message) {
-      if ('id' in message && message.id !== undefined && toolCalls.delete(message.id) && 'result' in message) {
-        const result = message.result as Record<string, unknown>;
-        if (result.resultType === 'task') {
-          const { resultType: _task, _meta, ...task } = result;
-          const placeholder = { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
-          return { ...message, result: placeholder } as JSONRPCMessage;
-        }
+  return new TaskHandleTap();
+}
+
+/** One per connection: a class, with its set of calls in flight made on the first. */
+class TaskHandleTap implements TransportTap {
+  private toolCalls: Set<string | number> | null = null;
+
+  sent(message: JSONRPCMessage): void {
+    if ('method' in message && message.method === 'tools/call' && 'id' in message) (this.toolCalls ??= new Set()).add(message.id);
+  }
+
+  delivered(message: JSONRPCMessage): JSONRPCMessage {
+    if (this.toolCalls !== null && 'id' in message && message.id !== undefined && this.toolCalls.delete(message.id) && 'result' in message) {
+      const result = message.result as Record<string, unknown>;
+      if (result.resultType === 'task') {
+        const { resultType: _task, _meta, ...task } = result;
+        const placeholder = { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
+        return { ...message, result: placeholder } as JSONRPCMessage;
       }
-      return message;
-    },
-  };
+    }
+    return message;
+  }
 }
 
 /** The task a call's result stands for, if the server answered with one. */

@@ -30,31 +30,44 @@ export function watchTransport<T extends Transport>(transport: T): T {
 }
 
 export function tapTransport<T extends Transport>(transport: T, taps: readonly TransportTap[]): T {
-  const bound = new Map<PropertyKey, { method: unknown; bound: unknown }>();
-  const send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
-    for (const tap of taps) tap.sent?.(message);
-    return transport.send(message, options);
+  return new Proxy(transport, new Taps<T>(transport, taps));
+}
+
+/** The proxy's handler; a class, so each connection keeps fields rather than closures. */
+class Taps<T extends Transport> implements ProxyHandler<T> {
+  private bound: Map<PropertyKey, { method: unknown; bound: unknown }> | null = null;
+  private readonly send = (message: JSONRPCMessage, options?: Parameters<Transport['send']>[1]): Promise<void> => {
+    for (const tap of this.taps) tap.sent?.(message);
+    return this.transport.send(message, options);
   };
-  const deliver =
-    (forward: Deliver): Deliver =>
-    (message, extra) => {
+
+  constructor(
+    private readonly transport: T,
+    private readonly taps: readonly TransportTap[],
+  ) {}
+
+  get(target: T, property: PropertyKey): unknown {
+    if (property === 'send') return this.send;
+    const value: unknown = Reflect.get(target, property, target);
+    if (typeof value !== 'function') return value;
+    const bound = (this.bound ??= new Map());
+    const known = bound.get(property);
+    if (known?.method === value) return known.bound;
+    const fresh = value.bind(target) as unknown;
+    bound.set(property, { method: value, bound: fresh });
+    return fresh;
+  }
+
+  set(target: T, property: PropertyKey, value: unknown): boolean {
+    const wrapped = property === 'onmessage' && typeof value === 'function' ? this.deliver(value as Deliver) : value;
+    return Reflect.set(target, property, wrapped, target);
+  }
+
+  private deliver(forward: Deliver): Deliver {
+    const taps = this.taps;
+    return (message, extra) => {
       for (const tap of taps) if (tap.delivered !== undefined) message = tap.delivered(message);
       forward(message, extra);
     };
-  return new Proxy(transport, {
-    get(target, property) {
-      if (property === 'send') return send;
-      const value: unknown = Reflect.get(target, property, target);
-      if (typeof value !== 'function') return value;
-      const known = bound.get(property);
-      if (known?.method === value) return known.bound;
-      const fresh = value.bind(target) as unknown;
-      bound.set(property, { method: value, bound: fresh });
-      return fresh;
-    },
-    set(target, property, value: unknown) {
-      const wrapped = property === 'onmessage' && typeof value === 'function' ? deliver(value as Deliver) : value;
-      return Reflect.set(target, property, wrapped, target);
-    },
-  });
+  }
 }

@@ -29,32 +29,69 @@ export interface JournalBridgeOptions {
 
 /** Observes one server actor until it stops; returns the function that stops observing. */
 export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions): () => void {
-  const { append, mount } = options;
-  const { name } = ref.getSnapshot().context;
-  let configured: ServerConfig | null = null;
-  let last: ServerState | null = null;
-  let subscriptions: Subscription[] = [];
-  // Telemetry: the server's lifecycle span, and when it last became ready (for the session duration).
-  const lifecycle: LifecycleOwner = { span: undefined };
-  let readySince: number | null = null;
+  const bridge = new ServerBridge(ref, options);
+  return () => bridge.stop();
+}
 
-  function observe(): void {
+/** One actor's bridge: a class, since a host keeps one per server for the actor's whole life. */
+class ServerBridge {
+  private readonly name: string;
+  private configured: ServerConfig | null = null;
+  private last: ServerState | null = null;
+  private subscriptions: Subscription[] = [];
+  // Telemetry: the server's lifecycle span, and when it last became ready (for the session duration).
+  private readonly lifecycle: LifecycleOwner = { span: undefined };
+  private readySince: number | null = null;
+  private stopped = false;
+  private readonly observe = (): void => {
+    const { ref } = this;
     const snapshot = ref.getSnapshot();
     // A config the actor took (the registry's re-read, a management change, a hand edit): the view shows it.
-    if (snapshot.context.config !== configured) {
-      configured = snapshot.context.config;
-      append({ type: 'server.configured', server: name, actor: ref.id, config: toResponse(configured) });
+    if (snapshot.context.config !== this.configured) {
+      this.configured = snapshot.context.config;
+      this.options.append({ type: 'server.configured', server: this.name, actor: ref.id, config: toResponse(this.configured) });
     }
     const state = topState(snapshot);
-    if (state !== last) journalTransition(state);
+    if (state !== this.last) this.journalTransition(state);
     // Done: the process is gone (a `closing` actor already showed `stopped`).
-    if (snapshot.status !== 'active') stop();
+    if (snapshot.status !== 'active') this.stop();
+  };
+
+  constructor(
+    private readonly ref: ServerActorRef,
+    private readonly options: JournalBridgeOptions,
+  ) {
+    this.name = ref.getSnapshot().context.name;
+    const { mount } = options;
+    this.subscriptions = [
+      ref.on('tools.register', ({ live, filter }) => mount.register(ref, live, filter)),
+      ref.on('tools.unregister', () => {
+        // A successor actor of the same name may already have mounted its own tools.
+        const successor = options.current(this.name);
+        mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().hasTag('callable'));
+      }),
+      ref.subscribe({ next: this.observe, complete: this.observe }),
+    ];
+    this.observe();
   }
 
-  function journalTransition(state: ServerState): void {
-    const { error, errorKind } = ref.getSnapshot().context;
+  stop(): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    for (const subscription of this.subscriptions) subscription.unsubscribe();
+    this.subscriptions = [];
+    forgetServer(this.ref);
+    this.options.lifecycles?.end(this.lifecycle, this.name);
+    // A replaced actor leaves the name to its successor, and shutdown leaves every
+    // server visible as `stopped`; only a real removal ends the view.
+    if (!this.options.current(this.name)) this.options.append({ type: 'server.removed', server: this.name });
+  }
+
+  private journalTransition(state: ServerState): void {
+    const { ref, name, options, last } = this;
+    const { error, errorKind, config } = ref.getSnapshot().context;
     const failed = state === 'error' || state === 'needs_reauth';
-    append({
+    options.append({
       type: 'server.transitioned',
       server: name,
       actor: ref.id,
@@ -66,39 +103,10 @@ export function bridgeServer(ref: ServerActorRef, options: JournalBridgeOptions)
     });
     if (failed) options.onFailure?.(name, state, errorKind, error);
     noteServerState(ref, state);
-    options.lifecycles?.noteTransition(lifecycle, name, last, state, failed ? errorKind : null);
-    readySince = noteSession(name, currentConfig(), readySince, state, failed ? errorKind : null);
-    last = state;
+    options.lifecycles?.noteTransition(this.lifecycle, name, last, state, failed ? errorKind : null);
+    this.readySince = noteSession(name, config, this.readySince, state, failed ? errorKind : null);
+    this.last = state;
   }
-
-  function currentConfig(): ServerConfig {
-    return ref.getSnapshot().context.config;
-  }
-
-  let stopped = false;
-  function stop(): void {
-    if (stopped) return;
-    stopped = true;
-    for (const subscription of subscriptions) subscription.unsubscribe();
-    subscriptions = [];
-    forgetServer(ref);
-    options.lifecycles?.end(lifecycle, name);
-    // A replaced actor leaves the name to its successor, and shutdown leaves every
-    // server visible as `stopped`; only a real removal ends the view.
-    if (!options.current(name)) append({ type: 'server.removed', server: name });
-  }
-
-  subscriptions = [
-    ref.on('tools.register', ({ live, filter }) => mount.register(ref, live, filter)),
-    ref.on('tools.unregister', () => {
-      // A successor actor of the same name may already have mounted its own tools.
-      const successor = options.current(name);
-      mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().hasTag('callable'));
-    }),
-    ref.subscribe({ next: observe, complete: observe }),
-  ];
-  observe();
-  return stop;
 }
 
 /**

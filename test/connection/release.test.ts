@@ -1,7 +1,8 @@
 // A closed stdio connection lets go of its client, transport and child at
 // once: nothing of it waits on a timer after the child has exited and its
 // pipes have closed. (A grandchild holding the pipes is the one case that
-// waits, bounded; see child-transport.ts.)
+// waits, bounded; see child-transport.ts.) And an open one keeps nothing of
+// its connect: not the caller's signal, nor the steps that awaited the spawn.
 import { expect, it } from 'vitest';
 import { ChildTransport } from '../../src/connection/child-transport.js';
 import { connect } from '../../src/connection/connection.js';
@@ -29,6 +30,25 @@ it('is collectable as soon as close() has resolved', async () => {
   expect(Date.now() - closedAt, 'collected before the pipes\' drain timer could have fired').toBeLessThan(900);
   expect(closed.connection.deref()).toBeUndefined();
   expect(closed.client.deref()).toBeUndefined();
+});
+
+/** Connects with a signal of its own; hands back the connection and only a weak reference to the signal. */
+async function connectWithSignal(): Promise<{ connection: Awaited<ReturnType<typeof connect>>; signal: WeakRef<AbortSignal> }> {
+  const caller = new AbortController();
+  const connection = await connect('healthy', fixtureConfig('healthy'), { signal: caller.signal, onClose: () => {} });
+  return { connection, signal: new WeakRef(caller.signal) };
+}
+
+it('an open connection keeps nothing of its connect: the caller\'s signal can be collected', async () => {
+  const { connection, signal } = await connectWithSignal();
+  try {
+    await connection.callTool('echo', { text: 'hi' });
+    await collectGarbage();
+    expect(signal.deref(), 'the connect\'s signal, kept by the open connection').toBeUndefined();
+    expect(isAlive(connection.pid!)).toBe(true);
+  } finally {
+    await connection.close();
+  }
 });
 
 it('still ends when a grandchild keeps the pipes open after the child exited', async () => {

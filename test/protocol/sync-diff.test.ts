@@ -102,11 +102,13 @@ test('changes reported and the listing handed over match a plain diff, listing a
           connection: connection as unknown as ServerConnection,
           timeoutMs: 5000,
           debounceMs: 1,
-          onTools: () => {},
-          onOffer: () => {},
-          onChange: (change) => changes.push(change),
-          onError: (_kind, error) => {
-            throw error;
+          listener: {
+            onTools: () => {},
+            onOffer: () => {},
+            onChange: (change) => changes.push(change),
+            onError: (_kind, error) => {
+              throw error;
+            },
           },
         });
         try {

@@ -5,7 +5,7 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { ListPromptsRequestSchema, ListToolsRequestSchema, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, describe, expect, test, vi } from 'vitest';
-import { startCatalogSync, type CatalogChange, type CatalogSyncOptions, RETRY_AFTER_FAILURE_MS } from '../../src/catalog/sync.js';
+import { startCatalogSync, type CatalogChange, type CatalogSyncListener, type CatalogSyncOptions, RETRY_AFTER_FAILURE_MS } from '../../src/catalog/sync.js';
 import { MAX_TTL_MS, ttlOf, type ToolListing } from '../../src/connection/tool-listing.js';
 import type { ServerConnection } from '../../src/connection/connection.js';
 import { HELD_PER_METHOD, notificationsOf } from '../../src/connection/notifications.js';
@@ -68,21 +68,26 @@ function fakeConnection(client: Client, initial: Tool[]) {
 function startSync(
   connection: ReturnType<typeof fakeConnection>['connection'],
   debounceMs: number,
-  extra: Partial<CatalogSyncOptions> = {},
+  extra: Partial<CatalogSyncOptions> & { onError?: CatalogSyncListener['onError'] } = {},
 ) {
   const changes: CatalogChange[] = [];
   const onTools = vi.fn();
+  const { onError, ...rest } = extra;
   const sync = startCatalogSync({
     connection: connection as unknown as ServerConnection,
     timeoutMs: 5000,
     debounceMs,
-    onTools,
-    onOffer: () => {},
-    onChange: (change) => changes.push(change),
-    onError: (_kind, error) => {
-      throw error;
+    listener: {
+      onTools,
+      onOffer: () => {},
+      onChange: (change) => changes.push(change),
+      onError:
+        onError ??
+        ((_kind, error) => {
+          throw error;
+        }),
     },
-    ...extra,
+    ...rest,
   });
   closers.push(async () => sync.stop());
   return { sync, changes, onTools };

@@ -36,63 +36,71 @@ export interface ServerLogOptions {
 
 const WARNING_OR_WORSE: ReadonlySet<LoggingLevel> = new Set(['warning', 'error', 'critical', 'alert', 'emergency']);
 
-/** Starts forwarding `server`'s log messages (and sets its level); returns the stop function. */
-export function forwardServerLog(options: ServerLogOptions): () => void {
-  const { server, client, logger } = options;
-  let windowStart = Date.now();
-  let inWindow = 0;
-  let dropped = 0;
-  let report: NodeJS.Timeout | undefined;
+/** Starts forwarding `server`'s log messages (and sets its level); `stop()` ends it. */
+export function forwardServerLog(options: ServerLogOptions): ServerLog {
+  return new ServerLog(options);
+}
 
-  function emit(entry: ServerLogEntry): void {
-    options.onLog(entry);
+/** One ready connection's log forwarding: a class, so a host keeps its rate window as fields, not closures. */
+export class ServerLog {
+  private windowStart = Date.now();
+  private inWindow = 0;
+  private dropped = 0;
+  private report: NodeJS.Timeout | undefined;
+  private readonly onMessage = (notification: LoggingMessageNotification): void => {
+    if (this.admit()) this.emit(toEntry(notification, this.options.secrets));
+  };
+
+  constructor(private readonly options: ServerLogOptions) {
+    const { server, client, logger } = options;
+    notificationsOf(client).subscribe('notifications/message', this.onMessage);
+    // On 2026-07-28 the level travels with each request instead (connection/request-meta.ts).
+    if (options.level && client.getProtocolEra() !== 'modern') {
+      if (client.getServerCapabilities()?.logging) {
+        client
+          .setLoggingLevel(options.level, { timeout: options.timeoutMs })
+          .catch((error: Error) => logger.warn(`server ${server}: logging/setLevel failed: ${redact(error.message, options.secrets)}`));
+      } else {
+        logger.warn(`server ${server}: log_level "${options.level}" ignored: the server has no logging capability`);
+      }
+    }
+  }
+
+  stop(): void {
+    notificationsOf(this.options.client).unsubscribe('notifications/message', this.onMessage);
+    this.reportDropped();
+  }
+
+  private emit(entry: ServerLogEntry): void {
+    const { server, logger } = this.options;
+    this.options.onLog(entry);
     const line = `server ${server} [${entry.level}]${entry.logger === null ? '' : ` ${entry.logger}`}: ${entry.message}`;
     if (WARNING_OR_WORSE.has(entry.level)) logger.warn(line);
     else logger.info(line);
   }
 
-  function reportDropped(): void {
-    clearTimeout(report);
-    report = undefined;
-    if (dropped === 0) return;
-    const message = `dropped ${dropped} log message(s): more than ${MAX_LOGS_PER_SECOND} per second`;
-    dropped = 0;
-    emit({ level: 'warning', logger: 'mcp-fleet', message });
+  private reportDropped(): void {
+    clearTimeout(this.report);
+    this.report = undefined;
+    if (this.dropped === 0) return;
+    const message = `dropped ${this.dropped} log message(s): more than ${MAX_LOGS_PER_SECOND} per second`;
+    this.dropped = 0;
+    this.emit({ level: 'warning', logger: 'mcp-fleet', message });
   }
 
-  function admit(): boolean {
+  private admit(): boolean {
     const now = Date.now();
-    if (now - windowStart >= 1000) {
-      windowStart = now;
-      inWindow = 0;
+    if (now - this.windowStart >= 1000) {
+      this.windowStart = now;
+      this.inWindow = 0;
     }
-    inWindow += 1;
-    if (inWindow <= MAX_LOGS_PER_SECOND) return true;
-    dropped += 1;
+    this.inWindow += 1;
+    if (this.inWindow <= MAX_LOGS_PER_SECOND) return true;
+    this.dropped += 1;
     // One report when the second is over, however many were dropped.
-    report ??= setTimeout(reportDropped, 1000 - (now - windowStart));
+    this.report ??= setTimeout(() => this.reportDropped(), 1000 - (now - this.windowStart));
     return false;
   }
-
-  const unsubscribe = notificationsOf(client).subscribe('notifications/message', (notification) => {
-    if (!admit()) return;
-    emit(toEntry(notification, options.secrets));
-  });
-
-  // On 2026-07-28 the level travels with each request instead (connection/request-meta.ts).
-  if (options.level && client.getProtocolEra() !== 'modern') {
-    if (client.getServerCapabilities()?.logging) {
-      client
-        .setLoggingLevel(options.level, { timeout: options.timeoutMs })
-        .catch((error: Error) => logger.warn(`server ${server}: logging/setLevel failed: ${redact(error.message, options.secrets)}`));
-    } else {
-      logger.warn(`server ${server}: log_level "${options.level}" ignored: the server has no logging capability`);
-    }
-  }
-  return function stopServerLog() {
-    unsubscribe();
-    reportDropped();
-  };
 }
 
 function toEntry(notification: LoggingMessageNotification, secrets: readonly string[]): ServerLogEntry {
