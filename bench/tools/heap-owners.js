@@ -8,7 +8,7 @@
 //   node --expose-gc bench/tools/heap-owners.js [fleet|raw|…] [COUNT=20] [--depth 3] [--above 3] [--top 40] [--min 0.3]
 import { Session } from 'node:inspector/promises';
 import { contenderByKey } from '../lib/contenders.js';
-import { settleHeap } from '../lib/env.js';
+import { indexSnapshot, shortestPaths, takeSnapshot } from '../lib/heap-snapshot.js';
 import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const args = process.argv.slice(2);
@@ -23,15 +23,7 @@ const contender = contenderByKey(key);
 
 const session = new Session();
 session.connect();
-async function snapshot() {
-  await settleHeap();
-  const chunks = [];
-  const onChunk = (message) => chunks.push(message.params.chunk);
-  session.on('HeapProfiler.addHeapSnapshotChunk', onChunk);
-  await session.post('HeapProfiler.takeHeapSnapshot', { reportProgress: false });
-  session.off('HeapProfiler.addHeapSnapshotChunk', onChunk);
-  return JSON.parse(chunks.join(''));
-}
+const snapshot = () => takeSnapshot(session);
 
 await warmUp(contender);
 const oldIds = await snapshot().then((first) => {
@@ -56,23 +48,8 @@ oldIds.has = (id) => {
 const handle = await startAndCall(contender, count);
 const second = await snapshot();
 
-const meta = second.snapshot.meta;
-const nodeWidth = meta.node_fields.length;
-const edgeWidth = meta.edge_fields.length;
-const [nType, nName, nId, nSize, nEdges] = ['type', 'name', 'id', 'self_size', 'edge_count'].map((f) => meta.node_fields.indexOf(f));
-const [eType, eName, eTo] = ['type', 'name_or_index', 'to_node'].map((f) => meta.edge_fields.indexOf(f));
-const nodeTypes = meta.node_types[0];
-const edgeTypes = meta.edge_types[0];
-
-
-const { nodes, edges, strings } = second;
-const total = nodes.length / nodeWidth;
-const firstEdge = new Uint32Array(total + 1);
-for (let n = 0, e = 0; n < total; n += 1) {
-  firstEdge[n] = e;
-  e += nodes[n * nodeWidth + nEdges] * edgeWidth;
-  firstEdge[n + 1] = e;
-}
+const graph = indexSnapshot(second);
+const { nodes, edges, strings, nodeWidth, edgeWidth, nType, nName, nId, nSize, eType, eName, eTo, nodeTypes, edgeTypes, total, firstEdge } = graph;
 const nameOf = (n) => {
   const type = nodeTypes[nodes[n * nodeWidth + nType]];
   const name = strings[nodes[n * nodeWidth + nName]];
@@ -90,26 +67,7 @@ const edgeLabel = (e) => {
 };
 
 // Breadth first from the synthetic root, skipping weak edges: each node's parent edge.
-const parentEdge = new Int32Array(total).fill(-1);
-const parentNode = new Int32Array(total).fill(-1);
-const seen = new Uint8Array(total);
-seen[0] = 1;
-let queue = [0];
-while (queue.length > 0) {
-  const nextQueue = [];
-  for (const n of queue) {
-    for (let e = firstEdge[n]; e < firstEdge[n + 1]; e += edgeWidth) {
-      if (edgeTypes[edges[e + eType]] === 'weak') continue;
-      const to = edges[e + eTo] / nodeWidth;
-      if (seen[to]) continue;
-      seen[to] = 1;
-      parentEdge[to] = e;
-      parentNode[to] = n;
-      nextQueue.push(to);
-    }
-  }
-  queue = nextQueue;
-}
+const { parentEdge, parentNode, seen } = shortestPaths(graph);
 
 const groups = new Map();
 let newTotal = 0;
