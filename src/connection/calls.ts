@@ -21,8 +21,9 @@ import { awaitTask, taskOf, type TaskWait } from './tasks.js';
 import { startToolCall, toolCallTelemetry, type ToolCallTarget } from '../telemetry/tool-calls.js';
 
 /**
- * The calls of one connection, through one limiter; `failure` explains each
- * failure (see failures.ts). A class: a host keeps one per ready server.
+ * The calls of one connection, through one limiter. `connection` names the
+ * server, its config and secrets, and explains each failure (see
+ * failures.ts). A class: a host keeps one per ready server.
  */
 export class Caller {
   private readonly target: ToolCallTarget;
@@ -32,16 +33,14 @@ export class Caller {
 
   constructor(
     private readonly client: Client,
-    config: ServerConfig,
-    private readonly secrets: readonly string[],
-    private readonly failure: CallFailureContext,
+    private readonly connection: CallFailureContext,
     /** The listed definitions by name: the SDK validates structured output against them. */
     public definitions: ReadonlyMap<string, Tool>,
     private readonly retryAfter?: RetryAfterLog,
     private readonly answerInput?: TaskWait['answer'],
-    server = '',
   ) {
-    this.target = { server, config, client };
+    const { name, config } = connection;
+    this.target = { server: name, config, client };
     this.limiter = createCallLimiter(config.max_concurrent_calls);
     this.callTimeoutMs = config.call_timeout_seconds * 1000;
     this.maxTotalSeconds = config.max_total_timeout_seconds ?? null;
@@ -115,9 +114,9 @@ export class Caller {
     } catch (err) {
       if (total?.expired() && !signal?.aborted) {
         const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
-        throw new FleetError('timeout', redact(why, this.secrets));
+        throw new FleetError('timeout', redact(why, this.connection.secrets));
       }
-      throw await callFailure(err, tool, signal, this.failure);
+      throw await callFailure(err, tool, signal, this.connection);
     } finally {
       link?.dispose();
     }
@@ -147,7 +146,7 @@ export class Caller {
   }
 
   private limitedText(tool: string, limit: RateLimit): string {
-    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, this.secrets);
+    return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, this.connection.secrets);
   }
 }
 

@@ -93,7 +93,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
       this.endedAlone = true;
       await onClose?.(new FleetError('transport_closed', message));
     });
-    this.caller = new Caller(client, config, this.secrets, this, this.byName, retryAfter, options.answerInput, name);
+    this.caller = new Caller(client, this, this.byName, retryAfter, options.answerInput);
   }
 
   get tools(): Tool[] {
