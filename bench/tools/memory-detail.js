@@ -2,6 +2,9 @@
 // space's size before → after: shows whether a contender's RSS growth is
 // state it keeps or new-space pages its start-up garbage touched (the young
 // generation grows to 2 × 16 MiB semi-spaces and stays resident after a GC).
+// Last, what one more full GC frees of the probe's two readings, and the heap
+// growth between the two readings taken after it (bench/README.md, Reading
+// the numbers: why the probe's samples fall into two groups).
 //   node --expose-gc bench/tools/memory-detail.js [fleet|raw|…] [COUNT=20]
 import v8 from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';
@@ -11,14 +14,21 @@ import { startAndCall, warmUp } from '../lib/memory-sample.js';
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const count = Number(countText);
 const contender = contenderByKey(key);
+/** heapUsed after one full GC more than the settle's. */
+function leanHeapUsed() {
+  globalThis.gc();
+  return process.memoryUsage().heapUsed;
+}
 const spaces = () => new Map(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s]));
 await warmUp(contender);
 const before = process.memoryUsage();
 const spacesBefore = spaces();
+const leanBefore = leanHeapUsed();
 const handle = await startAndCall(contender, count);
 await settleHeap();
 const after = process.memoryUsage();
 const spacesAfter = spaces();
+const leanAfter = leanHeapUsed();
 const per = (a, b) => ((a - b) / 1024 / count).toFixed(1).padStart(8);
 console.log(`${key}, KiB per server:`);
 for (const field of Object.keys(after)) console.log(`  ${field.padEnd(26)}${per(after[field], before[field])}`);
@@ -29,5 +39,10 @@ for (const [name, space] of spacesAfter) {
     `  ${name.padEnd(26)}used ${per(space.space_used_size, was.space_used_size)}   size ${(was.space_size / 1048576).toFixed(1)} → ${(space.space_size / 1048576).toFixed(1)} MiB`,
   );
 }
+const kib = (bytes) => (bytes / 1024).toFixed(0);
+console.log(
+  `  one more full GC frees ${kib(before.heapUsed - leanBefore)} KiB of the baseline and ${kib(after.heapUsed - leanAfter)} KiB after the sample;` +
+    ` heapUsed per server between the readings after it: ${per(leanAfter, leanBefore).trim()}`,
+);
 await handle.close();
 process.exit(0);
