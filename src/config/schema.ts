@@ -138,7 +138,7 @@ const common = {
   /** Values each user sets for themselves, referenced as `${user.NAME}` in `env`, `headers` and `command`. */
   user_inputs: z
     .record(z.string().regex(USER_INPUT_NAME_PATTERN, 'must be a letter or "_", then letters, digits or "_" (at most 64), and not "__proto__"'), UserInput)
-    .default({}),
+    .default(() => ({})),
   /** `per_user`: sessions of this server open at once on one worker; the least recently used is ended for a new one. */
   max_sessions: z.number().int().min(1).max(100_000).default(DEFAULT_MAX_SESSIONS),
   /** Who may see and use this server besides admins; absent or `null`: every user. */
@@ -167,7 +167,7 @@ const common = {
   results_ttl_seconds: z.number().int().min(1).default(DEFAULT_RESULTS_TTL_SECONDS),
   /** Bytes this server's spilled results may take together; above it the oldest are removed first. */
   results_max_bytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESULTS_MAX_BYTES),
-  tools: ToolFilter.default({ include: null, exclude: [], always_load: [] }),
+  tools: ToolFilter.default(() => ({ include: null, exclude: [], always_load: [] })),
   /**
    * Derive a tool's approval from its annotations when `tools.approval` names
    * neither it nor `"*"`: `readOnlyHint: true` → auto, `destructiveHint: true`
@@ -176,7 +176,7 @@ const common = {
   approval_from_annotations: z.boolean().default(false),
   /** How long a call waiting for approval waits for a decision before it fails. */
   approval_timeout_seconds: z.number().positive().max(86_400).default(300),
-  reconnect: Reconnect.default({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 }),
+  reconnect: Reconnect.default(() => ({ max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 })),
   /** Seconds between pings of a ready server; an unanswered ping (within `timeout_seconds`) means it hung. 0: off. */
   ping_interval_seconds: z.number().min(0).max(86_400).default(30),
   /** Bound on one whole tool call, progress or not; absent or `null`: only `call_timeout_seconds` applies. */
@@ -196,7 +196,7 @@ export const LocalServerConfig = z.strictObject({
   /** argv of the child process; spawned directly, never through a shell. */
   command: z.array(z.string().min(1)).min(1, 'needs at least the program to run'),
   /** Added to the SDK's safe default environment. Every value is a secret. */
-  env: SecretMap.default({}),
+  env: SecretMap.default(() => ({})),
   cwd: z.string().min(1).nullable().default(null),
   /**
    * Names of the worker's own environment variables to pass on as they are.
@@ -312,8 +312,8 @@ export const RemoteServerConfig = z.strictObject({
   /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */
   transport: z.enum(['streamable_http', 'sse', 'auto']).default('auto'),
   /** Sent with every request. Every value is a secret. */
-  headers: SecretMap.default({}),
-  auth: AuthConfig.default({ kind: 'none' }),
+  headers: SecretMap.default(() => ({})),
+  auth: AuthConfig.default(() => ({ kind: 'none' as const })),
   ...common,
 });
 export type RemoteServerConfig = z.infer<typeof RemoteServerConfig>;
