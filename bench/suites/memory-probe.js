@@ -3,7 +3,9 @@
 // other processes). A warm-up of 10 servers, each called once, loads and
 // compiles the contender's code first, so the growth is the servers' own state
 // and what V8 compiles only once the sample makes more code hot (the code
-// space's share of it is reported apart).
+// space's share of it is reported apart). Both readings follow one more full
+// GC than the settle's: the settle's last leaves 40–400 KiB that the next one
+// frees, which made a sample read up to 20 KiB per server low (bench/README.md).
 //   node --expose-gc bench/suites/memory-probe.js CONTENDER COUNT  → one JSON line
 import { getHeapSpaceStatistics } from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';
@@ -16,11 +18,15 @@ const contender = contenderByKey(key);
 
 await warmUp(contender);
 const codeSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'code_space')?.space_used_size ?? 0;
-const before = process.memoryUsage();
+const settled = () => {
+  globalThis.gc();
+  return process.memoryUsage();
+};
+const before = settled();
 const codeBefore = codeSpace();
 const handle = await startAndCall(contender, count);
 await settleHeap();
-const after = process.memoryUsage();
+const after = settled();
 const codeAfter = codeSpace();
 process.stdout.write(
   `${JSON.stringify({
