@@ -3,8 +3,8 @@
 // state it keeps or new-space pages its start-up garbage touched (the young
 // generation grows to 2 × 16 MiB semi-spaces and stays resident after a GC).
 // Last, what one more full GC frees of the probe's two readings, and the heap
-// growth between the two readings taken after it (bench/README.md, Reading
-// the numbers: why the probe's samples fall into two groups).
+// growth between the two readings taken after it, as memory-probe.js now
+// reads (bench/README.md, Reading the numbers).
 //   node --expose-gc bench/tools/memory-detail.js [fleet|raw|…] [COUNT=20]
 import v8 from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';

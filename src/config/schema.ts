@@ -167,6 +167,8 @@ const common = {
   results_ttl_seconds: z.number().int().min(1).default(DEFAULT_RESULTS_TTL_SECONDS),
   /** Bytes this server's spilled results may take together; above it the oldest are removed first. */
   results_max_bytes: z.number().int().min(1024 * 1024).default(DEFAULT_RESULTS_MAX_BYTES),
+  // Object defaults come from a function, not one object zod would clone: a clone's hidden class
+  // cannot take V8's shared transition to frozen, so each frozen config (store.ts) made a class of its own.
   tools: ToolFilter.default(() => ({ include: null, exclude: [], always_load: [] })),
   /**
    * Derive a tool's approval from its annotations when `tools.approval` names
