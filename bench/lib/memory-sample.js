@@ -22,3 +22,12 @@ export async function startAndCall(contender, count) {
   for (let i = 0; i < count; i += 1) await handle.call(serverName(i), 'echo', { text: 'x' });
   return handle;
 }
+
+/**
+ * `process.memoryUsage()` one full GC after the heap settled: the settle's
+ * last GC leaves 40–400 KiB that the next one frees (bench/README.md).
+ */
+export function usageAfterOneMoreGc() {
+  globalThis.gc();
+  return process.memoryUsage();
+}

@@ -10,7 +10,7 @@
 import { getHeapSpaceStatistics } from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';
 import { settleHeap } from '../lib/env.js';
-import { startAndCall, warmUp } from '../lib/memory-sample.js';
+import { startAndCall, usageAfterOneMoreGc, warmUp } from '../lib/memory-sample.js';
 
 const [key, countText] = process.argv.slice(2);
 const count = Number(countText);
@@ -18,15 +18,11 @@ const contender = contenderByKey(key);
 
 await warmUp(contender);
 const codeSpace = () => getHeapSpaceStatistics().find((space) => space.space_name === 'code_space')?.space_used_size ?? 0;
-const settled = () => {
-  globalThis.gc();
-  return process.memoryUsage();
-};
-const before = settled();
+const before = usageAfterOneMoreGc();
 const codeBefore = codeSpace();
 const handle = await startAndCall(contender, count);
 await settleHeap();
-const after = settled();
+const after = usageAfterOneMoreGc();
 const codeAfter = codeSpace();
 process.stdout.write(
   `${JSON.stringify({

@@ -9,26 +9,21 @@
 import v8 from 'node:v8';
 import { contenderByKey } from '../lib/contenders.js';
 import { settleHeap } from '../lib/env.js';
-import { startAndCall, warmUp } from '../lib/memory-sample.js';
+import { startAndCall, usageAfterOneMoreGc, warmUp } from '../lib/memory-sample.js';
 
 const [key = 'fleet', countText = '20'] = process.argv.slice(2);
 const count = Number(countText);
 const contender = contenderByKey(key);
-/** heapUsed after one full GC more than the settle's. */
-function leanHeapUsed() {
-  globalThis.gc();
-  return process.memoryUsage().heapUsed;
-}
 const spaces = () => new Map(v8.getHeapSpaceStatistics().map((s) => [s.space_name, s]));
 await warmUp(contender);
 const before = process.memoryUsage();
 const spacesBefore = spaces();
-const leanBefore = leanHeapUsed();
+const leanBefore = usageAfterOneMoreGc().heapUsed;
 const handle = await startAndCall(contender, count);
 await settleHeap();
 const after = process.memoryUsage();
 const spacesAfter = spaces();
-const leanAfter = leanHeapUsed();
+const leanAfter = usageAfterOneMoreGc().heapUsed;
 const per = (a, b) => ((a - b) / 1024 / count).toFixed(1).padStart(8);
 console.log(`${key}, KiB per server:`);
 for (const field of Object.keys(after)) console.log(`  ${field.padEnd(26)}${per(after[field], before[field])}`);

@@ -9,7 +9,6 @@
 import type { CallToolResult, Client, Tool } from '@modelcontextprotocol/client';
 import type { Span } from '@opentelemetry/api';
 import { redact } from '../config/masking.js';
-import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
 import type { ExecuteOptions, ToolProgress } from '../catalog/index.js';
 import { createCallLimiter, type CallLimiter } from './call-limiter.js';
