@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
-import { SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
+import { CONFIG_PARSE, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
 import type { ServerConfigInput } from './schema.js';
 import { parseJsonText, quoteName } from './validate.js';
 
@@ -45,7 +45,7 @@ export function importServers(text: string): ImportResult {
     }
     try {
       const { config, warnings } = convertEntry(entry);
-      const parsed = ServerConfig.safeParse(config);
+      const parsed = ServerConfig.safeParse(config, CONFIG_PARSE);
       if (!parsed.success) throw new ConfigError(describeZodError(parsed.error).message);
       result.servers.push([name, config]);
       result.warnings.push(...warnings.map((w) => `server ${quoteName(name)}: ${w}`));

@@ -4,7 +4,7 @@ import { EACH, SERVER_SECRET_PATHS } from './secrets/secret-paths.js';
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
 import { ServerPatch } from './requests.js';
-import { LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
+import { CONFIG_PARSE, LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 
 /** Maps of secrets (`env`, `headers`): a PATCH merges them key by key, `null` deleting one. */
 const SECRET_MAPS = new Set(
@@ -36,7 +36,7 @@ const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(
  * a value.
  */
 export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig {
-  const shape = ServerPatch.safeParse(patch);
+  const shape = ServerPatch.safeParse(patch, CONFIG_PARSE);
   if (!shape.success) throw configError(shape.error);
   // The patch as sent, not zod's output: a key named `__proto__` must stay data.
   const fields = patch as Record<string, unknown>;
@@ -56,7 +56,7 @@ export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig 
       candidate.set(key, value);
     }
   }
-  const result = ServerConfig.safeParse(Object.fromEntries(candidate));
+  const result = ServerConfig.safeParse(Object.fromEntries(candidate), CONFIG_PARSE);
   if (!result.success) throw configError(result.error);
   return result.data;
 }

@@ -341,6 +341,15 @@ export function referencingFields(config: { type: 'local' | 'remote'; command?: 
   return Object.entries(config.headers ?? {}).map(([key, value]): [Array<string | number>, string] => [['headers', key], value]);
 }
 
+/**
+ * How a config is parsed: without zod's eval fast path. That path generates a
+ * parser per object schema and compiles it, which pays for parses that run
+ * all the time; a config is parsed when its file changes, and the generated
+ * parser of `ServerConfig` alone became ~75 KB of machine code once a
+ * worker's startup made it hot.
+ */
+export const CONFIG_PARSE = { jitless: true } as const;
+
 export const ServerConfig = z.discriminatedUnion('type', [LocalServerConfig, RemoteServerConfig]).superRefine((config, ctx) => {
   let referenced = false;
   // A reference to an input nobody can set would fail every call: refuse it where it is written.

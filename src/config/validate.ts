@@ -1,6 +1,6 @@
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
-import { ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
+import { CONFIG_PARSE, ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
 import { own } from '../records.js';
 
 /** Options of {@link parseServerConfig}. */
@@ -14,7 +14,7 @@ export function parseServerConfig(name: string, raw: unknown, options: ParseServ
   if (!SERVER_NAME_PATTERN.test(name)) {
     throw new ConfigError(`name: ${SERVER_NAME_RULE}`, 'name');
   }
-  const result = ServerConfig.safeParse(raw);
+  const result = ServerConfig.safeParse(raw, CONFIG_PARSE);
   if (!result.success) {
     const { message, field } = describeZodError(result.error, options.fieldPrefix);
     throw new ConfigError(message, field);
@@ -49,7 +49,7 @@ export interface ServersDocument {
  * the object's own key order, which puts integer-like names first.
  */
 export function parseServersDocument(raw: unknown, order?: readonly string[]): ServersDocument {
-  const file = ConfigFile.safeParse(raw);
+  const file = ConfigFile.safeParse(raw, CONFIG_PARSE);
   if (!file.success) {
     const { message, field } = describeZodError(file.error);
     throw new ConfigError(`not a {"servers": {...}} document: ${message}`, field);
