@@ -3,6 +3,7 @@
  * and event carries, and the redaction of secret values from free text.
  */
 import { z } from 'zod';
+import { compactCopy } from './compact-copy.js';
 import { SERVER_SECRET_PATHS, valuesAtPaths } from './secrets/secret-paths.js';
 import { LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 import type { AuthConfig } from './schema.js';
@@ -111,6 +112,7 @@ export function toResponse(config: ServerConfig): ServerConfigResponse {
   return response;
 }
 
+/** Every server's view keeps its masked config for the server's life: a compact copy. */
 function masked(config: ServerConfig): ServerConfigResponse {
   if (config.type === 'local') {
     const { env, ...rest } = config;
@@ -118,15 +120,6 @@ function masked(config: ServerConfig): ServerConfigResponse {
   }
   const { headers, auth, ...rest } = config;
   return compactCopy({ ...rest, headers: maskMap(headers), auth: authResponse(auth) });
-}
-
-/**
- * A deep copy of JSON data that takes half the heap of a spread or
- * `structuredClone` copy: JSON.parse lays each object out at its final size.
- * Every server's view keeps its masked config for the server's life.
- */
-function compactCopy<T>(value: T): T {
-  return JSON.parse(JSON.stringify(value)) as T;
 }
 
 /** `••••` plus the last 4 characters when `value` has at least 12, else `••••`. */

@@ -4,6 +4,7 @@ import { EACH, SERVER_SECRET_PATHS } from './secrets/secret-paths.js';
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
 import { ServerPatch } from './requests.js';
+import { compactCopy } from './compact-copy.js';
 import { CONFIG_PARSE, LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
 
 /** Maps of secrets (`env`, `headers`): a PATCH merges them key by key, `null` deleting one. */
@@ -58,7 +59,7 @@ export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig 
   }
   const result = ServerConfig.safeParse(Object.fromEntries(candidate), CONFIG_PARSE);
   if (!result.success) throw configError(result.error);
-  return result.data;
+  return compactCopy(result.data);
 }
 
 function configError(error: z.ZodError): ConfigError {

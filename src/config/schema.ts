@@ -346,7 +346,9 @@ export function referencingFields(config: { type: 'local' | 'remote'; command?: 
  * parser per object schema and compiles it, which pays for parses that run
  * all the time; a config is parsed when its file changes, and the generated
  * parser of `ServerConfig` alone became ~75 KB of machine code once a
- * worker's startup made it hot.
+ * worker's startup made it hot. What is kept of the output is copied
+ * compactly (compact-copy.ts): without the fast path zod builds it as a hash
+ * table.
  */
 export const CONFIG_PARSE = { jitless: true } as const;
 

@@ -1,4 +1,5 @@
 import { ConfigError } from '../errors.js';
+import { compactCopy } from './compact-copy.js';
 import { describeZodError } from './zod-errors.js';
 import { CONFIG_PARSE, ConfigFile, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
 import { own } from '../records.js';
@@ -19,7 +20,8 @@ export function parseServerConfig(name: string, raw: unknown, options: ParseServ
     const { message, field } = describeZodError(result.error, options.fieldPrefix);
     throw new ConfigError(message, field);
   }
-  return result.data;
+  // Kept for the server's life (frozen, shared by its actor, events and views).
+  return compactCopy(result.data);
 }
 
 /** One entry of the file's `servers` object, valid or not, in file order. */
