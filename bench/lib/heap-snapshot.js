@@ -15,6 +15,33 @@ export async function takeSnapshot(session) {
   return JSON.parse(chunks.join(''));
 }
 
+/**
+ * The ids of a snapshot's objects, to tell which objects of a later snapshot
+ * (through the same session) are new: `has(id)`. Sorted ids in a typed array,
+ * searched by halves: a Set here would be the biggest new object of the next
+ * snapshot.
+ */
+export function idsOf(snapshot) {
+  const width = snapshot.snapshot.meta.node_fields.length;
+  const at = snapshot.snapshot.meta.node_fields.indexOf('id');
+  const ids = new Float64Array(snapshot.nodes.length / width);
+  for (let i = 0, k = 0; i < snapshot.nodes.length; i += width, k += 1) ids[k] = snapshot.nodes[i + at];
+  ids.sort();
+  return {
+    has(id) {
+      let lo = 0;
+      let hi = ids.length - 1;
+      while (lo <= hi) {
+        const mid = (lo + hi) >> 1;
+        if (ids[mid] === id) return true;
+        if (ids[mid] < id) lo = mid + 1;
+        else hi = mid - 1;
+      }
+      return false;
+    },
+  };
+}
+
 /** The snapshot's nodes and edges with the offsets of their fields, and where each node's edges start. */
 export function indexSnapshot(snapshot) {
   const { meta } = snapshot.snapshot;

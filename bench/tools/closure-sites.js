@@ -9,7 +9,7 @@
 //   node --expose-gc bench/tools/closure-sites.js [fleet|raw|…] [COUNT=20] [--top 60] [--path NAME]
 import { Session } from 'node:inspector/promises';
 import { contenderByKey } from '../lib/contenders.js';
-import { indexSnapshot, shortestPaths, takeSnapshot } from '../lib/heap-snapshot.js';
+import { idsOf, indexSnapshot, shortestPaths, takeSnapshot } from '../lib/heap-snapshot.js';
 import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const args = process.argv.slice(2);
@@ -30,13 +30,7 @@ await session.post('Debugger.enable');
 const snapshot = () => takeSnapshot(session);
 
 await warmUp(contender);
-const oldIds = await snapshot().then((first) => {
-  const width = first.snapshot.meta.node_fields.length;
-  const at = first.snapshot.meta.node_fields.indexOf('id');
-  const ids = new Set();
-  for (let i = 0; i < first.nodes.length; i += width) ids.add(first.nodes[i + at]);
-  return ids;
-});
+const oldIds = idsOf(await snapshot());
 const handle = await startAndCall(contender, count);
 const graph = indexSnapshot(await snapshot());
 const { meta, nodes, edges, strings, locations, nodeWidth, edgeWidth, nType, nName, nId, nSize, eType, eName, eTo, nodeTypes, edgeTypes, total, firstEdge } =

@@ -8,7 +8,7 @@
 //   node --expose-gc bench/tools/heap-owners.js [fleet|raw|…] [COUNT=20] [--depth 3] [--above 3] [--top 40] [--min 0.3]
 import { Session } from 'node:inspector/promises';
 import { contenderByKey } from '../lib/contenders.js';
-import { indexSnapshot, shortestPaths, takeSnapshot } from '../lib/heap-snapshot.js';
+import { idsOf, indexSnapshot, shortestPaths, takeSnapshot } from '../lib/heap-snapshot.js';
 import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const args = process.argv.slice(2);
@@ -26,25 +26,7 @@ session.connect();
 const snapshot = () => takeSnapshot(session);
 
 await warmUp(contender);
-const oldIds = await snapshot().then((first) => {
-  // Sorted ids in a typed array: a Set here would be the biggest new object of the second snapshot.
-  const width = first.snapshot.meta.node_fields.length;
-  const at = first.snapshot.meta.node_fields.indexOf('id');
-  const ids = new Float64Array(first.nodes.length / width);
-  for (let i = 0, k = 0; i < first.nodes.length; i += width, k += 1) ids[k] = first.nodes[i + at];
-  return ids.sort();
-});
-oldIds.has = (id) => {
-  let lo = 0;
-  let hi = oldIds.length - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >> 1;
-    if (oldIds[mid] === id) return true;
-    if (oldIds[mid] < id) lo = mid + 1;
-    else hi = mid - 1;
-  }
-  return false;
-};
+const oldIds = idsOf(await snapshot());
 const handle = await startAndCall(contender, count);
 const second = await snapshot();
 

@@ -9,7 +9,7 @@
 //   node --expose-gc bench/tools/hidden-classes.js [fleet|raw|…] [COUNT=20] [--top 40]
 import { Session } from 'node:inspector/promises';
 import { contenderByKey } from '../lib/contenders.js';
-import { indexSnapshot, takeSnapshot } from '../lib/heap-snapshot.js';
+import { idsOf, indexSnapshot, takeSnapshot } from '../lib/heap-snapshot.js';
 import { startAndCall, warmUp } from '../lib/memory-sample.js';
 
 const args = process.argv.slice(2);
@@ -21,11 +21,7 @@ const contender = contenderByKey(key);
 const session = new Session();
 session.connect();
 await warmUp(contender);
-const first = await takeSnapshot(session);
-const idAt = first.snapshot.meta.node_fields.indexOf('id');
-const width = first.snapshot.meta.node_fields.length;
-const oldIds = new Set();
-for (let i = 0; i < first.nodes.length; i += width) oldIds.add(first.nodes[i + idAt]);
+const oldIds = idsOf(await takeSnapshot(session));
 
 const handle = await startAndCall(contender, count);
 const graph = indexSnapshot(await takeSnapshot(session));
@@ -44,7 +40,10 @@ for (let n = 0; n < total; n += 1) {
     if (edgeType === 'element' || edgeType === 'hidden') continue;
     const label = strings[edges[e + eName]];
     const to = edges[e + eTo] / nodeWidth;
-    if (label === 'map' && isMap(to)) users.set(to, [...(users.get(to) ?? []), n]);
+    if (label === 'map' && isMap(to)) {
+      if (!users.has(to)) users.set(to, []);
+      users.get(to).push(n);
+    }
     else if (label === 'descriptors' && isMap(n)) descriptors.set(n, to);
   }
 }
