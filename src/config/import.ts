@@ -1,8 +1,7 @@
 import { ConfigError } from '../errors.js';
-import { describeZodError } from './zod-errors.js';
-import { CONFIG_PARSE, SERVER_NAME_PATTERN, SERVER_NAME_RULE, ServerConfig } from './schema.js';
+import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from './schema.js';
 import type { ServerConfigInput } from './schema.js';
-import { parseJsonText, quoteName } from './validate.js';
+import { parseJsonText, quoteName, validServerConfig } from './validate.js';
 
 /** A server the import could not take, and why (never with a secret). */
 export interface SkippedServer {
@@ -45,8 +44,7 @@ export function importServers(text: string): ImportResult {
     }
     try {
       const { config, warnings } = convertEntry(entry);
-      const parsed = ServerConfig.safeParse(config, CONFIG_PARSE);
-      if (!parsed.success) throw new ConfigError(describeZodError(parsed.error).message);
+      validServerConfig(config);
       result.servers.push([name, config]);
       result.warnings.push(...warnings.map((w) => `server ${quoteName(name)}: ${w}`));
     } catch (err) {

@@ -4,8 +4,8 @@ import { EACH, SERVER_SECRET_PATHS } from './secrets/secret-paths.js';
 import { ConfigError } from '../errors.js';
 import { describeZodError } from './zod-errors.js';
 import { ServerPatch } from './requests.js';
-import { compactCopy } from './compact-copy.js';
-import { CONFIG_PARSE, LocalServerConfig, RemoteServerConfig, ServerConfig } from './schema.js';
+import { CONFIG_PARSE, LocalServerConfig, RemoteServerConfig, type ServerConfig } from './schema.js';
+import { validServerConfig } from './validate.js';
 
 /** Maps of secrets (`env`, `headers`): a PATCH merges them key by key, `null` deleting one. */
 const SECRET_MAPS = new Set(
@@ -57,9 +57,7 @@ export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig 
       candidate.set(key, value);
     }
   }
-  const result = ServerConfig.safeParse(Object.fromEntries(candidate), CONFIG_PARSE);
-  if (!result.success) throw configError(result.error);
-  return compactCopy(result.data);
+  return validServerConfig(Object.fromEntries(candidate));
 }
 
 function configError(error: z.ZodError): ConfigError {

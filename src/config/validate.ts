@@ -15,9 +15,14 @@ export function parseServerConfig(name: string, raw: unknown, options: ParseServ
   if (!SERVER_NAME_PATTERN.test(name)) {
     throw new ConfigError(`name: ${SERVER_NAME_RULE}`, 'name');
   }
+  return validServerConfig(raw, options.fieldPrefix);
+}
+
+/** Validates a server config (no name); throws ConfigError naming the field, after `fieldPrefix` if given. */
+export function validServerConfig(raw: unknown, fieldPrefix?: string): ServerConfig {
   const result = ServerConfig.safeParse(raw, CONFIG_PARSE);
   if (!result.success) {
-    const { message, field } = describeZodError(result.error, options.fieldPrefix);
+    const { message, field } = describeZodError(result.error, fieldPrefix);
     throw new ConfigError(message, field);
   }
   // Kept for the server's life (frozen, shared by its actor, events and views).
