@@ -7,7 +7,7 @@
  * is rolled back to the previous config. The work it invokes is provided
  * here; the transactions coordinator runs one transaction per server at a time.
  */
-import { createActor, fromPromise, waitFor } from 'xstate';
+import { fromPromise, waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { settled } from '../machines/server.queries.js';
 import {
@@ -19,7 +19,7 @@ import {
   type TransactionRead,
   type Written,
 } from '../machines/transaction.machine.js';
-import { isBusy, transactionsMachine } from '../machines/transactions.machine.js';
+import { transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../config/index.js';
@@ -31,6 +31,7 @@ import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, Star
 import type { ServerView } from '../journal/index.js';
 import { configChangeEvent } from './config-change.js';
 import { own } from '../records.js';
+import { createTransactionRunner } from './transaction-runner.js';
 
 export interface ManagementDeps {
   store: ConfigStore;
@@ -141,42 +142,17 @@ export function createManagement(deps: ManagementDeps): Management {
       view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => deps.view(name)),
     },
   });
-  /**
-   * Made at the first change: most hosts never get one, and providing both
-   * machines costs about 150 KiB of garbage (a `StateMachine` each), which a
-   * host that only starts its servers should not pay.
-   */
-  const startCoordinator = () => createActor(transactionsMachine.provide({ actors: { transaction: provided() } })).start();
-  let coordinator: ReturnType<typeof startCoordinator> | null = null;
-  const transactions = () => (coordinator ??= startCoordinator());
-  let requests = 0;
+  const transactions = createTransactionRunner(() => transactionsMachine.provide({ actors: { transaction: provided() } }));
 
-  /** Runs the change once every earlier change of its server finished; the view, or why it failed. */
-  function run(input: TransactionInput): Promise<ServerView | null> {
-    const id = String(requests++);
-    return new Promise((resolve, reject) => {
-      const listening = transactions().on('transaction.finished', ({ id: finished, output }) => {
-        if (finished !== id) return;
-        listening.unsubscribe();
-        if (output.ok) resolve(output.view);
-        else reject(output.error);
-      });
-      transactions().send({ type: 'transaction.request', id, input });
-    });
-  }
-
-  const viewOf = async (input: TransactionInput): Promise<ServerView> => (await run(input))!;
+  const viewOf = async (input: TransactionInput): Promise<ServerView> => (await transactions.run(input))!;
 
   return {
-    // No coordinator yet: no change was ever asked for, so none is under way.
-    busy: (name) => coordinator !== null && isBusy(coordinator.getSnapshot().context, name),
-    idle: async (name) => {
-      if (coordinator !== null) await waitFor(coordinator, (snapshot) => !isBusy(snapshot.context, name), { timeout: Infinity });
-    },
+    busy: (name) => transactions.busy(name),
+    idle: (name) => transactions.idle(name),
     add: async (name, input) => viewOf({ kind: 'add', name, config: parseServerConfig(name, input) }),
     update: (name, patch, { ifMatch } = {}) => viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) }),
     remove: async (name) => {
-      await run({ kind: 'remove', name });
+      await transactions.run({ kind: 'remove', name });
     },
     restart: (name) => viewOf({ kind: 'restart', name }),
 
