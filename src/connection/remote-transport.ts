@@ -54,7 +54,7 @@ export async function openRemote(
 ): Promise<RemoteSession> {
   const url = new URL(config.url);
   const requestInit: RequestInit = { headers: remoteHeaders(config) };
-  const fetch = withStreamsEndingOnAbort(witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider) ?? fetchUncopied)));
+  const fetch = withStreamsEndingOnAbort(witness.watch(retryAfter.watch(scopeChallengeFetch(authProvider) ?? uncopiedFetch())));
   const attempt = async (kind: RemoteSession['kind']): Promise<RemoteSession> => {
     const transport =
       kind === 'sse'
@@ -101,18 +101,26 @@ export function withoutStandaloneStream(endpoint: URL, inner: FetchLike): FetchL
  * may not follow one (and has no window). The SDK's requests leave redirects
  * to fetch or handle them themselves (`manual`), so one with a string body or
  * none goes out unable to follow, and a redirect answering it sends the
- * request again as given: answered as before, one request later.
+ * request again as given: answered as before, one request later. A URL that
+ * redirected once is sent to as given from then on, so a server that redirects
+ * its endpoint sees each later request once. One per connection: what
+ * redirected is that connection's to know.
  */
-export const fetchUncopied: FetchLike = async function fetchUncopied(url, init) {
-  const replayable = init?.body === undefined || init.body === null || typeof init.body === 'string';
-  if (!replayable || init?.redirect === 'error') return fetch(url, init);
-  try {
-    return await fetch(url, { ...init, window: null, redirect: 'error' });
-  } catch (err) {
-    if (!(err instanceof TypeError && err.cause instanceof Error && err.cause.message === UNEXPECTED_REDIRECT)) throw err;
-    return fetch(url, init);
-  }
-};
+export function uncopiedFetch(): FetchLike {
+  const redirecting = new Set<string>();
+  return async function fetchUncopied(url, init) {
+    const replayable = init?.body === undefined || init.body === null || typeof init.body === 'string';
+    const target = String(url);
+    if (!replayable || init?.redirect === 'error' || redirecting.has(target)) return fetch(url, init);
+    try {
+      return await fetch(url, { ...init, window: null, redirect: 'error' });
+    } catch (err) {
+      if (!(err instanceof TypeError && err.cause instanceof Error && err.cause.message === UNEXPECTED_REDIRECT)) throw err;
+      redirecting.add(target);
+      return fetch(url, init);
+    }
+  };
+}
 
 // fetch's network error for a redirect it may not follow.
 const UNEXPECTED_REDIRECT = 'unexpected redirect';

@@ -5,7 +5,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { fetchUncopied, withStreamsEndingOnAbort } from '../../src/connection/remote-transport.js';
+import { uncopiedFetch, withStreamsEndingOnAbort } from '../../src/connection/remote-transport.js';
 import { collectGarbage } from '../support/gc.js';
 import { until } from '../support/wait.js';
 
@@ -31,7 +31,7 @@ async function eventStreamServer(): Promise<{ url: string; open: () => number }>
 
 it('an event stream ends when its signal aborts after a garbage collection', async () => {
   const { url, open } = await eventStreamServer();
-  const fetch = withStreamsEndingOnAbort(fetchUncopied);
+  const fetch = withStreamsEndingOnAbort(uncopiedFetch());
   const transport = new AbortController();
   const request = new AbortController();
   // As the SDK sends a request: the transport's signal and the request's, joined.
