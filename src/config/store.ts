@@ -9,7 +9,7 @@ import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
 import { toStorage } from './masking.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
-import { parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
+import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
 import type { ServerEntry } from './validate.js';
 import { own } from '../records.js';
 
@@ -231,7 +231,9 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
           parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }),
         ]),
       );
-      const stored = mergeEntries(entries, parsed);
+      // The entries as written in the file just read (`read` keeps its bytes): unchanged ones go back so.
+      const written = snapshot.state === 'ok' && memo.bytes !== undefined ? entryTexts(memo.bytes.toString('utf8')) : new Map<string, string>();
+      const stored = mergeEntries(entries, parsed, written);
       await writeDocument(target, stored, logger);
       const servers = stored.flatMap(([name]): Array<[string, ServerConfig]> => {
         const config = parsed.get(name);
@@ -259,17 +261,25 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
  * because one field is wrong would lose their work. An unchanged valid entry
  * also keeps its raw form, so a write does not spell out every default.
  */
-function mergeEntries(entries: ServerEntry[], next: Map<string, ServerConfig>): Array<[string, unknown]> {
+function mergeEntries(
+  entries: ServerEntry[],
+  next: Map<string, ServerConfig>,
+  written: ReadonlyMap<string, string>,
+): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   const placed = new Set<string>();
+  const asRead = (entry: ServerEntry) => {
+    const text = written.get(entry.name);
+    return text === undefined ? entry.raw : new AsWritten(text);
+  };
   for (const entry of entries) {
     const replacement = next.get(entry.name);
     if (replacement === undefined) {
-      if (entry.config === null) out.push([entry.name, entry.raw]);
+      if (entry.config === null) out.push([entry.name, asRead(entry)]);
       continue;
     }
     const unchanged = entry.config !== null && isDeepStrictEqual(replacement, entry.config);
-    out.push([entry.name, unchanged ? entry.raw : toStorage(replacement)]);
+    out.push([entry.name, unchanged ? asRead(entry) : toStorage(replacement)]);
     placed.add(entry.name);
   }
   for (const [name, config] of next) if (!placed.has(name)) out.push([name, toStorage(config)]);
@@ -342,11 +352,22 @@ function warningsOf(file: string, snapshot: Snapshot): string[] {
   }
 }
 
-/** Pretty JSON, 2 spaces, trailing newline, entries in the given order (integer-like names included). */
+/** An entry's JSON text as the file had it: written back unchanged. */
+class AsWritten {
+  constructor(readonly text: string) {}
+}
+
+/**
+ * Pretty JSON, 2 spaces, trailing newline, entries in the given order
+ * (integer-like names included); an entry given {@link AsWritten} keeps its text.
+ */
 export function serializeServers(entries: ReadonlyArray<readonly [string, unknown]>): string {
   if (entries.length === 0) return '{\n  "servers": {}\n}\n';
   const body = entries
-    .map(([name, value]) => `    ${JSON.stringify(name)}: ${JSON.stringify(value, null, 2).replaceAll('\n', '\n    ')}`)
+    .map(([name, value]) => {
+      const text = value instanceof AsWritten ? value.text : JSON.stringify(value, null, 2).replaceAll('\n', '\n    ');
+      return `    ${JSON.stringify(name)}: ${text}`;
+    })
     .join(',\n');
   return `{\n  "servers": {\n${body}\n  }\n}\n`;
 }

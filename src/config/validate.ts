@@ -137,14 +137,35 @@ class JsonSyntaxError extends Error {
 }
 
 /**
+ * The text of each entry of the top-level `servers` object as written (the
+ * last one of a repeated name, as `JSON.parse` keeps it); empty when the text
+ * is not JSON. A write puts an entry it leaves unchanged back as this text, so
+ * a hand-formatted file keeps its layout where nothing changed.
+ */
+export function entryTexts(text: string): ReadonlyMap<string, string> {
+  const scanner = new JsonScanner(text.startsWith('\uFEFF') ? text.slice(1) : text, true);
+  try {
+    scanner.run();
+  } catch {
+    return new Map();
+  }
+  return scanner.texts ?? new Map();
+}
+
+/**
  * A structural JSON scan: no values built, only errors located and the keys
- * of the top-level `servers` object collected in written order.
+ * of the top-level `servers` object collected in written order (and, when
+ * asked for, the text of each of its values).
  */
 class JsonScanner {
   private i = 0;
   private order: string[] | undefined;
+  texts: Map<string, string> | undefined;
 
-  constructor(private readonly text: string) {}
+  constructor(
+    private readonly text: string,
+    private readonly keepTexts = false,
+  ) {}
 
   run(): string[] | undefined {
     this.ws();
@@ -169,6 +190,7 @@ class JsonScanner {
   private object(role: 'root' | 'servers' | 'other'): void {
     this.i++;
     const keys: string[] = [];
+    const texts = role === 'servers' && this.keepTexts ? new Map<string, string>() : undefined;
     this.ws();
     if (this.text[this.i] === '}') {
       this.i++;
@@ -183,7 +205,9 @@ class JsonScanner {
         if (this.text[this.i] !== ':') this.fail("':' after a property name");
         this.i++;
         this.ws();
+        const valueStart = this.i;
         this.value(role === 'root' && key === 'servers' ? 'servers' : 'other');
+        texts?.set(key, this.text.slice(valueStart, this.i));
         this.ws();
         if (this.text[this.i] === ',') {
           this.i++;
@@ -198,7 +222,10 @@ class JsonScanner {
       }
     }
     // A repeated "servers" key: JSON.parse keeps the last one, and so do we.
-    if (role === 'servers') this.order = keys;
+    if (role === 'servers') {
+      this.order = keys;
+      this.texts = texts;
+    }
   }
 
   private array(): void {

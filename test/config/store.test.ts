@@ -367,6 +367,28 @@ describe('update', () => {
     expect(again.versions).toEqual((await store.load()).versions);
   });
 
+  it('writes the entries it leaves unchanged back as the file had them, layout and all; only the changed one is reformatted', async () => {
+    // Laid out by hand as the bundled demo is: arrays on one line, a BOM, an invalid entry.
+    const entry = (name: string, text: string) => `    ${JSON.stringify(name)}: ${text}`;
+    const kept = ['{\n      "type": "local",\n      "command": ["node", "a.js", "stdio"]\n    }', '{ "type": "local", "command": ["b"], "env": { "B": "1" } }'];
+    const invalid = '{"type": "local", "command": ["x"], "timeout_seconds": "sixty"}';
+    const changing = '{\n      "type": "local",\n      "command": ["node", "c.js"]\n    }';
+    await writeFile(file, `\uFEFF{\n  "servers": {\n${[entry('a', kept[0]!), entry('b', kept[1]!), entry('bad', invalid), entry('c', changing)].join(',\n')}\n  }\n}\n`);
+    const { store } = storeFor();
+    await store.update((servers) => ({ ...servers, c: { ...servers.c!, enabled: false } }));
+    const text = await readFile(file, 'utf8');
+    const before = `{\n  "servers": {\n${[entry('a', kept[0]!), entry('b', kept[1]!), entry('bad', invalid)].join(',\n')},\n    "c": {\n`;
+    expect(text.startsWith(before)).toBe(true);
+    // The changed entry is written out whole, as a change always is (see the test above).
+    const written = JSON.parse(text) as { servers: Record<string, Record<string, unknown>> };
+    expect(written.servers.c).toMatchObject({ command: ['node', 'c.js'], enabled: false, timeout_seconds: 60 });
+    expect(text.slice(before.length - '{\n'.length)).toBe(`${JSON.stringify(written.servers.c, null, 2).replaceAll('\n', '\n    ')}\n  }\n}\n`);
+    // What it wrote reads back as the same servers, the change made.
+    const loaded = await store.load();
+    expect(loaded.servers.map(([name, config]) => [name, config.enabled])).toEqual([['a', true], ['b', true], ['c', false]]);
+    expect(loaded.invalidNames).toEqual(['bad']);
+  });
+
   it('replaces an invalid entry when the mutator returns that name', async () => {
     await writeFile(file, JSON.stringify({ servers: { fixme: { type: 'local' } } }));
     const { store } = storeFor();
