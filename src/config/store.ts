@@ -344,8 +344,8 @@ function warningsOf(file: string, snapshot: Snapshot): string[] {
       return [`no config file at ${file} yet: no servers configured (it is created on the first save)`];
     case 'broken':
       return [
-        `config file ${file} does not parse (${snapshot.problem}): running with no servers; ` +
-          'writes are refused until it is fixed or moved',
+        `config file ${file} does not parse (${snapshot.problem}): no server is loaded from it, ` +
+          'and writes are refused until it is fixed or moved',
       ];
     case 'ok':
       return snapshot.doc.warnings;

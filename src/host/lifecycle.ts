@@ -126,7 +126,7 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
         registry: () => (signal.aborted ? null : registry),
         servers: () => registry.getSnapshot().context.servers,
         busy: deps.busy,
-        warn: logger.warn,
+        warn: (message) => logger.warn(message),
       }),
     async awaitIdle(names) {
       await Promise.all(names.map((name) => deps.idle(name)));
