@@ -9,6 +9,7 @@ import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
+import { DATABASE_URL_ENV } from '../fleet/database-errors.js';
 import { checkDatabaseUrl, parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -213,8 +214,23 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       onListening: (url, token, appsUrl) => io.stdout(banner(stateDir, url, token, options.showToken === true, appsUrl)),
     },
   );
-  printer?.begin();
+  printer?.begin(usesDatabase(options) ? [] : await fileWarnings(stateDir));
   return worker;
+}
+
+/** Whether the config lives in PostgreSQL (`--database-url`, else `$MCP_FLEET_DATABASE_URL`; empty means none). */
+function usesDatabase(options: ServeOptions): boolean {
+  return (options.databaseUrl ?? process.env[DATABASE_URL_ENV] ?? '') !== '';
+}
+
+/**
+ * The config file's warnings as loaded (missing, not parsing, entries
+ * skipped), for the summary a person reads: the log has them too, but beside
+ * "0 of 0 enabled servers ready" the reason belongs on the same screen.
+ */
+async function fileWarnings(stateDir: string): Promise<string[]> {
+  const { createConfigStore } = await import('../config/store.js');
+  return (await createConfigStore({ stateDir: () => stateDir, logger: { warn() {} } }).load()).warnings;
 }
 
 /** A flag's value that must not be empty. */
@@ -320,6 +336,7 @@ function display(file: string): string {
 function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: string) {
   let begun = false;
   let summarized = false;
+  let configWarnings: string[] = [];
   const held: string[] = [];
   const out = (text: string) => (begun ? io.stdout(text) : held.push(text));
   const check = () => {
@@ -338,7 +355,8 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
         (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
-        `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n`,
+        `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n` +
+        configWarnings.map((warning) => `  ! ${warning}\n`).join(''),
     );
   };
   const print = (event: JournalEvent) => {
@@ -353,8 +371,9 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
     check();
   };
   /** The host has published its servers and the banner is out: the held lines, then live ones and the summary. */
-  const begin = () => {
+  const begin = (warnings: string[]) => {
     begun = true;
+    configWarnings = warnings;
     for (const line of held.splice(0)) io.stdout(line);
     check();
   };

@@ -170,6 +170,42 @@ describe('mcp-fleet serve + list/add/call/remove', () => {
   });
 });
 
+describe('serve tells a person why servers are missing, under its summary', () => {
+  it('a config file that does not parse: the summary says so, naming the file and the place', async () => {
+    const dir = stateDir({});
+    const file = join(dir, 'mcp_servers.json');
+    writeFileSync(file, '{ "servers": { "a": { "type": "local", "command": ["x"] }, } }');
+    const worker = startServe(dir);
+    await until(() => /servers ready/.test(worker.stdout()), 'the startup summary');
+    expect(worker.stdout()).toContain(
+      `0 of 0 enabled servers ready. Tools: node ${BIN.startsWith(process.cwd()) ? BIN.slice(process.cwd().length + 1) : BIN} list --tools --state-dir ${dir}\n` +
+        `  ! config file ${file} does not parse (invalid JSON: line 1 column 60: expected a double-quoted property name): no server is loaded from it, and writes are refused until it is fixed or moved\n`,
+    );
+    worker.child.kill('SIGINT');
+    expect(await worker.exit).toEqual({ code: 0, signal: null });
+  });
+
+  it('a missing file and a skipped entry each get their line; a valid file gets none', async () => {
+    const empty = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-'));
+    dirs.push(empty);
+    const none = startServe(empty);
+    await until(() => /servers ready/.test(none.stdout()), 'the startup summary');
+    expect(none.stdout()).toContain(`  ! no config file at ${join(empty, 'mcp_servers.json')} yet: no servers configured (it is created on the first save)\n`);
+
+    const dir = stateDir({ good: { type: 'local', command: fixtureCommand('healthy') }, typo: { type: 'local', command: ['x'], timeout_seconds: 'sixty' } });
+    const skipped = startServe(dir);
+    await until(() => /servers ready/.test(skipped.stdout()), 'the startup summary');
+    const summary = skipped.stdout().slice(skipped.stdout().indexOf('1 of 1 enabled servers ready'));
+    expect(summary.split('\n').filter((line) => line.startsWith('  ! '))).toEqual([expect.stringMatching(/^ {2}! skipping server "typo": servers\.typo\.timeout_seconds: /)]);
+
+    const valid = startServe(stateDir({ good: { type: 'local', command: fixtureCommand('healthy') } }));
+    await until(() => /servers ready/.test(valid.stdout()), 'the startup summary');
+    expect(valid.stdout()).not.toContain('  ! ');
+    for (const worker of [none, skipped, valid]) worker.child.kill('SIGINT');
+    for (const worker of [none, skipped, valid]) expect(await worker.exit).toEqual({ code: 0, signal: null });
+  });
+});
+
 describe('client commands without a worker, and serve failures', () => {
   it('a client command with no running worker says how to start one', async () => {
     const dir = stateDir({});
