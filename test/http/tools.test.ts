@@ -14,6 +14,7 @@ let waitLog: string;
 beforeAll(async () => {
   fleet = await startFleet((dir) => ({
     alpha: healthy(dir, 'alpha', { env: { FIXTURE_CANCEL_LOG: join(dir, 'cancel.log'), FIXTURE_WAIT_LOG: join(dir, 'wait.log') } }),
+    off: { ...healthy(dir, 'off'), enabled: false },
   }));
   cancelLog = join(fleet.dir, 'cancel.log');
   waitLog = join(fleet.dir, 'wait.log');
@@ -65,6 +66,12 @@ describe('POST /api/mcp/tools/:name/call', () => {
     const reply = await call(fleet, 'alpha__nope', { arguments: {} });
     expect(reply.status).toBe(404);
     expect(reply.json.error).toEqual({ code: 'not_found', message: 'no tool named "alpha__nope"' });
+  });
+
+  it("a tool of a server that is not ready → 404 saying the server's state", async () => {
+    const reply = await call(fleet, 'off__echo', { arguments: {} });
+    expect(reply.status).toBe(404);
+    expect(reply.json.error).toEqual({ code: 'not_found', message: 'no tool named "off__echo": server "off" is disabled' });
   });
 
   it.each([

@@ -64,7 +64,7 @@ export function toolRoutes(host: McpHost): Router {
     const principal = userOf(res);
     const who = principal === undefined ? {} : { principal };
     if (!host.hasTool(name, who)) {
-      throw new HttpError(404, 'not_found', `no tool named "${name}"`);
+      throw new HttpError(404, 'not_found', `no tool named "${name}"${principal === undefined ? whyNoTool(host, name) : ''}`);
     }
     // A client that hangs up no longer wants the answer: cancel the MCP call
     // (the server gets notifications/cancelled) instead of letting it run on.
@@ -87,6 +87,21 @@ export function toolRoutes(host: McpHost): Router {
 }
 
 /** `?q=`: required, not blank; a repeated parameter counts by its first value. */
+/**
+ * Why a tool named for a configured server is not there, when that server is
+ * not ready (disabled, still starting, failed): told to the admin only, as a
+ * user may not know of every server.
+ */
+function whyNoTool(host: McpHost, tool: string): string {
+  // The longest name that prefixes the tool's: a server name may itself hold "__".
+  const server = host
+    .status()
+    .filter((view) => tool.startsWith(`${view.name}__`))
+    .sort((a, b) => b.name.length - a.name.length)[0];
+  if (server === undefined || server.state === 'ready') return '';
+  return `: server "${server.name}" is ${server.state}${server.error ? ` (${server.error})` : ''}`;
+}
+
 function searchQuery(value: unknown): string {
   const query = firstOf(value);
   if (typeof query !== 'string' || query.trim() === '') {
