@@ -320,6 +320,16 @@ function banner(stateDir: string, url: string, token: ApiToken, showToken: boole
   return `${lines.join('\n')}\n`;
 }
 
+/**
+ * How a person runs this CLI again: `node bin/mcp-fleet.js` from a clone,
+ * `npx mcp-fleet` from a project that installed the package (its bin link in
+ * node_modules/.bin), `mcp-fleet` from a global install.
+ */
+export function cliCommand(script: string): string {
+  if (script.endsWith('.js')) return `node ${display(script)}`;
+  return script.split(path.sep).includes('node_modules') ? 'npx mcp-fleet' : 'mcp-fleet';
+}
+
 /** A path relative to the working directory when it is below it, for short readable lines. */
 function display(file: string): string {
   const relative = path.relative(process.cwd(), file);
@@ -349,7 +359,7 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
     const count = (state: string) => servers.filter((s) => s.state === state && !perUser(s)).length;
     const users = servers.filter(perUser).length;
     const enabled = servers.length - count('disabled');
-    const cli = `node ${display(process.argv[1] ?? 'bin/mcp-fleet.js')}`;
+    const cli = cliCommand(process.argv[1] ?? 'bin/mcp-fleet.js');
     io.stdout(
       `\n${count('ready') + users} of ${enabled} enabled servers ready` +
         (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +

@@ -154,7 +154,8 @@ export { internal, openSharedStores, result };
     const exit = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
 
     await expect.poll(() => stdout, { timeout: 60_000, interval: 100 }).toMatch(/servers ready/);
-    expect(stdout, stderr).toContain('1 of 1 enabled servers ready');
+    // The next command to try, as a project that installed the package runs it.
+    expect(stdout, stderr).toContain(`1 of 1 enabled servers ready. Tools: npx mcp-fleet list --tools --state-dir ${dir}\n`);
     const { url } = JSON.parse(readFileSync(join(dir, 'worker.json'), 'utf8')) as { url: string };
     const health = await fetch(new URL('healthz', url));
     expect([health.status, await health.json()]).toEqual([200, { ok: true }]);

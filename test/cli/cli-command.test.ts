@@ -1,0 +1,13 @@
+// The command the startup summary tells a person to run next, by how this CLI was started.
+import path from 'node:path';
+import { expect, test } from 'vitest';
+import { cliCommand } from '../../src/cli/serve.js';
+
+test.each([
+  ['a clone, from its root', path.join(process.cwd(), 'bin', 'mcp-fleet.js'), 'node bin/mcp-fleet.js'],
+  ['a clone, from elsewhere', '/srv/clones/mcp-fleet/bin/mcp-fleet.js', 'node /srv/clones/mcp-fleet/bin/mcp-fleet.js'],
+  ["a project's install (its bin link)", '/home/ada/agent/node_modules/.bin/mcp-fleet', 'npx mcp-fleet'],
+  ['a global install', '/usr/local/bin/mcp-fleet', 'mcp-fleet'],
+])('%s', (_how, script, command) => {
+  expect(cliCommand(script)).toBe(command);
+});
