@@ -83,6 +83,16 @@ describe('POST /api/mcp/tools/:name/call', () => {
     expect(reply.json.error.field).toBe(field);
   });
 
+  it("a tool's arguments sent bare → 400 naming the field and where arguments go", async () => {
+    const reply = await call(fleet, 'alpha__echo', { text: 'hi' });
+    expect(reply.status).toBe(400);
+    expect(reply.json.error).toEqual({
+      code: 'invalid_request',
+      message: 'text: unknown field; a tool\'s arguments go inside "arguments": {"arguments": {...}}',
+      field: 'text',
+    });
+  });
+
   it('a client that disconnects cancels the MCP call (the server gets notifications/cancelled)', async () => {
     const body = JSON.stringify({ arguments: {} });
     const req = http.request({

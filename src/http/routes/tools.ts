@@ -60,7 +60,7 @@ export function toolRoutes(host: McpHost): Router {
 
   router.post('/:name/call', async function callTool(req, res) {
     const name = req.params.name;
-    const body = CallBody.parse(req.body ?? {});
+    const body = callBody(req.body);
     const principal = userOf(res);
     const who = principal === undefined ? {} : { principal };
     if (!host.hasTool(name, who)) {
@@ -87,6 +87,18 @@ export function toolRoutes(host: McpHost): Router {
 }
 
 /** `?q=`: required, not blank; a repeated parameter counts by its first value. */
+/**
+ * A call's body; the tool's own arguments sent bare (`{"message": "hi"}`, not
+ * `{"arguments": {"message": "hi"}}`) are refused with where they belong.
+ */
+function callBody(raw: unknown): z.infer<typeof CallBody> {
+  const parsed = CallBody.safeParse(raw ?? {});
+  if (parsed.success) return parsed.data;
+  const bare = typeof raw === 'object' && raw !== null && !Array.isArray(raw) && !Object.hasOwn(raw, 'arguments') ? Object.keys(raw)[0] : undefined;
+  if (bare === undefined) throw parsed.error;
+  throw new HttpError(400, 'invalid_request', `${bare}: unknown field; a tool's arguments go inside "arguments": {"arguments": {...}}`, bare);
+}
+
 /**
  * Why a tool named for a configured server is not there, when that server is
  * not ready (disabled, still starting, failed): told to the admin only, as a
