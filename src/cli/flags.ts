@@ -101,7 +101,7 @@ export function jsonObject(flag: string, example: string): (value: string) => Re
     try {
       parsed = JSON.parse(value);
     } catch {
-      throw new UsageError(flag, `not a JSON object: ${quoted(value)}; e.g. ${example}`);
+      throw new UsageError(flag, `not valid JSON: ${quoted(value)}; e.g. ${example}`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
       throw new UsageError(flag, `not a JSON object: ${quoted(value)}; e.g. ${example}`);

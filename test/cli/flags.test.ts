@@ -34,7 +34,7 @@ const cases: Array<[string[], string]> = [
   [['remove', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
   [['auth', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
   // call: its JSON arguments.
-  [['call', 'a__b', '{', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: "{"; e.g. '{"text":"hi"}'`],
+  [['call', 'a__b', '{', '--url', 'http://127.0.0.1:9/'], `error: JSON: not valid JSON: "{"; e.g. '{"text":"hi"}'`],
   [['call', 'a__b', '[1]', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: "[1]"; e.g. '{"text":"hi"}'`],
   [['call', 'a__b', '{}', '--url', 'x'], 'error: --url: not a URL: "x"'],
   // search
@@ -52,7 +52,7 @@ const cases: Array<[string[], string]> = [
   [['add', 'x', '--url', 'http://a.example/', '--header', '=v'], 'error: --header: expected KEY or KEY=VALUE, got "=v"'],
   [['add', 'x', '--env', 'FLEET_FLAGS_UNSET', '--', 'node'], 'error: --env: $FLEET_FLAGS_UNSET is not set in this shell'],
   [['add', 'x', '--url', 'http://a.example/', '--token-env', '1-bad'], 'error: --token-env: not an environment variable name: "1-bad"'],
-  [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not a JSON object: "["; e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
+  [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not valid JSON: "["; e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
   [['add', 'x', '--from-registry', 'some/server@'], 'error: --from-registry: expected SERVER[@version], got "some/server@"'],
   [['add', 'x', '--from-registry', 'a/b', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   [['add', 'x', '--from-registry', 'a/b', '--var', '=1'], 'error: --var: expected KEY or KEY=VALUE, got "=1"'],
