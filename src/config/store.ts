@@ -259,7 +259,9 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
  * An entry this process could not parse is kept verbatim unless the mutator
  * returned that name: it is the user's hand-written text, and deleting it
  * because one field is wrong would lose their work. An unchanged valid entry
- * also keeps its raw form, so a write does not spell out every default.
+ * also keeps its raw form, so a write does not spell out every default. Both
+ * go back as the text `written` has for them (the file as read), layout and
+ * all; without one, as JSON of their raw form.
  */
 function mergeEntries(
   entries: ServerEntry[],
