@@ -103,7 +103,7 @@ writeFileSync(
 // WordNet 3.1 Copyright 2011 by Princeton University. All rights reserved.
 // Licensed under the WordNet license (https://wordnet.princeton.edu/license-and-commercial-use).
 // One line per index term (Porter stem): the term, then its synonyms' terms.
-export const WORDNET_SYNONYMS = ${JSON.stringify(lines.join('\n'))};
+export const WORDNET_SYNONYMS: string = ${JSON.stringify(lines.join('\n'))};
 `,
 );
 console.log(`${lines.length} terms → ${path.relative(process.cwd(), target)}`);
