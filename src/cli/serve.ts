@@ -229,8 +229,8 @@ function usesDatabase(options: ServeOptions): boolean {
  * "0 of 0 enabled servers ready" the reason belongs on the same screen.
  */
 async function fileWarnings(stateDir: string): Promise<string[]> {
-  const { createConfigStore } = await import('../config/store.js');
-  return (await createConfigStore({ stateDir: () => stateDir, logger: { warn() {} } }).load()).warnings;
+  const [{ configFileWarnings }, { configPath }] = await Promise.all([import('../config/store.js'), import('../config/paths.js')]);
+  return configFileWarnings(configPath(stateDir));
 }
 
 /** A flag's value that must not be empty. */

@@ -340,6 +340,11 @@ function deepFreeze(value: unknown): void {
   for (const key in value) if (Object.hasOwn(value, key)) deepFreeze((value as Record<string, unknown>)[key]);
 }
 
+/** What loading `file` warns of (no file, not parsing, entries skipped), read now: nothing logged, no version recorded. */
+export async function configFileWarnings(file: string): Promise<string[]> {
+  return warningsOf(file, await readSnapshot(file));
+}
+
 function warningsOf(file: string, snapshot: Snapshot): string[] {
   switch (snapshot.state) {
     case 'missing':
