@@ -8,7 +8,7 @@ import { configPath } from './paths.js';
 import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
 import { toStorage } from './masking.js';
-import type { ServerConfig, ServerConfigInput } from './schema.js';
+import { CONFIG_PARSE, ServerConfig, type ServerConfigInput } from './schema.js';
 import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
 import type { ServerEntry } from './validate.js';
 import { own } from '../records.js';
@@ -261,7 +261,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
  * because one field is wrong would lose their work. An unchanged valid entry
  * also keeps its raw form, so a write does not spell out every default. Both
  * go back as the text `written` has for them (the file as read), layout and
- * all; without one, as JSON of their raw form.
+ * all; without one, as JSON of their raw form. A changed or new entry is
+ * written in its short form.
  */
 function mergeEntries(
   entries: ServerEntry[],
@@ -281,11 +282,27 @@ function mergeEntries(
       continue;
     }
     const unchanged = entry.config !== null && isDeepStrictEqual(replacement, entry.config);
-    out.push([entry.name, unchanged ? asRead(entry) : toStorage(replacement)]);
+    out.push([entry.name, unchanged ? asRead(entry) : shortForm(replacement)]);
     placed.add(entry.name);
   }
-  for (const [name, config] of next) if (!placed.has(name)) out.push([name, toStorage(config)]);
+  for (const [name, config] of next) if (!placed.has(name)) out.push([name, shortForm(config)]);
   return out;
+}
+
+/**
+ * A config as a change writes it: without the fields that hold their
+ * default, so an entry the API wrote reads like one written by hand. A field
+ * is left out only if the entry without it still reads back as the same
+ * config (a default may depend on another field).
+ */
+function shortForm(config: ServerConfig): Record<string, unknown> {
+  let form: Record<string, unknown> = toStorage(config);
+  for (const key of Object.keys(form)) {
+    const { [key]: _left, ...without } = form;
+    const read = ServerConfig.safeParse(without, CONFIG_PARSE);
+    if (read.success && isDeepStrictEqual(read.data, config)) form = without;
+  }
+  return form;
 }
 
 type Snapshot =

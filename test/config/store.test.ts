@@ -357,7 +357,8 @@ describe('update', () => {
     expect(Object.keys(written.servers)).toEqual(['minimal', 'invalid', 'changed']);
     expect(written.servers.invalid).toEqual(invalid);
     expect(written.servers.minimal).toEqual(minimal);
-    expect(written.servers.changed).toMatchObject({ command: ['new'], timeout_seconds: 60, env: {} });
+    // A changed entry is written without the fields that hold their default.
+    expect(written.servers.changed).toEqual({ type: 'local', command: ['new'] });
     const again = await store.update((servers) => ({ added: local('z') as ServerConfig, ...servers }));
     // Returned in file order: existing names first, new ones after, whatever the record's order.
     expect(again.servers.map(([n]) => n)).toEqual(['minimal', 'changed', 'added']);
@@ -367,7 +368,7 @@ describe('update', () => {
     expect(again.versions).toEqual((await store.load()).versions);
   });
 
-  it('writes the entries it leaves unchanged back as the file had them, layout and all; only the changed one is reformatted', async () => {
+  it('writes the entries it leaves unchanged back as the file had them, layout and all; only the changed one is written anew', async () => {
     // Laid out by hand as the bundled demo is: arrays on one line, a BOM, an invalid entry.
     const entry = (name: string, text: string) => `    ${JSON.stringify(name)}: ${text}`;
     const kept = ['{\n      "type": "local",\n      "command": ["node", "a.js", "stdio"]\n    }', '{ "type": "local", "command": ["b"], "env": { "B": "1" } }'];
@@ -379,14 +380,40 @@ describe('update', () => {
     const text = await readFile(file, 'utf8');
     const before = `{\n  "servers": {\n${[entry('a', kept[0]!), entry('b', kept[1]!), entry('bad', invalid)].join(',\n')},\n    "c": {\n`;
     expect(text.startsWith(before)).toBe(true);
-    // The changed entry is written out whole, as a change always is (see the test above).
+    // The changed entry is written anew, without the fields that hold their default.
     const written = JSON.parse(text) as { servers: Record<string, Record<string, unknown>> };
-    expect(written.servers.c).toMatchObject({ command: ['node', 'c.js'], enabled: false, timeout_seconds: 60 });
+    expect(written.servers.c).toEqual({ type: 'local', command: ['node', 'c.js'], enabled: false });
     expect(text.slice(before.length - '{\n'.length)).toBe(`${JSON.stringify(written.servers.c, null, 2).replaceAll('\n', '\n    ')}\n  }\n}\n`);
     // What it wrote reads back as the same servers, the change made.
     const loaded = await store.load();
     expect(loaded.servers.map(([name, config]) => [name, config.enabled])).toEqual([['a', true], ['b', true], ['c', false]]);
     expect(loaded.invalidNames).toEqual(['bad']);
+  });
+
+  it('writes a changed or added entry without its defaults, keeping what a default depends on, and it reads back the same', async () => {
+    await writeFile(file, JSON.stringify({ servers: { a: local('a') } }));
+    const { store } = storeFor();
+    const perUser = {
+      type: 'local',
+      command: ['n', '${user.KEY}'],
+      scope: 'per_user',
+      user_inputs: { KEY: { description: 'the key' } },
+    } as unknown as ServerConfig;
+    const result = await store.update((servers) => ({
+      ...servers,
+      a: { ...servers.a!, timeout_seconds: 30, reconnect: { ...servers.a!.reconnect, max_attempts: 2 } },
+      n: perUser,
+    }));
+    const written = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
+    expect(written.servers).toEqual({
+      a: { type: 'local', command: ['a'], timeout_seconds: 30, reconnect: { max_attempts: 2, initial_delay_seconds: 1, max_delay_seconds: 30 } },
+      // scope stays: without it the ${user.…} reference would not validate; a nested default is spelled.
+      n: { type: 'local', command: ['n', '${user.KEY}'], scope: 'per_user', user_inputs: { KEY: { description: 'the key', secret: true } } },
+    });
+    // What it wrote reads back as the configs it was given, at the versions it returned.
+    const loaded = await store.load();
+    expect(loaded.servers).toEqual(result.servers);
+    expect(loaded.versions).toEqual(result.versions);
   });
 
   it('replaces an invalid entry when the mutator returns that name', async () => {
