@@ -416,6 +416,19 @@ describe('update', () => {
     expect(loaded.versions).toEqual(result.versions);
   });
 
+  it("the bundled demo file is laid out as a write lays it out: disabling a server and enabling it again leaves it as committed", async () => {
+    const demo = await readFile(path.join(import.meta.dirname, '../../examples/demo/mcp_servers.json'), 'utf8');
+    await writeFile(file, demo);
+    const { store } = storeFor();
+    await store.update((servers) => ({ ...servers, everything: { ...servers.everything!, enabled: false } }));
+    const disabled = await readFile(file, 'utf8');
+    // The one change is the line it needs (and the comma before it).
+    expect(disabled).toBe(demo.replace('"stdio"\n      ]\n', '"stdio"\n      ],\n      "enabled": false\n'));
+    expect(disabled).not.toBe(demo);
+    await store.update((servers) => ({ ...servers, everything: { ...servers.everything!, enabled: true } }));
+    expect(await readFile(file, 'utf8')).toBe(demo);
+  });
+
   it('replaces an invalid entry when the mutator returns that name', async () => {
     await writeFile(file, JSON.stringify({ servers: { fixme: { type: 'local' } } }));
     const { store } = storeFor();
