@@ -9,7 +9,6 @@ import { CliError, UsageError } from './errors.js';
 import { choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
-import { DATABASE_URL_ENV } from '../fleet/database-errors.js';
 import { checkDatabaseUrl, parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
@@ -214,13 +213,8 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       onListening: (url, token, appsUrl) => io.stdout(banner(stateDir, url, token, options.showToken === true, appsUrl)),
     },
   );
-  printer?.begin(usesDatabase(options) ? [] : await fileWarnings(stateDir));
+  printer?.begin(worker.sharedConfig ? [] : await fileWarnings(stateDir));
   return worker;
-}
-
-/** Whether the config lives in PostgreSQL (`--database-url`, else `$MCP_FLEET_DATABASE_URL`; empty means none). */
-function usesDatabase(options: ServeOptions): boolean {
-  return (options.databaseUrl ?? process.env[DATABASE_URL_ENV] ?? '') !== '';
 }
 
 /**

@@ -66,6 +66,8 @@ export interface Worker {
   url: string;
   host: McpHost;
   logger: Logger;
+  /** Whether the config lives in PostgreSQL (`--database-url` or `$MCP_FLEET_DATABASE_URL`), not in the state dir's file. */
+  sharedConfig: boolean;
   /** Drains startup, stops every server and child, closes HTTP, removes worker.json. */
   stop(): Promise<void>;
 }
@@ -234,6 +236,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     url: listening.url,
     host: started,
     logger,
+    sharedConfig: shared !== undefined,
     stop() {
       stopped ??= down().then(() => logger.info('stopped'));
       return stopped;

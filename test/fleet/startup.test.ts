@@ -72,6 +72,8 @@ describe('starting workers on a shared database', { timeout: 120_000 }, () => {
     for (const [output, restarts] of [[outA, 1], [outB, 0]] as const) {
       expect(output.match(/servers ready/g)).toEqual(['servers ready']);
       expect(output).toContain('3 of 3 enabled servers ready');
+      // The config is the database's: the state dir holds no file, and none is missed under the summary.
+      expect(output).not.toContain('  ! ');
       expect(printed(output, 'alpha', 'pending → ready')).toBe(1);
       expect(printed(output, 'gamma', 'pending')).toBe(1);
       // The restart on wa is wa's: wb runs its own beta, untouched.
