@@ -9,6 +9,6 @@ export { promptsListed, resourcesListed, type JournalEvent, type JournalEventInp
 export { createFileEventStore } from './file-event-store.js';
 export { createJournal, type Journal } from './journal.js';
 export { createPgEventStore, type PgEventStore } from './pg-event-store.js';
-export { shadowedByRegistration, type ProjectedServer, type ProjectionContext, type RegisteredServer } from './projection.js';
+export { namespaceOwner, shadowedByRegistration, type ProjectedServer, type ProjectionContext, type RegisteredServer } from './projection.js';
 export { createSelectors, type Selectors } from './selectors.js';
 export { type ServerView } from './server-view.js';

@@ -179,12 +179,13 @@ export function ownersOf(context: ProjectionContext): Map<string, string> {
  * `on_demand` server waiting to start or of one that is not ready.
  */
 export function toolOwner(context: ProjectionContext, name: string, owners: ReadonlyMap<string, string> = ownersOf(context)): string | undefined {
-  return owners.get(name) ?? namespaceOwner(context, name);
+  return owners.get(name) ?? namespaceOwner(Object.keys(context.servers), name);
 }
 
-function namespaceOwner(context: ProjectionContext, name: string): string | undefined {
+/** Of `servers`, the one whose `{server}__` namespace the tool name is in: the longest that fits (a server name may hold `__`). */
+export function namespaceOwner(servers: Iterable<string>, name: string): string | undefined {
   let owner: string | undefined;
-  for (const server in context.servers) {
+  for (const server of servers) {
     if (name.startsWith(`${server}__`) && server.length > (owner?.length ?? 0)) owner = server;
   }
   return owner;

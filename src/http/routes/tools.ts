@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { McpHost } from '../../host.js';
 import type { PendingApproval } from '../../approvals/index.js';
 import type { AgentToolResult, ToolProgress } from '../../catalog/index.js';
+import { namespaceOwner } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import { userOf } from '../caller.js';
@@ -86,7 +87,6 @@ export function toolRoutes(host: McpHost): Router {
   return router;
 }
 
-/** `?q=`: required, not blank; a repeated parameter counts by its first value. */
 /**
  * A call's body; the tool's own arguments sent bare (`{"message": "hi"}`, not
  * `{"arguments": {"message": "hi"}}`) are refused with where they belong.
@@ -105,15 +105,13 @@ function callBody(raw: unknown): z.infer<typeof CallBody> {
  * user may not know of every server.
  */
 function whyNoTool(host: McpHost, tool: string): string {
-  // The longest name that prefixes the tool's: a server name may itself hold "__".
-  const server = host
-    .status()
-    .filter((view) => tool.startsWith(`${view.name}__`))
-    .sort((a, b) => b.name.length - a.name.length)[0];
+  const owner = namespaceOwner(host.status().map((view) => view.name), tool);
+  const server = owner === undefined ? undefined : host.server(owner);
   if (server === undefined || server.state === 'ready') return '';
   return `: server "${server.name}" is ${server.state}${server.error ? ` (${server.error})` : ''}`;
 }
 
+/** `?q=`: required, not blank; a repeated parameter counts by its first value. */
 function searchQuery(value: unknown): string {
   const query = firstOf(value);
   if (typeof query !== 'string' || query.trim() === '') {
