@@ -239,6 +239,8 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     },
 
     async callTool(name, args, callOptions) {
+      // A name a model made up may be anything in plain JavaScript: it is a missing tool, not a throw.
+      if (typeof name !== 'string') return errorResult('', String(name), `unknown tool ${JSON.stringify(name) ?? String(name)}`);
       const principal = principalOf(callOptions?.principal);
       // Never a server's tool: those are all `{server}__{tool}`.
       if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);

@@ -173,6 +173,8 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
 
   return {
     start() {
+      // Once shut down, a host starts no more: a start() after shutdown() is refused, not answered from the first.
+      if (stopping !== null) return Promise.reject(new HostNotRunningError('shutting_down'));
       starting ??= (async () => {
         // A host shut down before it was started takes nothing any more.
         if (actor.getSnapshot().status === 'active') actor.send({ type: 'host.start' });

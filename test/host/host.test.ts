@@ -58,6 +58,12 @@ describe('a host on real stdio servers', () => {
     const unknown = await host.callTool('nope__nothing', {});
     expect(unknown.details.is_error).toBe(true);
     expect(unknown.content[0]).toMatchObject({ text: expect.stringContaining('unknown tool "nope__nothing"') });
+    // Plain JavaScript may pass a model's made-up name that is not a string at all.
+    for (const name of [undefined, null, 42]) {
+      const odd = await host.callTool(name as unknown as string, {});
+      expect(odd.details.is_error).toBe(true);
+      expect(odd.content[0]).toMatchObject({ text: `unknown tool ${JSON.stringify(name) ?? 'undefined'}` });
+    }
 
     const crashed = await host.callTool('crashy__crash', {});
     expect(crashed.details.is_error).toBe(true);
@@ -235,6 +241,7 @@ describe('shutdown is final', () => {
     await expect(host.restartServer('s')).rejects.toBeInstanceOf(HostNotRunningError);
     await expect(host.updateServer('s', { timeout_seconds: 9 })).rejects.toBeInstanceOf(HostNotRunningError);
     await stopping;
+    await expect(host.start()).rejects.toBeInstanceOf(HostNotRunningError);
     expect(host.server('s')?.state).toBe('stopped');
     const moves = host.events().flatMap((event) => (event.type === 'server.transitioned' && event.server === 's' ? [event.to] : []));
     expect(moves).toEqual(['pending', 'ready', 'stopped']);
