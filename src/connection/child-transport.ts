@@ -2,7 +2,8 @@
  * The stdio transport: spawns the server's command (argv, never a shell),
  * speaks newline-delimited JSON-RPC on its stdin/stdout, and knows what a
  * fleet needs from the child: its exit code and signal, a stop that escalates
- * SIGTERM → SIGKILL and resolves only once the process is gone, and a precise
+ * SIGTERM → SIGKILL over the child's process group (a wrapper's server too)
+ * and resolves only once they are gone, and a precise
  * spawn-failure text. Our own rather than the SDK's StdioClientTransport: the
  * SDK keeps the child and its read buffer private (its buffer re-copies
  * everything per chunk and refuses lines over 10 MiB), and it probes the era
@@ -10,7 +11,7 @@
  * place and the verdict is remembered (era.ts).
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import type { Readable } from 'node:stream';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
@@ -21,6 +22,19 @@ import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
 export const KILL_GRACE_MS = 2000;
+/**
+ * After SIGKILL, how long a stop still waits for the rest of the child's process
+ * group: only a zombie nobody reaps can be left by then, and it holds nothing.
+ */
+const GROUP_SIGKILL_WAIT_MS = 1000;
+/** How often a stop looks whether the child's process group is gone. */
+const GROUP_POLL_MS = 20;
+/**
+ * Each child leads a process group of its own, so a stop reaches what it
+ * started too: the real server behind `npx` or a shell script. Not on
+ * Windows, where a detached child gets a console of its own instead.
+ */
+const OWN_GROUP = process.platform !== 'win32';
 // After exit, how long stdout/stderr may stay open (held by a grandchild) before we stop waiting for them.
 const STDIO_DRAIN_MS = 1000;
 
@@ -108,6 +122,7 @@ export class ChildTransport implements Transport {
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: true,
+      detached: OWN_GROUP,
       ...(this.#spec.cwd === null ? {} : { cwd: this.#spec.cwd }),
     });
     this.#child = child;
@@ -123,6 +138,8 @@ export class ChildTransport implements Transport {
     child.on('exit', (code, signal) => {
       this.exitInfo = { code, signal };
       this.exitedOnItsOwn = this.#stopping === undefined;
+      // What it started does not outlive it (a wrapper that crashed leaves no orphaned server).
+      if (this.exitedOnItsOwn) signalGroup(child, 'SIGTERM');
       this.#resolveExit(this.exitInfo);
       // A grandchild may still hold the pipes open, and then 'close' (which
       // tells the client the connection ended) would never come. Cleared when
@@ -217,7 +234,10 @@ export class ChildTransport implements Transport {
     this.onclose?.();
   }
 
-  /** Stops the child: SIGTERM, SIGKILL after {@link KILL_GRACE_MS}; resolves once it has exited. Idempotent. */
+  /**
+   * Stops the child and every process it started (its process group): SIGTERM,
+   * SIGKILL after {@link KILL_GRACE_MS}; resolves once they have exited. Idempotent.
+   */
   close(): Promise<void> {
     this.#stopping ??= this.#stop();
     return this.#stopping;
@@ -225,18 +245,80 @@ export class ChildTransport implements Transport {
 
   async #stop(): Promise<void> {
     const child = this.#child;
-    if (child === undefined || this.spawnError !== undefined || this.exitInfo !== undefined) {
+    if (child === undefined || this.spawnError !== undefined || (this.exitInfo !== undefined && !groupAlive(child))) {
       this.#closeOnce();
       return;
     }
-    child.stdin.end();
-    child.kill('SIGTERM');
-    const escalate = setTimeout(() => child.kill('SIGKILL'), KILL_GRACE_MS);
+    if (this.exitInfo === undefined) child.stdin.end();
+    signalGroup(child, 'SIGTERM');
+    let killed = false;
+    const escalate = setTimeout(() => {
+      killed = true;
+      signalGroup(child, 'SIGKILL');
+    }, KILL_GRACE_MS);
     await this.exited;
+    // The rest of the group (a wrapper's server) may take longer than the wrapper did.
+    const deadline = Date.now() + KILL_GRACE_MS + GROUP_SIGKILL_WAIT_MS;
+    while (groupAlive(child) && Date.now() < deadline) await sleep(GROUP_POLL_MS);
     clearTimeout(escalate);
+    if (!killed && groupAlive(child)) signalGroup(child, 'SIGKILL');
     this.#closeOnce();
   }
 }
+
+/** Sends `signal` to the child's process group (to the child alone where it has none); one already gone is no error. */
+function signalGroup(child: ChildProcessWithoutNullStreams, signal: NodeJS.Signals): void {
+  if (!OWN_GROUP || child.pid === undefined) {
+    child.kill(signal);
+    return;
+  }
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // ESRCH: every process of the group has exited.
+  }
+}
+
+/** Whether a process of the child's group still runs (without a group of its own: whether the child does). */
+function groupAlive(child: ChildProcessWithoutNullStreams): boolean {
+  if (child.pid === undefined) return false;
+  if (!OWN_GROUP) return child.exitCode === null && child.signalCode === null;
+  try {
+    process.kill(-child.pid, 0);
+  } catch {
+    // ESRCH: none is left. EPERM: a process of the group runs as another user (it changed its own); it is not ours to wait for.
+    return false;
+  }
+  // An orphan that exited stays in the group as a zombie until init reaps it, which some
+  // container inits do only every few seconds: on Linux, zombies do not count.
+  return process.platform !== 'linux' || livingMember(child.pid);
+}
+
+/** Whether a process that is not a zombie belongs to process group `group`, from /proc (Linux). */
+function livingMember(group: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    return true;
+  }
+  for (const entry of entries) {
+    const first = entry.charCodeAt(0);
+    if (first < 48 || first > 57) continue;
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/${entry}/stat`, 'latin1');
+    } catch {
+      continue;
+    }
+    // `pid (comm) state ppid pgrp …`; comm may hold spaces and parentheses itself.
+    const [state, , pgrp] = stat.slice(stat.lastIndexOf(')') + 2).split(' ', 3);
+    if (state !== 'Z' && Number(pgrp) === group) return true;
+  }
+  return false;
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 /** Ends the child's side of its pipes, whoever else still holds them open. */
 function destroyPipes(child: ChildProcessWithoutNullStreams): void {

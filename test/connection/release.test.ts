@@ -51,10 +51,12 @@ it('an open connection keeps nothing of its connect: the caller\'s signal can be
   }
 });
 
-it('still ends when a grandchild keeps the pipes open after the child exited', async () => {
+it('still ends when a grandchild that left its process group keeps the pipes open after the child exited', async () => {
   let stderr = '';
-  // The shell leaves a sleeper holding its stdout and stderr, says its pid, and exits.
-  const transport = new ChildTransport({ command: ['sh', '-c', 'sleep 30 & echo "$!" >&2; exit 0'], env: {}, cwd: null }, (chunk) => {
+  // The shell leaves a sleeper that moved to a session of its own (it said its pid, then a line the shell
+  // waits for) holding the shell's stderr, and exits.
+  const script = `{ setsid sh -c 'echo "$$" >&2; echo; exec sleep 30' & } | read _; exit 0`;
+  const transport = new ChildTransport({ command: ['sh', '-c', script], env: {}, cwd: null }, (chunk) => {
     stderr += chunk;
   });
   const ended = new Promise<void>((resolve) => (transport.onclose = resolve));
@@ -67,5 +69,43 @@ it('still ends when a grandchild keeps the pipes open after the child exited', a
   } finally {
     const sleeper = Number.parseInt(stderr, 10);
     if (Number.isInteger(sleeper) && isAlive(sleeper)) process.kill(sleeper, 'SIGKILL');
+  }
+});
+
+/** Starts `script` under `sh -c`; hands back the transport and the pid the script writes first to stderr. */
+async function startScript(script: string): Promise<{ transport: ChildTransport; grandchild: () => number }> {
+  let stderr = '';
+  const transport = new ChildTransport({ command: ['sh', '-c', script], env: {}, cwd: null }, (chunk) => {
+    stderr += chunk;
+  });
+  await transport.start();
+  await until(() => /^\d+\n/.test(stderr), 'the grandchild to say its pid');
+  return { transport, grandchild: () => Number.parseInt(stderr, 10) };
+}
+
+// A grandchild that takes its time over SIGTERM, as a real server behind `npx` may.
+const SLOW_TO_STOP = `node -e 'process.stderr.write(process.pid + "\\n"); process.on("SIGTERM", () => setTimeout(() => process.exit(0), 300)); setInterval(() => {}, 1000)'`;
+
+it('close() resolves only once what the child started has exited too: a wrapper\'s server does not outlive it', async () => {
+  // The shell waits for its server (no exec) and dies at once on SIGTERM; the server takes 300 ms.
+  const { transport, grandchild } = await startScript(`${SLOW_TO_STOP}; exit 0`);
+  try {
+    expect(isAlive(grandchild())).toBe(true);
+    await transport.close();
+    expect(transport.exitInfo).toEqual({ code: null, signal: 'SIGTERM' });
+    expect(isAlive(grandchild()), 'the server behind the wrapper, when close() resolved').toBe(false);
+  } finally {
+    if (isAlive(grandchild())) process.kill(grandchild(), 'SIGKILL');
+  }
+});
+
+it('a child that exits on its own takes what it started with it: no orphaned server is left running', async () => {
+  const { transport, grandchild } = await startScript(`${SLOW_TO_STOP} & sleep 0.2; exit 3`);
+  try {
+    expect(await transport.exited).toEqual({ code: 3, signal: null });
+    await until(() => !isAlive(grandchild()), 'the orphaned grandchild to be stopped');
+    await transport.close();
+  } finally {
+    if (isAlive(grandchild())) process.kill(grandchild(), 'SIGKILL');
   }
 });
