@@ -116,18 +116,45 @@ describe('a result above max_result_bytes, with a spill', () => {
     const { agent } = toolAnswering({ content: [{ type: 'text', text: 'x'.repeat(3000) }] }, broken);
     const result = await agent.execute({});
     broken.close();
-    expect(texts(result)).toEqual([
-      `${'x'.repeat(MAX)}\n[truncated: ${MAX} of 3000 bytes shown — max_result_bytes]`,
-      expect.stringMatching(/^\[the whole result could not be kept \(.+\); it was truncated\]$/),
-    ]);
+    const [head, why] = texts(result);
+    expect(why).toMatch(/^\[the whole result could not be kept \(.+\); it was truncated\]$/);
+    const shown = /^(x+)\n\[truncated: (\d+) of 3000 bytes shown — max_result_bytes\]$/.exec(head!);
+    expect(Number(shown?.[2])).toBe(shown?.[1]?.length);
+    // The notes count too: head, its note and the note saying why fill the bound (a digit fewer in a note may leave a byte).
+    expect(bytes(result)).toBeLessThanOrEqual(MAX);
+    expect(bytes(result)).toBeGreaterThan(MAX - 3);
     expect(result.details).toMatchObject({ truncated: true });
     expect(result.details.spilled).toBeUndefined();
   });
 });
 
-test('without a spill (large_results: "truncate") a big result is cut as before', async () => {
+test('without a spill (large_results: "truncate") a big result is cut, its note within the bound, a character never split', async () => {
   const agent = toAgentTool('srv', TOOL, async () => ({ content: [{ type: 'text', text: 'éa'.repeat(1000) }] }), { maxResultBytes: MAX });
   const result = await agent.execute({});
-  expect(texts(result)).toEqual([expect.stringMatching(/\n\[truncated: 1023 of 3000 bytes shown — max_result_bytes\]$/)]);
+  const [head] = texts(result);
+  const shown = /^((?:éa)*é?)\n\[truncated: (\d+) of 3000 bytes shown — max_result_bytes\]$/.exec(head!);
+  expect(Number(shown?.[2])).toBe(Buffer.byteLength(shown?.[1] ?? 'none'));
+  expect(bytes(result)).toBeLessThanOrEqual(MAX);
+  expect(bytes(result)).toBeGreaterThan(MAX - 3);
   expect(result.details).toEqual({ is_error: false, server: 'srv', tool: 'big', truncated: true });
+});
+
+test('truncating, the notes for cut text, omitted blocks and dropped structured content all fit within the bound', async () => {
+  const answer = {
+    content: [
+      { type: 'text', text: 'x'.repeat(3000) },
+      { type: 'image', data: 'A'.repeat(5000), mimeType: 'image/png' },
+    ],
+    structuredContent: { rows: 'y'.repeat(3000) },
+  };
+  const agent = toAgentTool('srv', TOOL, async () => answer, { maxResultBytes: MAX });
+  const result = await agent.execute({});
+  expect(texts(result)).toEqual([
+    expect.stringMatching(/^x+\n\[truncated: \d+ of 3000 bytes shown — max_result_bytes\]$/),
+    expect.stringMatching(/^\[omitted: image image\/png, \d+ bytes — above max_result_bytes \(1024\)\]$/),
+    expect.stringMatching(/^\[omitted: structured content, \d+ bytes of JSON — above max_result_bytes \(1024\)\]$/),
+  ]);
+  expect(bytes(result)).toBeLessThanOrEqual(MAX);
+  expect(bytes(result)).toBeGreaterThan(MAX - 3);
+  expect(result.details.structured).toBeUndefined();
 });

@@ -234,13 +234,32 @@ function describeOmitted(blocks: AgentContentBlock[]): string {
 }
 
 /**
- * Bounds what the agent sees to `max` bytes, in order: blocks that fit are kept
- * whole; the first text that does not fit is cut with a note saying so; blocks
- * that do not fit at all (image and audio data is never cut) are replaced by one
- * note. `structuredContent` is kept only if its JSON fits in `max` as well.
+ * Bounds what the agent sees to `max` bytes, notes included, in order: blocks
+ * that fit are kept whole; the first text that does not fit is cut with a note
+ * saying so; blocks that do not fit at all (image and audio data is never cut)
+ * are replaced by one note. `structuredContent` is kept only if its JSON fits
+ * in `max` as well. `reserved` bytes are left for a note the caller adds.
  */
-function boundResult(result: AgentToolResult, max: number): AgentToolResult {
-  let left = max;
+function boundResult(result: AgentToolResult, max: number, reserved = 0): AgentToolResult {
+  // What the notes take is known once they are written: the blocks get less room until all fits.
+  let room = max - reserved;
+  for (;;) {
+    const bounded = fitResult(result, max, room);
+    const over = bounded === result ? 0 : contentBytes(bounded.content) + reserved - max;
+    if (over <= 0 || room <= 0) return bounded;
+    room -= over;
+  }
+}
+
+function contentBytes(content: readonly AgentContentBlock[]): number {
+  let bytes = 0;
+  for (const block of content) bytes += blockBytes(block);
+  return bytes;
+}
+
+/** {@link boundResult}'s one pass: the blocks fitted into `room`, with the notes (which name `max`) after them. */
+function fitResult(result: AgentToolResult, max: number, room: number): AgentToolResult {
+  let left = room;
   let cut = false;
   const content: AgentContentBlock[] = [];
   const omitted: AgentContentBlock[] = [];
@@ -333,7 +352,8 @@ async function spillResult(
     kept = await spill.store.keep(ctx.server, whole, spill.limits, principal);
   } catch (err) {
     const note = text(`[the whole result could not be kept (${describeError(err)}); it was truncated]`);
-    return { content: [...bounded.content, note], details: bounded.details };
+    const cut = boundResult(result, max, blockBytes(note));
+    return { content: [...cut.content, note], details: cut.details };
   }
   // The numbers in the note are at most as long as with `max`: the head leaves it room.
   const head = utf8Prefix(whole, max - Buffer.byteLength(spilledNote(kept.id, max, kept.bytes), 'utf8'));
