@@ -9,7 +9,7 @@
  */
 import { fromPromise, waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import { settled } from '../machines/server.queries.js';
+import { isSettling, settled } from '../machines/server.queries.js';
 import {
   transactionMachine,
   type ApplyInput,
@@ -61,6 +61,9 @@ export interface Management {
   idle(name: string): Promise<void>;
 }
 
+/** How long past its `timeout_seconds` a start may take to end: stopping its child, an era probe's respawn. */
+const SETTLE_MARGIN_MS = 5_000;
+
 export function createManagement(deps: ManagementDeps): Management {
   const { store } = deps;
 
@@ -72,10 +75,17 @@ export function createManagement(deps: ManagementDeps): Management {
     return ref;
   }
 
-  /** How `ref` settled: the failure when it ended in `error`. */
+  /**
+   * How `ref` settled: the failure when it ended in `error`. The server's own
+   * `timeout_seconds` ends its start, so the wait gives it a margin past that
+   * to say so; one still starting after it is a failure too, never a success.
+   */
   async function settledOf(name: string, ref: ServerActorRef, config: ServerConfig): Promise<Settled> {
-    await settled(ref, config.timeout_seconds * 1000);
+    await settled(ref, config.timeout_seconds * 1000 + SETTLE_MARGIN_MS);
     const snapshot = ref.getSnapshot();
+    if (isSettling(snapshot)) {
+      return { failure: new StartFailedError(name, 'timeout', `still starting ${SETTLE_MARGIN_MS / 1000}s past timeout_seconds (${config.timeout_seconds}s)`) };
+    }
     if (!snapshot.matches('error')) return { failure: null };
     const { error, errorKind } = snapshot.context;
     return { failure: new StartFailedError(name, errorKind ?? 'protocol', error ?? 'unknown error') };

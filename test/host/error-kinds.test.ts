@@ -6,6 +6,7 @@ import { createServer as createHttpServer } from 'node:http';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { StartFailedError } from '../../src/errors.js';
+import { fixtureCommand } from '../fixtures/index.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';
 import { storedJournalLines } from '../support/journal-files.js';
 import { freePort } from '../support/ports.js';
@@ -77,6 +78,28 @@ describe('a remote server nobody answers at', () => {
       host = undefined;
       await new Promise((resolve) => mcp.close(resolve));
     }
+  });
+
+  test('an add and a change whose start times out fail as timeout and are not saved; the change is rolled back', async () => {
+    const dir = stateDirWith({ h: { type: 'local', command: fixtureCommand('healthy') } });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await untilState(host, 'h', 'ready');
+    const before = readConfigFile(dir);
+    const hanging = { type: 'local' as const, command: fixtureCommand('hang-on-init'), timeout_seconds: 1 };
+    const failureOf = (attempt: Promise<unknown>) => attempt.then(() => new Error('it succeeded'), (err: unknown) => err);
+
+    const added = await failureOf(host.addServer('slow', hanging));
+    expect(added).toBeInstanceOf(StartFailedError);
+    expect((added as StartFailedError).kind).toBe('timeout');
+    expect(host.server('slow')).toBeUndefined();
+
+    const changed = await failureOf(host.updateServer('h', { command: hanging.command, timeout_seconds: 1 }));
+    expect(changed).toBeInstanceOf(StartFailedError);
+    expect((changed as StartFailedError).kind).toBe('timeout');
+    // Rolled back: the server runs on its old config again.
+    await untilState(host, 'h', 'ready');
+    expect(readConfigFile(dir)).toEqual(before);
   });
 
   test('an add through management fails as unreachable and is not saved', async () => {
