@@ -10,6 +10,9 @@ import { LineBuffer, MessageTooLargeError } from '../../src/connection/line-buff
 const ctx = { server: 'srv', tool: 't' };
 const bounded = (result: unknown, max: number) => convertCallResult(result, ctx, { maxResultBytes: max });
 const texts = (result: AgentToolResult) => result.content.map((block) => (block.type === 'text' ? block.text : `<${block.type}>`));
+/** What the agent sees, in bytes: every text, and the data of every other block. */
+const resultBytes = (result: AgentToolResult) =>
+  result.content.reduce((sum, block) => sum + Buffer.byteLength(block.type === 'text' ? block.text : block.data), 0);
 
 describe('max_result_bytes', () => {
   test('a result within the bound is returned as converted, with no truncated flag', () => {
@@ -19,10 +22,18 @@ describe('max_result_bytes', () => {
   });
 
   test('text is cut between characters, never inside one, and the note counts bytes', () => {
-    // 'é' is 2 bytes and '😀' 4: a 7-byte bound fits 'aé' + 'é' (5 bytes) but not the emoji.
-    const result = bounded({ content: [{ type: 'text', text: 'aéé😀b' }] }, 7);
-    expect(texts(result)).toEqual(['aéé\n[truncated: 5 of 10 bytes shown — max_result_bytes]']);
-    expect(result.details.truncated).toBe(true);
+    // 'é' is 2 bytes and '😀' 4: whatever room the note leaves, the cut falls between characters.
+    for (const text of ['a' + 'é'.repeat(600), 'ab' + '😀'.repeat(300)]) {
+      const result = bounded({ content: [{ type: 'text', text }] }, 1024);
+      const [, head, shown] = /^(.*)\n\[truncated: (\d+) of (\d+) bytes shown — max_result_bytes\]$/su.exec(texts(result)[0]!) ?? [];
+      expect(text.startsWith(head!)).toBe(true);
+      expect(Number(shown)).toBe(Buffer.byteLength(head!));
+      expect(resultBytes(result)).toBeLessThanOrEqual(1024);
+      // The next character would not have fitted (give or take a digit of the note).
+      const next = [...text.slice(head!.length)][0]!;
+      expect(resultBytes(result) + Buffer.byteLength(next)).toBeGreaterThan(1024 - 2);
+      expect(result.details.truncated).toBe(true);
+    }
   });
 
   test('blocks share one budget: what fits is kept, the first text over it is cut, the rest is one note', () => {
@@ -36,9 +47,14 @@ describe('max_result_bytes', () => {
     const result = bounded({ content }, 1024);
     expect(texts(result)).toEqual([
       'x'.repeat(600),
-      `${'y'.repeat(424)}\n[truncated: 424 of 600 bytes shown — max_result_bytes]`,
+      expect.stringMatching(/^y+\n\[truncated: \d+ of 600 bytes shown — max_result_bytes\]$/),
       expect.stringMatching(/^\[omitted: 1002 blocks \(image image\/png, text, audio audio\/wav\), \d+ bytes — above max_result_bytes \(1024\)\]$/),
     ]);
+    // The notes take their share of the one budget: the cut text gets what is left.
+    const [, ys, shown] = /^(y+)\n\[truncated: (\d+)/.exec(texts(result)[1]!) ?? [];
+    expect(Number(shown)).toBe(ys!.length);
+    expect(resultBytes(result)).toBeLessThanOrEqual(1024);
+    expect(resultBytes(result)).toBeGreaterThan(1024 - 3);
     expect(AgentToolResult.safeParse(result).success).toBe(true);
   });
 
@@ -55,7 +71,9 @@ describe('max_result_bytes', () => {
     const failing = toAgentTool('srv', tool, async () => { throw new Error('e'.repeat(5000)); }, { maxResultBytes: 1024 });
     const result = await failing.execute({});
     expect(result.details).toMatchObject({ is_error: true, truncated: true });
-    expect(texts(result)[0]).toMatch(/^e{1024}\n\[truncated: 1024 of 5000 bytes shown/);
+    const [, es, shown] = /^(e+)\n\[truncated: (\d+) of 5000 bytes shown/.exec(texts(result)[0]!) ?? [];
+    expect(Number(shown)).toBe(es!.length);
+    expect(resultBytes(result)).toBeLessThanOrEqual(1024);
   });
 
   test('a description over the cap is cut with a note', () => {
