@@ -16,6 +16,7 @@ import {
   type PersistInput,
   type Settled,
   type TransactionInput,
+  type ReadInput,
   type TransactionRead,
   type Written,
 } from '../machines/transaction.machine.js';
@@ -23,7 +24,7 @@ import { transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../config/index.js';
-import type { ConfigStore } from '../config/index.js';
+import { ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
 import { parseServerConfig } from '../config/validate.js';
 import { isOAuthConfig } from '../auth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
@@ -94,10 +95,12 @@ export function createManagement(deps: ManagementDeps): Management {
   /** The work a transaction invokes: events to the server's actor, the store, credentials, views. */
   const provided = () => transactionMachine.provide({
     actors: {
-      read: fromPromise<TransactionRead, { name: string }>(async ({ input: { name } }) => {
+      read: fromPromise<TransactionRead, ReadInput>(async ({ input: { name, kind } }) => {
         deps.registry();
         const running = deps.current(name)?.getSnapshot().context.config ?? null;
         const loaded = await store.load();
+        // A file that does not parse takes no write: refused before the server is touched (a restart writes nothing).
+        if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
         return { running, stored, version: own(loaded.versions, name) ?? null };
       }),

@@ -15,6 +15,12 @@ export type TransactionInput =
 export type TransactionKind = TransactionInput['kind'];
 
 /** What a transaction found before it acted. */
+/** What `read` is given: a change that writes is refused there while the file does not parse. */
+export interface ReadInput {
+  name: string;
+  kind: TransactionKind;
+}
+
 export interface TransactionRead {
   /** The config the server's actor runs; null when it has none. */
   running: ServerConfig | null;
@@ -105,7 +111,7 @@ export const transactionMachine = setup({
   },
   actors: {
     /** Throws when the host is not running. */
-    read: provided<TransactionRead, { name: string }>('read'),
+    read: provided<TransactionRead, ReadInput>('read'),
     /** Installs a new server's actor and waits for it to settle. */
     install: provided<Settled, { name: string; config: ServerConfig }>('install'),
     apply: provided<Settled, ApplyInput>('apply'),
@@ -172,7 +178,7 @@ export const transactionMachine = setup({
       description: 'reads the config the server runs and the one stored',
       invoke: {
         src: 'read',
-        input: ({ context }) => ({ name: context.name }),
+        input: ({ context }) => ({ name: context.name, kind: context.kind }),
         onDone: [
           { guard: and(['isAdd', 'exists']), target: 'failed', actions: 'refuseConflict' },
           { guard: 'isAdd', target: 'installing', actions: withRead },

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConfigError } from '../../src/errors.js';
+import { ConfigFileBrokenError } from '../../src/config/index.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive, readPid } from '../support/processes.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';
@@ -113,7 +113,8 @@ test('a changed max_result_bytes applies without a restart', async () => {
   await expect.poll(() => host!.server('f')?.config['max_result_bytes'], { timeout: 20_000 }).toBe(1024);
   const bounded = await host!.callTool('f__echo', { text: message });
   expect(bounded.details.truncated).toBe(true);
-  expect(bounded.content[0]).toMatchObject({ type: 'text', text: expect.stringContaining('[truncated: 1024 of') });
+  expect(bounded.content[0]).toMatchObject({ type: 'text', text: expect.stringMatching(/^x+\n\[truncated: \d+ of 3000 bytes shown/) });
+  expect(Buffer.byteLength((bounded.content[0] as { text: string }).text)).toBeLessThanOrEqual(1024);
   expect(readPid(join(dir, 'f.pid'))).toBe(pid);
   expect(transitions('f')).toBe(before);
 });
@@ -168,9 +169,16 @@ test('a broken edit is reported, ignored and never overwritten', async () => {
   expect(warnings.filter((line) => /could not apply|running with no servers/.test(line))).toEqual([]);
   expect(host!.server('s')?.state).toBe('ready');
   expect(readPid(join(dir, 's.pid'))).toBe(pid);
-  await expect(host!.addServer('other', healthy(dir, 'other'))).rejects.toBeInstanceOf(ConfigError);
-  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(broken);
+  await expect(host!.addServer('other', healthy(dir, 'other'))).rejects.toBeInstanceOf(ConfigFileBrokenError);
   expect(host!.server('other')).toBeUndefined();
+  // A removal or a change could not be written either: refused before the server is touched.
+  await expect(host!.removeServer('s')).rejects.toBeInstanceOf(ConfigFileBrokenError);
+  await expect(host!.updateServer('s', { timeout_seconds: 9 })).rejects.toBeInstanceOf(ConfigFileBrokenError);
+  expect(host!.server('s')?.state).toBe('ready');
+  expect(readPid(join(dir, 's.pid'))).toBe(pid);
+  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(broken);
+  // A restart writes nothing: it goes ahead on the config the server runs.
+  expect((await host!.restartServer('s')).state).toBe('ready');
 });
 
 test('during startup, hand edits wait for their turn in the queue, in file order', async () => {

@@ -5,7 +5,7 @@
 // actors; their work held until the test lets it finish.
 import { fromPromise } from 'xstate';
 import { expect, test } from 'vitest';
-import { transactionMachine, type ApplyInput, type Settled, type TransactionRead } from '../../src/machines/transaction.machine.js';
+import { transactionMachine, type ApplyInput, type ReadInput, type Settled, type TransactionRead } from '../../src/machines/transaction.machine.js';
 import { transactionsMachine } from '../../src/machines/transactions.machine.js';
 import { createTransactionRunner } from '../../src/host/transaction-runner.js';
 import { ServerConfig } from '../../src/config/schema.js';
@@ -17,7 +17,7 @@ function runner({ breakOnFinish }: { breakOnFinish: number }) {
   const applying = new Map<string, () => void>();
   const transaction = transactionMachine.provide({
     actors: {
-      read: fromPromise<TransactionRead, { name: string }>(async () => ({ running: config, stored: config, version: 1 })),
+      read: fromPromise<TransactionRead, ReadInput>(async () => ({ running: config, stored: config, version: 1 })),
       apply: fromPromise<Settled, ApplyInput>(({ input }) => new Promise((resolve) => applying.set(input.name, () => resolve({ failure: null })))),
       view: fromPromise<ServerView, { name: string }>(async ({ input }) => ({ name: input.name, version: 1 }) as unknown as ServerView),
     },

@@ -3,7 +3,7 @@
 // held until the test lets it finish.
 import { createActor, fromPromise } from 'xstate';
 import { expect, test } from 'vitest';
-import { transactionMachine, type ApplyInput, type Settled, type TransactionRead } from '../../src/machines/transaction.machine.js';
+import { transactionMachine, type ApplyInput, type ReadInput, type Settled, type TransactionRead } from '../../src/machines/transaction.machine.js';
 import { isBusy, transactionsMachine, type TransactionFinished } from '../../src/machines/transactions.machine.js';
 import { ServerConfig } from '../../src/config/schema.js';
 import type { ServerView } from '../../src/journal/server-view.js';
@@ -17,7 +17,7 @@ function coordinator() {
   const started: string[] = [];
   const transaction = transactionMachine.provide({
     actors: {
-      read: fromPromise<TransactionRead, { name: string }>(async ({ input }) => {
+      read: fromPromise<TransactionRead, ReadInput>(async ({ input }) => {
         started.push(input.name);
         if (input.name === 'broken') throw new Error('store unreadable');
         return { running: config, stored: config, version: 1 };

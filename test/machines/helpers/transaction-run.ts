@@ -10,6 +10,7 @@ import {
   type ApplyInput,
   type PersistInput,
   type Settled,
+  type ReadInput,
   type TransactionInput,
   type TransactionRead,
   type Written,
@@ -200,7 +201,7 @@ function createWorld() {
         }),
     );
   const actors = {
-    read: fake<TransactionRead, { name: string }>('read', () => 'read'),
+    read: fake<TransactionRead, ReadInput>('read', () => 'read'),
     install: fake<Settled, { name: string; config: ServerConfig }>('install', ({ config }) => `install ${labelOf(config)}`),
     apply: fake<Settled, ApplyInput>('apply', ({ config, restart }) => `apply ${labelOf(config)}${restart ? ' (restart)' : ''}`),
     uninstall: fake<void, { name: string }>('uninstall', () => 'uninstall'),
