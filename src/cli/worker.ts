@@ -20,6 +20,7 @@ import { CliError, UsageError } from './errors.js';
 import type { OidcOptions, Quota } from '../users/index.js';
 import type { GatewaySessionLimits } from '../gateway/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
+import { makeDirs } from '../files/make-dirs.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
 export interface WorkerOptions {
@@ -82,7 +83,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   const { stateDir, bindHost, port } = options;
   // The servers are published before the port opens: a --host this machine cannot bind is found first.
   await checkBindable(bindHost);
-  await fs.mkdir(stateDir, { recursive: true, mode: 0o700 }).catch((err: NodeJS.ErrnoException) => {
+  await makeDirs(stateDir, 0o700).catch((err: NodeJS.ErrnoException) => {
     throw new UsageError(options.stateDirSource, `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
   });
   const running = await readWorkerFile(stateDir);

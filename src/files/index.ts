@@ -3,5 +3,6 @@
  * owner-only, one write after another.
  */
 // The public surface: what the rest of src/ uses of this domain.
+export { makeDirs } from './make-dirs.js';
 export { writeOwnerOnly } from './owner-only-file.js';
 export { createSerialQueue } from './serial-queue.js';

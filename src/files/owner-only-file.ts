@@ -3,7 +3,8 @@
  * credentials): atomic and owner-only.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
+import { makeDirs } from './make-dirs.js';
 import path from 'node:path';
 
 /**
@@ -49,7 +50,7 @@ async function openTemp(dir: string, temp: string): Promise<FileHandle> {
   try {
     return await open(temp, 'wx', 0o600);
   } catch {
-    await mkdir(dir, { recursive: true, mode: 0o700 });
+    await makeDirs(dir, 0o700);
     return open(temp, 'wx', 0o600);
   }
 }

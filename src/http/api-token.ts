@@ -2,6 +2,7 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { apiTokenPath } from '../config/paths.js';
+import { makeDirs } from '../files/make-dirs.js';
 
 /** The environment variable that, when set, is the token (nothing is written). */
 export const API_TOKEN_ENV = 'MCP_FLEET_API_TOKEN';
@@ -63,7 +64,7 @@ async function readTokenFile(file: string): Promise<string | undefined> {
  */
 async function createTokenFile(file: string): Promise<string> {
   const dir = path.dirname(file);
-  await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  await makeDirs(dir, 0o700);
   const token = randomBytes(32).toString('base64url');
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   const handle = await fs.open(tmp, 'wx', 0o600);

@@ -25,12 +25,13 @@
  * fsynced before each snapshot that covers it.
  */
 import { write } from 'node:fs';
-import { chmod, mkdir, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
+import { chmod, open, readdir, readFile, rm, truncate, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { journalDir, journalPath } from '../config/paths.js';
 import { writeOwnerOnly } from '../files/owner-only-file.js';
 import { createListeners, stamp, type EventStore, type JournalSnapshot } from './event-store.js';
 import type { JournalEvent } from './events.js';
+import { makeDirs } from '../files/make-dirs.js';
 
 export interface FileEventStoreOptions {
   stateDir: string;
@@ -86,7 +87,7 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
 
   async function prepareDirs(): Promise<void> {
     if (dirsReady) return;
-    await mkdir(segmentsDir, { recursive: true, mode: 0o700 });
+    await makeDirs(segmentsDir, 0o700);
     // mkdir's mode does not narrow directories that already existed.
     await chmod(dir, 0o700);
     await chmod(segmentsDir, 0o700);

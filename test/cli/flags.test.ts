@@ -140,6 +140,14 @@ describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_
       expected: `error: --state-dir: not a directory: ${JSON.stringify(file)}`,
       run: await cli(['serve', '--state-dir', file, '--port', '0']),
     });
+    if (process.platform === 'linux') {
+      // A folder the kernel refuses with ENOENT under a parent that exists (Node's recursive mkdir loops on it).
+      expectUsageError({
+        args: ['serve', '--state-dir', '/proc/mcp-fleet-nope'],
+        expected: 'error: --state-dir: cannot create "/proc/mcp-fleet-nope" (ENOENT)',
+        run: await cli(['serve', '--state-dir', '/proc/mcp-fleet-nope', '--port', '0']),
+      });
+    }
   });
 
   it('the environment standing in for a flag is named as such', async () => {

@@ -17,12 +17,13 @@
  * `max_result_bytes`); a page never splits a character.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { chmod, mkdir, open, readdir, rm, stat } from 'node:fs/promises';
+import { chmod, open, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { SERVER_NAME_PATTERN } from '../../config/schema.js';
 import { writeOwnerOnly } from '../../files/owner-only-file.js';
 import { ADMIN_PRINCIPAL } from '../../users/principal.js';
 import { createSerialQueue } from '../../files/serial-queue.js';
+import { makeDirs } from '../../files/make-dirs.js';
 
 /** How long a server's results are kept, and how much of them. */
 export interface KeepLimits {
@@ -176,7 +177,7 @@ export function createResultSpill(options: ResultSpillOptions): ResultSpill {
 
   function ensureDir(): Promise<void> {
     dirReady ??= (async () => {
-      await mkdir(dir, { recursive: true, mode: 0o700 });
+      await makeDirs(dir, 0o700);
       // A directory that existed already (or a umask) may have left it readable by others.
       await chmod(dir, 0o700);
     })();
