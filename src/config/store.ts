@@ -368,7 +368,8 @@ function warningsOf(file: string, snapshot: Snapshot): string[] {
       return [`no config file at ${file} yet: no servers configured (it is created on the first save)`];
     case 'broken':
       return [
-        `config file ${file} does not parse (${snapshot.problem}): no server is loaded from it, ` +
+        // Said at startup (no servers then) and of a hand edit while servers run (they keep their config).
+        `config file ${file} does not parse (${snapshot.problem}): nothing is read from it ` +
           'and writes are refused until it is fixed or moved',
       ];
     case 'ok':

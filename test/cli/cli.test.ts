@@ -179,7 +179,7 @@ describe('serve tells a person why servers are missing, under its summary', () =
     await until(() => /servers ready/.test(worker.stdout()), 'the startup summary');
     expect(worker.stdout()).toContain(
       `0 of 0 enabled servers ready. Tools: node ${BIN.startsWith(process.cwd()) ? BIN.slice(process.cwd().length + 1) : BIN} list --tools --state-dir ${dir}\n` +
-        `  ! config file ${file} does not parse (invalid JSON: line 1 column 60: expected a double-quoted property name): no server is loaded from it, and writes are refused until it is fixed or moved\n`,
+        `  ! config file ${file} does not parse (invalid JSON: line 1 column 60: expected a double-quoted property name): nothing is read from it and writes are refused until it is fixed or moved\n`,
     );
     worker.child.kill('SIGINT');
     expect(await worker.exit).toEqual({ code: 0, signal: null });
