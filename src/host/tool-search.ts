@@ -30,7 +30,7 @@ export interface ToolSearchResult {
   available: boolean;
   /** Its server's `tools.approval` denies it: never offered to a model nor called, whatever the server's state. */
   denied: boolean;
-  /** The fields the query matched (`name`, `title`, `description`, `parameters`): why it ranks. */
+  /** The fields the query matched (`name`, `title`, `description`, `parameters`), then `meaning` for a hit through a word close in meaning: why it ranks. */
   matched: string[];
 }
 
