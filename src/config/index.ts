@@ -17,6 +17,6 @@ export { AuthKind, DEFAULT_MAX_RESULT_BYTES, LoggingLevel, RemoteServerConfig, S
 export { openCredentialsRecord, sealCredentialsRecord } from './secrets/seal-credentials.js';
 export { SecretOpenError } from './secrets/sealed.js';
 export { loadSecretKey, SecretKeyError, type SecretKey } from './secrets/secret-key.js';
-export { ConfigFileBrokenError, createConfigStore, type ConfigStore } from './store.js';
+export { ConfigEntryInvalidError, ConfigFileBrokenError, createConfigStore, type ConfigStore } from './store.js';
 export { parseServerConfig, quoteName } from './validate.js';
 export { describeZodError } from './zod-errors.js';

@@ -132,6 +132,16 @@ export class ConfigFileBrokenError extends ConfigError {
   }
 }
 
+/** A change refused because the server's entry in the file does not validate: it is the user's text, not ours to replace. */
+export class ConfigEntryInvalidError extends ConfigError {
+  constructor(
+    readonly server: string,
+    readonly problem: string,
+  ) {
+    super(`refusing to change server "${server}": its entry in the file does not validate (${problem}); fix or remove it there first`, `servers.${server}`);
+  }
+}
+
 const NO_SERVERS: ReadonlyArray<readonly [string, ServerConfig]> = [];
 
 /** Creates a store; every call resolves the file from `options.stateDir()` anew. */

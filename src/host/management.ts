@@ -24,8 +24,8 @@ import { transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../config/index.js';
-import { ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
-import { parseServerConfig } from '../config/validate.js';
+import { ConfigEntryInvalidError, ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
+import { parseServerConfig, quoteName } from '../config/validate.js';
 import { isOAuthConfig } from '../auth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
 import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../errors.js';
@@ -101,6 +101,11 @@ export function createManagement(deps: ManagementDeps): Management {
         const loaded = await store.load();
         // A file that does not parse takes no write: refused before the server is touched (a restart writes nothing).
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
+        // An entry written by hand that does not validate is the user's text: a change would replace it unseen.
+        if (kind === 'update' && loaded.invalidNames.includes(name)) {
+          const skipped = `skipping server ${quoteName(name)}: `;
+          throw new ConfigEntryInvalidError(name, loaded.warnings.find((line) => line.startsWith(skipped))?.slice(skipped.length) ?? 'see the warnings');
+        }
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
         return { running, stored, version: own(loaded.versions, name) ?? null };
       }),

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { z } from 'zod';
-import { ConfigFileBrokenError } from '../config/store.js';
+import { ConfigEntryInvalidError, ConfigFileBrokenError } from '../config/store.js';
 import { DatabaseUnavailableError } from '../fleet/database-errors.js';
 import {
   ConfigError,
@@ -55,6 +55,7 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   }
   // The file on disk is the problem, not the request: nothing can be saved until it is fixed.
   if (err instanceof ConfigFileBrokenError) return answer(409, 'config_file_broken', err.message);
+  if (err instanceof ConfigEntryInvalidError) return answer(409, 'config_entry_invalid', err.message, err.field);
   if (err instanceof ConfigError) return answer(400, 'invalid_config', err.message, err.field);
   if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);

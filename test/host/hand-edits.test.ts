@@ -2,7 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConfigFileBrokenError } from '../../src/config/index.js';
+import { ConfigEntryInvalidError, ConfigFileBrokenError } from '../../src/config/index.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive, readPid } from '../support/processes.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';
@@ -154,6 +154,15 @@ test('an entry broken by hand is skipped with a warning; its running server is l
   await expect.poll(() => warnings.join('\n'), { timeout: 20_000 }).toContain('typo');
   await applySentinelEdit(dir);
   expect(host!.server('typo')?.state).toBe('ready');
+  expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
+  // A change of it through management would replace the user's text: refused, the file as they left it.
+  const edited = readFileSync(join(dir, 'mcp_servers.json'), 'utf8');
+  const refused = await host!.updateServer('typo', { call_timeout_seconds: 30 }).then(() => null, (err: unknown) => err);
+  expect(refused).toBeInstanceOf(ConfigEntryInvalidError);
+  expect((refused as Error).message).toBe(
+    'refusing to change server "typo": its entry in the file does not validate (servers.typo.timeout_seconds: expected number, received string); fix or remove it there first',
+  );
+  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(edited);
   expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
 });
 

@@ -1,5 +1,5 @@
 // The server routes against a real host with real stdio fixture servers.
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerConfig } from '../../src/config/schema.js';
@@ -389,6 +389,31 @@ describe('DELETE /api/mcp/servers/:name', () => {
   it('an unknown server → 404', async () => {
     fleet = await startFleet(() => ({}));
     expect((await fleet.request('/api/mcp/servers/ghost', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('while the file does not parse → 409 config_file_broken, the server still running; a PATCH of an entry broken by hand → 409 config_entry_invalid', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha') }));
+    await untilState(fleet, 'alpha', 'ready');
+    const pid = readPid(join(fleet.dir, 'alpha.pid'));
+    const file = join(fleet.dir, 'mcp_servers.json');
+    const valid = readFileSync(file, 'utf8');
+
+    writeFileSync(file, '{ "servers": {');
+    const removal = await fleet.request('/api/mcp/servers/alpha', { method: 'DELETE' });
+    expect(removal.status).toBe(409);
+    expect(removal.json.error).toMatchObject({ code: 'config_file_broken' });
+    expect(readPid(join(fleet.dir, 'alpha.pid'))).toBe(pid);
+    expect((await fleet.request('/api/mcp/servers/alpha')).json.state).toBe('ready');
+
+    // Valid JSON again, but alpha's entry now has a field nobody knows.
+    const entry = JSON.parse(valid) as { servers: Record<string, Record<string, unknown>> };
+    entry.servers['alpha']!['oops'] = 1;
+    writeFileSync(file, JSON.stringify(entry));
+    const change = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { timeout_seconds: 30 } });
+    expect(change.status).toBe(409);
+    expect(change.json.error).toMatchObject({ code: 'config_entry_invalid', field: 'servers.alpha' });
+    expect(change.json.error.message).toContain('servers.alpha.oops: unknown field');
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(entry);
   });
 });
 
