@@ -55,8 +55,16 @@ export class NotFoundError extends Error {
 /** A server of that name already exists. */
 export class ConflictError extends Error {
   override readonly name = 'ConflictError';
-  constructor(readonly server: string) {
-    super(`a server named "${server}" already exists`);
+  /** `invalidEntry`: why the file's entry of that name does not validate, when that is the one in the way. */
+  constructor(
+    readonly server: string,
+    invalidEntry?: string,
+  ) {
+    super(
+      invalidEntry === undefined
+        ? `a server named "${server}" already exists`
+        : oneLine(`a server named "${server}" is already in the file, in an entry that does not validate (${invalidEntry}); fix or remove it there first`),
+    );
   }
 }
 

@@ -101,10 +101,12 @@ export function createManagement(deps: ManagementDeps): Management {
         const loaded = await store.load();
         // A file that does not parse takes no write: refused before the server is touched (a restart writes nothing).
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
-        // An entry written by hand that does not validate is the user's text: a change would replace it unseen.
-        if (kind === 'update' && loaded.invalidNames.includes(name)) {
+        // An entry written by hand that does not validate is the user's text: a change would replace it unseen,
+        // and an add of its name is refused before anything starts.
+        if ((kind === 'update' || kind === 'add') && loaded.invalidNames.includes(name)) {
           const skipped = `skipping server ${quoteName(name)}: `;
-          throw new ConfigEntryInvalidError(name, loaded.warnings.find((line) => line.startsWith(skipped))?.slice(skipped.length) ?? 'see the warnings');
+          const problem = loaded.warnings.find((line) => line.startsWith(skipped))?.slice(skipped.length) ?? 'see the warnings';
+          throw kind === 'add' ? new ConflictError(name, problem) : new ConfigEntryInvalidError(name, problem);
         }
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
         return { running, stored, version: own(loaded.versions, name) ?? null };

@@ -1,5 +1,5 @@
 // The server routes against a real host with real stdio fixture servers.
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ServerConfig } from '../../src/config/schema.js';
@@ -414,6 +414,15 @@ describe('DELETE /api/mcp/servers/:name', () => {
     expect(change.json.error).toMatchObject({ code: 'config_entry_invalid', field: 'servers.alpha' });
     expect(change.json.error.message).toContain('servers.alpha.oops: unknown field');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(entry);
+    // An add of a name whose entry does not validate, and that runs nothing: refused before anything starts.
+    const ghost = { ...(healthy(fleet.dir, 'ghost') as Record<string, unknown>), oops: 1 };
+    writeFileSync(file, JSON.stringify({ servers: { ...entry.servers, ghost } }));
+    const { oops: _, ...ghostConfig } = ghost;
+    const add = await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: 'ghost', ...ghostConfig } });
+    expect(add.status).toBe(409);
+    expect(add.json.error).toMatchObject({ code: 'conflict' });
+    expect(add.json.error.message).toMatch(/^a server named "ghost" is already in the file, in an entry that does not validate \(servers\.ghost\.oops: unknown field\); fix or remove it there first$/);
+    expect(existsSync(join(fleet.dir, 'ghost.pid'))).toBe(false);
   });
 });
 
