@@ -82,6 +82,16 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
 }
 
 /** body-parser's errors carry a `type`; its messages can quote the body, so ours are fixed text. */
+function parsesAsJson(text: unknown): boolean {
+  if (typeof text !== 'string') return false;
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function bodyParserError(err: unknown): { status: number; body: ErrorBody } | undefined {
   const type = (err as { type?: unknown } | null)?.type;
   const body = (code: string, message: string) => ({ error: { code, message } });
@@ -89,7 +99,8 @@ function bodyParserError(err: unknown): { status: number; body: ErrorBody } | un
     case 'entity.too.large':
       return { status: 413, body: body('payload_too_large', 'request body is larger than the limit') };
     case 'entity.parse.failed':
-      return { status: 400, body: body('invalid_json', 'request body is not valid JSON') };
+      // Strict parsing takes objects and arrays only: `null` or `42` is JSON, just not a body.
+      return { status: 400, body: body('invalid_json', parsesAsJson((err as { body?: unknown }).body) ? 'request body must be a JSON object' : 'request body is not valid JSON') };
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return { status: 415, body: body('unsupported_media_type', 'request body encoding is not supported') };

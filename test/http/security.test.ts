@@ -182,5 +182,11 @@ describe('bodies', () => {
     });
     expect(reply.status).toBe(400);
     expect(reply.json).toEqual({ error: { code: 'invalid_json', message: 'request body is not valid JSON' } });
+    // JSON, but not an object: said as such.
+    for (const json of ['null', '42', '"x"']) {
+      const scalar = await served.request('/api/mcp/servers', { method: 'POST', body: json, headers: { 'content-type': 'application/json' } });
+      expect(scalar.status).toBe(400);
+      expect(scalar.json).toEqual({ error: { code: 'invalid_json', message: 'request body must be a JSON object' } });
+    }
   });
 });
