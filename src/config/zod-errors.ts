@@ -26,7 +26,8 @@ export function describeZodError(err: z.core.$ZodError, prefix = ''): ZodErrorDe
       // Name each unknown field itself, so the user knows exactly what to remove.
       for (const key of issue.keys) problems.push({ field: joinPath(at, [key]), text: 'unknown field' });
     } else {
-      problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '') });
+      // zod says a missing field was received as `undefined`: say it is required.
+      problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '').replace(/^(expected .+), received undefined$/, 'required: $1') });
     }
   }
   const listed = problems.slice(0, MAX_LISTED_ISSUES).map((p) => (p.field === '' ? p.text : `${p.field}: ${p.text}`));

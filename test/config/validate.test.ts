@@ -31,6 +31,13 @@ describe('describeZodError', () => {
     });
   });
 
+  it('says a missing field is required', () => {
+    expect(describeZodError(zodError({ type: 'local' }), 'servers.files').message).toBe('servers.files.command: required: expected array');
+    expect(describeZodError(zodError({ type: 'remote', url: 'https://a.example/mcp', auth: { kind: 'bearer' } })).message).toBe(
+      'auth.token: required: expected string',
+    );
+  });
+
   it('names each unknown field itself', () => {
     const d = describeZodError(zodError({ type: 'local', command: ['x'], colour: 1, size: 2 }));
     expect(d.field).toBe('colour');

@@ -22,7 +22,7 @@ afterAll(async () => {
 
 describe('malformed tool schemas', () => {
   test.each([
-    ['missing', 'tools.1.inputSchema: expected object, received undefined'],
+    ['missing', 'tools.1.inputSchema: required: expected object'],
     ['not-object', 'tools.1.inputSchema: expected object, received string'],
     ['string-type', 'tools.1.inputSchema.type: expected "object"'],
   ])('%s: error (protocol) naming the field, process stopped', (mode, problem) => {
