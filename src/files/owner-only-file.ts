@@ -4,8 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
-import { makeDirs } from './make-dirs.js';
 import path from 'node:path';
+import { makeDirs } from './make-dirs.js';
 
 /**
  * Writes `text` to `file`: a 0600 temp file created in one `open` (never

@@ -14,9 +14,9 @@ import {
   transactionMachine,
   type ApplyInput,
   type PersistInput,
+  type ReadInput,
   type Settled,
   type TransactionInput,
-  type ReadInput,
   type TransactionRead,
   type Written,
 } from '../machines/transaction.machine.js';
