@@ -68,7 +68,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
   function interpret(rows: readonly Row[]): LoadedConfig {
     const servers: Array<[string, ServerConfig]> = [];
     const warnings: string[] = [];
-    const invalidNames: string[] = [];
+    const invalid: LoadedConfig['invalid'] = [];
     const versions: Record<string, number> = {};
     for (const row of rows) {
       if (row.config === null) continue;
@@ -76,11 +76,11 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
         servers.push([row.name, parseServerConfig(row.name, openServerConfig(key, row.name, row.config))]);
         versions[row.name] = Number(row.version);
       } catch (error) {
-        invalidNames.push(row.name);
+        invalid.push({ name: row.name, problem: (error as Error).message });
         warnings.push(`${where}: server "${row.name}" skipped: ${(error as Error).message}`);
       }
     }
-    return { servers, warnings, invalidNames, broken: null, versions };
+    return { servers, warnings, invalid, broken: null, versions };
   }
 
   async function readRows(client: pg.Pool | pg.PoolClient, lock = false): Promise<Row[]> {
@@ -168,7 +168,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
     update(mutator: ServersMutator) {
       return transaction(async (client, rows, current) => {
         const copy = Object.fromEntries(current.servers.map(([name, config]) => [name, structuredClone(config)]));
-        const next = parsedList(await mutator(copy, { invalidNames: current.invalidNames, versions: current.versions }));
+        const next = parsedList(await mutator(copy, { invalidNames: current.invalid.map((entry) => entry.name), versions: current.versions }));
         // As in the file: an entry that does not validate is kept unless the mutator names it.
         const removed = current.servers.map(([name]) => name).filter((name) => !next.has(name));
         await write(client, rows, current, next, removed);

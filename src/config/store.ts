@@ -39,8 +39,8 @@ export interface LoadedConfig {
   servers: Array<[string, ServerConfig]>;
   /** Every problem found, one line each (also logged). */
   warnings: string[];
-  /** Entries in the file that do not validate: skipped, but still the user's (never treated as deleted). */
-  invalidNames: string[];
+  /** Entries in the file that do not validate, with why: skipped, but still the user's (never treated as deleted). */
+  invalid: Array<{ name: string; problem: string }>;
   /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
   broken: BrokenConfig | null;
   /** Each valid server's version (`ServerView.version`): it changes whenever the server's stored config does. */
@@ -180,8 +180,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       // A fresh list each time (the parsed document may be shared with the next read).
       servers: snapshot.state === 'ok' ? [...snapshot.doc.servers] : [],
       warnings: warningsOf(target, snapshot),
-      invalidNames:
-        snapshot.state === 'ok' ? snapshot.doc.entries.filter((entry) => entry.config === null).map((entry) => entry.name) : [],
+      invalid:
+        snapshot.state === 'ok' ? snapshot.doc.entries.flatMap(({ name, problem }) => (problem === null ? [] : [{ name, problem }])) : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
       versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : NO_SERVERS),
     };

@@ -36,6 +36,8 @@ export interface ServerEntry {
   raw: unknown;
   /** The validated config, or `null` when the name or the config is invalid. */
   config: ServerConfig | null;
+  /** Why the entry is invalid (naming the field), or `null` when it is valid. */
+  problem: string | null;
 }
 
 /** A validated `mcp_servers.json` document. */
@@ -69,10 +71,10 @@ export function parseServersDocument(raw: unknown, order?: readonly string[]): S
     try {
       const config = parseServerConfig(name, rawEntry, { fieldPrefix: `servers.${name}` });
       doc.servers.push([name, config]);
-      doc.entries.push({ name, raw: rawEntry, config });
+      doc.entries.push({ name, raw: rawEntry, config, problem: null });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      doc.entries.push({ name, raw: rawEntry, config: null });
+      doc.entries.push({ name, raw: rawEntry, config: null, problem: err.message });
       doc.warnings.push(`skipping server ${quoteName(name)}: ${err.message}`);
     }
   }

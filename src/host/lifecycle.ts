@@ -73,7 +73,7 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
       return { status: 'unreadable' };
     }
     // A typo in the entry is not a deletion: keep the config it was queued with.
-    if (loaded.broken || loaded.invalidNames.includes(name)) return { status: 'unreadable' };
+    if (loaded.broken || loaded.invalid.some((entry) => entry.name === name)) return { status: 'unreadable' };
     const entry = loaded.servers.find(([candidate]) => candidate === name);
     return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
   }

@@ -25,7 +25,7 @@ import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../config/index.js';
 import { ConfigEntryInvalidError, ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
-import { parseServerConfig, quoteName } from '../config/validate.js';
+import { parseServerConfig } from '../config/validate.js';
 import { isOAuthConfig } from '../auth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
 import { ConflictError, FleetError, NotFoundError, PreconditionFailedError, StartFailedError } from '../errors.js';
@@ -103,10 +103,9 @@ export function createManagement(deps: ManagementDeps): Management {
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
         // An entry written by hand that does not validate is the user's text: a change would replace it unseen,
         // and an add of its name is refused before anything starts.
-        if ((kind === 'update' || kind === 'add') && loaded.invalidNames.includes(name)) {
-          const skipped = `skipping server ${quoteName(name)}: `;
-          const problem = loaded.warnings.find((line) => line.startsWith(skipped))?.slice(skipped.length) ?? 'see the warnings';
-          throw kind === 'add' ? new ConflictError(name, problem) : new ConfigEntryInvalidError(name, problem);
+        const invalid = loaded.invalid.find((entry) => entry.name === name);
+        if (invalid !== undefined && (kind === 'update' || kind === 'add')) {
+          throw kind === 'add' ? new ConflictError(name, invalid.problem) : new ConfigEntryInvalidError(name, invalid.problem);
         }
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
         return { running, stored, version: own(loaded.versions, name) ?? null };

@@ -43,7 +43,7 @@ export async function reconcile(deps: ReconcileDeps): Promise<string[]> {
   const busy: string[] = [];
   for (const name of new Set([...persisted.keys(), ...Object.keys(servers)])) {
     // An entry that does not validate was skipped with a warning; it is not a deletion.
-    if (loaded.invalidNames.includes(name)) continue;
+    if (loaded.invalid.some((entry) => entry.name === name)) continue;
     // The transaction stores what it runs, but another hand (another worker) may write after it: read again then.
     if (deps.busy(name)) {
       busy.push(name);

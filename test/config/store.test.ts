@@ -41,7 +41,7 @@ describe('load', () => {
   it('gives no servers and exactly one warning for a missing file, logged once', async () => {
     const { store, logger } = storeFor();
     const loaded = await store.load();
-    expect(loaded).toEqual({ servers: [], warnings: [expect.stringContaining(file)], broken: null, invalidNames: [], versions: {} });
+    expect(loaded).toEqual({ servers: [], warnings: [expect.stringContaining(file)], broken: null, invalid: [], versions: {} });
     await store.load();
     await store.load();
     expect(logger.lines).toHaveLength(1);
@@ -85,7 +85,7 @@ describe('load', () => {
     expect(logger.lines).toEqual(loaded.warnings);
     expect(loaded.broken).toBeNull();
     // Skipped, but still the user's: a reader must not take it for a deletion.
-    expect(loaded.invalidNames).toEqual(['broken']);
+    expect(loaded.invalid.map((entry) => entry.name)).toEqual(['broken']);
   });
 
   it('logs a warning again once it went away and came back', async () => {
@@ -387,7 +387,7 @@ describe('update', () => {
     // What it wrote reads back as the same servers, the change made.
     const loaded = await store.load();
     expect(loaded.servers.map(([name, config]) => [name, config.enabled])).toEqual([['a', true], ['b', true], ['c', false]]);
-    expect(loaded.invalidNames).toEqual(['bad']);
+    expect(loaded.invalid.map((entry) => entry.name)).toEqual(['bad']);
   });
 
   it('writes a changed or added entry without its defaults, keeping what a default depends on, and it reads back the same', async () => {

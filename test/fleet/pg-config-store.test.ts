@@ -139,7 +139,7 @@ describe('PostgreSQL config store', () => {
     const loud = createPgConfigStore({ db: dbs[0]!, key, workerId: 'w9', logger: { warn: (m) => warnings.push(m) } });
     const loaded = await loud.load();
     expect(loaded.servers.map(([name]) => name)).toEqual(['good']);
-    expect(loaded.invalidNames).toEqual(['bad']);
+    expect(loaded.invalid.map((entry) => entry.name)).toEqual(['bad']);
     expect(warnings.join('\n')).toContain('server "bad" skipped');
     await loud.update((servers) => ({ ...servers, more: local('m') }));
     expect((await dbs[0]!.pool.query("select config is not null as kept from servers where name = 'bad'")).rows[0].kept).toBe(true);
