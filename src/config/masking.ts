@@ -2,6 +2,7 @@
  * Secrets out of sight: the masked form of a config every response, log line
  * and event carries, and the redaction of secret values from free text.
  */
+import { inspect } from 'node:util';
 import { z } from 'zod';
 import { compactCopy } from './compact-copy.js';
 import { SERVER_SECRET_PATHS, valuesAtPaths } from './secrets/secret-paths.js';
@@ -124,7 +125,10 @@ function masked(config: ServerConfig): ServerConfigResponse {
 
 /** `••••` plus the last 4 characters when `value` has at least 12, else `••••`. */
 export function maskSecret(value: string): string {
-  return value.length >= SHOW_TAIL_FROM_LENGTH ? MASK + value.slice(-4) : MASK;
+  // Characters, not UTF-16 units: an emoji counts once and is never cut in half.
+  if (value.length < SHOW_TAIL_FROM_LENGTH) return MASK;
+  const characters = Array.from(value);
+  return characters.length >= SHOW_TAIL_FROM_LENGTH ? MASK + characters.slice(-4).join('') : MASK;
 }
 
 function maskMap(map: Record<string, string>): Record<string, MaskedSecret> {
@@ -252,8 +256,9 @@ export function secretValuesOf(body: unknown): string[] {
 }
 
 /**
- * Replaces every occurrence of every secret in `text` with `••••`, in its raw
- * and its JSON-escaped form (log lines are JSON). Used for stderr tails, error
+ * Replaces every occurrence of every secret in `text` with `••••`, in its raw,
+ * JSON-escaped (log lines are JSON) and `util.inspect` forms (Node's own
+ * errors quote a value so). Used for stderr tails, error
  * messages and log lines alike.
  */
 export function redact(text: string, secrets: Iterable<string>): string {
@@ -262,6 +267,10 @@ export function redact(text: string, secrets: Iterable<string>): string {
     if (secret.length < MIN_REDACTED_LENGTH) continue;
     forms.add(secret);
     forms.add(JSON.stringify(secret).slice(1, -1));
+    // As Node quotes a value in its own errors ("Received 'sk-\x00…'"), and that inside a JSON line.
+    const inspected = inspect(secret).slice(1, -1);
+    forms.add(inspected);
+    forms.add(JSON.stringify(inspected).slice(1, -1));
   }
   if (forms.size === 0) return text;
   // One left-to-right pass, the longest form winning at each position: a secret

@@ -25,12 +25,27 @@ export function isSecret(schema: z.core.$ZodType): boolean {
   return secrets.has(schema);
 }
 
-/** A secret that may be empty (a map value). */
-const SecretValue = z.string().register(secrets, { secret: true });
+// What the OS or HTTP refuses is refused here, where the field can be named,
+// not at spawn or request time, whose errors quote the value (a secret).
+const NO_NUL = /^[^\0]*$/;
+const NO_LINE_BREAK_OR_NUL = /^[^\r\n\0]*$/;
+/** RFC 9110's `token`: what a header name may be made of. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+
 /** A secret that must be set when present (a token). */
 const SecretString = z.string().min(1).register(secrets, { secret: true });
-/** A map whose every value is a secret (`env`, `headers`). */
-const SecretMap = z.record(z.string(), SecretValue);
+/** `env`: every value a secret, handed to the child's environment. */
+const EnvMap = z.record(
+  z.string().regex(/^[^=\0]+$/, 'must be an environment variable name: not empty, no "=" or NUL'),
+  z.string().regex(NO_NUL, 'must not contain a NUL character').register(secrets, { secret: true }),
+);
+/** `headers`: every value a secret, sent with each request. */
+const HeaderMap = z.record(
+  z.string().regex(HEADER_NAME, "must be an HTTP header name: letters, digits and !#$%&'*+-.^_`|~ only"),
+  z.string().regex(NO_LINE_BREAK_OR_NUL, 'must not contain a line break or NUL character').register(secrets, { secret: true }),
+);
+/** A command-line argument or a path: the OS takes no NUL in either. */
+const OsString = z.string().min(1).regex(NO_NUL, 'must not contain a NUL character');
 
 /** How a call of a tool is let through: at once, after a decision, or never. */
 export const ApprovalSetting = z.enum(['auto', 'ask', 'deny']);
@@ -196,10 +211,10 @@ const common = {
 export const LocalServerConfig = z.strictObject({
   type: z.literal('local'),
   /** argv of the child process; spawned directly, never through a shell. */
-  command: z.array(z.string().min(1)).min(1, 'needs at least the program to run'),
+  command: z.array(OsString).min(1, 'needs at least the program to run'),
   /** Added to the SDK's safe default environment. Every value is a secret. */
-  env: SecretMap.default(() => ({})),
-  cwd: z.string().min(1).nullable().default(null),
+  env: EnvMap.default(() => ({})),
+  cwd: OsString.nullable().default(null),
   /**
    * Names of the worker's own environment variables to pass on as they are.
    * Nothing else of the worker's environment reaches the child beyond the SDK's safe default.
@@ -314,7 +329,7 @@ export const RemoteServerConfig = z.strictObject({
   /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */
   transport: z.enum(['streamable_http', 'sse', 'auto']).default('auto'),
   /** Sent with every request. Every value is a secret. */
-  headers: SecretMap.default(() => ({})),
+  headers: HeaderMap.default(() => ({})),
   auth: AuthConfig.default(() => ({ kind: 'none' as const })),
   ...common,
 });

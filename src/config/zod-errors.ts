@@ -25,6 +25,9 @@ export function describeZodError(err: z.core.$ZodError, prefix = ''): ZodErrorDe
     if (issue.code === 'unrecognized_keys') {
       // Name each unknown field itself, so the user knows exactly what to remove.
       for (const key of issue.keys) problems.push({ field: joinPath(at, [key]), text: 'unknown field' });
+    } else if (issue.code === 'invalid_key') {
+      // A map's key broke its rule: the key's own problem, not zod's "Invalid key in record".
+      problems.push({ field: at, text: `key ${issue.issues[0]?.message ?? 'is not allowed'}` });
     } else {
       // zod says a missing field was received as `undefined`: say it is required.
       problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '').replace(/^(expected .+), received undefined$/, 'required: $1') });

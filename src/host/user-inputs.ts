@@ -10,6 +10,7 @@ import { serverVisible } from './access.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { JournalEvent, ProjectionContext } from '../journal/index.js';
 import type { ServerConfig } from '../config/index.js';
+import { userReferences } from '../config/schema.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { ConfigError, NotFoundError } from '../errors.js';
 import { ADMIN_PRINCIPAL, Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
@@ -27,6 +28,11 @@ export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions'>;
 
 const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(principal).id);
 const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : Principal.parse(principal));
+
+/** Whether a `headers` value of `config` refers to the input `name`. */
+function sentInHeader(config: ServerConfig, name: string): boolean {
+  return config.type === 'remote' && Object.values(config.headers).some((value) => userReferences(value).includes(name));
+}
 
 export function createHostInputs({ store, sessions, append, visibleConfig }: UserInputsOptions): HostInputs {
   function configOf(server: string, principal: PrincipalInput | undefined): ServerConfig {
@@ -58,6 +64,11 @@ export function createHostInputs({ store, sessions, append, visibleConfig }: Use
       for (const [name, value] of Object.entries(values)) {
         if (!Object.hasOwn(config.user_inputs, name)) throw new ConfigError(`server "${server}" declares no user input "${name}"`, name);
         if (value !== null && typeof value !== 'string') throw new ConfigError('must be a string, or null to delete it', name);
+        // Refused here, naming the input: at connect the OS or fetch would refuse it quoting the value.
+        if (value?.includes('\0')) throw new ConfigError('must not contain a NUL character', name);
+        if (value !== null && /[\r\n]/.test(value) && sentInHeader(config, name)) {
+          throw new ConfigError('is sent in an HTTP header: must not contain a line break', name);
+        }
       }
       await store.set(server, principal, values);
       const names = Object.keys(values).sort();

@@ -62,6 +62,9 @@ describe('maskSecret', () => {
     ['12345678901', MASK],
     ['123456789012', `${MASK}9012`],
     ['sk-a-very-long-secret-WXYZ', `${MASK}WXYZ`],
+    // Characters, not UTF-16 units: six emoji are six characters, and none is cut in half.
+    ['😀😀😀😀😀😀', MASK],
+    ['abcdefghijk😀xyz', `${MASK}😀xyz`],
   ])('masks %j as %j', (value, masked) => {
     expect(maskSecret(value)).toBe(masked);
   });
@@ -190,6 +193,9 @@ describe('secretValues and redact', () => {
     ['DEBUG=1 on abc', ['1', 'on', 'abc'], 'DEBUG=1 on abc'],
     ['a password1 b password c', ['password', 'password1'], `a ${MASK} b ${MASK} c`],
     ['say "qq\\"x"', ['qq"x'], `say "${MASK}"`],
+    // As Node's own errors quote a value (util.inspect), alone and inside a JSON line.
+    ["Received 'sk-\\x00live-SECRET'", ['sk-\0live-SECRET'], `Received '${MASK}'`],
+    [JSON.stringify(`got \`it's"q\\\\bLEAK77\``), [`it's"q\\bLEAK77`], JSON.stringify(`got \`${MASK}\``)],
   ])('redacts %j with %j', (text, secrets, expected) => {
     expect(redact(text, secrets)).toBe(expected);
   });

@@ -93,6 +93,21 @@ describe('parseServerConfig', () => {
     expect(err.field).toBe('name');
   });
 
+  it.each([
+    [{ type: 'local', command: ['node'], env: { 'A=B': 'value' } }, 'env.A=B', 'key must be an environment variable name'],
+    [{ type: 'local', command: ['node'], env: { '': 'value' } }, 'env.', 'key must be an environment variable name'],
+    [{ type: 'local', command: ['node'], env: { API_KEY: 'sk-\0live-SECRET-0123' } }, 'env.API_KEY', 'must not contain a NUL character'],
+    [{ type: 'local', command: ['node', 'a\0b'] }, 'command.1', 'must not contain a NUL character'],
+    [{ type: 'local', command: ['node'], cwd: '/tmp\0x' }, 'cwd', 'must not contain a NUL character'],
+    [{ type: 'remote', url: 'https://x.invalid/mcp', headers: { 'X Team': 'v' } }, 'headers.X Team', 'key must be an HTTP header name'],
+    [{ type: 'remote', url: 'https://x.invalid/mcp', headers: { 'X-Team': 'plat\nform-SECRET' } }, 'headers.X-Team', 'must not contain a line break'],
+  ])('refuses what spawn or fetch would refuse later, naming the field: %j', (config, field, problem) => {
+    const err = thrown(() => parseServerConfig('files', config));
+    expect(err.field).toBe(field);
+    expect(err.message).toContain(problem);
+    expect(err.message).not.toMatch(/SECRET|form/);
+  });
+
   it('throws a ConfigError carrying the field', () => {
     const err = thrown(() => parseServerConfig('files', { type: 'local', command: ['x'], enabled: 'yes' }));
     expect(err.field).toBe('enabled');

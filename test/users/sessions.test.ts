@@ -103,6 +103,16 @@ describe('inputs', () => {
     const wrong = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { OTHER: 'x' } });
     expect(wrong.status).toBe(400);
     expect(wrong.json.error.field).toBe('OTHER');
+    // What the OS or fetch would refuse at connect, quoting the value, is refused now, naming the input.
+    const nul = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: 'nul\u0000SECRET-1' } });
+    expect([nul.status, nul.json.error.field, nul.json.error.message]).toEqual([400, 'TOKEN', 'must not contain a NUL character']);
+    const broken = await as('alice', '/api/mcp/servers/web/inputs', { method: 'PUT', body: { TOKEN: 'line\nSECRET-2' } });
+    expect([broken.status, broken.json.error.field]).toEqual([400, 'TOKEN']);
+    expect(broken.json.error.message).toBe('is sent in an HTTP header: must not contain a line break');
+    // A line break is fine where no header carries the input (an env value may span lines).
+    const multiline = await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: 'line\nbreak' } });
+    expect(multiline.status).toBe(200);
+    await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: null } });
   });
 
   it('a server the access policy hides: its inputs are a 404 and its tools unknown, no session starts', async () => {
