@@ -183,8 +183,14 @@ describe('bodies', () => {
     expect(reply.status).toBe(400);
     expect(reply.json).toEqual({ error: { code: 'invalid_json', message: 'request body is not valid JSON' } });
     // JSON, but not an object: said as such.
-    for (const json of ['null', '42', '"x"']) {
-      const scalar = await served.request('/api/mcp/servers', { method: 'POST', body: json, headers: { 'content-type': 'application/json' } });
+    for (const [path, method, json] of [
+      ['/api/mcp/servers', 'POST', 'null'],
+      ['/api/mcp/servers', 'POST', '42'],
+      ['/api/mcp/servers', 'POST', '"x"'],
+      ['/api/mcp/servers', 'POST', '[]'],
+      ['/api/mcp/servers/x', 'PATCH', '[{"enabled":false}]'],
+    ] as const) {
+      const scalar = await served.request(path, { method, body: json, headers: { 'content-type': 'application/json' } });
       expect(scalar.status).toBe(400);
       expect(scalar.json).toEqual({ error: { code: 'invalid_json', message: 'request body must be a JSON object' } });
     }
