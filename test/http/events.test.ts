@@ -223,10 +223,15 @@ describe('GET /api/mcp/events', () => {
     const limited = await served.request(`/api/mcp/events?since=${oldest - 1}&limit=2`);
     expect(limited.json.events.map((event: { seq: number }) => event.seq)).toEqual([oldest, oldest + 1]);
     for (const limit of ['0', 'x', '10001']) {
-      const refused = await served.request(`/api/mcp/events?since=1&limit=${limit}`);
-      expect(refused.status).toBe(400);
-      expect(refused.json.error.field).toBe('limit');
+      for (const query of [`since=1&limit=${limit}`, `limit=${limit}`]) {
+        const refused = await served.request(`/api/mcp/events?${query}`);
+        expect(refused.status).toBe(400);
+        expect(refused.json.error.field).toBe('limit');
+      }
     }
+    // Without `since`: the newest events in memory, the last `limit` of them.
+    const newest = await served.request('/api/mcp/events?limit=2');
+    expect(newest.json.events.map((event: { seq: number }) => event.seq)).toEqual([journal.lastSeq - 1, journal.lastSeq]);
   });
 
   it.each(['-1', 'abc', '1.5'])('since=%s → 400', async (since) => {

@@ -31,13 +31,13 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
     // A user reads only the events of servers they may see, and of those calls and approvals only their own.
     const shown = (events: JournalEvent[]) =>
       user === undefined ? events : events.filter((event) => eventVisibleTo(host, event, user)).map((event) => eventFor(host, event, user));
-    // Without `since`: the newest events, those still in memory (a bounded window), as before the store.
-    if (since === undefined) {
-      res.json({ events: shown(host.events()) });
-      return;
-    }
     const limit =
       req.query.limit === undefined ? MAX_PAGE : parse(Limit, req.query.limit, 'limit', `an integer from 1 to ${MAX_PAGE}`);
+    // Without `since`: the newest events, those still in memory (a bounded window), the last `limit` of them.
+    if (since === undefined) {
+      res.json({ events: shown(host.events()).slice(-limit) });
+      return;
+    }
     // From the store: back to its oldest event, across worker restarts.
     const events = await host.readEvents(since, limit);
     if (!Array.isArray(events)) {
