@@ -63,7 +63,7 @@ export class ConflictError extends Error {
     super(
       invalidEntry === undefined
         ? `a server named "${server}" already exists`
-        : oneLine(`a server named "${server}" is already in the file, in an entry that does not validate (${invalidEntry}); fix or remove it there first`),
+        : oneLine(`a server named "${server}" is already in the file, in an entry that does not validate (${invalidEntry}); fix it in the file, or remove that server first`),
     );
   }
 }

@@ -168,9 +168,14 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
     update(mutator: ServersMutator) {
       return transaction(async (client, rows, current) => {
         const copy = Object.fromEntries(current.servers.map(([name, config]) => [name, structuredClone(config)]));
-        const next = parsedList(await mutator(copy, { invalidNames: current.invalid.map((entry) => entry.name), versions: current.versions }));
-        // As in the file: an entry that does not validate is kept unless the mutator names it.
-        const removed = current.servers.map(([name]) => name).filter((name) => !next.has(name));
+        const invalidNames = current.invalid.map((entry) => entry.name);
+        const discarded = new Set<string>();
+        const next = parsedList(await mutator(copy, { invalidNames, versions: current.versions, discard: (name) => discarded.add(name) }));
+        // As in the file: an entry that does not validate is kept unless the mutator names or discards it.
+        const removed = [
+          ...current.servers.map(([name]) => name).filter((name) => !next.has(name)),
+          ...invalidNames.filter((name) => discarded.has(name) && !next.has(name)),
+        ];
         await write(client, rows, current, next, removed);
       });
     },

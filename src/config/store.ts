@@ -53,6 +53,8 @@ export interface UpdateInfo {
   invalidNames: readonly string[];
   /** The version of each valid server as stored right now (inside the write's lock). */
   versions: Readonly<Record<string, number>>;
+  /** Deletes the entry `name` that does not validate, which the write would otherwise keep verbatim. */
+  discard(name: string): void;
 }
 
 /** Computes the next server set from the current one (its argument is a copy, free to change). */
@@ -138,7 +140,7 @@ export class ConfigEntryInvalidError extends ConfigError {
     readonly server: string,
     readonly problem: string,
   ) {
-    super(`refusing to change server "${server}": its entry in the file does not validate (${problem}); fix or remove it there first`, `servers.${server}`);
+    super(`refusing to change server "${server}": its entry in the file does not validate (${problem}); fix it in the file, or remove the server`, `servers.${server}`);
   }
 }
 
@@ -234,7 +236,8 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       );
       const invalidNames = entries.filter((e) => e.config === null).map((e) => e.name);
       const versions = await ledger.of(Object.entries(current));
-      const next = await mutator(current, { invalidNames, versions });
+      const discarded = new Set<string>();
+      const next = await mutator(current, { invalidNames, versions, discard: (name) => discarded.add(name) });
       const parsed = new Map(
         Object.entries(next).map(([name, config]) => [
           name,
@@ -243,7 +246,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       );
       // The entries as written in the file just read (`read` keeps its bytes): unchanged ones go back so.
       const written = snapshot.state === 'ok' && memo.bytes !== undefined ? entryTexts(memo.bytes.toString('utf8')) : new Map<string, string>();
-      const stored = mergeEntries(entries, parsed, written);
+      const stored = mergeEntries(entries.filter((e) => e.config !== null || !discarded.has(e.name)), parsed, written);
       await writeDocument(target, stored, logger);
       const servers = stored.flatMap(([name]): Array<[string, ServerConfig]> => {
         const config = parsed.get(name);

@@ -101,14 +101,10 @@ export function createManagement(deps: ManagementDeps): Management {
         const loaded = await store.load();
         // A file that does not parse takes no write: refused before the server is touched (a restart writes nothing).
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
-        // An entry written by hand that does not validate is the user's text: a change would replace it unseen,
-        // and an add of its name is refused before anything starts.
-        const invalid = loaded.invalid.find((entry) => entry.name === name);
-        if (invalid !== undefined && (kind === 'update' || kind === 'add')) {
-          throw kind === 'add' ? new ConflictError(name, invalid.problem) : new ConfigEntryInvalidError(name, invalid.problem);
-        }
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
-        return { running, stored, version: own(loaded.versions, name) ?? null };
+        // An entry written by hand that does not validate is the user's text: the machine refuses to change it, and a removal deletes it.
+        const invalid = loaded.invalid.find((entry) => entry.name === name)?.problem ?? null;
+        return { running, stored, version: own(loaded.versions, name) ?? null, invalid };
       }),
       install: fromPromise<Settled, { name: string; config: ServerConfig }>(async ({ input: { name, config } }) => {
         deps.registry().send({ type: 'server.install', name, config });
@@ -131,8 +127,9 @@ export function createManagement(deps: ManagementDeps): Management {
       persist: fromPromise<Written, PersistInput>(async ({ input }) => {
         const { name } = input;
         if (input.kind === 'remove') {
-          await store.update((servers) => {
+          await store.update((servers, { invalidNames, discard }) => {
             delete servers[name];
+            if (invalidNames.includes(name)) discard(name);
             return servers;
           });
           return { config: null, version: null };

@@ -3,6 +3,7 @@ import { and, assign, fromPromise, setup } from 'xstate';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig } from '../config/index.js';
 import type { ServerView } from '../journal/index.js';
+import { ConfigEntryInvalidError } from '../config/index.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js';
 
 /** One management change of one server. */
@@ -28,6 +29,12 @@ export interface TransactionRead {
   stored: ServerConfig | null;
   /** The stored entry's version; null when none is stored. */
   version: number | null;
+  /**
+   * Why the store's entry of that name does not validate (a hand edit), when
+   * it does not: the user's text, which a change must not replace unseen and
+   * a removal deletes. Null when there is no such entry.
+   */
+  invalid: string | null;
 }
 
 /** How a server's actor settled after an event: `failure` when it ended in `error`. */
@@ -132,14 +139,23 @@ export const transactionMachine = setup({
     isAdd: ({ context }) => context.kind === 'add',
     isUpdate: ({ context }) => context.kind === 'update',
     isRemove: ({ context }) => context.kind === 'remove',
-    /** A server of that name runs or is stored. */
-    exists: ({ event }) => outputOf<TransactionRead>(event).running !== null || outputOf<TransactionRead>(event).stored !== null,
-    /** Neither runs nor is stored. */
-    unknown: ({ event }) => outputOf<TransactionRead>(event).running === null && outputOf<TransactionRead>(event).stored === null,
+    /** A server of that name runs or is stored (an entry that does not validate counts). */
+    exists: ({ event }) => {
+      const read = outputOf<TransactionRead>(event);
+      return read.running !== null || read.stored !== null || read.invalid !== null;
+    },
+    /** Neither runs nor is stored, not even as an entry that does not validate. */
+    unknown: ({ event }) => {
+      const read = outputOf<TransactionRead>(event);
+      return read.running === null && read.stored === null && read.invalid === null;
+    },
+    /** The store's entry of that name does not validate. */
+    entryInvalid: ({ event }) => outputOf<TransactionRead>(event).invalid !== null,
     notRunning: ({ event }) => outputOf<TransactionRead>(event).running === null,
     /** The stored version is not the one the change was asked for (HTTP `If-Match`). */
     versionMoved: ({ context, event }) => context.ifMatch !== null && outputOf<TransactionRead>(event).version !== context.ifMatch,
-    hasStored: ({ context }) => readOf({ context }).stored !== null,
+    /** Something of it is stored: a valid entry, or one that does not validate. */
+    hasStored: ({ context }) => readOf({ context }).stored !== null || readOf({ context }).invalid !== null,
     startFailed: (_, settled: Settled) => settled.failure !== null,
     /** Another worker changed other fields meanwhile: what was stored is not what runs. */
     storedDiffers: ({ context, event }) => {
@@ -153,7 +169,12 @@ export const transactionMachine = setup({
     keepWritten: assign({ written: (_, written: Written) => written }),
     keepView: assign({ view: (_, view: ServerView) => view }),
     keepError: assign({ failure: (_, error: unknown) => ({ error }) }),
-    refuseConflict: assign({ failure: ({ context }) => ({ error: new ConflictError(context.name) }) }),
+    refuseConflict: assign({
+      failure: ({ context }, read: TransactionRead) => ({ error: new ConflictError(context.name, read.invalid ?? undefined) }),
+    }),
+    refuseInvalidEntry: assign({
+      failure: ({ context }, read: TransactionRead) => ({ error: new ConfigEntryInvalidError(context.name, read.invalid ?? '') }),
+    }),
     refuseNotFound: assign({ failure: ({ context }) => ({ error: new NotFoundError(context.name) }) }),
     refuseVersion: assign({
       failure: ({ context }, read: TransactionRead) => ({ error: new PreconditionFailedError(context.name, context.ifMatch ?? 0, read.version) }),
@@ -180,10 +201,11 @@ export const transactionMachine = setup({
         src: 'read',
         input: ({ context }) => ({ name: context.name, kind: context.kind }),
         onDone: [
-          { guard: and(['isAdd', 'exists']), target: 'failed', actions: 'refuseConflict' },
+          { guard: and(['isAdd', 'exists']), target: 'failed', actions: { type: 'refuseConflict', params: readParams } },
           { guard: 'isAdd', target: 'installing', actions: withRead },
           { guard: and(['isRemove', 'unknown']), target: 'failed', actions: 'refuseNotFound' },
           { guard: 'isRemove', target: 'removing', actions: withRead },
+          { guard: and(['isUpdate', 'entryInvalid']), target: 'failed', actions: { type: 'refuseInvalidEntry', params: readParams } },
           { guard: 'notRunning', target: 'failed', actions: 'refuseNotFound' },
           {
             guard: and(['isUpdate', 'versionMoved']),

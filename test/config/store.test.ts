@@ -366,6 +366,14 @@ describe('update', () => {
     expect(again.versions.added).toBeGreaterThan(result.versions.changed!);
     expect(again.versions.changed).toBe(result.versions.changed);
     expect(again.versions).toEqual((await store.load()).versions);
+    // Discarded, the invalid entry goes; the others stay as they were.
+    await store.update((servers, info) => {
+      info.discard('invalid');
+      return servers;
+    });
+    const after = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
+    expect(Object.keys(after.servers)).toEqual(['minimal', 'changed', 'added']);
+    expect(after.servers.minimal).toEqual(minimal);
   });
 
   it('writes the entries it leaves unchanged back as the file had them, layout and all; only the changed one is written anew', async () => {

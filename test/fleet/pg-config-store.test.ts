@@ -143,6 +143,13 @@ describe('PostgreSQL config store', () => {
     expect(warnings.join('\n')).toContain('server "bad" skipped');
     await loud.update((servers) => ({ ...servers, more: local('m') }));
     expect((await dbs[0]!.pool.query("select config is not null as kept from servers where name = 'bad'")).rows[0].kept).toBe(true);
+    // Discarded (a removal of that server), it goes; the others stay.
+    await loud.update((servers, info) => {
+      info.discard('bad');
+      return servers;
+    });
+    expect((await dbs[0]!.pool.query("select config is not null as kept from servers where name = 'bad'")).rows[0].kept).toBe(false);
+    expect((await loud.load()).servers.map(([name]) => name)).toEqual(['good', 'more']);
   });
 
   it('a stopped database: reads and writes fail with database_unavailable, naming no password', async () => {

@@ -160,10 +160,33 @@ test('an entry broken by hand is skipped with a warning; its running server is l
   const refused = await host!.updateServer('typo', { call_timeout_seconds: 30 }).then(() => null, (err: unknown) => err);
   expect(refused).toBeInstanceOf(ConfigEntryInvalidError);
   expect((refused as Error).message).toBe(
-    'refusing to change server "typo": its entry in the file does not validate (servers.typo.timeout_seconds: expected number, received string); fix or remove it there first',
+    'refusing to change server "typo": its entry in the file does not validate (servers.typo.timeout_seconds: expected number, received string); fix it in the file, or remove the server',
   );
   expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(edited);
   expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
+  // Removing it deletes it: the server stops and its entry leaves the file, invalid as it was.
+  await host!.removeServer('typo');
+  expect(host!.server('typo')).toBeUndefined();
+  expect(isAlive(pid)).toBe(false);
+  expect(Object.keys(readConfigFile(dir).servers)).not.toContain('typo');
+});
+
+test('an entry that does not validate at start has no server, but is refused a change and can be removed', async () => {
+  const warnings: string[] = [];
+  const dir = await startWith((d) => ({ keep: healthy(d, 'keep'), typo: { ...healthy(d, 'typo'), timout_seconds: 5 } }), warnings);
+  expect(host!.server('typo')).toBeUndefined();
+  const written = readFileSync(join(dir, 'mcp_servers.json'), 'utf8');
+  const refused = await host!.updateServer('typo', { timeout_seconds: 5 }).then(() => null, (err: unknown) => err);
+  expect(refused).toBeInstanceOf(ConfigEntryInvalidError);
+  expect((refused as Error).message).toContain('servers.typo.timout_seconds: unknown field');
+  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(written);
+  await expect(host!.restartServer('typo')).rejects.toThrow('no server named "typo"');
+  await host!.removeServer('typo');
+  expect(Object.keys(readConfigFile(dir).servers)).toEqual(['keep']);
+  // The other entry is kept as written, byte for byte.
+  expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toContain(JSON.stringify(healthy(dir, 'keep').command).slice(1, 20));
+  await expect(host!.removeServer('typo')).rejects.toThrow('no server named "typo"');
+  expect(host!.server('keep')?.state).toBe('ready');
 });
 
 test('a broken edit is reported, ignored and never overwritten', async () => {

@@ -17,7 +17,7 @@ function runner({ breakOnFinish }: { breakOnFinish: number }) {
   const applying = new Map<string, () => void>();
   const transaction = transactionMachine.provide({
     actors: {
-      read: fromPromise<TransactionRead, ReadInput>(async () => ({ running: config, stored: config, version: 1 })),
+      read: fromPromise<TransactionRead, ReadInput>(async () => ({ running: config, stored: config, version: 1, invalid: null })),
       apply: fromPromise<Settled, ApplyInput>(({ input }) => new Promise((resolve) => applying.set(input.name, () => resolve({ failure: null })))),
       view: fromPromise<ServerView, { name: string }>(async ({ input }) => ({ name: input.name, version: 1 }) as unknown as ServerView),
     },

@@ -7,7 +7,7 @@ import { ErrorKind } from '../../src/errors.js';
 import { ServerView } from '../../src/journal/server-view.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { fieldCases } from '../config/field-samples.js';
-import { allGone, CANARIES, healthy, readPid, startFleet, untilState, type Fleet } from './fleet.js';
+import { allGone, CANARIES, healthy, isAlive, readPid, startFleet, untilState, type Fleet } from './fleet.js';
 
 const [ENV_SECRET, REPLACED_SECRET, HEADER_SECRET, TOKEN_SECRET] = CANARIES as [string, string, string, string];
 
@@ -135,7 +135,8 @@ describe('POST /api/mcp/servers', () => {
     fleet = await startFleet(() => ({}));
     const reply = await fleet.request('/api/mcp/servers', { method: 'POST', body: [1, 2] });
     expect(reply.status).toBe(400);
-    expect(reply.json.error.code).toBe('invalid_request');
+    // JSON, but not an object: as for null or a number.
+    expect(reply.json.error.code).toBe('invalid_json');
   });
 
   it('a server that fails to start → 422 start_failed, nothing persisted, no secret in the reason', async () => {
@@ -421,8 +422,18 @@ describe('DELETE /api/mcp/servers/:name', () => {
     const add = await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: 'ghost', ...ghostConfig } });
     expect(add.status).toBe(409);
     expect(add.json.error).toMatchObject({ code: 'conflict' });
-    expect(add.json.error.message).toMatch(/^a server named "ghost" is already in the file, in an entry that does not validate \(servers\.ghost\.oops: unknown field\); fix or remove it there first$/);
+    expect(add.json.error.message).toMatch(/^a server named "ghost" is already in the file, in an entry that does not validate \(servers\.ghost\.oops: unknown field\); fix it in the file, or remove that server first$/);
     expect(existsSync(join(fleet.dir, 'ghost.pid'))).toBe(false);
+    // Such an entry, with no server running: a PATCH is refused naming the problem, a DELETE takes it out of the file.
+    const patched = await fleet.request('/api/mcp/servers/ghost', { method: 'PATCH', body: { timeout_seconds: 30 } });
+    expect([patched.status, patched.json.error.code]).toEqual([409, 'config_entry_invalid']);
+    expect((await fleet.request('/api/mcp/servers/ghost', { method: 'DELETE' })).status).toBe(204);
+    expect(Object.keys(JSON.parse(readFileSync(file, 'utf8')).servers)).toEqual(['alpha']);
+    expect((await fleet.request('/api/mcp/servers/ghost', { method: 'DELETE' })).status).toBe(404);
+    // And alpha's, running on its last valid config: DELETE stops it and removes the entry.
+    expect((await fleet.request('/api/mcp/servers/alpha', { method: 'DELETE' })).status).toBe(204);
+    expect(JSON.parse(readFileSync(file, 'utf8')).servers).toEqual({});
+    expect(isAlive(pid)).toBe(false);
   });
 });
 

@@ -20,7 +20,7 @@ function coordinator() {
       read: fromPromise<TransactionRead, ReadInput>(async ({ input }) => {
         started.push(input.name);
         if (input.name === 'broken') throw new Error('store unreadable');
-        return { running: config, stored: config, version: 1 };
+        return { running: config, stored: config, version: 1, invalid: null };
       }),
       apply: fromPromise<Settled, ApplyInput>(
         ({ input }) => new Promise((resolve) => applying.set(input.name, () => resolve({ failure: null }))),

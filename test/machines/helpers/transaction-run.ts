@@ -185,6 +185,7 @@ function createWorld() {
   const work: string[] = [];
   let pending: Pending | null = null;
   let stored: { config: ServerConfig; version: number } | null = null;
+  let invalid = false;
   let version = 0;
   const write = (config: ServerConfig) => {
     version += 1;
@@ -232,6 +233,7 @@ function createWorld() {
     }
     if (event.type in reads) {
       const read = reads[event.type as ReadEvent];
+      invalid = read.invalid !== null;
       if (read.stored) {
         stored = { config: read.stored, version: read.version };
         version = read.version;
@@ -248,7 +250,9 @@ function createWorld() {
       case 'stores.after_other_write': {
         const input = call.input as PersistInput;
         if (input.kind === 'remove') {
+          // The host's removal discards an entry that does not validate too.
           stored = null;
+          invalid = false;
           call.resolve({ config: null, version: null } satisfies Written);
         } else if (input.kind === 'add') {
           write(input.config);
@@ -273,7 +277,7 @@ function createWorld() {
     perform,
     observe(outcome: Observation['outcome']): Observation {
       const now = stored as { config: ServerConfig; version: number } | null;
-      return { work: [...work], stored: now && { config: labelOf(now.config), version: now.version }, outcome };
+      return { work: [...work], stored: now && { config: labelOf(now.config), version: now.version }, invalid, outcome };
     },
   };
 }

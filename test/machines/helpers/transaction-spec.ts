@@ -6,6 +6,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import { mergePatch } from '../../../src/config/merge-patch.js';
 import { ServerConfig } from '../../../src/config/schema.js';
+import { ConfigEntryInvalidError } from '../../../src/config/store.js';
 import { ConflictError, NotFoundError, PreconditionFailedError, StartFailedError } from '../../../src/errors.js';
 import type { TransactionInput } from '../../../src/machines/transaction.machine.js';
 
@@ -23,13 +24,18 @@ export const configs = {
 /** A change of a field the patches never touch: what another worker writes meanwhile. */
 export const otherWrite = { ping_interval_seconds: 5 };
 
-/** What the read finds: what runs, what is stored (and its version). */
+/** Why a hand-edited entry of the server does not validate. */
+export const INVALID_ENTRY = 'servers.files.timeout_seconds: expected number, received string';
+
+/** What the read finds: what runs, what is stored (and its version), and an entry that does not validate. */
 export const reads = {
-  'read.none': { running: null, stored: null, version: null },
-  'read.running': { running: configs.running, stored: null, version: null },
-  'read.stored': { running: null, stored: configs.edited, version: 1 },
-  'read.same': { running: configs.running, stored: configs.running, version: 1 },
-  'read.edited': { running: configs.running, stored: configs.edited, version: 2 },
+  'read.none': { running: null, stored: null, version: null, invalid: null },
+  'read.running': { running: configs.running, stored: null, version: null, invalid: null },
+  'read.stored': { running: null, stored: configs.edited, version: 1, invalid: null },
+  'read.same': { running: configs.running, stored: configs.running, version: 1, invalid: null },
+  'read.edited': { running: configs.running, stored: configs.edited, version: 2, invalid: null },
+  'read.invalid': { running: null, stored: null, version: null, invalid: INVALID_ENTRY },
+  'read.running_invalid': { running: configs.running, stored: null, version: null, invalid: INVALID_ENTRY },
 } as const;
 export type ReadEvent = keyof typeof reads;
 
@@ -74,6 +80,8 @@ export function labelOf(config: ServerConfig | null): string {
 export interface Observation {
   work: string[];
   stored: { config: string; version: number } | null;
+  /** The entry that does not validate is still in the store. */
+  invalid: boolean;
   /** `version` of the view returned; the error's class and message. */
   outcome: { ok: true; view: null | { version: number | null } } | { ok: false; error: string } | 'running';
 }
@@ -89,10 +97,12 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
   const work: string[] = [];
   const queue = [...events];
   let stored: { config: ServerConfig; version: number } | null = null;
+  let invalid = false;
   let version = 0;
   const observation = (outcome: Observation['outcome']): Observation => ({
     work,
     stored: stored && { config: labelOf(stored.config), version: stored.version },
+    invalid,
     outcome,
   });
   const next = (): ModelEvent => {
@@ -115,6 +125,7 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
     const read = does('read');
     if (read.type === 'throws') return fail(broke('read'));
     const facts = reads[read.type as ReadEvent];
+    invalid = facts.invalid !== null;
     if (facts.stored) {
       stored = { config: facts.stored, version: facts.version! };
       version = facts.version!;
@@ -128,7 +139,8 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
 
     switch (input.kind) {
       case 'add': {
-        if (facts.running || facts.stored) return fail(new ConflictError(NAME));
+        // A hand-edited entry of that name that does not validate is the user's: in the way, and named.
+        if (facts.running || facts.stored || facts.invalid) return fail(new ConflictError(NAME, facts.invalid ?? undefined));
         const undo = (error: unknown) => (does('uninstall').type === 'throws' ? fail(broke('uninstall')) : fail(error));
         const installed = does(`install ${labelOf(input.config)}`);
         if (installed.type === 'throws') return fail(broke('install'));
@@ -138,6 +150,8 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
         return view();
       }
       case 'update': {
+        // Never replaced unseen: the user fixes the text, or removes the server.
+        if (facts.invalid) return fail(new ConfigEntryInvalidError(NAME, facts.invalid));
         if (!facts.running) return fail(new NotFoundError(NAME));
         if (input.ifMatch !== undefined && facts.version !== input.ifMatch) {
           return fail(new PreconditionFailedError(NAME, input.ifMatch, facts.version));
@@ -168,11 +182,13 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
         return view();
       }
       case 'remove': {
-        if (!facts.running && !facts.stored) return fail(new NotFoundError(NAME));
+        if (!facts.running && !facts.stored && !facts.invalid) return fail(new NotFoundError(NAME));
         if (does('uninstall').type === 'throws') return fail(broke('uninstall'));
-        if (facts.stored) {
+        // Whatever of it is stored goes, an entry that does not validate included.
+        if (facts.stored || facts.invalid) {
           if (does('persist remove').type === 'throws') return fail(broke('persist'));
           stored = null;
+          invalid = false;
         }
         if (does('forget').type === 'throws') return fail(broke('forget'));
         return observation({ ok: true, view: null });
