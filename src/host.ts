@@ -7,7 +7,7 @@ import { createManagement } from './host/management.js';
 import { bridgeServer } from './host/journal-bridge.js';
 import { createHostLifecycle } from './host/lifecycle.js';
 import { createHostServices } from './host/services.js';
-import { computeDiff } from './catalog/config-diff.js';
+import { diffWithStore } from './catalog/config-diff.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
@@ -160,11 +160,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     },
     renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
 
-    async catalogDiff() {
-      const loaded = await store.load();
-      const running = Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config]);
-      return computeDiff(loaded.servers, running);
-    },
+    catalogDiff: () => diffWithStore(store, Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config])),
 
     clientMetadataDocument: () => (options.publicUrl === undefined ? null : clientMetadataDocument(options.publicUrl)),
 

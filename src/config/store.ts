@@ -126,11 +126,13 @@ export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]
 
 /** A write refused because the file on disk exists and does not parse. */
 export class ConfigFileBrokenError extends ConfigError {
+  /** `refused`: what could not be done, for a message that says so (a write, by default). */
   constructor(
     readonly file: string,
     readonly problem: string,
+    refused = `refusing to write ${file}`,
   ) {
-    super(`refusing to write ${file}: it exists but does not parse (${problem}); fix or move it first`);
+    super(`${refused}: it exists but does not parse (${problem}); fix or move it first`);
   }
 }
 

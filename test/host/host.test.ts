@@ -310,7 +310,7 @@ describe('views over the journal', () => {
     const { writeFileSync } = await import('node:fs');
     writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify(file));
     const diff = await host.catalogDiff();
-    expect(diff).toEqual({ added: ['t'], removed: [], changed: [{ name: 's', fields: ['env.K', 'timeout_seconds'] }] });
+    expect(diff).toEqual({ added: ['t'], removed: [], changed: [{ name: 's', fields: ['env.K', 'timeout_seconds'] }], invalid: [] });
     expect(JSON.stringify(diff)).not.toMatch(/secret-value/);
   });
 });

@@ -63,7 +63,7 @@ describe('GET /api/mcp/catalog/diff', () => {
     fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha') }));
     const reply = await fleet.request('/api/mcp/catalog/diff');
     expect(reply.status).toBe(200);
-    expect(reply.json).toEqual({ added: [], removed: [], changed: [] });
+    expect(reply.json).toEqual({ added: [], removed: [], changed: [], invalid: [] });
   });
 
   it('names added, removed and changed fields; a changed secret only as a path', async () => {
@@ -91,7 +91,27 @@ describe('GET /api/mcp/catalog/diff', () => {
       added: ['gamma'],
       removed: ['beta'],
       changed: [{ name: 'alpha', fields: expect.arrayContaining(['env.API_KEY', 'timeout_seconds']) }],
+      invalid: [],
     });
     expect(reply.json.changed[0].fields).toHaveLength(2);
+
+    // An entry that no longer validates is skipped, not removed: it is listed with why, and alpha still runs.
+    edited.servers.alpha.timeout_seconds = 'thirty';
+    writeFileSync(join(fleet.dir, 'mcp_servers.json'), JSON.stringify(edited));
+    const skipped = await fleet.request('/api/mcp/catalog/diff');
+    expect(skipped.json).toEqual({
+      added: ['gamma'],
+      removed: ['beta'],
+      changed: [],
+      invalid: [{ name: 'alpha', problem: 'servers.alpha.timeout_seconds: expected number, received string' }],
+    });
+    expect(skipped.text).not.toContain(REPLACED_SECRET);
+
+    // A file that does not parse says nothing of what is stored: no diff, rather than every server removed.
+    writeFileSync(join(fleet.dir, 'mcp_servers.json'), '{"servers": {');
+    const broken = await fleet.request('/api/mcp/catalog/diff');
+    expect(broken.status).toBe(409);
+    expect(broken.json.error.code).toBe('config_file_broken');
+    expect(broken.json.error.message).toMatch(/^cannot compare .*mcp_servers\.json with the running servers: it exists but does not parse \(/);
   });
 });
