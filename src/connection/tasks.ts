@@ -3,7 +3,7 @@
  * SEP-2663): a server that negotiated it may answer `tools/call` with a task
  * handle (`resultType: "task"`) instead of a result, and the client polls
  * `tasks/get` until the task ends. The SDK (2.4.0) has no tasks runtime and
- * refuses that result type, so the transport is watched: a task handle
+ * refuses that result type, so the transport is watched (tool-results.ts): a task handle
  * answering a `tools/call` reaches the SDK as an error result carrying the
  * task in `_meta` (error results skip output-schema validation), and
  * {@link awaitTask} polls it to its end. Status changes are reported like
@@ -15,12 +15,10 @@ import {
   type Client,
   type InputRequest,
   type InputResponse,
-  type JSONRPCMessage,
 } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
 import { pause } from './deadlines.js';
-import type { TransportTap } from './transport-proxy.js';
 
 /** The extension's identifier, declared in the client's capabilities. */
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
@@ -43,32 +41,13 @@ const Task = z.looseObject({
 type Task = z.infer<typeof Task>;
 
 /**
- * Turns every task handle that answers a `tools/call` into an error result
- * the SDK accepts, the task in its `_meta`.
+ * A task handle answering a `tools/call`, as a result the SDK accepts: an
+ * error result with the task in its `_meta`. Undefined for any other result.
  */
-export function taskHandleTap(): TransportTap {
-  return new TaskHandleTap();
-}
-
-/** One per connection: a class, with its set of calls in flight made on the first. */
-class TaskHandleTap implements TransportTap {
-  private toolCalls: Set<string | number> | null = null;
-
-  sent(message: JSONRPCMessage): void {
-    if ('method' in message && message.method === 'tools/call' && 'id' in message) (this.toolCalls ??= new Set()).add(message.id);
-  }
-
-  delivered(message: JSONRPCMessage): JSONRPCMessage {
-    if (this.toolCalls !== null && 'id' in message && message.id !== undefined && this.toolCalls.delete(message.id) && 'result' in message) {
-      const result = message.result as Record<string, unknown>;
-      if (result.resultType === 'task') {
-        const { resultType: _task, _meta, ...task } = result;
-        const placeholder = { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
-        return { ...message, result: placeholder } as JSONRPCMessage;
-      }
-    }
-    return message;
-  }
+export function taskPlaceholder(result: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (result.resultType !== 'task') return undefined;
+  const { resultType: _task, _meta, ...task } = result;
+  return { resultType: 'complete', isError: true, content: [], _meta: { ...(_meta as object), [TASK_HANDLE]: task } };
 }
 
 /** The task a call's result stands for, if the server answered with one. */

@@ -6,7 +6,7 @@
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { cacheScopeTap } from './cache-scope.js';
-import { taskHandleTap } from './tasks.js';
+import { toolResultTap } from './tool-results.js';
 
 type Deliver = (message: JSONRPCMessage, extra?: unknown) => void;
 
@@ -19,12 +19,12 @@ export interface TransportTap {
 
 /**
  * `transport` as a client is given it: the `cacheScope` of every list page
- * counted (cache-scope.ts), task handles answering `tools/call` turned into
- * results the SDK accepts (tasks.ts).
+ * counted (cache-scope.ts), what answers a `tools/call` made into a result
+ * the SDK accepts (tool-results.ts).
  */
 export function watchTransport<T extends Transport>(transport: T): T {
   const scopes = cacheScopeTap();
-  const proxy = tapTransport(transport, [scopes, taskHandleTap()]);
+  const proxy = tapTransport(transport, [scopes, toolResultTap()]);
   scopes.watching(proxy);
   return proxy;
 }
