@@ -117,14 +117,22 @@ export class ChildTransport implements Transport {
   start(): Promise<void> {
     if (this.#child !== undefined) throw new Error('ChildTransport already started');
     const [command, ...args] = this.#spec.command;
-    const child = spawn(command ?? '', args, {
-      env: { ...getDefaultEnvironment(), ...this.#spec.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-      shell: false,
-      windowsHide: true,
-      detached: OWN_GROUP,
-      ...(this.#spec.cwd === null ? {} : { cwd: this.#spec.cwd }),
-    });
+    let child: ChildProcessWithoutNullStreams;
+    try {
+      child = spawn(command ?? '', args, {
+        env: { ...getDefaultEnvironment(), ...this.#spec.env },
+        stdio: ['pipe', 'pipe', 'pipe'],
+        shell: false,
+        windowsHide: true,
+        detached: OWN_GROUP,
+        ...(this.#spec.cwd === null ? {} : { cwd: this.#spec.cwd }),
+      });
+    } catch (error) {
+      // Node throws some spawn failures (a cwd that is a file: ENOTDIR) rather than emit them: a failed spawn all the same.
+      this.spawnError = error as NodeJS.ErrnoException;
+      this.#stderrDone();
+      return Promise.reject(error);
+    }
     this.#child = child;
     // Listened to in the same tick as the spawn: no early line is lost.
     child.stderr.setEncoding('utf8');
@@ -337,6 +345,7 @@ export function describeSpawnError(err: NodeJS.ErrnoException, spec: ChildSpec):
     return `command "${program}" not found on PATH (${describePath(spec)})`;
   }
   if (err.code === 'EACCES') return `command "${program}" cannot be executed: permission denied`;
+  if (err.code === 'ENOTDIR' && spec.cwd !== null) return `working directory "${spec.cwd}" is not a directory`;
   return `could not start "${program}": ${err.code ?? err.message}`;
 }
 

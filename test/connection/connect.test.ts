@@ -113,6 +113,11 @@ describe('connect: stdio', () => {
     const noCwd = await connectError('missing', fixtureConfig('healthy', { cwd: '/nonexistent/work-dir' }));
     expect(noCwd.kind).toBe('spawn_failed');
     expect(noCwd.message).toBe('working directory "/nonexistent/work-dir" does not exist');
+
+    // Node throws this one rather than emit it: a failed spawn all the same, not a protocol error.
+    const fileCwd = await connectError('file', fixtureConfig('healthy', { cwd: '/etc/hostname' }));
+    expect(fileCwd.kind).toBe('spawn_failed');
+    expect(fileCwd.message).toBe('working directory "/etc/hostname" is not a directory');
   });
 
   it('a server that exits at start is spawn_failed with its exit code and stderr', async () => {
