@@ -47,6 +47,20 @@ export class GrantMissingError extends Error {
   }
 }
 
+/** A `per_user` server at `max_sessions` whose every session has a call in flight. */
+export class SessionsBusyError extends Error {
+  override readonly name = 'SessionsBusyError';
+  constructor(
+    readonly server: string,
+    readonly maxSessions: number,
+  ) {
+    super(
+      `server "${server}" has max_sessions ${maxSessions} and ${maxSessions === 1 ? 'its session is' : 'every session is'} busy with a call: ` +
+        'try again when one finishes',
+    );
+  }
+}
+
 /** What the principal must set before a session can connect. */
 export class MissingInputsError extends Error {
   override readonly name = 'MissingInputsError';
@@ -108,6 +122,8 @@ interface Entry {
   actor: SessionActorRef;
   connection: ServerConnection | null;
   lastUsed: number;
+  /** Calls in flight, and callers waiting for it to connect: a busy session is never evicted. */
+  busy: number;
   since: string;
   state: SessionState;
 }
@@ -191,9 +207,12 @@ export function createSessions(options: SessionsOptions): Sessions {
     const resolved = resolveUserConfig(config, values);
     // One already closing is on its way out: it holds no place.
     const forServer = [...open.values()].filter((entry) => entry.server === server && entry.state !== 'closing');
-    // Room for the new one: the least recently used session of this server ends.
+    // Room for the new one: the least recently used session of this server with no call in flight ends.
+    // None: the call is refused rather than end another's call under them.
     if (forServer.length >= config.max_sessions) {
-      const oldest = forServer.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
+      const idle = forServer.filter((entry) => entry.busy === 0);
+      if (idle.length === 0) throw new SessionsBusyError(server, config.max_sessions);
+      const oldest = idle.reduce((a, b) => (a.lastUsed <= b.lastUsed ? a : b));
       oldest.actor.send({ type: 'session.evict' });
     }
     let lost: ((error: string) => void) | undefined;
@@ -203,6 +222,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       principal,
       connection: null,
       lastUsed: Date.now(),
+      busy: 0,
       since: new Date().toISOString(),
       state: 'connecting',
       actor: createActor(sessionMachine, {
@@ -294,10 +314,12 @@ export function createSessions(options: SessionsOptions): Sessions {
       entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values, grant);
     }
     entry.lastUsed = Date.now();
+    const waiting = entry;
+    waiting.busy += 1;
     const reached = await waitFor(entry.actor, (snapshot) => snapshot.value !== 'connecting', {
       timeout: config.timeout_seconds * 1000,
       ...(callOptions.signal && { signal: callOptions.signal }),
-    });
+    }).finally(() => (waiting.busy -= 1));
     if (reached.value !== 'ready' || entry.connection === null) {
       throw new Error(`server "${server}": your session ${reached.value === 'failed' ? `failed: ${reached.context.error}` : 'ended'}`);
     }
@@ -331,12 +353,14 @@ export function createSessions(options: SessionsOptions): Sessions {
 
     async call(server, original, args, callOptions) {
       const entry = await readyEntry(server, callOptions);
+      entry.busy += 1;
       entry.actor.send({ type: 'call.started' });
       try {
         return await entry.connection!.callTool(original, args, callOptions);
       } catch (error) {
         throw ownGrantError(server, error);
       } finally {
+        entry.busy -= 1;
         entry.lastUsed = Date.now();
         entry.actor.send({ type: 'call.finished' });
       }

@@ -221,10 +221,13 @@ describe('sessions', () => {
         ),
       );
     const alices = await catalogOf('alice');
-    expect(alices.get('mine')).toEqual([expect.objectContaining({ name: 'mine__whoami', original: 'whoami' })]);
-    expect(alices.get('alices')).toEqual([expect.objectContaining({ name: 'alices__whoami' })]);
+    expect(alices.get('mine')).toEqual([
+      expect.objectContaining({ name: 'mine__whoami', original: 'whoami' }),
+      expect.objectContaining({ name: 'mine__hold', original: 'hold' }),
+    ]);
+    expect(alices.get('alices')?.map((tool) => tool.name)).toEqual(['alices__whoami', 'alices__hold']);
     expect((await catalogOf('bob')).has('alices')).toBe(false);
-    expect(fleet.host.catalog().find((entry) => entry.name === 'mine')?.tools.map((tool) => tool.name)).toEqual(['mine__whoami']);
+    expect(fleet.host.catalog().find((entry) => entry.name === 'mine')?.tools.map((tool) => tool.name)).toEqual(['mine__whoami', 'mine__hold']);
   });
 
   it('a changed input ends the session: the next call connects with the new value', async () => {
@@ -256,6 +259,25 @@ describe('sessions', () => {
     expect(await allGone([alice.pid!])).toBe(true);
     expect(isAlive(bob.pid!)).toBe(true);
     expect((await sessionsOf()).filter((s) => s.server === 'capped').map((s) => s.principal)).toEqual(['bob']);
+  });
+
+  it('max_sessions 1: a session with a call in flight is never evicted; the other caller is told why and may try again', async () => {
+    await setToken('alice', ['capped']);
+    await setToken('bob', ['capped']);
+    const holding = fleet.served.request('/api/mcp/tools/capped__hold/call', {
+      method: 'POST',
+      body: { arguments: { ms: 3000 } },
+      headers: { authorization: `Bearer ${keys.alice}` },
+    });
+    await until(async () => (await sessionsOf()).some((s) => s.server === 'capped' && s.principal === 'alice' && s.state === 'ready'), "alice's session");
+    const refused = await as('bob', '/api/mcp/tools/capped__whoami/call', { method: 'POST', body: { arguments: {} } });
+    expect(refused.json.details.is_error).toBe(true);
+    expect(refused.json.content[0].text).toContain('server "capped" has max_sessions 1 and its session is busy with a call: try again when one finishes');
+    const held = await holding;
+    expect(held.json.details.is_error, held.text).toBe(false);
+    expect(JSON.parse(held.json.content[0].text)).toMatchObject({ token: TOKENS.alice, held: 3000 });
+    // Idle again, alice's session makes room.
+    expect((await whoami('bob', 'capped')).token).toBe(TOKENS.bob);
   });
 
   it('over HTTP each call carries its caller\'s header, and an evicted session ends with DELETE', async () => {
