@@ -76,9 +76,20 @@ export function configForUser(config: ServerConfigResponse): ServerConfigRespons
   return { ...shown, headers: {}, auth };
 }
 
-/** The views `user` may see, as they are shown them. */
-export function viewsFor(views: ServerView[], user: Principal): ServerView[] {
-  return views.flatMap((view) => viewFor(view, user) ?? []);
+/**
+ * The views `user` may see, as they are shown them, each `tool_count` the
+ * tools of it they may see: how many a policy hides from them is not theirs
+ * to learn.
+ */
+export function viewsFor(host: McpHost, views: ReadonlyArray<ServerView | undefined>, user: Principal): ServerView[] {
+  const visible = views.filter((view): view is ServerView => view !== undefined && maySeeServer(view.config, user));
+  if (visible.length === 0) return [];
+  const tools = new Map(host.catalog({ principal: user }).map((entry) => [entry.name, entry.tools]));
+  return visible.map((view) => ({
+    ...view,
+    config: configForUser(view.config),
+    tool_count: (tools.get(view.name) ?? []).filter((tool) => maySeeTool(view.config, tool.original, user)).length,
+  }));
 }
 
 /** The events that record what one principal did: a user sees only their own. */

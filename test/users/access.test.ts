@@ -71,6 +71,22 @@ describe('servers', () => {
     expect(names((await as('bob', '/api/mcp/servers')).json.servers)).toEqual(['open', 'private']);
   });
 
+  it("a user's tool_count counts the tools they may see, in every view of the server", async () => {
+    const countOf = (servers: Array<{ name: string; tool_count: number }>, name: string) => servers.find((s) => s.name === name)?.tool_count;
+    const all = countOf((await fleet.request('/api/mcp/servers')).json.servers, 'team')!;
+    const open = countOf((await fleet.request('/api/mcp/servers')).json.servers, 'open')!;
+    expect(all).toBeGreaterThan(1);
+    // Carol is in eng but not alice: `add` is hidden from her, and its count with it.
+    for (const [user, expected] of [['alice', all], ['carol', all - 1]] as const) {
+      expect(countOf((await as(user, '/api/mcp/servers')).json.servers, 'team'), user).toBe(expected);
+      expect((await as(user, '/api/mcp/servers/team')).json.tool_count, user).toBe(expected);
+      const entry = (await as(user, '/api/mcp/catalog')).json.servers.find((s: { name: string }) => s.name === 'team');
+      expect([entry.tool_count, entry.tools.length], user).toEqual([expected, expected]);
+      // A server with no tool policy counts as for the admin.
+      expect(countOf((await as(user, '/api/mcp/servers')).json.servers, 'open'), user).toBe(open);
+    }
+  });
+
   it("a server a user may not see is a 404 exactly like one that does not exist", async () => {
     const hidden = await as('alice', '/api/mcp/servers/private');
     const missing = await as('alice', '/api/mcp/servers/nothing');

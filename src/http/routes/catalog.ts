@@ -19,7 +19,8 @@ export function catalogRoutes(host: McpHost): Router {
     const servers = host.catalog({ principal: user }).flatMap((entry) => {
       const view = viewFor(entry, user);
       if (view === undefined) return [];
-      return [{ ...entry, config: view.config, tools: entry.tools.filter((tool) => maySeeTool(entry.config, tool.original, user)) }];
+      const tools = entry.tools.filter((tool) => maySeeTool(entry.config, tool.original, user));
+      return [{ ...entry, config: view.config, tools, tool_count: tools.length }];
     });
     res.json({ servers });
   });

@@ -39,7 +39,8 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
 
   router.get('/:name', function getServer(req, res) {
     // A server the user may not see is as missing as one never configured.
-    const view = viewFor(host.server(req.params.name), userOf(res));
+    const user = userOf(res);
+    const view = user === undefined ? host.server(req.params.name) : viewsFor(host, [host.server(req.params.name)], user)[0];
     if (!view) throw new HttpError(404, 'not_found', `no server named "${req.params.name}"`);
     if (view.version !== null) res.setHeader('ETag', `"${view.version}"`);
     res.json(view);
@@ -137,7 +138,7 @@ export function serverList(host: McpHost): RequestHandler {
     const user = userOf(res);
     // A user's list is theirs alone: made for the request, never the shared cache.
     if (user !== undefined) {
-      res.json({ servers: viewsFor(host.status(), user) });
+      res.json({ servers: viewsFor(host, host.status(), user) });
       return;
     }
     const { body, etag } = listBody(host.status());
