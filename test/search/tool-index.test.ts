@@ -77,6 +77,20 @@ describe('ranking', () => {
   it('stems: a plural or another tense finds the same tool', () => {
     expect(names(index, 'observation deleted')[0]).toBe('memory__delete_observations');
   });
+
+  it('a query with no word to rank by finds a tool it names exactly, by its full or its own name', () => {
+    const short = createToolIndex();
+    const tool = (server: string, original: string): SearchableTool => ({ name: `${server}__${original}`, server, original, description: '', parameters: {} });
+    short.setServerTools('r', [tool('r', 'x'), tool('r', 'ab')]);
+    short.setServerTools('q', [tool('q', 'x')]);
+    expect(names(short, 'r__x')).toEqual(['r__x']);
+    expect(names(short, 'R__X')).toEqual(['r__x']);
+    expect(names(short, ' x ')).toEqual(['r__x', 'q__x']);
+    expect(names(short, 'x', 1)).toEqual(['r__x']);
+    expect(short.search('x', { filter: (found) => found.server === 'q' }).map((hit) => [hit.tool.name, hit.matched])).toEqual([['q__x', ['name']]]);
+    expect(names(short, 'y')).toEqual([]);
+    expect(names(short, '  ')).toEqual([]);
+  });
 });
 
 describe('synonyms', () => {

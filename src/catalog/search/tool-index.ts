@@ -208,6 +208,22 @@ export function createToolIndex(): ToolIndex {
     return weights;
   }
 
+  /** The tools whose full or own name is `query` (any case), the full name first. */
+  function exactNames(query: string, filter: ToolSearchOptions['filter']): ToolSearchHit[] {
+    const wanted = query.trim().toLowerCase();
+    if (wanted === '') return [];
+    const hits: ToolSearchHit[] = [];
+    for (const entry of entries.values()) {
+      const full = entry.tool.name.toLowerCase() === wanted;
+      if (!full && entry.tool.original.toLowerCase() !== wanted) continue;
+      if (filter !== undefined && !filter(entry.tool)) continue;
+      const hit: ToolSearchHit = { tool: entry.tool, score: 1, matched: ['name'] };
+      if (full) hits.unshift(hit);
+      else hits.push(hit);
+    }
+    return hits;
+  }
+
   return {
     setServerTools(server, list) {
       const names = new Set<string>();
@@ -235,7 +251,9 @@ export function createToolIndex(): ToolIndex {
       /** Terms in the query only for their meaning: a hit through one of them reports `meaning`. */
       const byMeaning = new Set<string>();
       const weights = weightedTerms(query, byMeaning);
-      if (weights.size === 0) return [];
+      // A query with no word to rank by (`x`, `r__x`: one-letter words are no terms) still finds a
+      // tool it names exactly, by its full or its own name.
+      if (weights.size === 0) return exactNames(query, filter).slice(0, limit);
       // One MiniSearch query: every term an OR'ed clause, weighted by `boostTerm`, the caller's filter
       // applied before the limit. MiniSearch then multiplies each tool's score by how many of the
       // terms it matched — synonyms and related words included, so a tool holding many loose
