@@ -12,6 +12,7 @@ import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
 import { NotFoundError, NotReadyError } from './errors.js';
+import { SETTLE_MARGIN_MS, settled as serverSettled } from './machines/server.queries.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 import { createFileInputsStore, createQuotas } from './users/index.js';
 import { principalOf } from './host/access.js';
@@ -112,6 +113,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     async settled() {
       const registry = running();
       await waitFor(registry, (snapshot) => !snapshot.matches('starting'), { timeout: Infinity });
+      // The queue moves on at a server's timeout_seconds, maybe just before the server's own deadline ends its start.
+      await Promise.all(Object.values(servers()).map((ref) => serverSettled(ref, ref.getSnapshot().context.config.timeout_seconds * 1000 + SETTLE_MARGIN_MS)));
       // The registry knows before the views do when a shared store tells its events only once stored.
       if (journal.behind) await journal.flushed();
     },

@@ -163,8 +163,9 @@ export interface McpHost {
   /** Starts connecting in the background; resolves as soon as startup is under way. */
   start(): Promise<void>;
   /**
-   * Resolves when startup has gone through the whole queue: every enabled
-   * server has left `pending` (or hit its timeout). Call after `start()`.
+   * Resolves when startup has gone through the whole queue and the views
+   * show it: every enabled server has left `pending` (one the queue left at
+   * its timeout, once its own deadline ended its start). Call after `start()`.
    */
   settled(): Promise<void>;
   /**

@@ -9,7 +9,7 @@
  */
 import { fromPromise, waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
-import { isSettling, settled } from '../machines/server.queries.js';
+import { isSettling, SETTLE_MARGIN_MS, settled } from '../machines/server.queries.js';
 import {
   transactionMachine,
   type ApplyInput,
@@ -62,8 +62,6 @@ export interface Management {
   idle(name: string): Promise<void>;
 }
 
-/** How long past its `timeout_seconds` a start may take to end: stopping its child, an era probe's respawn. */
-const SETTLE_MARGIN_MS = 5_000;
 
 export function createManagement(deps: ManagementDeps): Management {
   const { store } = deps;

@@ -34,6 +34,9 @@ export function isSettling(snapshot: SnapshotFrom<typeof serverMachine>): boolea
   return snapshot.status === 'active' && snapshot.hasTag('settling');
 }
 
+/** How long past its `timeout_seconds` a start may take to end: stopping its child, an era probe's respawn. */
+export const SETTLE_MARGIN_MS = 5_000;
+
 /** Settles once a server is no longer settling (see {@link isSettling}) or stopped, or after `timeoutMs`. */
 export function settled(ref: ServerRef, timeoutMs: number): Promise<void> {
   return new Promise((resolve) => {

@@ -257,6 +257,22 @@ describe('startup on real processes', { timeout: 90_000 }, () => {
     // b waits for h's bound to end it, not for anything else: it starts only after h left pending.
     expect(b!.at).toBeGreaterThanOrEqual(hLeftPending);
   });
+
+  test('settled() resolves once the views show every server out of pending, the last one hanging to its bound', async () => {
+    const fleet = createFleet();
+    // The queue moves on at each bound, the same moment the server's own deadline ends its start.
+    fleet.writeServers({
+      h1: fleet.local('h1', 'hang-on-init', { timeout_seconds: 2 }),
+      h2: fleet.local('h2', 'hang-on-init', { timeout_seconds: 1 }),
+    });
+    const host = fleet.host();
+    await host.start();
+    await host.settled();
+    expect(host.status().map((view) => [view.name, view.state, view.error_kind])).toEqual([
+      ['h1', 'error', 'timeout'],
+      ['h2', 'error', 'timeout'],
+    ]);
+  });
 });
 
 describe('startup_concurrency on real processes', { timeout: 90_000 }, () => {
