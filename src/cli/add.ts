@@ -76,13 +76,13 @@ export function registerAddCommand(program: Command, io: CliIO): void {
 /** `--from-registry`: the entry's config, with the flags that still apply (`--timeout`, `--disabled`, `--token-env`). */
 async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Promise<Record<string, unknown>> {
   if (command.length > 0 || flags.url !== undefined || flags.config !== undefined) {
-    throw new CliError('--from-registry makes the whole config: give no command, --url or --config with it');
+    throw new UsageError('--from-registry', 'makes the whole config: give no command, --url or --config with it');
   }
   // The registry client loads only for --from-registry.
   const { configFromRegistry } = await import('./registry.js');
   const config: Record<string, unknown> = { ...(await configFromRegistry(flags.fromRegistry!, flags, io)) };
   if (flags.tokenEnv !== undefined) {
-    if (config.type !== 'remote') throw new CliError('--token-env is for a remote server; this entry runs locally');
+    if (config.type !== 'remote') throw new UsageError('--token-env', 'is for a remote server; this entry runs locally');
     config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
   }
   if (flags.cwd !== undefined && config.type === 'local') config.cwd = flags.cwd;
@@ -99,18 +99,23 @@ function collect(value: string, previous: string[]): string[] {
 export function buildConfig(command: string[], flags: AddFlags): Record<string, unknown> {
   const config: Record<string, unknown> = flags.config ? parseConfig(flags.config) : {};
   const remote = flags.url !== undefined || config.type === 'remote';
-  if (flags.url !== undefined && command.length > 0) throw new CliError('give either --url or a command, not both');
+  // A flag of the other kind of server would be dropped without a word (a --header's secret with it): refused.
   if (remote) {
+    if (command.length > 0) throw new UsageError(flags.url !== undefined ? '--url' : '--config', 'a remote server runs no command: give either it or a command after --, not both');
+    if (flags.env.length > 0) throw new UsageError('--env', 'is for a local server; a remote server takes --header');
+    if (flags.cwd !== undefined) throw new UsageError('--cwd', 'is for a local server; a remote server has no working directory');
     config.type = 'remote';
     if (flags.url !== undefined) config.url = flags.url;
     if (flags.transport !== undefined) config.transport = flags.transport;
     if (flags.header.length > 0) config.headers = { ...asRecord(config.headers), ...pairs(flags.header, '--header') };
     if (flags.tokenEnv !== undefined) config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
-    if (flags.env.length > 0) throw new CliError('--env is for local servers; a remote server takes --header');
   } else {
+    if (flags.header.length > 0) throw new UsageError('--header', 'is for a remote server (--url); a local server takes --env');
+    if (flags.transport !== undefined) throw new UsageError('--transport', 'is for a remote server (--url)');
+    if (flags.tokenEnv !== undefined) throw new UsageError('--token-env', 'is for a remote server (--url)');
     config.type = 'local';
     if (command.length > 0) config.command = command;
-    if (config.command === undefined) throw new CliError('give the command to run after --, or --url for a remote server');
+    if (config.command === undefined) throw new UsageError('COMMAND', 'give the command to run after --, or --url for a remote server');
     if (flags.env.length > 0) config.env = { ...asRecord(config.env), ...pairs(flags.env, '--env') };
     // Relative paths in the command mean what they meant where it was typed, not in the worker's directory.
     config.cwd = flags.cwd ?? config.cwd ?? process.cwd();

@@ -1,6 +1,7 @@
 // How `mcp-fleet add` turns flags into the POST body (the API validates it).
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/cli/add.js';
+import { UsageError } from '../../src/cli/errors.js';
 
 const flags = (extra: Record<string, unknown> = {}) => ({ env: [], header: [], ...extra });
 
@@ -49,10 +50,25 @@ describe('buildConfig', () => {
     });
   });
 
-  it('refuses contradictions and a missing command', () => {
-    expect(() => buildConfig(['node'], flags({ url: 'https://x.example' }))).toThrow('either --url or a command');
-    expect(() => buildConfig([], flags())).toThrow('give the command to run after --');
-    expect(() => buildConfig([], flags({ url: 'https://x.example', env: ['A=1'] }))).toThrow('--env is for local servers');
+  it('refuses contradictions and a missing command as usage errors naming the flag', () => {
+    const refused = (command: string[], given: Record<string, unknown>) => {
+      try {
+        buildConfig(command, flags(given));
+      } catch (error) {
+        expect(error).toBeInstanceOf(UsageError);
+        return (error as UsageError).message;
+      }
+      throw new Error('not refused');
+    };
+    expect(refused(['node'], { url: 'https://x.example' })).toBe('--url: a remote server runs no command: give either it or a command after --, not both');
+    expect(refused(['node'], { config: '{"type":"remote","url":"https://x.example"}' })).toMatch(/^--config: a remote server runs no command/);
+    expect(refused([], {})).toBe('COMMAND: give the command to run after --, or --url for a remote server');
+    expect(refused([], { url: 'https://x.example', env: ['A=1'] })).toBe('--env: is for a local server; a remote server takes --header');
+    expect(refused([], { url: 'https://x.example', cwd: '/tmp' })).toMatch(/^--cwd: is for a local server/);
+    // A flag of a remote server on a local one would be dropped without a word, a header's secret with it.
+    expect(refused(['node'], { header: ['X-Secret=hdrval-99887766'] })).toBe('--header: is for a remote server (--url); a local server takes --env');
+    expect(refused(['node'], { transport: 'sse' })).toBe('--transport: is for a remote server (--url)');
+    expect(refused(['node'], { tokenEnv: 'HOME' })).toBe('--token-env: is for a remote server (--url)');
   });
 
   it('--config is the base; flags override its fields', () => {

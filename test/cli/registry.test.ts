@@ -172,7 +172,7 @@ describe('mcp-fleet add --from-registry', () => {
     const unknown = await add('nope', 'io.github.nobody/nothing');
     expect(unknown.stderr).toMatch(/^error: io\.github\.nobody\/nothing is not in the MCP registry at http:\/\/127\.0\.0\.1:\d+ \(GET .*: 404\)\n$/);
     const mixed = await add('mixed', 'io.github.example/weather-mcp', '--url', 'https://x.example/mcp');
-    expect(mixed.stderr).toBe('error: --from-registry makes the whole config: give no command, --url or --config with it\n');
+    expect([mixed.code, mixed.stderr]).toEqual([2, 'error: --from-registry: makes the whole config: give no command, --url or --config with it\n']);
     expect(configText()).toBe(before);
   });
 });
