@@ -8,9 +8,8 @@ import { DATABASE_URL_ENV, DatabaseUnavailableError, databaseUrlProblem, isConne
 import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { quoteName } from '../config/validate.js';
 import { ConfigError, oneLine } from '../errors.js';
-import { resolveStateDir } from '../config/paths.js';
 import { UsageError } from './errors.js';
-import { checked, directory } from './flags.js';
+import { checked, directory, stateDirOf } from './flags.js';
 
 /** Options of `mcp-fleet import`. */
 export interface ImportCommandOptions {
@@ -45,6 +44,8 @@ export function registerImportCommand(program: Command, io: CliIO): void {
  */
 export async function runImport(file: string, options: ImportCommandOptions, io: CliIO): Promise<number> {
   try {
+    // Checked first, as every command checks its flags and their variables: a usage error before anything is read.
+    const stateDir = stateDirOf(options.stateDir);
     let text: string;
     try {
       text = await readFile(file, 'utf8');
@@ -58,7 +59,6 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
       if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
       throw err;
     }
-    const stateDir = resolveStateDir(options.stateDir);
     const logger = { warn: (message: string) => io.stderr(`warning: ${message}\n`) };
     const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
     const database = databaseUrl ? await openConfigDatabase(databaseUrl, stateDir, logger) : undefined;
@@ -72,8 +72,12 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
   } catch (err) {
     // ConfigError messages are built to be shown; system errors (EACCES on the
     // state dir, say) carry paths and codes, never file contents.
+    if (err instanceof UsageError) {
+      io.stderr(`error: ${oneLine(err.message)}\n`);
+      return err.exitCode;
+    }
     io.stderr(`mcp-fleet import: ${err instanceof Error ? oneLine(err.message) : String(err)}\n`);
-    return err instanceof UsageError ? err.exitCode : 1;
+    return 1;
   }
 }
 

@@ -100,12 +100,22 @@ describe('mcp-fleet import (in process)', () => {
     expect((await store(stateDir).load()).warnings[0]).toContain('no config file');
   });
 
-  it('exits 1 with the system error when the state dir cannot be created', async () => {
+  it('a state dir that cannot be one is a usage error naming where it came from, before the file is read', async () => {
     const blocker = path.join(dir, 'not-a-dir');
     await writeFile(blocker, '');
     const io = captureIO();
-    expect(await runImport(claudeFixture, { stateDir: path.join(blocker, 'state') }, io)).toBe(1);
-    expect(io.err).toMatch(/^mcp-fleet import: ENOTDIR: not a directory, mkdir /m);
+    expect(await runImport(path.join(dir, 'no-such-file.json'), { stateDir: path.join(blocker, 'state') }, io)).toBe(2);
+    expect(io.err).toBe(`error: --state-dir: cannot use "${path.join(blocker, 'state')}" as a directory (ENOTDIR)\n`);
+    const fromEnv = captureIO();
+    const saved = process.env.MCP_FLEET_STATE_DIR;
+    process.env.MCP_FLEET_STATE_DIR = blocker;
+    try {
+      expect(await runImport(claudeFixture, {}, fromEnv)).toBe(2);
+    } finally {
+      if (saved === undefined) delete process.env.MCP_FLEET_STATE_DIR;
+      else process.env.MCP_FLEET_STATE_DIR = saved;
+    }
+    expect(fromEnv.err).toBe(`error: $MCP_FLEET_STATE_DIR: not a directory: "${blocker}"\n`);
   });
 
   it('exits 1 when the config file is broken, leaving it as it is', async () => {
