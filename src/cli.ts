@@ -46,7 +46,12 @@ export function buildProgram(io: CliIO = processIO): Command {
   const program = new Command('mcp-fleet')
     .description('The MCP client layer of an AI-agent host')
     .version(packageVersion())
-    .configureOutput({ writeOut: io.stdout, writeErr: io.stderr })
+    .configureOutput({
+      writeOut: io.stdout,
+      writeErr: io.stderr,
+      // Commander puts its "(Did you mean list?)" on a line of its own: every failure is one line.
+      outputError: (text, write) => write(text.replace(/\n\(Did you mean (.+)\?\)\n?$/, ' (did you mean $1?)\n')),
+    })
     .exitOverride();
   registerServeCommand(program, io);
   registerListCommand(program, io);

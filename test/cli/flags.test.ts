@@ -73,6 +73,12 @@ const cases: Array<[string[], string]> = [
   [['list', '--url'], "error: option '--url <url>' argument missing"],
   [['approve'], "error: missing required argument 'id'"],
   [['nosuchcommand'], "error: unknown command 'nosuchcommand'"],
+  // Commander's suggestion joins the line rather than start a second.
+  [['lst'], "error: unknown command 'lst' (did you mean list?)"],
+  [['list', '--tool'], "error: unknown option '--tool' (did you mean --tools?)"],
+  // add: a flag of the other kind of server, no command.
+  [['add', 'zh', '--header', 'X-Secret=v', '--', 'node', 'x.js'], 'error: --header: is for a remote server (--url); a local server takes --env'],
+  [['add', 'okname'], 'error: COMMAND: give the command to run after --, or --url for a remote server'],
 ];
 
 /** serve's flags: each case gets a fresh state dir and `--port 0`, so only the bad value can stop it. */
