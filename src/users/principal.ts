@@ -15,7 +15,8 @@ export const GroupName = z
   .string()
   .min(1, 'must not be empty')
   .max(256, 'must be at most 256 characters')
-  .regex(/^[^\p{Cc}]+$/u, 'must not contain control characters');
+  // `*`: the empty name is `min(1)`'s to refuse, said once.
+  .regex(/^[^\p{Cc}]*$/u, 'must not contain control characters');
 
 /** A user's name: the rule of server names (`admin` is the admin token's). */
 export const UserName = z
