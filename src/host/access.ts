@@ -6,12 +6,12 @@
  */
 import type { AgentTool } from '../catalog/index.js';
 import type { ProjectionContext } from '../journal/projection.js';
-import { maySeeServer, maySeeTool, Principal, type PrincipalInput } from '../users/index.js';
+import { maySeeServer, maySeeTool, parsePrincipal, type Principal, type PrincipalInput } from '../users/index.js';
 import { own } from '../records.js';
 
 /** The principal of an option, checked; undefined for the admin (no principal). */
 export function principalOf(input: PrincipalInput | undefined): Principal | undefined {
-  return input === undefined ? undefined : Principal.parse(input);
+  return input === undefined ? undefined : parsePrincipal(input);
 }
 
 /** Whether `principal` may see server `server` (an unknown server: no one but the admin). */

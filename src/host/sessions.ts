@@ -20,7 +20,7 @@ import type { JournalEventInput } from '../journal/index.js';
 import { isOAuthConfig, type FleetOAuthProvider, type OAuthServerConfig } from '../auth/provider.js';
 import { ConsentRequiredError } from '../auth/oauth-errors.js';
 import { sessionMachine, type SessionActorRef, type SessionState } from '../machines/session.machine.js';
-import { ADMIN_PRINCIPAL, Principal, type UserInputsStore } from '../users/index.js';
+import { ADMIN_PRINCIPAL, parsePrincipal, type UserInputsStore } from '../users/index.js';
 import { own } from '../records.js';
 
 /** One session as `GET /api/mcp/sessions` shows it. */
@@ -298,7 +298,7 @@ export function createSessions(options: SessionsOptions): Sessions {
   async function readyEntry(server: string, callOptions: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<Entry> {
     const config = options.perUserConfig(server);
     if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
-    const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(callOptions.principal).id;
+    const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : parsePrincipal(callOptions.principal).id;
     let entry = open.get(keyOf(server, principal));
     if (entry === undefined || entry.state === 'closing') {
       if (entry !== undefined) await ended(entry);

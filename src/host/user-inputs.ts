@@ -13,7 +13,7 @@ import type { ServerConfig } from '../config/index.js';
 import { userReferences } from '../config/schema.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { ConfigError, NotFoundError } from '../errors.js';
-import { ADMIN_PRINCIPAL, Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
+import { ADMIN_PRINCIPAL, parsePrincipal, type Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
 import { own } from '../records.js';
 
 export interface UserInputsOptions {
@@ -26,8 +26,8 @@ export interface UserInputsOptions {
 
 export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions'>;
 
-const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : Principal.parse(principal).id);
-const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : Principal.parse(principal));
+const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : parsePrincipal(principal).id);
+const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : parsePrincipal(principal));
 
 /** Whether a `headers` value of `config` refers to the input `name`. */
 function sentInHeader(config: ServerConfig, name: string): boolean {

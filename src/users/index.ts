@@ -3,7 +3,7 @@
  * users store (file, PostgreSQL) and the access policy of servers and tools.
  */
 // The public surface: what the rest of src/ uses of this domain.
-export { ADMIN_PRINCIPAL, GroupName, Me, Principal, UserName, type PrincipalInput } from './principal.js';
+export { ADMIN_PRINCIPAL, GroupName, Me, parsePrincipal, Principal, UserName, type PrincipalInput } from './principal.js';
 export { allows, maySeeServer, maySeeTool, withoutPolicy, type Guarded } from './policy.js';
 export { isUserKey, keyHash, newUserKey, USER_KEY_PREFIX } from './keys.js';
 export { createFileUsersStore, StoredUser, UserExistsError, usersPath, type UsersStore, type UserView } from './store.js';

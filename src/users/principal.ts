@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
+import { describeZodError } from '../config/zod-errors.js';
+import { ConfigError } from '../errors.js';
 import { Quota } from './quota.js';
 
 /** The principal of the admin token, in `GET /api/mcp/me` and in call events. */
@@ -30,7 +32,9 @@ export const Principal = z.strictObject({
   id: z
     .string()
     .min(1)
-    .refine((id) => id !== '__proto__', { message: 'must not be "__proto__"' }),
+    .refine((id) => id !== '__proto__', { message: 'must not be "__proto__"' })
+    // A user named so would be journaled as the admin while given a user's access.
+    .refine((id) => id !== ADMIN_PRINCIPAL, { message: `"${ADMIN_PRINCIPAL}" is the admin's: pass no principal to act as the admin` }),
   groups: z.array(z.string()).default([]),
   /** The user's own quota over the host's `userQuota` (a stored user's values); absent: the host's. */
   quota: Quota.optional(),
@@ -38,6 +42,14 @@ export const Principal = z.strictObject({
 export type Principal = z.infer<typeof Principal>;
 /** A principal as a caller may write it (groups optional). */
 export type PrincipalInput = z.input<typeof Principal>;
+
+/** `input` checked; a bad one throws a ConfigError naming the field (`principal.id: …`), never zod's JSON. */
+export function parsePrincipal(input: PrincipalInput): Principal {
+  const parsed = Principal.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const { message, field } = describeZodError(parsed.error, 'principal');
+  throw new ConfigError(message, field);
+}
 
 /** `GET /api/mcp/me`: the caller as the API sees it. */
 export const Me = z.object({ principal: z.string(), groups: z.array(z.string()), admin: z.boolean() });

@@ -247,6 +247,17 @@ describe('events', () => {
   });
 });
 
+describe('the library', () => {
+  it('refuses a principal named "admin": a user so named would be journaled as the admin with a user\'s access', async () => {
+    const { host } = fleet;
+    const admin = { principal: { id: 'admin' } };
+    expect(() => host.tools(admin)).toThrow('"admin" is the admin\'s: pass no principal to act as the admin');
+    expect(() => host.searchTools('add', admin)).toThrow('"admin" is the admin\'s');
+    await expect(host.callTool('open__add', { a: 1, b: 2 }, admin)).rejects.toThrow('"admin" is the admin\'s');
+    expect(host.events().some((event) => event.type === 'tool.called' && event.principal === 'admin' && event.tool === 'add')).toBe(false);
+  });
+});
+
 describe('approvals', () => {
   it('a user lists and decides only their own waiting calls', async () => {
     const { host } = fleet;
