@@ -103,6 +103,8 @@ describe('inputs', () => {
     const wrong = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { OTHER: 'x' } });
     expect(wrong.status).toBe(400);
     expect(wrong.json.error.field).toBe('OTHER');
+    const proto = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: '{"__proto__":"x"}', headers: { 'content-type': 'application/json' } });
+    expect([proto.status, proto.json.error.field, proto.json.error.message]).toEqual([400, '__proto__', 'server "mine" declares no user input "__proto__"']);
     // What the OS or fetch would refuse at connect, quoting the value, is refused now, naming the input.
     const nul = await as('alice', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: 'nul\u0000SECRET-1' } });
     expect([nul.status, nul.json.error.field, nul.json.error.message]).toEqual([400, 'TOKEN', 'must not contain a NUL character']);

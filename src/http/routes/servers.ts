@@ -94,10 +94,12 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   router.put('/:name/inputs', async function putInputs(req, res) {
     const parsed = InputsBody.safeParse(req.body);
     if (!parsed.success) throw new HttpError(400, 'invalid_request', 'the body must be {"NAME": "value" or null, ...}');
-    options.onSecrets?.(Object.values(parsed.data).filter((value): value is string => typeof value === 'string' && value !== ''));
+    // Every name as sent: zod's record leaves `__proto__` out, which would be accepted unseen rather than refused as undeclared.
+    const values = Object.fromEntries(Object.entries(req.body as Record<string, string | null>));
+    options.onSecrets?.(Object.values(values).filter((value): value is string => typeof value === 'string' && value !== ''));
     const user = userOf(res);
     res.setHeader('Cache-Control', 'no-store');
-    res.json(await host.setInputs(req.params.name, parsed.data, user === undefined ? {} : { principal: user }));
+    res.json(await host.setInputs(req.params.name, values, user === undefined ? {} : { principal: user }));
   });
 
   // Starts consent (needs_reauth → authenticating); the answer is the URL to open. On a per_user
