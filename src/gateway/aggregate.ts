@@ -143,7 +143,17 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
   if (uri.startsWith(`${CLASH_SCHEME}//`)) {
     const rest = uri.slice(CLASH_SCHEME.length + 2);
     const slash = rest.indexOf('/');
-    if (slash > 0) return { server: rest.slice(0, slash), uri: decodeURIComponent(rest.slice(slash + 1)) };
+    if (slash > 0) {
+      const server = rest.slice(0, slash);
+      // A server the caller may not see is as missing as one that does not exist: the same answer, not an internal error.
+      const view = host.server(server);
+      if (view === undefined || (principal !== undefined && !maySeeServer(view.config, principal))) throw resourceNotFound(uri);
+      try {
+        return { server, uri: decodeURIComponent(rest.slice(slash + 1)) };
+      } catch {
+        throw resourceNotFound(uri);
+      }
+    }
   }
   const entries: Offer[] = [...visibleEntries(host, principal), ...own];
   const owners = entries.filter((entry) => (entry.resources ?? []).some((resource) => resource.uri === uri));
@@ -158,7 +168,12 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
     return fixed !== '' && uri.startsWith(fixed);
   });
   if (template !== undefined) return { server: template.server, uri };
-  throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${uri}`, { uri });
+  throw resourceNotFound(uri);
+}
+
+/** Resource not found: the SDK sends it as `-32602` with `data.uri` (the current revision's code) in both eras. */
+function resourceNotFound(uri: string): ProtocolError {
+  return new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${uri}`, { uri });
 }
 
 /** A host result as MCP's `tools/call` result. */
@@ -346,7 +361,7 @@ export async function watchResource(host: McpHost, principal: Principal | undefi
   const own = asked.startsWith(`${CLASH_SCHEME}//`) ? [] : await ownSessions(host, principal, signal);
   const route = routeResource(host, principal, asked, own);
   const link = host.serverLink(route.server, principal === undefined ? {} : { principal });
-  if (link === undefined) throw new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${asked}`, { uri: asked });
+  if (link === undefined) throw resourceNotFound(asked);
   const live = await link.client(signal);
   if (live.getServerCapabilities()?.resources?.subscribe !== true || live.getProtocolEra() === 'modern') {
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `${route.server} does not offer resource subscriptions (resources/subscribe): ${asked} cannot be subscribed to`);

@@ -234,7 +234,14 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(read.contents[0]).toMatchObject({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello', text: 'hello from the modern fixture' });
     // The bare shared URI names both servers' URIs; a server she may not see is not read for her.
     await expect(alice.readResource({ uri: 'fixture://hello' })).rejects.toThrow(/offered by docs and notes/);
-    await expect(alice.readResource({ uri: 'mcp-fleet://sales/fixture%3A%2F%2Fhello' })).rejects.toThrow(/sales/);
+    // A server she may not see, one that does not exist and a broken encoding are all "not found", alike: no name confirmed.
+    const notFound = async (uri: string) => {
+      const error = await alice.readResource({ uri }).then(() => undefined, (err: unknown) => err as { code: number; message: string; data?: unknown });
+      return [error?.code, error?.message, error?.data];
+    };
+    for (const uri of ['mcp-fleet://sales/fixture%3A%2F%2Fhello', 'mcp-fleet://nosuch/fixture%3A%2F%2Fhello', 'mcp-fleet://notes/%E0', 'nowhere://x']) {
+      expect(await notFound(uri)).toEqual([-32602, `no server offers the resource ${uri}`, { uri }]);
+    }
   });
 
   it('lists prompts as server:prompt and renders them through their server', async () => {
