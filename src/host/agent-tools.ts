@@ -238,10 +238,15 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       return server !== undefined && mayCall(name, principal) ? server : undefined;
     },
 
-    async callTool(name, args, callOptions) {
+    async callTool(name, args, given) {
       // A name a model made up may be anything in plain JavaScript: it is a missing tool, not a throw.
       if (typeof name !== 'string') return errorResult('', String(name), `unknown tool ${JSON.stringify(name) ?? String(name)}`);
-      const principal = principalOf(callOptions?.principal);
+      // So may the options be: null is none, and a signal that is not one is said so, not failed on deep inside.
+      const callOptions = given ?? {};
+      if (callOptions.signal !== undefined && !(callOptions.signal instanceof AbortSignal)) {
+        return errorResult('', name, 'callTool: options.signal must be an AbortSignal');
+      }
+      const principal = principalOf(callOptions.principal);
       // Never a server's tool: those are all `{server}__{tool}`.
       if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
       if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool(principal).execute(args, callOptions);

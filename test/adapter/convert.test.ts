@@ -158,6 +158,19 @@ describe('convertCallResult never throws', () => {
     fc.assert(fc.property(everything, (input) => expectWellFormed(convert(input))), { numRuns: 2000 });
   });
 
+  it('on anything as its context and options, which plain JavaScript may pass', () => {
+    fc.assert(
+      fc.property(resultish, everything, everything, (input, anyCtx, options) => {
+        expect(AgentToolResult.safeParse(convertCallResult(input, anyCtx as never, options as never)).success).toBe(true);
+      }),
+      { numRuns: 500 },
+    );
+    expect(convertCallResult({ content: [{ type: 'text', text: 'ok' }] }, null as never, null as never)).toEqual({
+      content: [{ type: 'text', text: 'ok' }],
+      details: { is_error: false, server: '', tool: '' },
+    });
+  });
+
   it('on result-shaped objects with malformed blocks', () => {
     fc.assert(fc.property(resultish, (input) => expectWellFormed(convert(input))), { numRuns: 2000 });
   });

@@ -64,6 +64,12 @@ describe('a host on real stdio servers', () => {
       expect(odd.details.is_error).toBe(true);
       expect(odd.content[0]).toMatchObject({ text: `unknown tool ${JSON.stringify(name) ?? 'undefined'}` });
     }
+    // And options: null is none; a signal that is not one is said so.
+    await untilState(host, 'a', 'ready');
+    const nullOptions = await host.callTool('a__echo', { text: 'hi' }, null as never);
+    expect(nullOptions.details.is_error, JSON.stringify(nullOptions)).toBe(false);
+    const badSignal = await host.callTool('a__echo', { text: 'hi' }, { signal: 5 as never });
+    expect(badSignal).toMatchObject({ details: { is_error: true }, content: [{ text: 'callTool: options.signal must be an AbortSignal' }] });
 
     const crashed = await host.callTool('crashy__crash', {});
     expect(crashed.details.is_error).toBe(true);

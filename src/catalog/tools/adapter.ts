@@ -366,11 +366,19 @@ async function spillResult(
 
 /** MCP `CallToolResult` (or anything) → `AgentToolResult` (docs/contract.md, Tools), bounded to `maxResultBytes` when given; never throws. */
 export function convertCallResult(result: unknown, ctx: CallContext, options: ConvertOptions = {}): AgentToolResult {
+  // Plain JavaScript may pass null or garbage for either: it never throws, whatever it is given.
+  let context: CallContext = { server: '', tool: '' };
   try {
-    const converted = convert(result, ctx);
-    return options.maxResultBytes === undefined ? converted : boundResult(converted, options.maxResultBytes);
+    if (isRecord(ctx)) context = { server: String(ctx.server ?? ''), tool: String(ctx.tool ?? '') };
+  } catch {
+    // A context that cannot be read names nothing.
+  }
+  try {
+    const converted = convert(result, context);
+    const maxResultBytes = (options as ConvertOptions | null)?.maxResultBytes;
+    return maxResultBytes === undefined ? converted : boundResult(converted, maxResultBytes);
   } catch (err) {
-    return errorResult(ctx.server, ctx.tool, `unreadable result from ${ctx.server}/${ctx.tool}: ${describeError(err)}`);
+    return errorResult(context.server, context.tool, `unreadable result from ${context.server}/${context.tool}: ${describeError(err)}`);
   }
 }
 
