@@ -21,6 +21,8 @@ export interface ImportResult {
 
 /** Fields of the foreign formats that mcp-fleet has no use for; dropped with a warning. */
 const KNOWN_FIELDS = new Set(['command', 'args', 'env', 'cwd', 'url', 'headers', 'type', 'disabled']);
+const LOCAL_ONLY: ReadonlySet<string> = new Set(['args', 'env', 'cwd']);
+const REMOTE_ONLY: ReadonlySet<string> = new Set(['headers']);
 
 /**
  * Converts the `mcpServers` format of Claude Desktop and Cursor, and VS Code's
@@ -71,12 +73,14 @@ function convertEntry(entry: unknown): { config: ServerConfigInput; warnings: st
     return { config: entry as ServerConfigInput, warnings: [] };
   }
   const warnings: string[] = [];
-  const ignored = Object.keys(entry).filter((k) => !KNOWN_FIELDS.has(k));
-  if (ignored.length > 0) warnings.push(`ignored fields: ${ignored.join(', ')}`);
   const enabled = entry.disabled === true ? { enabled: false } : {};
   const hasCommand = entry.command !== undefined;
   const hasUrl = entry.url !== undefined;
   if (hasCommand && hasUrl) throw new ConfigError('has both "command" and "url"');
+  // Fields of the other kind of server (headers beside a command; env, args, cwd beside a url) go too, said as such.
+  const unused = hasCommand ? REMOTE_ONLY : LOCAL_ONLY;
+  const ignored = Object.keys(entry).filter((k) => !KNOWN_FIELDS.has(k) || unused.has(k));
+  if (ignored.length > 0) warnings.push(`ignored fields: ${ignored.join(', ')}`);
 
   if (hasCommand) {
     if (entry.type !== undefined && entry.type !== 'stdio') {

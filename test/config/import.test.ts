@@ -53,6 +53,15 @@ describe('importServers', () => {
     ]);
   });
 
+  it('says which fields of the other kind of server it left out, naming no value', () => {
+    const result = importServers(
+      '{"mcpServers": {"g": {"command": "node", "headers": {"A": "hdr-SECRET-1"}}, "h": {"url": "https://x.example/mcp", "env": {"A": "env-SECRET-2"}, "args": ["x"], "cwd": "/tmp"}}}',
+    );
+    expect(result.servers.map(([name]) => name)).toEqual(['g', 'h']);
+    expect(result.warnings).toEqual(['server "g": ignored fields: headers', 'server "h": ignored fields: env, args, cwd']);
+    expect(JSON.stringify(result)).not.toMatch(/SECRET/);
+  });
+
   it('reads VS Code settings ("mcp": {"servers": …}) and Cursor-style url entries', () => {
     const result = importServers('{"mcp": {"servers": {"c": {"url": "https://c.example/mcp", "headers": {"K": "v"}}}}}');
     expect(result.servers).toEqual([['c', { type: 'remote', url: 'https://c.example/mcp', transport: 'auto', headers: { K: 'v' } }]]);
