@@ -24,7 +24,7 @@ import { transactionsMachine } from '../machines/transactions.machine.js';
 import type { RegistryEvent } from '../machines/registry.events.js';
 import { mergePatch } from '../config/merge-patch.js';
 import type { ServerConfig, ServerConfigInput } from '../config/index.js';
-import { ConfigEntryInvalidError, ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
+import { ConfigFileBrokenError, type ConfigStore } from '../config/index.js';
 import { parseServerConfig } from '../config/validate.js';
 import { isOAuthConfig } from '../auth/provider.js';
 import { AuthNotApplicableError, type AuthBegun } from '../auth/server-auth.js';
@@ -61,7 +61,6 @@ export interface Management {
   /** Resolves once no transaction on `name` is under way. */
   idle(name: string): Promise<void>;
 }
-
 
 export function createManagement(deps: ManagementDeps): Management {
   const { store } = deps;

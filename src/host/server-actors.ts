@@ -10,7 +10,7 @@ import type { PromptRegistry } from '../connection/index.js';
 import type { ClientHandlers } from '../connection/index.js';
 import type { CatalogFreshness } from '../catalog/index.js';
 import { startServerSession } from '../catalog/session.js';
-import { openLiveConnection, type LiveConnection } from '../connection/live-connection.js';
+import { openLiveConnection } from '../connection/live-connection.js';
 import type { JournalEventInput } from '../journal/index.js';
 import type { ServerAuth } from '../auth/index.js';
 import type { EraVerdicts } from '../connection/index.js';

@@ -1,9 +1,8 @@
 import { isDeepStrictEqual } from 'node:util';
 import { and, assign, fromPromise, setup } from 'xstate';
 import { mergePatch } from '../config/merge-patch.js';
-import type { ServerConfig } from '../config/index.js';
+import { ConfigEntryInvalidError, type ServerConfig } from '../config/index.js';
 import type { ServerView } from '../journal/index.js';
-import { ConfigEntryInvalidError } from '../config/index.js';
 import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors.js';
 
 /** One management change of one server. */

@@ -1,6 +1,6 @@
 // `mcp-fleet search` as a real child process, talking to a real `serve`
 // (itself a child process) with a real stdio fixture server.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

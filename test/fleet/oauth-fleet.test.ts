@@ -58,7 +58,7 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
 
   it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {
     const url = await bed.database();
-    const all = await consentedFleet(url);
+    await consentedFleet(url);
     await bed.stopAll();
 
     // The stored access token is made to look expired, as after a weekend off.

@@ -5,7 +5,7 @@
 // second), or what an MCP client does: dynamic registration, then the
 // authorization code flow with PKCE where a user (an account of USERS) signs in
 // on the provider's development pages.
-import { createServer, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import Provider from 'oidc-provider';
 

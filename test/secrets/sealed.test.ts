@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSealed, open, openJson, seal, sealJson, SecretOpenError, type SealedValue } from '../../src/config/secrets/sealed.js';
+import { isSealed, open, openJson, seal, sealJson, type SealedValue } from '../../src/config/secrets/sealed.js';
 import { newKey, openFailure } from './keys.js';
 
 const context = 'server:files:env:API_KEY';

@@ -3,7 +3,7 @@
 // call of an `ask` tool appears live, is allowed from the page, and completes.
 // A config secret the model passed as an argument is never shown nor received.
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TOKEN } from '../http/helpers.js';
 import { healthy, startFleet, untilState, type Fleet } from '../http/fleet.js';
@@ -15,7 +15,6 @@ const SECRET = 'ui-approval-SECRET-0042';
 
 let fleet: Fleet;
 let browser: Browser;
-let context: BrowserContext;
 let page: Page;
 let recorder: Recorder;
 
@@ -26,7 +25,7 @@ beforeAll(async () => {
     })),
     launchBrowser(),
   ]);
-  ({ context, page, recorder } = await openRecordedPage(browser));
+  ({ page, recorder } = await openRecordedPage(browser));
   await untilState(fleet, 'alpha', 'ready');
 }, 60_000);
 
