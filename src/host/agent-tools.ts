@@ -58,6 +58,8 @@ interface ResultShape<T> {
   server(result: T | undefined): string | undefined;
   isError(result: T): boolean;
   refused(refusal: QuotaRefusal): T;
+  /** The call's signal: an error result once it aborted is the cancellation's answer. */
+  signal?: AbortSignal | undefined;
 }
 
 /** The answer to a model's call of an app-only tool: it exists, and only its app may call it. */
@@ -112,7 +114,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
         server,
         tool: name,
         principal: principal?.id ?? ADMIN_PRINCIPAL,
-        outcome: result === undefined ? 'cancelled' : shape.isError(result) ? 'error' : 'ok',
+        outcome: result === undefined || (shape.isError(result) && shape.signal?.aborted === true) ? 'cancelled' : shape.isError(result) ? 'error' : 'ok',
         duration_ms: Math.round(performance.now() - started),
         ...(refused !== undefined && { refused_by: refused }),
       });
@@ -139,6 +141,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
   /** An agent's call of a tool by name, metered. */
   function journaled(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined, principal: Principal | undefined) {
     return metered(name, principal, () => call(name, args, callOptions), {
+      signal: callOptions?.signal,
       server: (result) => result?.details.server || ownerByName(name),
       isError: (result) => result.details.is_error,
       refused({ limit, retry_after_seconds, message }) {

@@ -33,6 +33,9 @@ describe('cancellation', () => {
     expect(textOf(result)).toMatch(/cancel/);
     const log = join(running.dir, 'cancel.log');
     await vi.waitFor(() => expect(existsSync(log) && readFileSync(log, 'utf8')).toMatch(/^cancelled \d+\n$/), { timeout: 20_000 });
+    // Journaled as what it was: cancelled, not a failed call.
+    const called = running.host.events().filter((event) => event.type === 'tool.called' && event.tool === 'h__wait_for_cancel');
+    expect(called).toMatchObject([{ outcome: 'cancelled' }]);
   });
 
   test("a server's cancellation of its elicitation request aborts the host's elicitation callback", async () => {
