@@ -152,6 +152,8 @@ describe('what the page says agrees with the worker', () => {
     await detail().locator('.badge[data-state="error"]').first().waitFor();
     await detail().getByText('The server failed to start, so it offers no tools now.', { exact: false }).waitFor();
     expect(await detail().textContent()).not.toContain('while the server is error');
+    // "…" is for a ready server's listing on its way; a server that is not ready shows no count at all.
+    expect(await detail().getByRole('tab', { name: /Resources/ }).locator('.count').count()).toBe(0);
   });
 
   it('draws the lifecycle at a readable size, zooms, and pans by dragging', async () => {

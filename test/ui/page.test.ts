@@ -191,6 +191,42 @@ describe('the management page', () => {
     expect(await dialog.innerHTML()).toBe('');
   });
 
+  it('says what it cannot send, on the field, before sending anything: a number it cannot read, a value with no name', async () => {
+    const sent: string[] = [];
+    const onRequest = (request: { method(): string; url(): string }) => {
+      if (request.method() !== 'GET') sent.push(`${request.method()} ${request.url()}`);
+    };
+    page.on('request', onRequest);
+    await page.getByRole('button', { name: 'Add server' }).click();
+    const dialog = page.locator('#server-dialog');
+    await dialog.getByLabel('Name', { exact: true }).fill('gamma');
+    await dialog.getByLabel('Command').fill(fixtureCommand('healthy').join('\n'));
+    await dialog.getByRole('button', { name: 'Add variable' }).click();
+    await dialog.getByLabel('New variable value').last().fill('typed-but-nameless');
+    await dialog.getByRole('button', { name: 'Add server' }).click();
+    const rowError = dialog.locator('.secret-row.new .field-error', { hasText: 'a variable needs a NAME; or Discard it' });
+    await rowError.waitFor();
+    // The name input is at fault, described by the error, and focused; the value is still there.
+    const nameInput = dialog.getByLabel('New variable name').last();
+    await expect(nameInput.getAttribute('aria-invalid')).resolves.toBe('true');
+    await expect(nameInput.evaluate((el: any) => document.getElementById(el.getAttribute('aria-describedby'))?.textContent)).resolves.toContain('needs a NAME');
+    await expect(nameInput.evaluate((el: any) => el === document.activeElement)).resolves.toBe(true);
+    await expect(dialog.getByLabel('New variable value').last().inputValue()).resolves.toBe('typed-but-nameless');
+    await dialog.getByRole('button', { name: 'Discard new variable' }).click();
+
+    // A number the browser cannot read reads as empty: said, not dropped.
+    await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
+    await dialog.getByLabel('Connect timeout (s)').pressSequentially('1e');
+    await dialog.getByRole('button', { name: 'Add server' }).click();
+    await dialog.locator('[data-field="timeout_seconds"] .field-error', { hasText: 'is not a number' }).waitFor();
+    await expect(dialog.getByLabel('Connect timeout (s)').getAttribute('aria-invalid')).resolves.toBe('true');
+    expect(sent).toEqual([]);
+    page.off('request', onRequest);
+    await dialog.getByRole('button', { name: 'Cancel' }).click();
+    await dialog.waitFor({ state: 'hidden' });
+    expect(fleet.config().servers.gamma).toBeUndefined();
+  });
+
   it('edits one secret and removes another; the untouched ones survive on disk', async () => {
     await select('alpha');
     await detail().getByRole('button', { name: 'Edit' }).click();
@@ -226,6 +262,8 @@ describe('the management page', () => {
     const token = dialog.locator('[data-field="auth.token"]');
     await token.getByText('stored ••••0006').waitFor();
     await expect(token.locator('input').inputValue()).resolves.toBe('');
+    // A bearer token is replaced, never removed: its kind requires one.
+    expect(await token.getByRole('button', { name: /Remove/ }).count()).toBe(0);
     await dialog.locator('[data-field="headers.X-Team"]').getByText('stored ••••0005').waitFor();
     await dialog.getByLabel('X-Team', { exact: true }).fill(HEADER_NEW);
 
@@ -250,6 +288,19 @@ describe('the management page', () => {
     expect((await patch).postDataJSON()).toEqual({ timeout_seconds: 30 });
     await dialog.waitFor({ state: 'hidden' });
     expect(fleet.config().servers.mach.auth).toMatchObject({ kind: 'client_credentials', client_id: 'job', client_secret: MACHINE_SECRET });
+    expect(fleet.config().servers.mach.timeout_seconds).toBe(30);
+
+    // Emptied, a limit goes back to its default (the placeholder), which the file then leaves out.
+    await detail().getByRole('button', { name: 'Edit' }).click();
+    await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
+    await dialog.getByLabel('Connect timeout (s)').fill('');
+    const reset = page.waitForRequest((r) => r.method() === 'PATCH');
+    await dialog.getByRole('button', { name: 'Save changes' }).click();
+    expect((await reset).postDataJSON()).toEqual({ timeout_seconds: 60 });
+    await dialog.waitFor({ state: 'hidden' });
+    expect(fleet.config().servers.mach.timeout_seconds).toBeUndefined();
+    // Focus comes back to Edit after a save, as after a cancel.
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Edit');
   });
 
   it('sets a catalog max age, and clears it back to none', async () => {
@@ -280,7 +331,7 @@ describe('the management page', () => {
     const error = dialog.locator('.form-error');
     await error.getByText('Nothing was saved.', { exact: false }).waitFor();
     // The reason comes from the worker: the kind, and the child's own last words.
-    const reason = /did not start \(spawn failed\): .*config file \/nonexistent\/fixture\.toml is missing/;
+    const reason = /^server "crashy" failed to start \(spawn_failed\): .*config file \/nonexistent\/fixture\.toml is missing.*\. Nothing was saved\.$/;
     await expect(error.textContent()).resolves.toMatch(reason);
     expect(fleet.config().servers.crashy).toBeUndefined();
     await dialog.getByRole('button', { name: 'Cancel' }).click();

@@ -221,8 +221,11 @@ describe('the tool playground', { timeout: 60_000 }, () => {
   it('cancels a running call: the server sees the cancellation', async () => {
     await tryTool('alpha', 'alpha__wait_for_cancel');
     await expect(drawer().textContent()).resolves.toContain('This tool takes no arguments.');
-    await drawer().getByRole('button', { name: 'Run' }).click();
+    // From the keyboard: Run goes away, and the focus with it goes to Cancel, not to the page.
+    await drawer().getByRole('button', { name: 'Run' }).focus();
+    await page.keyboard.press('Enter');
     await untilLogged(join(fleet.dir, 'wait.log'), 'waiting');
+    await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Cancel');
     // A call that says nothing for a while: the page says what it may be waiting for.
     await status().locator('.pg-waiting', { hasText: 'needs an approval' }).waitFor();
     await drawer().getByRole('button', { name: 'Cancel' }).click();

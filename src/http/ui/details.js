@@ -148,7 +148,7 @@ function tabs(entry, ctx) {
           tabindex: id === active ? '0' : '-1',
         },
         text,
-        id in counts ? count(counts[id]) : null,
+        id in counts ? count(counts[id], entry.state === 'ready') : null,
       ),
     ),
   );
@@ -161,9 +161,10 @@ function tabs(entry, ctx) {
   return h('div', { class: 'detail-tabs' }, list, panel);
 }
 
-/** A tab's count; a kind not listed has none to show. */
-function count(n) {
-  return n === null ? h('span', { class: 'count', title: 'not listed yet' }, '…') : h('span', { class: 'count' }, String(n));
+/** A tab's count; a kind not listed has none to show: "…" while a ready server's listing is coming, else nothing. */
+function count(n, ready) {
+  if (n !== null) return h('span', { class: 'count' }, String(n));
+  return ready ? h('span', { class: 'count', title: 'not listed yet' }, '…') : null;
 }
 
 function panelFor(tab, entry, ctx) {
@@ -199,7 +200,10 @@ function notReady(entry, what) {
     case 'needs_reauth':
       return `The server needs you to sign in again before it offers its ${what}.`;
     case 'error':
-      return `The server failed to start, so it offers no ${what} now. The last error above says why.`;
+      // A start that failed, or a connection that ended after it was ready (transport_closed).
+      return entry.error_kind === 'transport_closed'
+        ? `The server's connection ended, so it offers no ${what} now. The last error above says why.`
+        : `The server failed to start, so it offers no ${what} now. The last error above says why.`;
     case 'disabled':
       return `The server is disabled: enable it to see its ${what}.`;
     case 'stopped':

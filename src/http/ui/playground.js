@@ -214,8 +214,11 @@ async function start(tool, args, ui) {
   let lastProgress;
   const run = { tool: name, controller, timer: undefined, approval: undefined, paint: () => {} };
   running = run;
+  // Focus on Run, which goes away, moves to Cancel, which comes: Esc and Enter keep working.
+  const refocusCancel = document.activeElement === ui.run;
   ui.run.hidden = true;
   ui.cancel.hidden = false;
+  if (refocusCancel) ui.cancel.focus();
   ui.result.replaceChildren();
   // Each second only the time changes: the rest is rebuilt only when it changes, so a focused Allow keeps its focus.
   let shape;

@@ -21,7 +21,9 @@ export function serverActions(state, view) {
     try {
       return await work();
     } catch (err) {
-      if (err.status !== 401) state.notices.set(name, { kind: 'error', text: err.message });
+      // A fetch that never reached the worker says "Failed to fetch": said as the forms say it.
+      const text = err instanceof api.ApiError ? err.message : 'The worker could not be reached.';
+      if (err.status !== 401) state.notices.set(name, { kind: 'error', text });
       return undefined;
     } finally {
       state.busy.delete(name);
@@ -53,6 +55,9 @@ export function serverActions(state, view) {
     const entry = state.servers.get(name);
     if (!entry) return;
     const result = await openServerForm($('#server-dialog'), entry);
+    // The panel may have been drawn anew while the form was open (the server's events): the dialog
+    // cannot give focus back to an Edit button that is gone, so it goes to the one there now.
+    $('#detail [data-key="action:edit"]')?.focus();
     if (result?.unchanged) toast('Nothing changed.');
     if (result?.saved) {
       // The saved config at once, not at the next refresh: an Edit right after opens on what was saved.

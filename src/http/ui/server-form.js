@@ -40,11 +40,12 @@ function numberOf(el) {
  * One stored-or-new secret (auth.token, auth.client_secret). `stored`: is a
  * value stored, and its mask. `patch()` → undefined (keep), a string, or null.
  */
-function secretField(path, labelText, stored) {
+function secretField(path, labelText, stored, { removable = true } = {}) {
   const control = input({ type: 'password', autocomplete: 'new-password', placeholder: stored?.has ? KEEP_PLACEHOLDER : '' });
   let removed = false;
   const state = stored?.has ? h('span', { class: 'secret-state' }, 'stored ', h('code', {}, stored.masked ?? '••••')) : null;
-  const remove = stored?.has
+  // A secret its kind requires (a bearer token) is replaced, never removed: another kind of auth drops it.
+  const remove = stored?.has && removable
     ? h(
         'button',
         { type: 'button', class: 'button small ghost', 'aria-pressed': 'false', 'aria-label': `Remove ${labelText}`, onclick: toggle },
@@ -103,6 +104,11 @@ function secretMap(path, legend, stored, noun) {
   );
   return {
     el,
+    /** A new row with a value but no name: said on that row rather than dropped with what was typed. */
+    problem() {
+      const row = newRows.find((each) => each.key() === '' && each.value() !== '');
+      return row && { row, message: `a ${noun} needs a NAME; or Discard it` };
+    },
     values() {
       const out = {};
       for (const row of newRows) if (row.key() !== '') out[row.key()] = row.value();
@@ -155,9 +161,12 @@ function storedRow(path, key, secret) {
 }
 
 function newRow(path, noun, discard) {
-  const keyInput = input({ class: 'secret-key-input', placeholder: 'NAME', 'aria-label': `New ${noun} name` });
-  const value = input({ type: 'password', autocomplete: 'new-password', placeholder: 'value', 'aria-label': `New ${noun} value` });
-  const error = h('p', { class: 'field-error', 'data-error-for': '' });
+  const keyInput = input({ class: 'secret-key-input', placeholder: 'NAME', 'aria-label': `New ${noun} name`, 'data-part': 'key' });
+  const value = input({ type: 'password', autocomplete: 'new-password', placeholder: 'value', 'aria-label': `New ${noun} value`, 'data-part': 'value' });
+  const error = h('p', { class: 'field-error', id: nextId(`${path}-new-error`), 'data-error-for': '' });
+  // Either input's problem is read out when focus lands on it.
+  keyInput.setAttribute('aria-describedby', error.id);
+  value.setAttribute('aria-describedby', error.id);
   const el = h(
     'div',
     { class: 'secret-row new' },
@@ -171,7 +180,7 @@ function newRow(path, noun, discard) {
     el.setAttribute('data-field', `${path}.${keyInput.value.trim()}`);
     error.setAttribute('data-error-for', `${path}.${keyInput.value.trim()}`);
   });
-  return { el, key: () => keyInput.value.trim(), value: () => value.value, focus: () => keyInput.focus() };
+  return { el, error, key: () => keyInput.value.trim(), value: () => value.value, focus: () => keyInput.focus() };
 }
 
 /** The form's controls for `config` (the masked one on edit, defaults on add). */
@@ -203,7 +212,7 @@ function buildControls(config, editing) {
     authKinds(auth.kind).map(([value, text]) => h('option', { value, selected: auth.kind === value }, text)),
   );
   const storedToken = auth.kind === 'bearer' ? { has: auth.has_token, masked: auth.token_masked } : undefined;
-  c.token = secretField('auth.token', 'Token', storedToken);
+  c.token = secretField('auth.token', 'Token', storedToken, { removable: false });
   c.clientId = input({ value: auth.client_id ?? '', class: 'mono' });
   c.clientSecret = secretField(
     'auth.client_secret',
@@ -365,8 +374,9 @@ function patchBody(c, config) {
   }
   if (c.enabled.checked !== config.enabled) patch.enabled = c.enabled.checked;
   for (const [key, control] of LIMITS) {
-    const n = numberOf(c[control]);
-    if (n !== undefined && n !== config[key]) patch[key] = n;
+    // Emptied: back to the default the placeholder shows (a PATCH sets a value; the file then leaves it out).
+    const n = numberOf(c[control]) ?? Number(c[control].placeholder);
+    if (n !== config[key]) patch[key] = n;
   }
   // Emptied: back to no age limit.
   const maxAge = numberOf(c.maxAge) ?? null;
@@ -429,6 +439,40 @@ function wrapperFor(form, path) {
   return undefined;
 }
 
+/** The number inputs by the field they answer for. */
+const NUMBER_FIELDS = [
+  ...LIMITS.map(([key, control]) => [key, control]),
+  ['catalog_max_age_seconds', 'maxAge'],
+  ['auth.callback_port', 'callbackPort'],
+];
+
+/**
+ * A problem the form can tell before sending: a number input holding what is
+ * not a number (the browser then reads it as empty, which would drop it), or a
+ * new variable or header with a value but no name.
+ */
+function formProblem(c) {
+  for (const [path, control] of NUMBER_FIELDS) {
+    if (c[control].validity?.badInput && !c[control].closest('[hidden]')) return { field: path, message: 'is not a number' };
+  }
+  for (const map of [c.env, c.headers]) {
+    const problem = !map.el.closest('[hidden]') && map.problem();
+    if (problem) return problem;
+  }
+  return undefined;
+}
+
+function showProblem(form, problem) {
+  if (problem.row) {
+    problem.row.error.textContent = problem.message;
+    const key = $('[data-part="key"]', problem.row.el);
+    key.setAttribute('aria-invalid', 'true');
+    key.focus();
+    return;
+  }
+  showError(form, { field: problem.field, message: problem.message });
+}
+
 function clearErrors(form) {
   for (const slot of $$('.field-error, .form-error', form)) slot.textContent = '';
   for (const el of $$('[aria-invalid]', form)) el.removeAttribute('aria-invalid');
@@ -443,8 +487,12 @@ function showError(form, err) {
     const slot = wrapper.querySelector(own) ?? wrapper.querySelector('.field-error');
     // The API prefixes the path ("env.K: …"); next to the field it is redundant.
     slot.textContent = err.message.startsWith(`${err.field}: `) ? err.message.slice(err.field.length + 2) : err.message;
+    // In a new row, a problem of the key ("key must be…") is the name's; any other is the value's.
+    const part = slot.textContent.startsWith('key ') ? 'key' : 'value';
     const control =
-      wrapper.querySelector('input:not([type=radio]):not(:disabled), textarea, select') ?? wrapper.querySelector('input');
+      wrapper.querySelector(`input[data-part="${part}"]`) ??
+      wrapper.querySelector('input:not([type=radio]):not(:disabled), textarea, select') ??
+      wrapper.querySelector('input');
     control?.setAttribute('aria-invalid', 'true');
     wrapper.closest('details')?.setAttribute('open', '');
     control?.focus();
@@ -452,10 +500,8 @@ function showError(form, err) {
   }
   const box = $('.form-error', form);
   box.textContent =
-    err.code === 'start_failed'
-      ? `The server did not start${err.errorKind ? ` (${err.errorKind.replaceAll('_', ' ')})` : ''}: ${err.message}. ` +
-        'Nothing was saved.'
-      : err.message;
+    // The worker's message already says the server failed to start, and its kind.
+    err.code === 'start_failed' ? `${err.message.replace(/\.$/, '')}. Nothing was saved.` : err.message;
   box.hidden = false;
   box.focus();
 }
@@ -505,6 +551,9 @@ export function openServerForm(dialog, entry) {
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
       clearErrors(form);
+      // What the browser cannot hand over is said here, before anything is sent or lost.
+      const problem = formProblem(c);
+      if (problem) return showProblem(form, problem);
       const body = editing ? patchBody(c, entry.config) : addBody(c);
       if (editing && Object.keys(body).length === 0) return finish({ unchanged: true });
       submit.disabled = true;
