@@ -30,7 +30,7 @@ export function describeZodError(err: z.core.$ZodError, prefix = ''): ZodErrorDe
       problems.push({ field: at, text: `key ${issue.issues[0]?.message ?? 'is not allowed'}` });
     } else {
       // zod says a missing field was received as `undefined`: say it is required.
-      problems.push({ field: at, text: issue.message.replace(/^Invalid input: /, '').replace(/^(expected .+), received undefined$/, 'required: $1') });
+      problems.push({ field: at, text: plainWords(issue) ?? issue.message.replace(/^Invalid input: /, '').replace(/^(expected .+), received undefined$/, 'required: $1') });
     }
   }
   const listed = problems.slice(0, MAX_LISTED_ISSUES).map((p) => (p.field === '' ? p.text : `${p.field}: ${p.text}`));
@@ -41,4 +41,26 @@ export function describeZodError(err: z.core.$ZodError, prefix = ''): ZodErrorDe
 function joinPath(prefix: string, segments: readonly PropertyKey[]): string {
   const parts = segments.map((s) => (typeof s === 'symbol' ? (s.description ?? '?') : String(s)));
   return (prefix === '' ? parts : [prefix, ...parts]).join('.');
+}
+
+/**
+ * zod's default words for a bound or a URL ("Too small: expected number to
+ * be >0", "Invalid URL") said as a person would; a schema's own message is
+ * kept (undefined here).
+ */
+function plainWords(issue: z.core.$ZodIssue): string | undefined {
+  if (issue.code === 'too_small' && issue.message.startsWith('Too small')) {
+    const min = Number(issue.minimum);
+    if (issue.origin === 'string') return min === 1 ? 'must not be empty' : `must be at least ${min} characters`;
+    if (issue.origin === 'array' || issue.origin === 'set') return `needs at least ${min} ${min === 1 ? 'item' : 'items'}`;
+    return issue.inclusive ? `must be at least ${min}` : `must be above ${min}`;
+  }
+  if (issue.code === 'too_big' && issue.message.startsWith('Too big')) {
+    const max = Number(issue.maximum);
+    if (issue.origin === 'string') return `must be at most ${max} characters`;
+    if (issue.origin === 'array' || issue.origin === 'set') return `must have at most ${max} items`;
+    return issue.inclusive ? `must be at most ${max}` : `must be below ${max}`;
+  }
+  if (issue.code === 'invalid_format' && issue.format === 'url' && issue.message === 'Invalid URL') return 'must be a valid URL';
+  return undefined;
 }

@@ -88,10 +88,10 @@ describe('importServers', () => {
     ['command with type http', { command: 'x', type: 'http' }, '"command" with a type other than "stdio"'],
     ['an unknown type', { url: 'https://x.example', type: 'websocket' }, 'type: expected one of stdio, http, streamable-http, sse'],
     ['args not an array', { command: 'x', args: '--flag' }, 'args: expected an array of strings'],
-    ['an empty command', { command: '' }, 'command.0: Too small: expected string to have >=1 characters'],
+    ['an empty command', { command: '' }, 'command.0: must not be empty'],
     ['a non-string env value', { command: 'x', env: { KEY: 42, OTHER: SECRET } }, 'env.KEY: expected a string'],
     ['a non-string header', { url: 'https://x.example', headers: { H: [SECRET] } }, 'headers.H: expected a string'],
-    ['a non-http url', { url: 'file:///etc/passwd', headers: { H: SECRET } }, 'url: Invalid URL'],
+    ['a non-http url', { url: 'file:///etc/passwd', headers: { H: SECRET } }, 'url: must be a valid URL'],
     ['not an object', [SECRET], 'entry is not an object'],
     ['an invalid native entry', { type: 'local', command: [], env: { K: SECRET } }, 'command: needs at least the program to run'],
   ])('skips %s with the reason, never a value', (_what, entry, reason) => {

@@ -80,7 +80,7 @@ describe('load', () => {
     const loaded = await store.load();
     expect(loaded.servers.map(([name]) => name)).toEqual(['zeta', '10', 'alpha']);
     expect(loaded.warnings).toEqual([
-      'skipping server "broken": servers.broken.max_concurrent_calls: Too small: expected number to be >=1',
+      'skipping server "broken": servers.broken.max_concurrent_calls: must be at least 1',
     ]);
     expect(logger.lines).toEqual(loaded.warnings);
     expect(loaded.broken).toBeNull();

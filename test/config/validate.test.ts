@@ -47,7 +47,7 @@ describe('describeZodError', () => {
   it('paths into records and arrays', () => {
     const d = describeZodError(zodError({ type: 'local', command: ['x', ''], env: { A: 1 } }));
     expect(d.message).toBe(
-      'command.1: Too small: expected string to have >=1 characters; env.A: expected string, received number',
+      'command.1: must not be empty; env.A: expected string, received number',
     );
     expect(d.field).toBe('command.1');
   });
