@@ -341,11 +341,24 @@ describe('the management page', () => {
   it('restarts a server: a new process, the old one gone', async () => {
     const before = readPid(join(fleet.dir, 'alpha.pid'));
     await select('alpha');
+    // Every state and tool count the row shows from now on: back to ready, it shows its tools at once.
+    await page.evaluate(() => {
+      window.__alphaRows = [];
+      const body = document.querySelector('#servers-body');
+      new window.MutationObserver(() => {
+        const tr = body.querySelector('tr[data-name="alpha"]');
+        const shown = `${tr?.querySelector('.badge')?.dataset.state} ${tr?.querySelector('td.num')?.textContent}`;
+        if (window.__alphaRows.at(-1) !== shown) window.__alphaRows.push(shown);
+      }).observe(body, { childList: true, subtree: true, characterData: true });
+    });
     // By keyboard; the focus stays on the button through the busy state and the re-render.
     await detail().getByRole('button', { name: 'Restart' }).focus();
     await page.keyboard.press('Enter');
     await page.locator('#toast', { hasText: 'Restarted alpha: ready.' }).waitFor();
     await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Restart');
+    const rows: string[] = await page.evaluate(() => window.__alphaRows);
+    const back = rows.slice(rows.indexOf('pending 0')).find((shown) => shown.startsWith('ready'));
+    expect(back, rows.join(' → ')).toBe('ready 8');
     const after = readPid(join(fleet.dir, 'alpha.pid'));
     expect(after).not.toBe(before);
     expect(isAlive(after)).toBe(true);

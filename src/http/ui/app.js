@@ -272,6 +272,15 @@ function onEvent(event) {
       const live = { state: event.to, ready: event.to === 'ready', since: event.at, stateSeq: event.seq };
       Object.assign(entry, live, pick(event, ['error', 'error_kind']));
     }
+  } else if (event.type === 'tools.registered' && entry) {
+    // The tools at once, as the journal has them (a server back to ready never shows "no tools"
+    // until the next catalog read, which follows and brings the rest).
+    const byName = new Map((entry.tools ?? []).map((tool) => [tool.name, tool]));
+    for (const tool of event.tools) byName.set(tool.name, catalogTool(tool));
+    entry.tools = [...byName.values()];
+  } else if (event.type === 'tools.unregistered' && entry) {
+    const gone = new Set(event.tools);
+    entry.tools = (entry.tools ?? []).filter((tool) => !gone.has(tool.name));
   } else if (event.type === 'server.removed') {
     state.servers.delete(event.server);
     state.actors.delete(event.server);
@@ -281,6 +290,19 @@ function onEvent(event) {
   renderJournal();
   if (state.view === 'tools' && SEARCH_AGAIN_ON.has(event.type)) search.refresh();
   scheduleRefresh();
+}
+
+/** A journal's tool entry as the catalog lists it. */
+function catalogTool(tool) {
+  const ui = tool.ui ?? null;
+  return {
+    name: tool.name,
+    original: tool.original,
+    description: tool.description,
+    parameters: tool.parameters ?? {},
+    ui,
+    model_visible: !Array.isArray(ui?.visibility) || ui.visibility.includes('model'),
+  };
 }
 
 /** A server seen in the stream before the catalog knows it. */
