@@ -6,7 +6,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
@@ -72,6 +72,21 @@ const shot = (name: string) => page.screenshot({ path: join(ARTIFACTS, `${name}.
 async function select(name: string): Promise<void> {
   await row(name).getByRole('button', { name }).click();
   await detail().locator('h2', { hasText: name }).waitFor();
+}
+
+/** Sets the limit `label` of `server` to `value` through the edit form (after `inspect` looked at the form); the PATCH it sent. */
+async function saveLimit(server: string, label: string, value: string, inspect?: (dialog: Locator) => Promise<unknown>): Promise<unknown> {
+  await select(server);
+  await detail().getByRole('button', { name: 'Edit' }).click();
+  const dialog = page.locator('#server-dialog');
+  await inspect?.(dialog);
+  await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
+  await dialog.getByLabel(label).fill(value);
+  const patch = page.waitForRequest((r) => r.method() === 'PATCH');
+  await dialog.getByRole('button', { name: 'Save changes' }).click();
+  const body = (await patch).postDataJSON();
+  await dialog.waitFor({ state: 'hidden' });
+  return body;
 }
 
 describe('the management page', () => {
@@ -277,48 +292,21 @@ describe('the management page', () => {
   });
 
   it('keeps client_credentials it cannot edit when another field changes', async () => {
-    await select('mach');
-    await detail().getByRole('button', { name: 'Edit' }).click();
-    const dialog = page.locator('#server-dialog');
-    await expect(dialog.getByLabel('Authentication').inputValue()).resolves.toBe('client_credentials');
-    await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
-    await dialog.getByLabel('Connect timeout (s)').fill('30');
-    const patch = page.waitForRequest((r) => r.method() === 'PATCH');
-    await dialog.getByRole('button', { name: 'Save changes' }).click();
-    expect((await patch).postDataJSON()).toEqual({ timeout_seconds: 30 });
-    await dialog.waitFor({ state: 'hidden' });
+    const showsKind = (dialog: Locator) => expect(dialog.getByLabel('Authentication').inputValue()).resolves.toBe('client_credentials');
+    expect(await saveLimit('mach', 'Connect timeout (s)', '30', showsKind)).toEqual({ timeout_seconds: 30 });
     expect(fleet.config().servers.mach.auth).toMatchObject({ kind: 'client_credentials', client_id: 'job', client_secret: MACHINE_SECRET });
     expect(fleet.config().servers.mach.timeout_seconds).toBe(30);
-
     // Emptied, a limit goes back to its default (the placeholder), which the file then leaves out.
-    await detail().getByRole('button', { name: 'Edit' }).click();
-    await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
-    await dialog.getByLabel('Connect timeout (s)').fill('');
-    const reset = page.waitForRequest((r) => r.method() === 'PATCH');
-    await dialog.getByRole('button', { name: 'Save changes' }).click();
-    expect((await reset).postDataJSON()).toEqual({ timeout_seconds: 60 });
-    await dialog.waitFor({ state: 'hidden' });
+    expect(await saveLimit('mach', 'Connect timeout (s)', '')).toEqual({ timeout_seconds: 60 });
     expect(fleet.config().servers.mach.timeout_seconds).toBeUndefined();
     // Focus comes back to Edit after a save, as after a cancel.
     await expect(page.evaluate(() => document.activeElement?.textContent)).resolves.toBe('Edit');
   });
 
   it('sets a catalog max age, and clears it back to none', async () => {
-    const save = async (value: string) => {
-      await select('mach');
-      await detail().getByRole('button', { name: 'Edit' }).click();
-      const dialog = page.locator('#server-dialog');
-      await dialog.locator('summary', { hasText: 'Limits and tool filter' }).click();
-      await dialog.getByLabel('Catalog max age (s)').fill(value);
-      const patch = page.waitForRequest((r) => r.method() === 'PATCH');
-      await dialog.getByRole('button', { name: 'Save changes' }).click();
-      const body = (await patch).postDataJSON();
-      await dialog.waitFor({ state: 'hidden' });
-      return body;
-    };
-    expect(await save('300')).toEqual({ catalog_max_age_seconds: 300 });
+    expect(await saveLimit('mach', 'Catalog max age (s)', '300')).toEqual({ catalog_max_age_seconds: 300 });
     expect(fleet.config().servers.mach.catalog_max_age_seconds).toBe(300);
-    expect(await save('')).toEqual({ catalog_max_age_seconds: null });
+    expect(await saveLimit('mach', 'Catalog max age (s)', '')).toEqual({ catalog_max_age_seconds: null });
     expect(fleet.config().servers.mach.catalog_max_age_seconds ?? null).toBeNull();
   });
 
