@@ -10,7 +10,7 @@ import type { JournalEvent } from '../journal/index.js';
 import { basename } from 'node:path';
 import type { ServerView } from '../journal/index.js';
 import type { ServerConfigResponse } from '../config/index.js';
-import type { McpHost } from '../host.js';
+import type { CatalogEntry, McpHost } from '../host.js';
 import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
 import { HttpError } from './errors.js';
 import { namespaceToolName } from '../catalog/index.js';
@@ -82,14 +82,15 @@ export function configForUser(config: ServerConfigResponse): ServerConfigRespons
  * to learn.
  */
 export function viewsFor(host: McpHost, views: ReadonlyArray<ServerView | undefined>, user: Principal): ServerView[] {
-  const visible = views.filter((view): view is ServerView => view !== undefined && maySeeServer(view.config, user));
-  if (visible.length === 0) return [];
-  const tools = new Map(host.catalog({ principal: user }).map((entry) => [entry.name, entry.tools]));
-  return visible.map((view) => ({
-    ...view,
-    config: configForUser(view.config),
-    tool_count: (tools.get(view.name) ?? []).filter((tool) => maySeeTool(view.config, tool.original, user)).length,
-  }));
+  let tools: Map<string, CatalogEntry['tools']> | undefined;
+  return views.flatMap((view) => {
+    const shown = viewFor(view, user);
+    if (view === undefined || shown === undefined) return [];
+    // The catalog only once a view is shown: it holds the tools, as the user's session listed them for a per_user server.
+    tools ??= new Map(host.catalog({ principal: user }).map((entry) => [entry.name, entry.tools]));
+    // The policy is read off the config as stored: the shown one has it taken out.
+    return [{ ...shown, tool_count: (tools.get(view.name) ?? []).filter((tool) => maySeeTool(view.config, tool.original, user)).length }];
+  });
 }
 
 /** The events that record what one principal did: a user sees only their own. */
