@@ -22,7 +22,10 @@ class ToolResultTap implements TransportTap {
   private toolCalls: Set<string | number> | null = null;
 
   sent(message: JSONRPCMessage): void {
-    if ('method' in message && message.method === 'tools/call' && 'id' in message) (this.toolCalls ??= new Set()).add(message.id);
+    if (!('method' in message)) return;
+    if (message.method === 'tools/call' && 'id' in message) (this.toolCalls ??= new Set()).add(message.id);
+    // A call the client gave up on (aborted, timed out) may never be answered: it is forgotten, so the set stays bounded.
+    if (message.method === 'notifications/cancelled') this.toolCalls?.delete((message.params as { requestId?: string | number } | undefined)?.requestId ?? '');
   }
 
   delivered(message: JSONRPCMessage): JSONRPCMessage {
