@@ -75,7 +75,7 @@ export function createHostServices(options: McpHostOptions) {
     ...(options.samplingForCallers === true && { samplingForCallers: true }),
     elicitation: options.elicitation,
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
-    onNotifyError: (error) => logger.warn(`roots: could not notify a server: ${error.message}`),
+    onNotifyError: (server, error) => logger.warn(`roots: could not tell ${server} of the new roots: ${error.message}`),
   });
   // This host's own: another host in the process may run a server of the same name.
   const lifecycles = createLifecycles();

@@ -13,11 +13,12 @@ afterEach(async () => {
   host = undefined;
 });
 
-async function startHost(servers: Record<string, unknown>, roots?: Root[]): Promise<McpHost> {
+async function startHost(servers: Record<string, unknown>, roots?: Root[], warnings: string[] = []): Promise<McpHost> {
   host = createMcpHost({
     stateDir: stateDirWith(servers),
     persistJournal: false,
     watchConfig: false,
+    logger: { info() {}, warn: (message) => warnings.push(message) },
     ...(roots ? { roots } : {}),
   });
   await host.start();
@@ -56,6 +57,15 @@ describe('roots', () => {
     expect(again).toEqual({ changes: 1, roots: [{ uri: 'file:///work', name: 'work' }] });
     await host!.setRoots([]);
     await expect.poll(rootsSeen, { timeout: 20_000 }).toEqual({ changes: 2, roots: [] });
+  });
+
+  test('a 2026-07-28 server is not sent roots/list_changed (its era has none) and gets the new roots when it next asks', async () => {
+    const warnings: string[] = [];
+    await startHost({ modern: { type: 'local', command: fixtureCommand('modern'), protocol: '2026', timeout_seconds: 15 } }, [{ uri: 'file:///one' }], warnings);
+    expect(resultToText(await host!.callTool('modern__list_roots', {}))).toBe('file:///one');
+    await host!.setRoots([{ uri: 'file:///two' }, { uri: 'file:///three' }]);
+    expect(resultToText(await host!.callTool('modern__list_roots', {}))).toBe('file:///two\nfile:///three');
+    expect(warnings.filter((line) => line.includes('roots'))).toEqual([]);
   });
 
   test('without the roots option the capability is not declared and setRoots says how to get it', async () => {

@@ -9,7 +9,7 @@ import type { HostModel } from '../../agent/index.js';
 import { elicitationAnswerer, installElicitation, type ElicitationHandler } from './elicitation.js';
 import { bindResponseHandlers } from '../sdk-internals.js';
 import { createForwarding, type Forwarding } from './forwarding.js';
-import { createRootsService, type Root, type RootsService } from './roots.js';
+import { createRootsService, type Root, type RootsNotifyError, type RootsService } from './roots.js';
 import { installSampling, noHostModelError, refuseSampling, samplingAnswerer } from './sampling.js';
 
 export interface ClientHandlerOptions {
@@ -22,7 +22,7 @@ export interface ClientHandlerOptions {
   /** Declares roots and serves this list; without it roots are not declared. */
   roots?: Root[];
   /** A roots change that could not be sent to a server (its connection was closing). */
-  onNotifyError?: (error: Error) => void;
+  onNotifyError?: RootsNotifyError;
 }
 
 export interface ClientHandlers {
@@ -76,7 +76,7 @@ export function createClientHandlers(options: ClientHandlerOptions): ClientHandl
         else refuseSampling(client);
         if (options.samplingForCallers === true) client.registerCapabilities({ sampling: {} });
         installElicitation(client, server, options.elicitation);
-        roots?.install(client);
+        roots?.install(client, server);
         forwardFirst(client, server, forwarding, { sampling: options.hostModel !== undefined || options.samplingForCallers === true, elicitation: true, roots: roots !== null }, (request, signal, connection) => answer(server, request, signal, connection));
       };
     },

@@ -6,6 +6,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { describeZodError } from '../../config/zod-errors.js';
+import { MODERN_REVISION } from '../era-negotiation.js';
 
 export const Root = z
   .object({
@@ -22,8 +23,8 @@ export const Roots = z.array(Root);
 export interface RootsService {
   /** The current list (a copy). */
   list(): Root[];
-  /** Declares roots on `client` and serves the current list to it. */
-  install(client: Client): void;
+  /** Declares roots on `client` (a connection to `server`) and serves the current list to it. */
+  install(client: Client, server: string): void;
   /** Replaces the list and tells every connected server; resolves when every notification is sent. */
   set(roots: Root[]): Promise<void>;
 }
@@ -35,18 +36,22 @@ export function parseRoots(roots: unknown, where: string): Root[] {
   throw new TypeError(`${where}: ${describeZodError(parsed.error, 'roots').message}`);
 }
 
-export function createRootsService(initial: Root[], onNotifyError: (error: Error) => void): RootsService {
+/** A server `server` whose roots change could not be told (its connection was closing). */
+export type RootsNotifyError = (server: string, error: Error) => void;
+
+export function createRootsService(initial: Root[], onNotifyError: RootsNotifyError): RootsService {
   let roots = initial;
   // Weak: a client whose connection ended must not be kept alive by the list of clients to tell.
-  const clients = new Set<WeakRef<Client>>();
+  const clients = new Set<{ ref: WeakRef<Client>; server: string }>();
 
-  function live(): Client[] {
-    const found: Client[] = [];
-    for (const ref of clients) {
-      const client = ref.deref();
-      if (client === undefined) clients.delete(ref);
+  /** The connections to tell of a change, each with its server's name. */
+  function live(): Array<{ client: Client; server: string }> {
+    const found: Array<{ client: Client; server: string }> = [];
+    for (const entry of clients) {
+      const client = entry.ref.deref();
+      if (client === undefined) clients.delete(entry);
       // No transport: not connected yet (it will list the new roots itself) or closed.
-      else if (client.transport !== undefined) found.push(client);
+      else if (client.transport !== undefined && announcesRoots(client)) found.push({ client, server: entry.server });
     }
     return found;
   }
@@ -54,21 +59,31 @@ export function createRootsService(initial: Root[], onNotifyError: (error: Error
   return {
     list: () => roots.map((root) => ({ ...root })),
 
-    install(client) {
+    install(client, server) {
       client.registerCapabilities({ roots: { listChanged: true } });
       client.setRequestHandler('roots/list', () => ({ roots: roots.map((root) => ({ ...root })) }));
       live(); // prunes the collected ones
-      clients.add(new WeakRef(client));
+      clients.add({ ref: new WeakRef(client), server });
     },
 
     async set(next) {
       roots = next;
       await Promise.all(
-        live().map((client) =>
+        live().map(({ client, server }) =>
           // A connection closing at this moment is not the caller's problem.
-          client.sendRootsListChanged().catch((error: Error) => onNotifyError(error)),
+          client.sendRootsListChanged().catch((error: Error) => onNotifyError(server, error)),
         ),
       );
     },
   };
+}
+
+/**
+ * A 2026-07-28 connection has no `roots/list_changed`: its server asks for
+ * the roots in each request that needs them (an `input_required` round), so
+ * it gets the new list the next time it asks.
+ */
+function announcesRoots(client: Client): boolean {
+  const version = client.getNegotiatedProtocolVersion();
+  return version === undefined || version < MODERN_REVISION;
 }
