@@ -31,7 +31,7 @@ interface ListedTool {
   _meta?: Record<string, unknown> | undefined;
 }
 
-/** A tool's UI metadata, or undefined when its `_meta` names no UI resource and no visibility. Never throws. */
+/** A tool's UI metadata, or undefined when its `_meta` names no UI resource (of any scheme) and no visibility. Never throws. */
 export function toolUiRef(tool: ListedTool): ToolUiRef | undefined {
   const meta = tool._meta;
   if (meta === undefined || meta === null || typeof meta !== 'object') return undefined;
@@ -43,8 +43,11 @@ export function toolUiRef(tool: ListedTool): ToolUiRef | undefined {
     resourceUri = undefined;
   }
   const ui = meta.ui;
-  const listed = ui !== null && typeof ui === 'object' ? (ui as { visibility?: unknown }).visibility : undefined;
-  if (resourceUri === undefined && listed === undefined) return undefined;
+  const fields = ui !== null && typeof ui === 'object' ? (ui as { resourceUri?: unknown; visibility?: unknown }) : {};
+  const listed = fields.visibility;
+  // A URI that is not one to render still makes UI metadata: an app-less tool with a visibility.
+  const namesResource = fields.resourceUri !== undefined || meta['ui/resourceUri'] !== undefined;
+  if (resourceUri === undefined && listed === undefined && !namesResource) return undefined;
   const visibility = Array.isArray(listed)
     ? [...new Set(listed.filter((entry): entry is ToolVisibility => entry === 'model' || entry === 'app'))]
     : [...DEFAULT_VISIBILITY];

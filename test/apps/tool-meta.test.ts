@@ -35,7 +35,10 @@ describe('toolUiRef', () => {
   test('no _meta.ui, a URI that is not ui://, unknown visibility values', () => {
     expect(toolUiRef({})).toBeUndefined();
     expect(toolUiRef({ _meta: { other: 1 } })).toBeUndefined();
-    expect(toolUiRef({ _meta: { ui: { resourceUri: 'https://evil.test/app.html' } } })).toBeUndefined();
+    expect(toolUiRef({ _meta: { ui: {} } })).toBeUndefined();
+    // A `_meta.ui` whose URI is not ui:// is UI metadata without an app to render.
+    expect(toolUiRef({ _meta: { ui: { resourceUri: 'https://evil.test/app.html' } } })).toEqual({ resource_uri: null, visibility: ['model', 'app'] });
+    expect(toolUiRef({ _meta: { 'ui/resourceUri': 'https://evil.test/app.html' } })).toEqual({ resource_uri: null, visibility: ['model', 'app'] });
     expect(toolUiRef({ _meta: { ui: { resourceUri: 'ui://a', visibility: ['model', 'admin', 'model', 3] } } })).toEqual({
       resource_uri: 'ui://a',
       visibility: ['model'],
