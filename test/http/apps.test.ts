@@ -175,8 +175,38 @@ describe('the sandbox origin and the relay', { timeout: 30_000 }, () => {
   it('relays only JSON-RPC messages', async () => {
     const bad = await fleet.request(`/api/mcp/apps/${opened.id}/messages`, { method: 'POST', body: { message: { jsonrpc: '1.0', id: 1 } } });
     expect(bad.status).toBe(400);
+    const junk = await fleet.request(`/api/mcp/apps/${opened.id}/messages`, { method: 'POST', body: { message: { hello: 1 } } });
+    expect(junk.status).toBe(400);
+    // One line that says what is wrong, not a dump of the validator's issues.
+    expect(junk.json.error.message).toBe('not a JSON-RPC message: it needs "jsonrpc": "2.0" and a method, or an id with a result or an error');
+    expect(junk.json.error.message).not.toContain('\n');
     const good = await fleet.request(`/api/mcp/apps/${opened.id}/messages`, { method: 'POST', body: { message: { jsonrpc: '2.0', method: 'ui/notifications/initialized' } } });
     expect(good.status).toBe(202);
+  });
+
+  it('closes an app that answers its teardown: the answer is taken, then the page is told it closed', async () => {
+    const reply = await fleet.request('/api/mcp/apps', { method: 'POST', body: { tool: 'hostile__probe' } });
+    expect(reply.status).toBe(201);
+    const id = reply.json.id as string;
+    // The page's stream, read as the page would; this test answers as the frame's app.
+    const stream = await fetch(`http://127.0.0.1:${fleet.served.port}/api/mcp/apps/${id}/stream`, { headers: { authorization: `Bearer ${TOKEN}` } });
+    const events = sseEvents(stream.body!);
+    const closing = fleet.request(`/api/mcp/apps/${id}`, { method: 'DELETE' });
+    let answered: number | undefined;
+    const seen: string[] = [];
+    for await (const event of events) {
+      seen.push(event.event === 'message' ? String(JSON.parse(event.data).method) : event.event);
+      if (event.event === 'message' && JSON.parse(event.data).method === 'ui/resource-teardown') {
+        const { id: requestId } = JSON.parse(event.data);
+        const answer = await fleet.request(`/api/mcp/apps/${id}/messages`, { method: 'POST', body: { message: { jsonrpc: '2.0', id: requestId, result: {} } } });
+        answered = answer.status;
+      }
+      if (event.event === 'closed') break;
+    }
+    expect(answered).toBe(202);
+    expect(seen.slice(-2)).toEqual(['ui/resource-teardown', 'closed']);
+    expect((await closing).status).toBe(204);
+    expect(frames.get(id)).toBeUndefined();
   });
 
   it('closes an app: its frame and its relay are gone', async () => {
@@ -186,3 +216,21 @@ describe('the sandbox origin and the relay', { timeout: 30_000 }, () => {
     expect((await fleet.request(`/api/mcp/apps/${opened.id}/stream`)).status).toBe(404);
   });
 });
+
+/** The events of a server-sent event stream, one `{event, data}` each. */
+async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffered = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffered += decoder.decode(chunk, { stream: true });
+    let end: number;
+    while ((end = buffered.indexOf('\n\n')) !== -1) {
+      const block = buffered.slice(0, end);
+      buffered = buffered.slice(end + 2);
+      const lines = block.split('\n');
+      const event = lines.find((line) => line.startsWith('event: '))?.slice(7);
+      const data = lines.filter((line) => line.startsWith('data: ')).map((line) => line.slice(6)).join('\n');
+      if (event !== undefined) yield { event, data };
+    }
+  }
+}

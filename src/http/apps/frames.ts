@@ -51,6 +51,8 @@ export interface OpenApp {
   emit(event: AppEvent): void;
   /** The page's stream; replaces one already open. */
   watch(res: Response): void;
+  /** Whether a page's stream is open: what the worker sends reaches the frame now. */
+  watched(): boolean;
 }
 
 /** How the page is to embed an app: what `POST /api/mcp/apps` answers. */
@@ -117,13 +119,25 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     return publicApps ?? `http://${new URL(`http://${pageHost.toLowerCase()}`).hostname}:${appsPort}`;
   };
 
-  const close = async (id: string, reason: string): Promise<void> => {
+  /** Closes in progress: a second close of the same app waits for the first. */
+  const closing = new Map<string, Promise<void>>();
+  const close = (id: string, reason: string): Promise<void> => {
     const app = apps.get(id);
-    if (app === undefined) return;
-    apps.delete(id);
-    app.emit({ event: 'closed', data: { reason } });
-    await app.session.close().catch(() => {});
-    await app.transport.close();
+    if (app === undefined) return Promise.resolve();
+    const running = closing.get(id);
+    if (running !== undefined) return running;
+    const done = (async () => {
+      // The app stays reachable while it tears down: the teardown goes out on the
+      // page's stream and its answer comes back as a message. With no stream, nobody
+      // could answer: the relay is closed first, so the teardown fails at once.
+      if (!app.watched()) await app.transport.close();
+      await app.session.close().catch(() => {});
+      apps.delete(id);
+      app.emit({ event: 'closed', data: { reason } });
+      await app.transport.close();
+    })().finally(() => closing.delete(id));
+    closing.set(id, done);
+    return done;
   };
 
   async function open(host: McpHost, request: OpenAppRequest): Promise<AppFrame> {
@@ -195,6 +209,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
           unwatchedFor();
         });
       },
+      watched: () => stream !== undefined && !stream.writableEnded,
     };
     apps.set(id, app);
     unwatchedFor();

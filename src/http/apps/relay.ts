@@ -9,6 +9,14 @@ import { parseJSONRPCMessage, type JSONRPCMessage, type Transport } from '@model
 /** Messages kept for a page that has not opened its stream yet; an app that floods an absent page is cut off. */
 const MAX_QUEUED = 256;
 
+/** What the app posted is not a JSON-RPC message (the SDK's parser lists every schema it tried; this says it in one line). */
+export class NotJsonRpcError extends Error {
+  constructor() {
+    super('not a JSON-RPC message: it needs "jsonrpc": "2.0" and a method, or an id with a result or an error');
+    this.name = 'NotJsonRpcError';
+  }
+}
+
 export class RelayTransport implements Transport {
   onmessage?: Transport['onmessage'];
   onclose?: () => void;
@@ -43,7 +51,12 @@ export class RelayTransport implements Transport {
    */
   receive(value: unknown): void {
     if (this.closed) throw new Error('the app is closed');
-    const message = parseJSONRPCMessage(value);
+    let message: JSONRPCMessage;
+    try {
+      message = parseJSONRPCMessage(value);
+    } catch {
+      throw new NotJsonRpcError();
+    }
     this.onmessage?.(message);
   }
 

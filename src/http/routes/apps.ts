@@ -6,6 +6,7 @@ import type { McpHost } from '../../host.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import type { AppFrames } from '../apps/frames.js';
+import { NotJsonRpcError } from '../apps/relay.js';
 import { userOf } from '../caller.js';
 
 /** A tool result as its server answered it, which the app is handed after its handshake. */
@@ -70,7 +71,9 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
     try {
       app.transport.receive(body.message);
     } catch (error) {
-      throw new HttpError(400, 'invalid_request', `not a JSON-RPC message: ${(error as Error).message.slice(0, 300)}`, 'message');
+      if (error instanceof NotJsonRpcError) throw new HttpError(400, 'invalid_request', error.message, 'message');
+      // Closed between the lookup and the relay.
+      throw new HttpError(404, 'not_found', 'no such app open');
     }
     res.status(202).end();
   });
