@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import type { HostLogger, McpHostOptions } from './api.js';
+import { checkHostOptions } from './options.js';
 import { createServerHost } from './server-actors.js';
 import { createToolMount } from './tool-mount.js';
 import { createDrain } from './drain.js';
@@ -29,11 +30,9 @@ import { own } from '../records.js';
 export type HostServices = ReturnType<typeof createHostServices>;
 
 export function createHostServices(options: McpHostOptions) {
+  checkHostOptions(options);
   const stateDir = options.stateDir ?? resolveStateDir();
   const startupConcurrency = options.startupConcurrency ?? 1;
-  if (!Number.isInteger(startupConcurrency) || startupConcurrency < 1) {
-    throw new RangeError(`startupConcurrency must be an integer >= 1, got ${startupConcurrency}`);
-  }
   const logger: HostLogger = options.logger ?? { info: () => {}, warn: (message) => console.warn(message) };
   const store: ConfigStore = options.configStore ?? createConfigStore({ stateDir: () => stateDir, logger });
   const onWriteError = (error: Error) => logger.warn(`journal: cannot write: ${error.message}`);
