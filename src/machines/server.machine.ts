@@ -100,7 +100,11 @@ export function backoffMs(config: ServerConfig, failures: number, random: () => 
   return Math.round(base * (0.75 + random() / 2));
 }
 
-const isAuthFailure = { type: 'isAuthFailure', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
+const needsAPerson = { type: 'needsAPerson', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
+/** Whether this config's credentials come from a person (a consent, a pasted token), not from a machine. */
+const signedInByAPerson = (config: ServerConfig): boolean =>
+  config.type === 'remote' && (config.auth.kind === 'oauth' || config.auth.kind === 'bearer');
+
 const isAuthServerAway = { type: 'isAuthServerAway', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const recordError = { type: 'recordError', params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }) } as const;
 const takeEventConfig = { type: 'takeConfig', params: ({ event }: { event: { config?: ServerConfig } }) => event.config } as const;
@@ -116,7 +120,7 @@ const connectInvoke = {
     actions: { type: 'adoptConnection', params: ({ event }: { event: { output: LiveConnection } }) => event.output },
   },
   onError: [
-    { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+    { guard: needsAPerson, target: '#server.needs_reauth', actions: recordError },
     { guard: isAuthServerAway, target: '#server.error', actions: recordError },
     { guard: 'isReconnecting', target: '#server.error', actions: [recordError, 'countFailure'] },
     { target: '#server.error', actions: recordError },
@@ -285,7 +289,14 @@ export const serverMachine = setup({
       return chosen.type === 'remote' && chosen.auth.kind === 'oauth';
     },
     needsRefresh: (_, check: AuthCheck) => check === 'refresh',
-    isAuthFailure: (_, params: { error: unknown }) => params.error instanceof FleetError && params.error.kind === 'auth',
+    /**
+     * Refused credentials that a person replaces: a consent (OAuth) or a new
+     * token (bearer). Machine credentials (client_credentials, workload
+     * identity, enterprise) and a server with no auth configured get an
+     * `auth` error instead: signing in is not the fix.
+     */
+    needsAPerson: ({ context }, params: { error: unknown }) =>
+      params.error instanceof FleetError && params.error.kind === 'auth' && signedInByAPerson(context.config),
     /** A refresh (or the connect that needed one) got no answer from the authorization server: `unreachable`, no consent. */
     isAuthServerAway: (_, params: { error: unknown }) => isAuthorizationServerAway(params.error),
     awaitsAuthServer: ({ context }) => context.awaitingAuthServer,
@@ -470,7 +481,7 @@ export const serverMachine = setup({
             input: workOf,
             onDone: { target: 'connecting' },
             onError: [
-              { guard: isAuthFailure, target: '#server.needs_reauth', actions: recordError },
+              { guard: needsAPerson, target: '#server.needs_reauth', actions: recordError },
               { guard: isAuthServerAway, target: '#server.error', actions: recordError },
               // Failing for another reason (the credentials could not be read): the connect's answer says the rest.
               { target: 'connecting' },
@@ -527,7 +538,7 @@ export const serverMachine = setup({
       on: {
         'connection.closed': [
           // The OAuth token can no longer be refreshed: a human must consent, reconnecting will not help.
-          { guard: isAuthFailure, target: 'closing.to_needs_reauth', actions: [recordError, 'markNeedsReauth'] },
+          { guard: needsAPerson, target: 'closing.to_needs_reauth', actions: [recordError, 'markNeedsReauth'] },
           // The token ran out and the authorization server is away: waits for it, not for a person.
           { guard: isAuthServerAway, target: 'closing.to_awaiting_authorization_server', actions: recordError },
           { target: 'closing.to_error', actions: [recordError, 'countFailure'] },

@@ -23,7 +23,7 @@ test('the server diagram shows every SPEC state and its guarded transitions', ()
     expect(mermaid).toContain(`state "${state}" as ${state}`);
   }
   expect(mermaid).toContain('pending_connecting --> ready : connect done');
-  expect(mermaid).toContain('pending_connecting --> needs_reauth : connect failed [isAuthFailure]');
+  expect(mermaid).toContain('pending_connecting --> needs_reauth : connect failed [needsAPerson]');
   expect(mermaid).toContain('any_state --> stopped : server.stop');
 });
 

@@ -32,7 +32,7 @@ const BOOT_DISABLED = 'boot --> disabled : always [!isEnabled]';
 const CONNECTED = 'pending_connecting --> ready : connect done';
 const START_FAILED = 'pending_connecting --> error : connect failed';
 const RECONNECT_FAILED = 'pending_connecting --> error : connect failed [isReconnecting]';
-const NO_TOKEN = 'pending_connecting --> needs_reauth : connect failed [isAuthFailure]';
+const NO_TOKEN = 'pending_connecting --> needs_reauth : connect failed [needsAPerson]';
 const MUST_REFRESH = 'pending_checking_auth --> authenticating_refreshing : checkAuth done [needsRefresh]';
 const AUTH_CONNECTED = 'authenticating_connecting --> ready : connect done';
 const ENABLE = 'disabled --> pending : server.enable';
@@ -178,7 +178,7 @@ const INTERNAL: Record<string, InternalNote> = {
     because: 'closing for disabled was taken and the next transition left disabled',
   },
   'closing_to_needs_reauth --> needs_reauth : closeConnection done': {
-    impliedBy: ['ready --> closing_to_needs_reauth : connection.closed [isAuthFailure]'],
+    impliedBy: ['ready --> closing_to_needs_reauth : connection.closed [needsAPerson]'],
     because: 'closing for needs_reauth was taken and the server stayed there until shutdown',
   },
   'closing_to_error --> error : closeConnection done': {
@@ -216,7 +216,7 @@ const derived = deriveRows(readServerDiagram());
 
 /** Diagram edges the journal would show that no scenario drives, and why. */
 const NOT_DRIVEN: Record<string, string> = {
-  'authenticating_connecting --> needs_reauth : connect failed [isAuthFailure]':
+  'authenticating_connecting --> needs_reauth : connect failed [needsAPerson]':
     'needs an MCP server refusing the token a refresh or consent just produced; the fixture accepts every token its ' +
     'authorization server issues (the journal edge is taken via refreshToken failed and auth.failed)',
   'boot --> pending_connecting : always':
@@ -709,7 +709,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     expect((await patch('oa', { enabled: true })).json.state).toBe('needs_reauth');
     await watch.took('oa', 'disabled', 'pending', ENABLE);
     await watch.took('oa', 'pending', 'authenticating', MUST_REFRESH);
-    const rejected = await watch.took('oa', 'authenticating', 'needs_reauth', 'authenticating_refreshing --> needs_reauth : refreshToken failed [isAuthFailure]');
+    const rejected = await watch.took('oa', 'authenticating', 'needs_reauth', 'authenticating_refreshing --> needs_reauth : refreshToken failed [needsAPerson]');
     expect(rejected).toMatchObject({ error_kind: 'needs_reauth' });
     expect(rejected.error).toContain('invalid_grant');
   });
@@ -785,7 +785,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     await consent('lost');
     await oauth.as2.revokeGrantOf(credentials('lost').tokens.refresh_token);
     // The background refresh (at half the token's life) is refused: the token is lost.
-    const lost = await watch.took('lost', 'ready', 'needs_reauth', 'ready --> closing_to_needs_reauth : connection.closed [isAuthFailure]');
+    const lost = await watch.took('lost', 'ready', 'needs_reauth', 'ready --> closing_to_needs_reauth : connection.closed [needsAPerson]');
     expect(lost).toMatchObject({ error_kind: 'needs_reauth' });
     expect(lost.error).toContain('invalid_grant');
     expect(host.tools().filter((tool) => tool.name.startsWith('lost__'))).toEqual([]);

@@ -26,11 +26,11 @@ export const SPEC_STATES: readonly State[] = ServerState.options;
 export interface DiagramEdge {
   from: string;
   to: string;
-  /** Event, with its guard: `connection.closed [isAuthFailure]`. */
+  /** Event, with its guard: `connection.closed [needsAPerson]`. */
   label: string;
   /** The event alone: `connection.closed`. */
   event: string;
-  /** The line as the diagram writes it: `ready --> closing : connection.closed [isAuthFailure]`. */
+  /** The line as the diagram writes it: `ready --> closing : connection.closed [needsAPerson]`. */
   text: string;
 }
 

@@ -7,7 +7,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { RemoteServerConfig } from '../../src/config/schema.js';
 import { toResponse } from '../../src/config/masking.js';
 import { connect } from '../../src/connection/connection.js';
-import { FleetError } from '../../src/errors.js';
+import { FleetError, StartFailedError } from '../../src/errors.js';
+import { createMcpHost, type McpHost } from '../../src/host.js';
+import { readConfigFile, stateDirWith, untilState } from '../host/helpers.js';
 import { SCOPE, startAuthorizationServer, startMcpResourceServer, type AuthorizationServer, type McpResourceServer } from './servers.js';
 
 const SECRET = 'job-secret-0123456789abcdef';
@@ -31,7 +33,10 @@ const CLIENTS = [
 
 let as: AuthorizationServer | undefined;
 let mcp: McpResourceServer | undefined;
+let host: McpHost | undefined;
 afterEach(async () => {
+  await host?.shutdown();
+  host = undefined;
   await mcp?.close();
   await as?.close();
   as = mcp = undefined;
@@ -92,6 +97,32 @@ describe('auth.kind client_credentials', () => {
     expect(error).toBeInstanceOf(FleetError);
     expect((error as FleetError).kind).toBe('auth');
     expect((error as FleetError).message).not.toContain(wrong);
+  });
+
+  it('in a host, a refused secret is an error of kind auth, not a wait for a sign-in; a change to a refused secret is rolled back', async () => {
+    const url = await servers();
+    const auth = { kind: 'client_credentials', client_id: 'job', scopes: [SCOPE], issuer: as!.issuer };
+    const dir = stateDirWith({
+      good: { type: 'remote', url, transport: 'streamable_http', auth: { ...auth, client_secret: SECRET } },
+      bad: { type: 'remote', url, transport: 'streamable_http', auth: { ...auth, client_secret: 'wrong-secret-0123456789abcdef' }, reconnect: { max_attempts: 0 } },
+    });
+    host = createMcpHost({ stateDir: dir, logger: { info() {}, warn() {} } });
+    await host.start();
+    await untilState(host, 'good', 'ready');
+    await untilState(host, 'bad', 'error');
+    expect(host.server('bad')).toMatchObject({ state: 'error', error_kind: 'auth', error: `OAuth with ${new URL(url).origin} failed (invalid_client)` });
+    expect(host.events().some((event) => event.type === 'server.transitioned' && event.to === 'needs_reauth')).toBe(false);
+
+    const before = readConfigFile(dir);
+    const changed = await host.updateServer('good', { auth: { client_secret: 'typo-secret-0123456789abcdef' } }).then(
+      () => new Error('the change was taken'),
+      (err: unknown) => err,
+    );
+    expect(changed).toBeInstanceOf(StartFailedError);
+    expect((changed as StartFailedError).kind).toBe('auth');
+    // The stored secret is the good one still, and the server runs on it again.
+    expect(readConfigFile(dir)).toEqual(before);
+    await untilState(host, 'good', 'ready');
   });
 
   it('needs exactly one of client_secret and private_key, and masks both in responses', () => {

@@ -262,8 +262,12 @@ function awaitAuthServer(facts: ServerFacts): ServerFacts {
 }
 
 /** A connect (or reconnect) that failed. */
+/** Credentials a person gives (a consent, a pasted bearer token): refusing them waits for that person; a machine's are an `auth` error. */
+const signedInByAPerson = (config: ServerConfig): boolean =>
+  config.type === 'remote' && (config.auth.kind === 'oauth' || config.auth.kind === 'bearer');
+
 function connectFailed(facts: ServerFacts, kind: ErrorKind): ServerFacts {
-  if (kind === 'auth') return needsReauth(facts);
+  if (kind === 'auth' && signedInByAPerson(facts.config)) return needsReauth(facts);
   const reconnecting = facts.failures > 0;
   return settleError({ ...facts, errorKind: kind, failures: reconnecting ? facts.failures + 1 : 0, authorizationUrl: false });
 }
@@ -402,7 +406,10 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
     case 'connection.away_lost':
       return phase === 'ready' ? closeTo(facts, 'error', { errorKind: 'unreachable', authServerAway: true }) : facts;
     case 'connection.auth_lost':
-      return phase === 'ready' ? closeTo(facts, 'needs_reauth', { errorKind: 'needs_reauth' }) : facts;
+      if (phase !== 'ready') return facts;
+      return signedInByAPerson(facts.config)
+        ? closeTo(facts, 'needs_reauth', { errorKind: 'needs_reauth' })
+        : closeTo(facts, 'error', { failures: facts.failures + 1, errorKind: 'auth', authServerAway: false });
     case 'stable.elapses':
       return phase === 'ready' ? { ...facts, failures: 0 } : facts;
 
