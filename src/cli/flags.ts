@@ -9,6 +9,7 @@ import { statSync } from 'node:fs';
 import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js';
 import { SERVER_NAME_RULE } from '../config/schema.js';
 import { ConfigError } from '../errors.js';
+import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
 import { UsageError } from './errors.js';
 
 /** The value as the user typed it, quoted, so an empty or blank one is visible. */
@@ -165,4 +166,12 @@ export function envName(flag: string): (value: string) => string {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(value)) throw new UsageError(flag, `not an environment variable name: ${quoted(value)}`);
     return value;
   };
+}
+
+/** `--database-url` (or `source`, the variable standing in for it): a PostgreSQL URL; the refusal never shows its password. */
+export function checkDatabaseUrl(source: string, value: string): void {
+  const problem = databaseUrlProblem(value);
+  if (problem !== null) {
+    throw new UsageError(source, `${problem}: ${JSON.stringify(redactUrl(value))}; expected postgres://user[:password]@host[:port]/database`);
+  }
 }

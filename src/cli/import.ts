@@ -4,12 +4,12 @@ import type { CliIO } from '../cli.js';
 import { importServers } from '../config/import.js';
 import type { ServerConfigInput } from '../config/index.js';
 import { createConfigStore, type ConfigStore } from '../config/store.js';
-import { DATABASE_URL_ENV, DatabaseUnavailableError, databaseUrlProblem, isConnectionError, redactUrl } from '../fleet/database-errors.js';
+import { DATABASE_URL_ENV, DatabaseUnavailableError, isConnectionError } from '../fleet/database-errors.js';
 import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { quoteName } from '../config/validate.js';
 import { ConfigError, oneLine } from '../errors.js';
 import { UsageError } from './errors.js';
-import { checked, directory, stateDirOf } from './flags.js';
+import { checkDatabaseUrl, checked, directory, stateDirOf } from './flags.js';
 
 /** Options of `mcp-fleet import`. */
 export interface ImportCommandOptions {
@@ -29,7 +29,7 @@ export function registerImportCommand(program: Command, io: CliIO): void {
     .option(
       '--database-url <url>',
       'import into the PostgreSQL the workers share (default: $MCP_FLEET_DATABASE_URL); secrets are sealed with the secret key',
-      checked(checkDatabaseUrl),
+      checked((value: string) => checkDatabaseUrl('--database-url', value)),
     )
     .action(async (file: string, options: ImportCommandOptions) => {
       io.setExitCode(await runImport(file, options, io));
@@ -61,7 +61,8 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
     }
     const logger = { warn: (message: string) => io.stderr(`warning: ${message}\n`) };
     const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
-    const database = databaseUrl ? await openConfigDatabase(databaseUrl, stateDir, logger) : undefined;
+    const source = options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url';
+    const database = databaseUrl ? await openConfigDatabase(databaseUrl, source, stateDir, logger) : undefined;
     const store = database?.store ?? createConfigStore({ stateDir: () => stateDir, logger });
     try {
       await importInto(store, result, io);
@@ -81,16 +82,10 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
   }
 }
 
-function checkDatabaseUrl(url: string): void {
-  const problem = databaseUrlProblem(url);
-  if (problem !== null) {
-    throw new UsageError('--database-url', `${problem} (${redactUrl(url)}); expected postgres://user[:password]@host[:port]/database`);
-  }
-}
 
 /** The shared database's config store, its schema in place; the secret key comes from the environment or the state dir. */
-async function openConfigDatabase(url: string, stateDir: string, logger: { warn(message: string): void }) {
-  checkDatabaseUrl(url);
+async function openConfigDatabase(url: string, source: string, stateDir: string, logger: { warn(message: string): void }) {
+  checkDatabaseUrl(source, url);
   const key = loadSecretKey({ configDir: stateDir });
   // pg is loaded only for an import into the database.
   const [{ openDatabase }, { migrate }, { createPgConfigStore }] = await Promise.all([

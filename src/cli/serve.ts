@@ -6,10 +6,10 @@ import type { ApiToken } from '../http/api-token.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
-import { choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
+import { checkDatabaseUrl, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
-import { checkDatabaseUrl, parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
+import { parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
 
 /** Port `serve` listens on when `--port` is not given. */
 export const DEFAULT_PORT = 8787;

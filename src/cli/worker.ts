@@ -11,7 +11,8 @@ import { secretValuesOf } from '../config/masking.js';
 import { listen, type Listening } from '../http/bind.js';
 import { createLogger, SecretSet, type Logger } from '../telemetry/logger.js';
 import { configPath } from '../config/paths.js';
-import { DATABASE_URL_ENV, databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
+import { DATABASE_URL_ENV, redactUrl } from '../fleet/database-errors.js';
+import { checkDatabaseUrl } from './flags.js';
 import { defaultWorkerId, localPresence, statesByServer } from '../fleet/presence.js';
 import type { SharedStores } from '../fleet/index.js';
 import { SecretKeyError } from '../config/secrets/secret-key.js';
@@ -280,13 +281,6 @@ function listenFailure(err: unknown, host: string, port: number | null, flag = '
 }
 
 /** A database URL from `source` (the flag or the environment) that names a PostgreSQL database. */
-export function checkDatabaseUrl(source: string, value: string): void {
-  const problem = databaseUrlProblem(value);
-  if (problem !== null) {
-    throw new UsageError(source, `${problem} (${redactUrl(value)}); expected postgres://user[:password]@host[:port]/database`);
-  }
-}
-
 export function parsePublicUrl(value: string): URL {
   let url: URL;
   try {

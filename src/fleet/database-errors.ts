@@ -67,14 +67,33 @@ export function isConnectionError(error: unknown): boolean {
 
 /** `url` without its password (in the userinfo or a `password=` parameter), for log lines and messages. */
 export function redactUrl(url: string): string {
+  const parsed = parseDatabaseUrl(url);
+  if (parsed === null) {
+    // Not a URL either parser takes (an unencoded `/` or `#` in the password, a missing `:`): everything
+    // up to the last `@` may be a password, so none of it is shown.
+    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/)?.*@/is, (_, scheme: string | undefined) => `${scheme ?? ''}…@`).replace(/([?&]password=)[^&]*/gi, '$1');
+  }
+  parsed.password = '';
+  parsed.searchParams.delete('password');
+  return parsed.toString();
+}
+
+/**
+ * `url` as a URL, or null. Beside what the WHATWG parser takes, the socket
+ * form with a user and no host (`postgresql://user@/db?host=/var/run/postgresql`),
+ * which PostgreSQL's own parser takes: read as the same URL without the user.
+ */
+function parseDatabaseUrl(url: string): URL | null {
   try {
-    const parsed = new URL(url);
-    parsed.password = '';
-    parsed.searchParams.delete('password');
-    return parsed.toString();
+    return new URL(url);
   } catch {
-    // Not a URL the WHATWG parser takes (several hosts, say): cut the userinfo's password by hand.
-    return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/i, '$1@').replace(/([?&]password=)[^&]*/gi, '$1');
+    const socket = /^(postgres(?:ql)?:\/\/)[^@/]*@(\/.*)$/is.exec(url);
+    if (socket === null) return null;
+    try {
+      return new URL(`${socket[1]}${socket[2]}`);
+    } catch {
+      return null;
+    }
   }
 }
 
@@ -109,11 +128,9 @@ export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
 
 /** What is wrong with `url` as a PostgreSQL URL (`postgres://user[:password]@host[:port]/database`), or null. */
 export function databaseUrlProblem(url: string): string | null {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return 'not a URL';
+  const parsed = parseDatabaseUrl(url);
+  if (parsed === null) {
+    return url.includes('@') ? 'not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)' : 'not a URL';
   }
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return `the scheme is ${parsed.protocol.replace(/:$/, '')}, not postgres`;
   if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'no host';

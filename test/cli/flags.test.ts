@@ -60,7 +60,7 @@ const cases: Array<[string[], string]> = [
   [['registry', 'search', '--limit', '0'], 'error: --limit: not an integer >= 1: "0"'],
   [['registry', 'search', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   // import
-  [['import', 'whatever.json', '--database-url', 'nope'], 'error: --database-url: not a URL (nope); expected postgres://user[:password]@host[:port]/database'],
+  [['import', 'whatever.json', '--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
   [['import', 'whatever.json', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
   // diagrams
   [['diagrams', '--out', file], `error: --out: not a directory: ${JSON.stringify(file)}`],
@@ -96,8 +96,11 @@ const serveCases: Array<[string[], string]> = [
   [['--apps-url', 'https://apps.example.com/app'], 'error: --apps-url: expected an origin without path, query or fragment, e.g. https://apps.example.com: "https://apps.example.com/app"'],
   [['--apps-url', 'https://u:p@apps.example.com'], 'error: --apps-url: expected no credentials: "https://u:p@apps.example.com"'],
   [['--public-url', 'https://mcp.example.com/fleet', '--apps-url', 'https://MCP.example.com'], 'error: --apps-url: must be another origin than --public-url\'s: "https://MCP.example.com"'],
-  [['--database-url', 'nope'], 'error: --database-url: not a URL (nope); expected postgres://user[:password]@host[:port]/database'],
-  [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres (mysql://h/db); expected postgres://user[:password]@host[:port]/database'],
+  [['--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
+  [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres: "mysql://h/db"; expected postgres://user[:password]@host[:port]/database'],
+  // A password PostgreSQL's parser cannot read either: none of it is shown, and the message says how to write it.
+  [['--database-url', 'postgres://fleet:pa/ss-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "postgres://…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
+  [['--database-url', 'postgres//fleet:pass-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
   [['--worker-id', 'a b'], 'error: --worker-id: use 1-128 letters, digits and . _ : @ - (got "a b")'],
   [['--log-level', 'loud'], 'error: --log-level: expected one of trace, debug, info, warn, error, fatal, silent, got "loud"'],
   [['--startup-concurrency', '0'], 'error: --startup-concurrency: not an integer >= 1: "0"'],
@@ -165,7 +168,7 @@ describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_
     expect(database).toEqual({
       code: 2,
       stdout: '',
-      stderr: 'error: $MCP_FLEET_DATABASE_URL: not a URL (nope); expected postgres://user[:password]@host[:port]/database\n',
+      stderr: 'error: $MCP_FLEET_DATABASE_URL: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database\n',
     });
   });
 

@@ -11,6 +11,7 @@ import {
   withTransaction,
   type Database,
 } from '../../src/fleet/database.js';
+import { databaseUrlProblem } from '../../src/fleet/database-errors.js';
 import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/fleet/migrations.js';
 import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
@@ -232,5 +233,28 @@ describe('redactUrl', () => {
     expect(redactUrl('postgres://fleet@db/fleet?password=s3cret')).not.toContain('s3cret');
     expect(redactUrl('postgres://fleet:s3cret@a:5432,b:5432/fleet')).not.toContain('s3cret');
     expect(redactUrl('postgres://db/fleet')).toBe('postgres://db/fleet');
+  });
+
+  test('shows nothing before the last @ of a URL no parser takes (an unencoded / or # in the password, a missing :)', () => {
+    for (const url of ['postgres://fleet:pa/s3cret@db/fleet', 'postgres://fleet:pa#s3cret@db/fleet', 'postgres//fleet:s3cret@db/fleet']) {
+      expect(redactUrl(url)).not.toContain('s3cret');
+      expect(redactUrl(url)).toMatch(/…@db\/fleet$/);
+    }
+    // An unencoded @ the WHATWG parser takes (the last @ ends the userinfo): its password is dropped as usual.
+    expect(redactUrl('postgres://fleet:p@s3cret@db/fleet')).toBe('postgres://fleet@db/fleet');
+  });
+});
+
+describe('databaseUrlProblem', () => {
+  test('takes the socket form PostgreSQL takes, with or without a user', () => {
+    expect(databaseUrlProblem('postgresql://fleet@/fleet?host=/var/run/postgresql')).toBeNull();
+    expect(databaseUrlProblem('postgresql:///fleet?host=/var/run/postgresql')).toBeNull();
+    expect(redactUrl('postgresql://fleet:s3cret@/fleet?host=/var/run/postgresql')).not.toContain('s3cret');
+  });
+
+  test('says how to write a password the URL cannot carry as it is', () => {
+    expect(databaseUrlProblem('postgres://fleet:pa#ss@db/fleet')).toBe('not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)');
+    expect(databaseUrlProblem('postgres://fleet:pa%23ss@db/fleet')).toBeNull();
+    expect(databaseUrlProblem('nope')).toBe('not a URL');
   });
 });
