@@ -18,6 +18,7 @@ import type { SharedStores } from '../fleet/index.js';
 import { SecretKeyError } from '../config/secrets/secret-key.js';
 import { memoryPendingConsents, pgPendingConsents } from '../auth/pending-consents.js';
 import { CliError, UsageError } from './errors.js';
+import { oneLine } from '../errors.js';
 import type { OidcOptions, Quota } from '../users/index.js';
 import type { GatewaySessionLimits } from '../gateway/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
@@ -215,9 +216,15 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     // A database that does not answer at once is waited for listening: /healthz answers meanwhile,
     // /readyz and the API say what is awaited. Otherwise the servers are published first, so no
     // answer ever shows an empty or partial fleet.
-    await shared?.reach(stopReaching.signal, () => {
-      openPort().catch(() => stopReaching.abort());
-    });
+    await shared
+      ?.reach(stopReaching.signal, () => {
+        openPort().catch(() => stopReaching.abort());
+      })
+      .catch((err: unknown) => {
+        // Not a database that is away (that is waited for) but one that refuses: a password, a missing database, a newer schema.
+        if (stopReaching.signal.aborted) throw err;
+        throw new CliError(`cannot use the database at ${redactUrl(shared.db.url)}: ${oneLine(err instanceof Error ? err.message : String(err))}`);
+      });
     await started.start();
     published = true;
     listening = await openPort();

@@ -185,6 +185,16 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
     }
   });
 
+  it('a database that refuses the worker (no such database) ends serve with one line naming it, no stack, and no retry', async () => {
+    const url = (await bed.database()).replace(/\/[^/]*$/, '/no_such_database');
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-nodb-'));
+    const failed = await run(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--database-url', url], {
+      env: cleanEnv({ MCP_FLEET_SECRET_KEY: secretKey }),
+    }).catch((error: { code: number; stderr: string }) => error);
+    expect(failed).toMatchObject({ code: 1 });
+    expect((failed as { stderr: string }).stderr).toBe(`error: cannot use the database at ${url}: database "no_such_database" does not exist\n`);
+  });
+
   it('`mcp-fleet import FILE --database-url` loads a Claude Desktop file into the shared config, its secrets sealed', async () => {
     const url = await bed.database();
     const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-import-'));
