@@ -7,7 +7,7 @@
  */
 import os from 'node:os';
 import { z } from 'zod';
-import type { Database } from './database.js';
+import { DatabaseUnavailableError, isConnectionError, type Database } from './database.js';
 
 /** One worker of `GET /api/mcp/fleet`. */
 export const FleetWorker = z.object({
@@ -146,12 +146,17 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
       soon.unref();
     },
     async view() {
-      const result = await db.pool.query<WorkerRow>(
-        `select id, url, started_at, last_seen, servers,
-           last_seen > now() - make_interval(secs => $1::double precision) as alive
-         from workers order by started_at, id`,
-        [(MISSED_HEARTBEATS * intervalMs) / 1000],
-      );
+      const result = await db.pool
+        .query<WorkerRow>(
+          `select id, url, started_at, last_seen, servers,
+             last_seen > now() - make_interval(secs => $1::double precision) as alive
+           from workers order by started_at, id`,
+          [(MISSED_HEARTBEATS * intervalMs) / 1000],
+        )
+        .catch((error: unknown) => {
+          // Away: said as every other read of the shared stores says it (`503 database_unavailable`).
+          throw isConnectionError(error) ? new DatabaseUnavailableError(db.url, { cause: error }) : error;
+        });
       const workers = result.rows.map((row) => ({
         id: row.id,
         url: row.url,

@@ -68,6 +68,10 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       expect(write.text).not.toMatch(/password/i);
       // Rolled back on the worker that took it: it runs what is stored.
       expect((await a.request('/api/mcp/servers/echo')).json.config.timeout_seconds).not.toBe(44);
+      // The fleet view reads the database: it says it is away, as the writes do.
+      const fleet = await a.request('/api/mcp/fleet');
+      expect(fleet.status, fleet.text).toBe(503);
+      expect(fleet.json.error.code).toBe('database_unavailable');
     } finally {
       await bed.cluster().start();
     }
