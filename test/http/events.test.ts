@@ -222,7 +222,7 @@ describe('GET /api/mcp/events', () => {
 
     const limited = await served.request(`/api/mcp/events?since=${oldest - 1}&limit=2`);
     expect(limited.json.events.map((event: { seq: number }) => event.seq)).toEqual([oldest, oldest + 1]);
-    for (const limit of ['0', 'x', '10001']) {
+    for (const limit of ['0', 'x', '10001', '1e1', '0x10', '5.0']) {
       for (const query of [`since=1&limit=${limit}`, `limit=${limit}`]) {
         const refused = await served.request(`/api/mcp/events?${query}`);
         expect(refused.status).toBe(400);
@@ -234,7 +234,7 @@ describe('GET /api/mcp/events', () => {
     expect(newest.json.events.map((event: { seq: number }) => event.seq)).toEqual([journal.lastSeq - 1, journal.lastSeq]);
   });
 
-  it.each(['-1', 'abc', '1.5'])('since=%s → 400', async (since) => {
+  it.each(['-1', 'abc', '1.5', '1e1', '0x10'])('since=%s → 400', async (since) => {
     fleet = await startFleet(() => ({}));
     const reply = await fleet.request(`/api/mcp/events?since=${since}`);
     expect(reply.status).toBe(400);

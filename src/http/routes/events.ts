@@ -8,11 +8,13 @@ import { openEventStream } from '../event-stream.js';
 import { eventFor, eventVisibleTo, userOf } from '../caller.js';
 import type { Principal } from '../../users/index.js';
 
+/** A whole number written in digits only: `1e1`, `0x10`, ` 5` and `5.0` are refused rather than read as numbers. */
+const Digits = z.string().regex(/^\d+$/).transform(Number);
 /** A journal position: events with a greater `seq` are returned. */
-const Seq = z.coerce.number().int().min(0);
+const Seq = Digits.pipe(z.number().int().min(0).max(Number.MAX_SAFE_INTEGER));
 /** The most events one `?since=N` page returns (and its size without `limit`); the next page starts after its last `seq`. */
 const MAX_PAGE = 10_000;
-const Limit = z.coerce.number().int().min(1).max(MAX_PAGE);
+const Limit = Digits.pipe(z.number().int().min(1).max(MAX_PAGE));
 /** Events read from the store per step of an SSE replay. */
 const REPLAY_PAGE = 1_000;
 
@@ -81,7 +83,7 @@ function parseSince(value: unknown, field: string): number | undefined {
   return parse(Seq, value, field, 'a non-negative integer');
 }
 
-function parse(schema: z.ZodType<number>, value: unknown, field: string, expected: string): number {
+function parse(schema: z.ZodType<number, string>, value: unknown, field: string, expected: string): number {
   const parsed = schema.safeParse(Array.isArray(value) ? value[0] : value);
   if (!parsed.success) throw new HttpError(400, 'invalid_request', `${field}: must be ${expected}`, field);
   return parsed.data;
