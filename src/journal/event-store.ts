@@ -26,6 +26,13 @@ export interface EventStore {
   read(since: number, limit?: number): Promise<JournalEvent[] | { gone: number }>;
   subscribe(listener: (event: JournalEvent) => void): () => void;
   readonly lastSeq: number;
+  /**
+   * The oldest `seq` still stored, for a store that compacts events into
+   * snapshots (absent: it never does). A journal that still holds older
+   * events in memory answers from the store below it, so a page reads the
+   * same before and after a restart.
+   */
+  readonly oldestSeq?: number;
   /** Saves the projection as of `snapshot.seq` (must be <= lastSeq) and drops stored events only it needs. */
   saveSnapshot(snapshot: JournalSnapshot): Promise<void>;
   /** Whether enough was appended since the last snapshot that one should be taken (the journal asks after appends). */
@@ -137,6 +144,9 @@ export function createMemoryEventStore(options: MemoryEventStoreOptions = {}): E
     subscribe: listeners.add,
     get lastSeq() {
       return lastSeq;
+    },
+    get oldestSeq() {
+      return events[0]?.seq ?? lastSeq + 1;
     },
     async saveSnapshot(next) {
       if (next.seq > lastSeq) throw new RangeError(`snapshot at seq ${next.seq} is past the last event (${lastSeq})`);

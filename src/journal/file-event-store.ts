@@ -333,6 +333,9 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
     get lastSeq() {
       return lastSeq;
     },
+    get oldestSeq() {
+      return segments[0] ?? lastSeq + 1;
+    },
     saveSnapshot(snapshot) {
       if (snapshot.seq > lastSeq) {
         return Promise.reject(new RangeError(`snapshot at seq ${snapshot.seq} is past the last event (${lastSeq})`));

@@ -157,8 +157,10 @@ export function createJournal(options: JournalOptions): Journal {
       return events.slice(firstAfter(events, since));
     },
     read(since, limit = Infinity) {
-      // The window holds every event from its first to the last: it answers whatever starts inside it.
-      if (events.length > 0 && (events[0] as JournalEvent).seq <= since + 1) {
+      // The window holds every event from its first to the last: it answers whatever starts inside it,
+      // unless the store compacted that part away (then the store's answer, `gone`, is the same as after a restart).
+      const compacted = store.oldestSeq !== undefined && since < store.lastSeq && since + 1 < store.oldestSeq;
+      if (events.length > 0 && (events[0] as JournalEvent).seq <= since + 1 && !compacted) {
         const start = firstAfter(events, since);
         return Promise.resolve(events.slice(start, start + limit));
       }

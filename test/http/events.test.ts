@@ -108,8 +108,9 @@ const COMPACTING: Omit<FileEventStoreOptions, 'stateDir'> = { maxSegmentBytes: 3
 async function journalWorker(
   stateDir: string,
   storeOptions: Omit<FileEventStoreOptions, 'stateDir'> = COMPACTING,
+  maxInMemory = 3,
 ): Promise<{ journal: Journal; served: Served; stop(): Promise<void> }> {
-  const journal = createJournal({ store: createFileEventStore({ stateDir, ...storeOptions }), maxInMemory: 3 });
+  const journal = createJournal({ store: createFileEventStore({ stateDir, ...storeOptions }), maxInMemory });
   await journal.open();
   const host = {
     events: (since?: number) => journal.since(since),
@@ -232,6 +233,19 @@ describe('GET /api/mcp/events', () => {
     // Without `since`: the newest events in memory, the last `limit` of them.
     const newest = await served.request('/api/mcp/events?limit=2');
     expect(newest.json.events.map((event: { seq: number }) => event.seq)).toEqual([journal.lastSeq - 1, journal.lastSeq]);
+  });
+
+  it('a worker whose memory still holds compacted events answers 410 for them too, as it will after a restart', async () => {
+    const { journal, served } = await journalWorker(stateDir(), COMPACTING, 10_000);
+    await appendStored(journal, 40);
+    expect(journal.since().length).toBe(journal.lastSeq);
+    const gone = await served.request('/api/mcp/events?since=0');
+    expect(gone.status).toBe(410);
+    const oldest = gone.json.error.oldest_seq as number;
+    expect(oldest).toBeGreaterThan(1);
+    // From the oldest stored on, memory answers: every event, none twice.
+    const page = await served.request(`/api/mcp/events?since=${oldest - 1}`);
+    expect(page.json.events.map((event: { seq: number }) => event.seq)).toEqual(Array.from({ length: journal.lastSeq - oldest + 1 }, (_, i) => oldest + i));
   });
 
   it.each(['-1', 'abc', '1.5', '1e1', '0x10'])('since=%s → 400', async (since) => {
