@@ -1,6 +1,6 @@
 import { createStore } from '@xstate/store';
 import type { AuthKind } from '../config/index.js';
-import type { LastRun, ServerView } from './server-view.js';
+import type { AuthStatus, LastRun, ServerView } from './server-view.js';
 import type { JournalEvent, OfferedKind, ServerJournalEvent, ServerState, ToolEntry } from './events.js';
 import type { ProjectedServer } from './projected-server.js';
 import { own } from '../records.js';
@@ -348,12 +348,11 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
   };
 }
 
-function authStatus(kind: AuthKind, state: ServerState): string {
+function authStatus(kind: AuthKind, state: ServerState): AuthStatus {
   if (kind === 'none') return 'none';
-  if (kind === 'bearer') return 'configured';
-  // Credentials a machine uses without a user: there is nothing to consent to.
-  if (kind !== 'oauth') return state === 'ready' ? 'authorized' : 'configured';
-  if (state === 'ready') return 'authorized';
   if (state === 'needs_reauth' || state === 'authenticating') return state;
-  return 'unknown';
+  // A bearer token is the user's own: shown as given, whatever the server said of it last.
+  if (kind === 'bearer') return 'configured';
+  // OAuth and a machine's credentials: proven by a ready connection, else only given (or not yet obtained).
+  return state === 'ready' ? 'authorized' : 'configured';
 }

@@ -16,6 +16,15 @@ export const LastRun = z.object({
 export type LastRun = z.infer<typeof LastRun>;
 
 /** How a server is seen by every API: `ServerView` (docs/contract.md, API shapes). */
+/**
+ * Where a server's credentials stand: `none` (no auth), `configured` (given,
+ * not proven in this state), `authorized` (a ready connection uses them),
+ * `needs_reauth` (refused: a person must sign in or give a new token),
+ * `authenticating` (a refresh or consent under way).
+ */
+export const AuthStatus = z.enum(['none', 'configured', 'authorized', 'needs_reauth', 'authenticating']);
+export type AuthStatus = z.infer<typeof AuthStatus>;
+
 export const ServerView = z.object({
   name: z.string(),
   /** The masked config (`toResponse()`); never a secret. */
@@ -26,8 +35,7 @@ export const ServerView = z.object({
   error_kind: ErrorKind.nullable(),
   auth: z.object({
     kind: AuthKind,
-    /** `none` | `configured` | `authorized` | `needs_reauth` | `authenticating`. */
-    status: z.string(),
+    status: AuthStatus,
   }),
   tool_count: z.number().int(),
   /** ISO time the server entered its current state. */

@@ -16,6 +16,8 @@ import {
   type ProjectionContext,
 } from '../../src/journal/projection.js';
 import { maskedConfig } from './masked-config.js';
+import { toResponse, type ServerConfigResponse } from '../../src/config/masking.js';
+import { ServerConfig } from '../../src/config/schema.js';
 
 /** Stamps events as the journal does: seq from 1, one second apart. */
 function journalOf(inputs: JournalEventInput[]): JournalEvent[] {
@@ -59,6 +61,39 @@ const tools = (server: string, ...names: string[]): JournalEventInput => ({
 });
 
 describe('project()', () => {
+  test('auth.status is one of the five the contract names, in every state, for every kind', () => {
+    const remote = (auth: Record<string, unknown>) =>
+      toResponse(ServerConfig.parse({ type: 'remote', url: 'https://mcp.example/mcp', auth }));
+    const kinds = {
+      none: remote({ kind: 'none' }),
+      bearer: remote({ kind: 'bearer', token: 'token-0123456789' }),
+      oauth: remote({ kind: 'oauth' }),
+      machine: remote({ kind: 'client_credentials', client_id: 'job', client_secret: 'secret-0123456789' }),
+    };
+    const statusIn = (config: ServerConfigResponse, path: Array<Transition['to']>) => {
+      const steps = path.map((to, index) => moved('s', index === 0 ? null : (path[index - 1] as Transition['to']), to));
+      return viewsOf(journalOf([configured('s', 's', config), ...steps]))[0]!.auth.status;
+    };
+    const table = Object.fromEntries(
+      Object.entries(kinds).map(([kind, config]) => [
+        kind,
+        {
+          pending: statusIn(config, ['pending']),
+          ready: statusIn(config, ['pending', 'ready']),
+          error: statusIn(config, ['pending', 'error']),
+          needs_reauth: statusIn(config, ['pending', 'needs_reauth']),
+          authenticating: statusIn(config, ['pending', 'authenticating']),
+        },
+      ]),
+    );
+    expect(table).toEqual({
+      none: { pending: 'none', ready: 'none', error: 'none', needs_reauth: 'none', authenticating: 'none' },
+      bearer: { pending: 'configured', ready: 'configured', error: 'configured', needs_reauth: 'needs_reauth', authenticating: 'authenticating' },
+      oauth: { pending: 'configured', ready: 'authorized', error: 'configured', needs_reauth: 'needs_reauth', authenticating: 'authenticating' },
+      machine: { pending: 'configured', ready: 'authorized', error: 'configured', needs_reauth: 'needs_reauth', authenticating: 'authenticating' },
+    });
+  });
+
   test('a view follows its actor: state, since, error and tools', () => {
     const events = journalOf([
       configured('files', 'files', maskedConfig({ enabled: false })),
