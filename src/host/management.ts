@@ -141,12 +141,14 @@ export function createManagement(deps: ManagementDeps): Management {
             if (Object.hasOwn(servers, name) || invalidNames.includes(name)) throw new ConflictError(name);
             return { ...servers, [name]: stored };
           }
+          // Removed meanwhile (by another worker, or by hand): a change does not bring it back.
+          if (!Object.hasOwn(servers, name)) throw new NotFoundError(name);
           if (input.ifMatch !== null && own(versions, name) !== input.ifMatch) {
             throw new PreconditionFailedError(name, input.ifMatch, own(versions, name) ?? null);
           }
           // Merged into the config as stored now, under the store's lock: a change another worker made
           // meanwhile to other fields is kept, not overwritten with what this one read.
-          stored = mergePatch(own(servers, name) ?? input.previous, input.patch);
+          stored = mergePatch(own(servers, name) as ServerConfig, input.patch);
           return { ...servers, [name]: stored };
         });
         return { config: stored, version: own(written.versions, name) ?? null };

@@ -260,3 +260,28 @@ test('during startup, hand edits wait for their turn in the queue, in file order
   expect(readyAt('a')).toBeGreaterThan(readyAt('c'));
   expect(readyAt('d')).toBeGreaterThan(readyAt('a'));
 });
+
+test('a change whose server was removed while it applied is refused as not found, and does not bring the server back', async () => {
+  const dir = stateDirWith({ h: healthy(stateDirWith({}), 'h') });
+  // No watcher: the removal below stays a hand edit the host was not told of, as another worker's delete is until its notification.
+  host = createMcpHost({ stateDir: dir, watchConfig: false, logger: { info() {}, warn() {} } });
+  await host.start();
+  await untilState(host, 'h', 'ready');
+  // Removed once the change is being applied (the server left ready for its restart), before it is written.
+  const removed = new Promise<void>((resolve) => {
+    const unsubscribe = host!.subscribe((event) => {
+      if (event.type === 'server.transitioned' && event.server === 'h' && event.from === 'ready') {
+        unsubscribe();
+        editFile(dir, (servers) => delete servers.h);
+        resolve();
+      }
+    });
+  });
+  const changed = await host.updateServer('h', { timeout_seconds: 33 }).then(
+    () => new Error('the change was taken'),
+    (err: unknown) => err,
+  );
+  await removed;
+  expect(changed).toMatchObject({ name: 'NotFoundError', message: 'no server named "h"' });
+  expect(readConfigFile(dir).servers).toEqual({});
+});
