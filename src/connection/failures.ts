@@ -13,6 +13,7 @@ import { AbortError } from './call-limiter.js';
 import { describeExit, type ChildTransport, type ExitInfo } from './child-transport.js';
 import { settle, sleep, type ConnectBound } from './deadlines.js';
 import { describeRemoteFailure } from './remote-transport.js';
+import { networkFailure } from './reachability.js';
 import type { HandshakeProgress } from './tool-listing.js';
 import { describeZodError } from '../config/zod-errors.js';
 
@@ -111,6 +112,11 @@ export interface CallFailureContext {
   closing(): boolean;
   /** The connection ended without close(). */
   closedAlone(): boolean;
+  /**
+   * A remote server no longer reached: ends the connection as if the server
+   * had closed it (the watcher then takes the server out of `ready`).
+   */
+  lostReach?(why: string): void;
 }
 
 /** The error a failed call rejects with: an AbortError when cancelled, else a FleetError. */
@@ -157,6 +163,13 @@ async function classifyCallFailure(
   // Already said in the call's own terms (a task that went silent or asked for input).
   if (err instanceof FleetError) return [err.kind, err.message];
   const remote = config.type === 'remote' ? describeRemoteFailure(err, config.url) : null;
+  if (remote !== null && remote[0] === 'transport_closed' && networkFailure(err) !== undefined && at.lostReach !== undefined) {
+    // The request never reached a server that had answered: it went away. Said once the server left ready,
+    // as a stdio server's exit is, so no caller hears "could not reach" of a server still shown ready.
+    at.lostReach(remote[1]);
+    await at.reported;
+    return ['transport_closed', `call to tool "${tool}" failed: ${remote[1]}`];
+  }
   if (remote !== null) return [remote[0], `call to tool "${tool}" failed: ${remote[1]}`];
   const invalid = invalidAnswer(err);
   return ['protocol', `tool "${tool}" failed: ${invalid === null ? messageOf(err) : describeInvalidAnswer(invalid)}`];

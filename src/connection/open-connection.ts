@@ -56,6 +56,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   readonly serverInfo: { name: string; version: string } | undefined;
   readonly lost: Promise<string>;
   readonly reported: Promise<void>;
+  lostReach?: (why: string) => void;
   private listedTools: Tool[];
   // Calls hand the SDK the listed definition: it validates structured output against it.
   private byName: Map<string, Tool>;
@@ -85,7 +86,11 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     // Why the connection went away by itself: for onClose, and for the calls it broke.
     this.lost = child
       ? child.exited.then((info) => describeChildExit(child, info, local!.stderrTail))
-      : new Promise((resolve) => (client.onclose = () => resolve('the server closed the connection')));
+      : new Promise((resolve) => {
+          client.onclose = () => resolve('the server closed the connection');
+          // Over HTTP nothing closes when the server goes away: a call that cannot reach it says so.
+          this.lostReach = (why) => resolve(`connection lost: ${why}`);
+        });
     // Only `onClose` is kept: the connect's options hold its signal and hooks, done with once connected.
     const { onClose } = options;
     this.reported = this.lost.then(async (message) => {

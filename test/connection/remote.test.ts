@@ -210,4 +210,40 @@ describe('a ready remote server whose endpoint goes away', () => {
       await live.connection.close();
     }
   });
+
+  it('without pings, a call that cannot reach it ends the connection, and answers only once the loss was taken in', async () => {
+    const { openLiveConnection, watchLiveConnection } = await import('../../src/connection/live-connection.js');
+    const url = await startHttpFixture({});
+    const config = remoteConfig({ url, transport: 'streamable_http', timeout_seconds: 5 });
+    const live = await openLiveConnection('remote', config, new AbortController().signal);
+    const order: string[] = [];
+    try {
+      const lost = new Promise<FleetError>((resolve) => {
+        // As the 2026-07-28 era has it: nothing pings.
+        const stop = watchLiveConnection(live, { pingIntervalMs: 0, pingTimeoutMs: 5000 }, (error) => {
+          order.push('lost');
+          stop();
+          resolve(error);
+        });
+      });
+      const child = servers.pop()!;
+      await new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGKILL');
+      });
+      const failed = await live.connection.callTool('echo', { text: 'x' }).then(
+        () => new Error('the call succeeded'),
+        (err: unknown) => err,
+      );
+      order.push('call answered');
+      expect(failed).toMatchObject({ kind: 'transport_closed' });
+      expect((failed as FleetError).message).toMatch(/^call to tool "echo" failed: could not reach http:\/\/127\.0\.0\.1:\d+: connection refused/);
+      const error = await lost;
+      expect(error.kind).toBe('transport_closed');
+      expect(error.message).toMatch(/^connection lost: could not reach http:\/\/127\.0\.0\.1:\d+: connection refused/);
+      expect(order).toEqual(['lost', 'call answered']);
+    } finally {
+      await live.connection.close();
+    }
+  });
 });
