@@ -62,8 +62,12 @@ export async function openRemote(
         : new SessionRenewingTransport(url, { requestInit, authProvider, fetch: standaloneStream ? fetch : withoutStandaloneStream(url, fetch) });
     const client = handshake.newClient();
     try {
-      await client.connect(watchTransport(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior });
+      await untilAborted(
+        client.connect(watchTransport(transport), { signal: bound.signal, timeout: bound.timeout, prior: handshake.prior }),
+        bound.signal,
+      );
     } catch (err) {
+      // Also ends a request the connect left waiting (an SSE stream that never opened): its socket goes with it.
       await transport.close();
       throw err;
     }
@@ -78,6 +82,21 @@ export async function openRemote(
     if (bound.signal.aborted) throw err;
     return attempt('sse');
   }
+}
+
+/**
+ * `work`, or the signal's reason once it aborts. The SDK bounds each request
+ * of a connect, not the SSE transport's wait for its stream's first event, so
+ * the connect's deadline is enforced here; `work` settling later is ignored.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  work.catch(() => {});
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /**

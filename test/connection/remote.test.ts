@@ -168,6 +168,14 @@ describe('connect: remote', () => {
     expect(error.message).toBe('no answer to initialize within 1s');
   });
 
+  it('an SSE server that never opens its stream is a timeout within timeout_seconds', { timeout: 10_000 }, async () => {
+    const port = await silentPort();
+    // The SDK bounds each request of a connect, not the wait for the stream's first event: the connect's deadline ends it.
+    const error = await connectError('silent-sse', remoteConfig({ url: `http://127.0.0.1:${port}/sse`, transport: 'sse', timeout_seconds: 1 }));
+    expect(error.kind).toBe('timeout');
+    expect(error.message).toBe('no answer to initialize within 1s');
+  });
+
   it('OAuth is not supported yet', async () => {
     const error = await connectError('oauth', remoteConfig({ url: 'https://example.com/mcp', auth: { kind: 'oauth' } }));
     expect(error.kind).toBe('config');
