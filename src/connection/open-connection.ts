@@ -4,7 +4,7 @@
  * goes away by itself (onClose, and the text of the calls that broke), and
  * closes the session and the child exactly once.
  */
-import { type CallToolResult, type Client, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { type CallToolResult, type Client, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
@@ -90,6 +90,14 @@ class OpenConnection implements ServerConnection, CallFailureContext {
           client.onclose = () => resolve('the server closed the connection');
           // Over HTTP nothing closes when the server goes away: a call that cannot reach it says so.
           this.lostReach = (why) => resolve(`connection lost: ${why}`);
+          // A legacy SSE connection is its stream: once that breaks, the session it named is gone with it
+          // (the stream's own reconnect would open a new session the client never initialized).
+          if (config.type === 'remote' && client.transport instanceof SSEClientTransport) {
+            const origin = new URL(config.url).origin;
+            client.onerror = (error) => {
+              if (error instanceof SseError) resolve(`connection lost: the event stream of ${origin} ended`);
+            };
+          }
         });
     // Only `onClose` is kept: the connect's options hold its signal and hooks, done with once connected.
     const { onClose } = options;

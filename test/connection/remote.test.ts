@@ -219,6 +219,27 @@ describe('a ready remote server whose endpoint goes away', () => {
     }
   });
 
+  it('a legacy SSE server: the end of its event stream ends the connection, without a ping or a call', async () => {
+    const { openLiveConnection, watchLiveConnection } = await import('../../src/connection/live-connection.js');
+    const url = await startHttpFixture({ FIXTURE_HTTP_MODE: 'sse' });
+    const live = await openLiveConnection('legacy', remoteConfig({ url, transport: 'sse', timeout_seconds: 5 }), new AbortController().signal);
+    try {
+      const lost = new Promise<FleetError>((resolve) => {
+        const stop = watchLiveConnection(live, { pingIntervalMs: 0, pingTimeoutMs: 5000 }, (error) => {
+          stop();
+          resolve(error);
+        });
+      });
+      const child = servers.pop()!;
+      child.kill('SIGKILL');
+      const error = await lost;
+      expect(error.kind).toBe('transport_closed');
+      expect(error.message).toBe(`connection lost: the event stream of ${new URL(url).origin} ended`);
+    } finally {
+      await live.connection.close();
+    }
+  });
+
   it('without pings, a call that cannot reach it ends the connection, and answers only once the loss was taken in', async () => {
     const { openLiveConnection, watchLiveConnection } = await import('../../src/connection/live-connection.js');
     const url = await startHttpFixture({});
