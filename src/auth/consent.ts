@@ -27,6 +27,7 @@ export interface ConsentOptions {
    * for whichever worker the browser comes back to. That worker exchanges
    * the code and stores the tokens; this consent then only waits to be
    * ended (the host moves the server on once the tokens are there).
+   * `server` also names the server on the loopback callback's page.
    */
   pending?: { consents: PendingConsents; server: string; worker: string };
 }
@@ -105,7 +106,8 @@ export async function beginConsent(
     finishing = true;
     const refusal = await redeemAnswer(provider, config, at.searchParams);
     end(refusal?.error ?? null, true);
-    if (refusal === null) reply(res, 200, 'Authorized. You can close this window.');
+    const named = options.pending?.server;
+    if (refusal === null) reply(res, 200, `Authorized${named === undefined ? '' : ` ${named}`}. You can close this window.`);
     else reply(res, refusal.status, refusal.page);
   }
 

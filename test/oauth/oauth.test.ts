@@ -93,6 +93,8 @@ async function consentOverApi(fleet: Fleet, name: string) {
   expect(begun.status, begun.text).toBe(200);
   const callback = await consentAsUser(begun.json.authorization_url);
   expect(callback.status, callback.text).toBe(200);
+  // The loopback callback's page names the server, as the public one does.
+  expect(callback.text).toContain(`Authorized ${name}. You can close this window.`);
   await untilState(fleet.host, name, 'ready');
 }
 
