@@ -4,7 +4,7 @@ import type { ServerView } from '../journal/index.js';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { UsageError } from './errors.js';
-import { checked, choice, envName, httpUrl, jsonObject, keyValues, seconds } from './flags.js';
+import { checked, choice, envName, httpUrl, jsonObject, keyValuePairs, keyValues, seconds } from './flags.js';
 import { formatServerTable } from './list.js';
 
 interface AddFlags extends ClientFlags {
@@ -107,7 +107,7 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
     config.type = 'remote';
     if (flags.url !== undefined) config.url = flags.url;
     if (flags.transport !== undefined) config.transport = flags.transport;
-    if (flags.header.length > 0) config.headers = { ...asRecord(config.headers), ...pairs(flags.header, '--header') };
+    if (flags.header.length > 0) config.headers = { ...asRecord(config.headers), ...keyValuePairs(flags.header, '--header') };
     if (flags.tokenEnv !== undefined) config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
   } else {
     if (flags.header.length > 0) throw new UsageError('--header', 'is for a remote server (--url); a local server takes --env');
@@ -116,7 +116,7 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
     config.type = 'local';
     if (command.length > 0) config.command = command;
     if (config.command === undefined) throw new UsageError('COMMAND', 'give the command to run after --, or --url for a remote server');
-    if (flags.env.length > 0) config.env = { ...asRecord(config.env), ...pairs(flags.env, '--env') };
+    if (flags.env.length > 0) config.env = { ...asRecord(config.env), ...keyValuePairs(flags.env, '--env') };
     // Relative paths in the command mean what they meant where it was typed, not in the worker's directory.
     config.cwd = flags.cwd ?? config.cwd ?? process.cwd();
   }
@@ -144,14 +144,6 @@ function asRecord(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
-function pairs(items: string[], flag: string): Record<string, string> {
-  return Object.fromEntries(
-    items.map((item) => {
-      const eq = item.indexOf('=');
-      return eq === -1 ? [item, fromEnv(item, flag)] : [item.slice(0, eq), item.slice(eq + 1)];
-    }),
-  );
-}
 
 function fromEnv(variable: string, flag: string): string {
   const value = process.env[variable];

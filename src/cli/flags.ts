@@ -175,3 +175,24 @@ export function checkDatabaseUrl(source: string, value: string): void {
     throw new UsageError(source, `${problem}: ${JSON.stringify(redactUrl(value))}; expected postgres://user[:password]@host[:port]/database`);
   }
 }
+
+/**
+ * `KEY=VALUE` items of a repeatable flag as an object; a bare `KEY` takes its
+ * value from the shell, so a secret need not appear in history or `ps`. A
+ * header's name is often no shell variable's (`X-Api-Key`): it is looked up
+ * as written, then in the shell's spelling (`X_API_KEY`).
+ */
+export function keyValuePairs(items: readonly string[], flag: string): Record<string, string> {
+  return Object.fromEntries(
+    items.map((item) => {
+      const eq = item.indexOf('=');
+      if (eq !== -1) return [item.slice(0, eq), item.slice(eq + 1)];
+      const names = flag === '--header' ? [...new Set([item, item.toUpperCase().replace(/[^A-Z0-9_]/g, '_')])] : [item];
+      const value = names.map((name) => process.env[name]).find((found) => found !== undefined);
+      if (value === undefined) {
+        throw new UsageError(flag, `${names.map((name) => `$${name}`).join(' and ')} ${names.length > 1 ? 'are' : 'is'} not set in this shell`);
+      }
+      return [item, value];
+    }),
+  );
+}

@@ -9,7 +9,7 @@ import { ask } from '../mcp-registry/prompt.js';
 import type { RegistryServer } from '../mcp-registry/index.js';
 import { action, CliError, formatTable, printJson } from './client.js';
 import { UsageError } from './errors.js';
-import { httpUrl, integer } from './flags.js';
+import { httpUrl, integer, keyValuePairs } from './flags.js';
 
 interface SearchFlags {
   limit: number;
@@ -138,20 +138,9 @@ function valuesFromFlags(flags: FromRegistryFlags, inputs: InstallInput[]): Inst
       args[next] = item;
     }
   }
-  return { env: pairs(flags.env, '--env'), header: pairs(flags.header, '--header'), variable: pairs(flags.var ?? [], '--var'), arg: args };
+  return { env: keyValuePairs(flags.env, '--env'), header: keyValuePairs(flags.header, '--header'), variable: keyValuePairs(flags.var ?? [], '--var'), arg: args };
 }
 
-function pairs(items: string[], flag: string): Record<string, string> {
-  return Object.fromEntries(
-    items.map((item) => {
-      const eq = item.indexOf('=');
-      if (eq !== -1) return [item.slice(0, eq), item.slice(eq + 1)];
-      const value = process.env[item];
-      if (value === undefined) throw new UsageError(flag, `$${item} is not set in this shell`);
-      return [item, value];
-    }),
-  );
-}
 
 /** Asks for one input on the terminal; a secret is typed without echo and never printed back. */
 async function askFor(input: InstallInput, values: InstallValues): Promise<void> {

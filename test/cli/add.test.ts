@@ -37,6 +37,19 @@ describe('buildConfig', () => {
     );
   });
 
+  it('--header KEY copies it from the variable of that name, or of its shell spelling (X-Api-Key → X_API_KEY)', () => {
+    process.env.X_FLEET_TEST_KEY = 'key-from-the-shell';
+    try {
+      const config = buildConfig([], flags({ url: 'https://mcp.example/mcp', header: ['X-Fleet-Test-Key'] }));
+      expect(config.headers).toEqual({ 'X-Fleet-Test-Key': 'key-from-the-shell' });
+    } finally {
+      delete process.env.X_FLEET_TEST_KEY;
+    }
+    expect(() => buildConfig([], flags({ url: 'https://mcp.example/mcp', header: ['X-Fleet-Test-Key'] }))).toThrow(
+      '--header: $X-Fleet-Test-Key and $X_FLEET_TEST_KEY are not set in this shell',
+    );
+  });
+
   it('a remote server: --url, headers and a bearer token taken from the environment', () => {
     process.env.FLEET_TEST_SECRET = 'tok-from-env';
     expect(
