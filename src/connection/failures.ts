@@ -39,6 +39,10 @@ export function connectFailure(
     );
   }
   if (transportFailure !== null) return new FleetError(transportFailure[0], redact(transportFailure[1], secrets));
+  // The SDK words a probe answer that is not JSON-RPC as the validator's whole dump.
+  if (err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed && err.cause instanceof $ZodError) {
+    return new FleetError('protocol', `${progress.phase} failed: the server answered the version probe with something that is not a JSON-RPC message`);
+  }
   const invalid = invalidAnswer(err);
   const why = invalid === null ? messageOf(err) : describeInvalidAnswer(invalid);
   return new FleetError('protocol', `${progress.phase} failed: ${redact(why, secrets)}`);

@@ -24,6 +24,7 @@ import { freePort } from '../support/ports.js';
 const servers: HttpServer[] = [];
 let plainOrigin: string; // answers 503 to everything
 let garbageOrigin: string; // answers 200 with half a JSON object
+let notRpcOrigin: string; // answers 200 with JSON that is not JSON-RPC
 let selfSignedOrigin: string; // TLS with a certificate nobody trusts
 let closedPort: number;
 let bearer: HttpFixture;
@@ -38,6 +39,8 @@ beforeAll(async () => {
   plainOrigin = `http://127.0.0.1:${await listen(createHttpServer((_, res) => res.writeHead(503).end('down for maintenance')))}`;
   const garbage = createHttpServer((_, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc": "2.0", '));
   garbageOrigin = `http://127.0.0.1:${await listen(garbage)}`;
+  const notRpc = createHttpServer((_, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"hello":"world"}'));
+  notRpcOrigin = `http://127.0.0.1:${await listen(notRpc)}`;
   const dir = tempDir();
   execFileSync('openssl', [
     'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1',
@@ -160,6 +163,12 @@ describe('protocol: the server answered and broke the protocol', () => {
     const error = await connectError(remote({ url: `${garbageOrigin}/mcp` }));
     expect(error.kind).toBe('protocol');
     expect(error.message).toMatch(/^initialize failed: .*unusable reply/);
+  });
+
+  it('JSON that is not JSON-RPC, in era auto: one short line, not the dump of the validator', async () => {
+    const error = await connectError(remote({ url: `${notRpcOrigin}/mcp` }));
+    expect(error.kind).toBe('protocol');
+    expect(error.message).toBe('initialize failed: the server answered the version probe with something that is not a JSON-RPC message');
   });
 
   it('an SSE endpoint that answers 200 without an event stream', async () => {
