@@ -224,6 +224,18 @@ export const LocalServerConfig = z.strictObject({
 });
 export type LocalServerConfig = z.infer<typeof LocalServerConfig>;
 
+/**
+ * An absolute URL with one of `schemes`; the message says which rule it
+ * broke (`ftp://…` is a URL, just not one of these).
+ */
+function webUrl(schemes: readonly string[]) {
+  const allowed = `must be an ${schemes.map((scheme) => `${scheme}://`).join(' or ')} URL`;
+  return z.string().superRefine((value, ctx) => {
+    if (!URL.canParse(value)) ctx.addIssue({ code: 'custom', message: 'must be a valid URL' });
+    else if (!schemes.includes(new URL(value).protocol.slice(0, -1))) ctx.addIssue({ code: 'custom', message: allowed });
+  });
+}
+
 export const NoAuth = z.strictObject({ kind: z.literal('none') });
 export const BearerAuth = z.strictObject({
   kind: z.literal('bearer'),
@@ -244,7 +256,7 @@ export const OAuthAuth = z.strictObject({
    * Metadata Documents, SEP-991): offered as the `client_id` to an
    * authorization server that takes them; others get dynamic registration.
    */
-  client_metadata_url: z.url({ protocol: /^https$/ }).nullable().default(null),
+  client_metadata_url: webUrl(['https']).nullable().default(null),
   /** Ask for DPoP-bound tokens (RFC 9449): each request is signed with a key kept beside the tokens. */
   dpop: z.boolean().default(false),
 });
@@ -271,7 +283,7 @@ export const ClientCredentialsAuth = z
      * other, whatever the MCP server's metadata names. `null` trusts the
      * server's metadata (and the SDK warns).
      */
-    issuer: z.url({ protocol: /^https?$/ }).nullable().default(null),
+    issuer: webUrl(['http', 'https']).nullable().default(null),
   })
   .refine((auth) => (auth.client_secret === null) !== (auth.private_key === null), {
     message: 'set exactly one of client_secret and private_key',
@@ -303,14 +315,14 @@ export const EnterpriseAuth = z.strictObject({
   client_id: z.string().min(1),
   /** A secret. */
   client_secret: SecretString,
-  idp_token_endpoint: z.url({ protocol: /^https?$/ }),
+  idp_token_endpoint: webUrl(['http', 'https']),
   idp_client_id: z.string().min(1),
   /** A secret; `null` for a public client at the IdP. */
   idp_client_secret: SecretString.nullable().default(null),
   id_token_file: z.string().min(1),
   scopes: z.array(z.string()).default([]),
   /** The authorization server the client credentials belong to (as for client_credentials). */
-  issuer: z.url({ protocol: /^https?$/ }).nullable().default(null),
+  issuer: webUrl(['http', 'https']).nullable().default(null),
 });
 
 export const AuthConfig = z.discriminatedUnion('kind', [NoAuth, BearerAuth, OAuthAuth, ClientCredentialsAuth, WorkloadIdentityAuth, EnterpriseAuth]);
@@ -323,7 +335,7 @@ export type AuthKind = z.infer<typeof AuthKind>;
 export const RemoteServerConfig = z.strictObject({
   type: z.literal('remote'),
   // fetch refuses a URL with user:password@, and every status would show it.
-  url: z.url({ protocol: /^https?$/ }).refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
+  url: webUrl(['http', 'https']).refine((url) => !/^[a-z]+:\/\/[^/?#]*@/i.test(url), {
     message: 'must not contain credentials (user:password@): give them as auth or headers',
   }),
   /** `auto`: Streamable HTTP, falling back to SSE on a 4xx at connect. */

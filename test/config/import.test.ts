@@ -91,7 +91,7 @@ describe('importServers', () => {
     ['an empty command', { command: '' }, 'command.0: must not be empty'],
     ['a non-string env value', { command: 'x', env: { KEY: 42, OTHER: SECRET } }, 'env.KEY: expected a string'],
     ['a non-string header', { url: 'https://x.example', headers: { H: [SECRET] } }, 'headers.H: expected a string'],
-    ['a non-http url', { url: 'file:///etc/passwd', headers: { H: SECRET } }, 'url: must be a valid URL'],
+    ['a non-http url', { url: 'file:///etc/passwd', headers: { H: SECRET } }, 'url: must be an http:// or https:// URL'],
     ['not an object', [SECRET], 'entry is not an object'],
     ['an invalid native entry', { type: 'local', command: [], env: { K: SECRET } }, 'command: needs at least the program to run'],
   ])('skips %s with the reason, never a value', (_what, entry, reason) => {

@@ -108,6 +108,13 @@ describe('parseServerConfig', () => {
     expect(err.message).not.toMatch(/SECRET|form/);
   });
 
+  it('says whether a URL is not one, or not one of the schemes the field takes', () => {
+    expect(thrown(() => parseServerConfig('r', { type: 'remote', url: 'ftp://files.example/mcp' })).message).toBe('url: must be an http:// or https:// URL');
+    expect(thrown(() => parseServerConfig('r', { type: 'remote', url: 'not a url' })).message).toBe('url: must be a valid URL');
+    const metadata = { type: 'remote', url: 'https://x.example/mcp', auth: { kind: 'oauth', client_metadata_url: 'http://x.example/client.json' } };
+    expect(thrown(() => parseServerConfig('r', metadata)).message).toBe('auth.client_metadata_url: must be an https:// URL');
+  });
+
   it('throws a ConfigError carrying the field', () => {
     const err = thrown(() => parseServerConfig('files', { type: 'local', command: ['x'], enabled: 'yes' }));
     expect(err.field).toBe('enabled');
