@@ -111,8 +111,11 @@ export interface ServerConnection {
   callTool(tool: string, args: Record<string, unknown>, options?: ExecuteOptions): Promise<CallToolResult>;
   /** The last lines of the child's stderr, every configured secret redacted; '' for remote servers. */
   stderrTail(): string;
-  /** Ends the connection; resolves once the child has exited. Idempotent. */
-  close(): Promise<void>;
+  /**
+   * Ends the connection; resolves once the child has exited. Idempotent.
+   * `reason`: why the server let it go (a token lost, say), which the calls it cuts off are told.
+   */
+  close(reason?: FleetError): Promise<void>;
 }
 
 /** Connects to server `name`: spawn or open, initialize and list all tools, within `timeout_seconds`. */

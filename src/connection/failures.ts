@@ -114,6 +114,8 @@ export interface CallFailureContext {
   reported: Promise<void>;
   /** close() was called. */
   closing(): boolean;
+  /** Why close() was called, when the server was let go for a reason (its token lost). */
+  closeReason(): FleetError | undefined;
   /** The connection ended without close(). */
   closedAlone(): boolean;
   /**
@@ -144,6 +146,13 @@ async function classifyCallFailure(
 ): Promise<[ErrorKind | 'cancelled', string]> {
   const { name, config, child, lost } = at;
   if (signal?.aborted) return ['cancelled', `call to tool "${tool}" on server "${name}" was cancelled`];
+  // Closed for a reason (a hung server, a lost token): that is why, not the exit the close itself caused.
+  const reason = at.closing() ? at.closeReason() : undefined;
+  // The call lost its connection (a read-only one may run again after the reconnect), unless what was lost is the token.
+  if (reason !== undefined) {
+    const kind = reason.kind === 'needs_reauth' || reason.kind === 'auth' ? 'auth' : 'transport_closed';
+    return [kind, `call to tool "${tool}" failed: ${reason.message}`];
+  }
   // A loss the server caused explains the failure better than the close that followed it. It is
   // answered once its watcher took it in: no caller hears "process exited" of a server shown ready.
   if (child?.exitInfo !== undefined || at.closedAlone()) {

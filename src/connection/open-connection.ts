@@ -61,6 +61,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   // Calls hand the SDK the listed definition: it validates structured output against it.
   private byName: Map<string, Tool>;
   private ending: Promise<void> | undefined;
+  private reason: FleetError | undefined;
   private endedAlone = false;
   private readonly caller: Caller;
 
@@ -139,13 +140,18 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     return this.local?.stderrTail() ?? '';
   }
 
-  close(): Promise<void> {
+  close(reason?: FleetError): Promise<void> {
+    if (this.ending === undefined) this.reason = reason;
     this.ending ??= this.shutdown();
     return this.ending;
   }
 
   closing(): boolean {
     return this.ending !== undefined;
+  }
+
+  closeReason(): FleetError | undefined {
+    return this.reason;
   }
 
   closedAlone(): boolean {

@@ -269,7 +269,7 @@ export const serverMachine = setup({
       };
     }),
     /** Ends the connection; resolves once the process is gone. */
-    closeConnection: fromPromise<void, { live: LiveConnection }>(({ input }) => input.live.connection.close()),
+    closeConnection: fromPromise<void, { live: LiveConnection; why: FleetError | undefined }>(({ input }) => input.live.connection.close(input.why)),
   },
   guards: {
     isEnabled: ({ context }) => context.config.enabled,
@@ -560,7 +560,11 @@ export const serverMachine = setup({
       invoke: {
         id: 'closeConnection',
         src: 'closeConnection',
-        input: ({ context }) => ({ live: context.live! }),
+        // Left for a reason (the connection's own loss recorded): the calls it cuts off are told it.
+        input: ({ context }) => ({
+          live: context.live!,
+          why: context.error === null || context.errorKind === null ? undefined : new FleetError(context.errorKind, context.error),
+        }),
       },
       on: {
         // Stopped is final: whatever the close was for, a stop wins, and nothing re-aims it after.

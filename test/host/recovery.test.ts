@@ -153,9 +153,13 @@ describe('recovery of a ready server', () => {
     await host.start();
     await untilState(host, 'frozen', 'ready');
     const hung = readPid(pidFile);
-    expect((await host.callTool('frozen__freeze', {})).content[0]).toEqual({ type: 'text', text: 'frozen' });
+    // A call the hung server never answers is cut off with the server: it is told why, not only that it was closed.
+    const cut = host.callTool('frozen__hang', {});
     await untilState(host, 'frozen', 'error', 30_000);
     expect(host.server('frozen')).toMatchObject({ error_kind: 'timeout', error: expect.stringContaining('no answer to ping within 8s') });
+    const answer = await cut;
+    expect(answer.details.is_error).toBe(true);
+    expect(answer.content[0]).toMatchObject({ text: expect.stringContaining('call to tool "hang" failed: no answer to ping within 8s: the server hung') });
     await untilState(host, 'frozen', 'ready', 30_000);
     expect(readPid(pidFile)).not.toBe(hung);
     expect(isAlive(hung)).toBe(false);
