@@ -119,8 +119,30 @@ function masked(config: ServerConfig): ServerConfigResponse {
     const { env, ...rest } = config;
     return compactCopy({ ...rest, env: maskMap(env) });
   }
-  const { headers, auth, ...rest } = config;
-  return compactCopy({ ...rest, headers: maskMap(headers), auth: authResponse(auth) });
+  const { headers, auth, url, ...rest } = config;
+  return compactCopy({ ...rest, url: maskUrl(url), headers: maskMap(headers), auth: authResponse(auth) });
+}
+
+/**
+ * `url` with the value of each query parameter named like a credential
+ * (`?api_key=…`) masked as a secret is; the rest as written. A PATCH that
+ * sends this form back keeps the stored URL.
+ */
+export function maskUrl(url: string): string {
+  const hash = url.indexOf('#');
+  const [beforeHash, fragment] = hash < 0 ? [url, ''] : [url.slice(0, hash), url.slice(hash)];
+  const question = beforeHash.indexOf('?');
+  if (question < 0) return url;
+  const query = beforeHash
+    .slice(question + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      if (eq < 0 || eq === pair.length - 1 || !CREDENTIAL_PARAMETER.test(safeDecode(pair.slice(0, eq)))) return pair;
+      return `${pair.slice(0, eq)}=${maskSecret(safeDecode(pair.slice(eq + 1)))}`;
+    })
+    .join('&');
+  return `${beforeHash.slice(0, question)}?${query}${fragment}`;
 }
 
 /** `••••` plus the last 4 characters when `value` has at least 12, else `••••`. */

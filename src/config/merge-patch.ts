@@ -6,6 +6,7 @@ import { describeZodError } from './zod-errors.js';
 import { ServerPatch } from './requests.js';
 import { CONFIG_PARSE, LocalServerConfig, RemoteServerConfig, type ServerConfig } from './schema.js';
 import { validServerConfig } from './validate.js';
+import { maskUrl } from './masking.js';
 
 /** Maps of secrets (`env`, `headers`): a PATCH merges them key by key, `null` deleting one. */
 const SECRET_MAPS = new Set(
@@ -51,6 +52,9 @@ export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig 
       candidate.set(key, mergeSecrets(stored, value as Record<string, unknown>, () => true));
     } else if (key === 'auth') {
       candidate.set(key, mergeAuth(stored, value as Record<string, unknown>));
+    } else if (key === 'url' && typeof stored === 'string' && value === maskUrl(stored) && value !== stored) {
+      // The URL as a response showed it (its credential masked): unchanged.
+      candidate.set(key, stored);
     } else if (isPlainObject(value) && isPlainObject(stored)) {
       candidate.set(key, { ...stored, ...value });
     } else {

@@ -38,6 +38,7 @@ const c = {
   remoteToken: canaries.make('remote-token'),
   downHeader: canaries.make('down-header'),
   downToken: canaries.make('down-token'),
+  downQuery: canaries.make('down-query'),
   wrongHeader: canaries.make('wrong-header'),
   wrongToken: canaries.make('wrong-token'),
   clientSecret: canaries.make('client-secret'),
@@ -125,7 +126,8 @@ beforeAll(async () => {
       auth: { kind: 'bearer', token: c.remoteToken },
       timeout_seconds: 10,
     },
-    down: { type: 'remote', url: down, headers: { 'X-Key': c.downHeader }, auth: { kind: 'bearer', token: c.downToken } },
+    // A key in the URL's query, as some hosted servers take it.
+    down: { type: 'remote', url: `${down}?api_key=${c.downQuery}`, headers: { 'X-Key': c.downHeader }, auth: { kind: 'bearer', token: c.downToken } },
     wrongauth: {
       type: 'remote',
       url: httpFixture.url,
