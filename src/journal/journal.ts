@@ -56,6 +56,17 @@ export interface Journal {
  * A snapshot of the projection is handed to the store whenever it asks for
  * one, so the next start folds only what came after.
  */
+/** Retries of events a store refused while away: from this, doubling up to `MAX_RETRY_MS`. */
+const FIRST_RETRY_MS = 250;
+const MAX_RETRY_MS = 5_000;
+/** Events kept for a store that is away; beyond, the oldest are dropped (and that is said). */
+const MAX_WAITING = 10_000;
+
+/** A refusal because the store is away (a shared database down): worth trying again, unlike any other. */
+function isStoreAway(error: unknown): boolean {
+  return typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'database_unavailable';
+}
+
 export function createJournal(options: JournalOptions): Journal {
   const { store } = options;
   const maxInMemory = options.maxInMemory ?? 10_000;
@@ -95,7 +106,18 @@ export function createJournal(options: JournalOptions): Journal {
     listeners.tell([event]);
   }
 
+  /**
+   * Events a shared store refused because it was away (its database down),
+   * oldest first: kept and stored again once it answers, so what happened
+   * meanwhile reaches the views and the history late, not never. Later
+   * events queue behind them, so the order holds.
+   */
+  const waiting: JournalEventInput[] = [];
+  let retry: NodeJS.Timeout | undefined;
+  let retryMs = FIRST_RETRY_MS;
+
   function write(input: JournalEventInput): void {
+    if (waiting.length > 0) return hold(input);
     unseen += 1;
     let appended: Promise<unknown>;
     try {
@@ -106,10 +128,50 @@ export function createJournal(options: JournalOptions): Journal {
     // A refused append never comes back: it is not awaited as unseen.
     const settled = appended.catch((error: unknown) => {
       unseen = Math.max(0, unseen - 1);
-      report(error);
+      if (isStoreAway(error) && phase === 'open') {
+        // Said once per outage: the first refusal.
+        if (waiting.length === 0) report(error);
+        hold(input);
+      } else report(error);
     });
     stored = stored.then(() => settled);
     if (store.wantsSnapshot) takeSnapshot();
+  }
+
+  function hold(input: JournalEventInput): void {
+    waiting.push(input);
+    if (waiting.length > MAX_WAITING) {
+      waiting.splice(0, waiting.length - MAX_WAITING);
+      report(new Error(`more than ${MAX_WAITING} events waited for the store: the oldest were dropped`));
+    }
+    if (retry === undefined) {
+      retry = setTimeout(storeWaiting, retryMs);
+      retry.unref();
+    }
+  }
+
+  /** Stores the waiting events in one append, or waits longer (doubling up to `MAX_RETRY_MS`). */
+  function storeWaiting(): void {
+    const batch = waiting.splice(0);
+    store.append(batch).then(
+      () => {
+        retry = undefined;
+        retryMs = FIRST_RETRY_MS;
+        // What was appended while this one was under way.
+        if (waiting.length > 0) storeWaiting();
+      },
+      (error: unknown) => {
+        waiting.unshift(...batch);
+        retry = undefined;
+        if (phase !== 'open' || !isStoreAway(error)) {
+          report(error);
+          return;
+        }
+        retryMs = Math.min(retryMs * 2, MAX_RETRY_MS);
+        retry = setTimeout(storeWaiting, retryMs);
+        retry.unref();
+      },
+    );
   }
 
   function takeSnapshot(): void {
@@ -174,6 +236,8 @@ export function createJournal(options: JournalOptions): Journal {
     async close() {
       await opening.catch(() => {});
       phase = 'closed';
+      clearTimeout(retry);
+      if (waiting.length > 0) report(new Error(`${waiting.length} events could not be stored before the journal closed: the store stayed away`));
       await stored;
       await snapshotting;
       unsubscribe();

@@ -214,10 +214,11 @@ function without(map: Record<string, string>, key: string): Record<string, strin
 }
 
 describe('a credential in the URL query', () => {
-  const keyed = () => cfg({ type: 'remote', url: 'https://mcp.example/sse?api_key=qk-0123456789-SECRET&format=json#top' });
+  const keyed = () => cfg({ type: 'remote', url: 'https://mcp.example/sse?api_key=qk-0123456789-SECRET&format=json#top' }) as Extract<ServerConfig, { type: 'remote' }>;
+  const urlOf = (config: unknown) => (config as { url: string }).url;
 
   it('is masked in a response, the other parameters kept as written', () => {
-    expect(toResponse(keyed()).url).toBe('https://mcp.example/sse?api_key=••••CRET&format=json#top');
+    expect(urlOf(toResponse(keyed()))).toBe('https://mcp.example/sse?api_key=••••CRET&format=json#top');
     expect(maskUrl('https://mcp.example/mcp?token=short&sig=')).toBe('https://mcp.example/mcp?token=••••&sig=');
     expect(maskUrl('https://mcp.example/mcp')).toBe('https://mcp.example/mcp');
     expect(JSON.stringify(toResponse(keyed()))).not.toContain('SECRET');
@@ -225,7 +226,7 @@ describe('a credential in the URL query', () => {
 
   it('a PATCH sending the URL back as shown keeps the stored one; another URL replaces it', () => {
     const stored = keyed();
-    const shown = toResponse(stored).url as string;
+    const shown = urlOf(toResponse(stored));
     expect((mergePatch(stored, { url: shown, timeout_seconds: 9 }) as { url: string }).url).toBe(stored.url);
     expect((mergePatch(stored, { url: 'https://mcp.example/sse?api_key=new-key-0123456789' }) as { url: string }).url).toBe(
       'https://mcp.example/sse?api_key=new-key-0123456789',

@@ -12,6 +12,7 @@ import { fixtureCommand } from '../fixtures/index.js';
 import { until } from '../support/wait.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 import { BIN } from '../support/cli.js';
+import { readPid } from '../support/processes.js';
 import { cleanEnv } from '../support/env.js';
 
 const run = promisify(execFile);
@@ -86,6 +87,33 @@ describe('faults of the shared database', { timeout: 120_000 }, () => {
       .poll(async () => (await b.request('/api/mcp/servers/echo')).json.config.timeout_seconds, { timeout: 10_000, interval: 50 })
       .toBe(45);
     expect((await b.request('/api/mcp/servers/echo')).json.version).toBeGreaterThan(before);
+  });
+
+  it('a server that crashes while the database is away: its transitions are stored once it is back, not lost', async () => {
+    const url = await bed.database();
+    const a = await worker('w1', url);
+    const pidFile = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-crash-')), 'echo.pid');
+    const config = { ...healthy(), env: { FIXTURE_PID_FILE: pidFile }, reconnect: { initial_delay_seconds: 0.2, max_delay_seconds: 0.5 } };
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'echo', ...config } })).status).toBe(201);
+    await untilReadyOn(a, 'echo');
+    const seq = Math.max(...(await a.request('/api/mcp/events?limit=1')).json.events.map((event: { seq: number }) => event.seq));
+
+    await bed.cluster().stop();
+    try {
+      process.kill(readPid(pidFile), 'SIGKILL');
+      // The server's actor saw it (its log line does not wait for the journal).
+      await until(() => /server echo: error \(transport_closed\)/.test(a.output()), 'the worker to see the crash');
+    } finally {
+      await bed.cluster().start();
+    }
+    const crashed = async () =>
+      (await a.request(`/api/mcp/events?since=${seq}`)).json.events.some(
+        (event: { type: string; server: string; to: string; error_kind: string }) =>
+          event.type === 'server.transitioned' && event.server === 'echo' && event.to === 'error' && event.error_kind === 'transport_closed',
+      );
+    await expect.poll(crashed, { timeout: 20_000, interval: 250 }).toBe(true);
+    // The view caught up too: the reconnect that followed is there as well.
+    await untilReadyOn(a, 'echo');
   });
 
   it('a notification connection lost while another worker writes: the change is caught up by reading, not by the missed notification', async () => {
