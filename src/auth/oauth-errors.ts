@@ -46,7 +46,8 @@ export function describeAuthFailure(err: unknown, origin: string): [FleetError['
     return ['auth', `the authorization server's issuer does not match (RFC 9207: expected ${err.expected ?? 'none'}, got ${received})`];
   }
   // Every other failure of the SDK's OAuth flow (registration refused, scope step-up exhausted, …).
-  if (err instanceof OAuthClientFlowError) return ['auth', `OAuth with ${origin} failed: ${err.message}`];
+  // The SDK ends some with the server's body after a colon, which may be empty ("… (HTTP 401):").
+  if (err instanceof OAuthClientFlowError) return ['auth', `OAuth with ${origin} failed: ${oneLine(err.message).replace(/[\s:]+$/, '')}`];
   if (err instanceof UnauthorizedError) return ['auth', `${origin} refused the authorization`];
   return null;
 }
