@@ -9,6 +9,8 @@
  * credentials there). Both steps are the SDK's; this only wires them.
  */
 import { CrossAppAccessProvider, requestJwtAuthorizationGrant, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { redact } from '../config/masking.js';
+import { FleetError } from '../errors.js';
 
 export interface EnterpriseAuthOptions {
   /** The client at the MCP server's authorization server. */
@@ -41,17 +43,26 @@ export function enterpriseAuthProvider(options: EnterpriseAuthOptions): OAuthCli
     clientName: options.clientName,
     ...(options.expectedIssuer === undefined ? {} : { expectedIssuer: options.expectedIssuer }),
     assertion: async function identityAssertionGrant(target) {
-      const grant = await requestJwtAuthorizationGrant({
-        tokenEndpoint: idp.tokenEndpoint,
-        audience: target.authorizationServerUrl,
-        resource: target.resourceUrl,
-        idToken: await idp.idToken(),
-        clientId: idp.clientId,
-        ...(idp.clientSecret === undefined ? {} : { clientSecret: idp.clientSecret }),
-        ...(target.scope === undefined ? {} : { scope: target.scope }),
-        fetchFn: target.fetchFn,
-      });
-      return grant.jwtAuthGrant;
+      const idToken = await idp.idToken();
+      try {
+        const grant = await requestJwtAuthorizationGrant({
+          tokenEndpoint: idp.tokenEndpoint,
+          audience: target.authorizationServerUrl,
+          resource: target.resourceUrl,
+          idToken,
+          clientId: idp.clientId,
+          ...(idp.clientSecret === undefined ? {} : { clientSecret: idp.clientSecret }),
+          ...(target.scope === undefined ? {} : { scope: target.scope }),
+          fetchFn: target.fetchFn,
+        });
+        return grant.jwtAuthGrant;
+      } catch (err) {
+        // The IdP refused the exchange (its answer may quote what it was sent, the ID token too): an
+        // `auth` failure, not the server's protocol, told without a credential.
+        if (err instanceof FleetError || !(err instanceof Error) || !err.message.startsWith('Token exchange failed')) throw err;
+        const secrets = [idToken, options.clientSecret, ...(idp.clientSecret === undefined ? [] : [idp.clientSecret])];
+        throw new FleetError('auth', `the identity provider refused the token exchange: ${redact(err.message.replace(/^Token exchange failed:?\s*/, ''), secrets)}`);
+      }
     },
   });
 }

@@ -26,6 +26,8 @@ export interface GrantServerOptions {
   idToken: string;
   /** `client_id:client_secret` pairs accepted with Basic or body credentials. */
   clients: Record<string, string>;
+  /** A refused token exchange quotes the subject token it got in `error_description`, as a careless IdP does. */
+  quoteRefusedToken?: boolean;
 }
 
 export async function startGrantServer(options: GrantServerOptions): Promise<GrantServer> {
@@ -62,7 +64,10 @@ export async function startGrantServer(options: GrantServerOptions): Promise<Gra
       return json(401, { error: 'invalid_client' });
     }
     if (form.get('grant_type') === TOKEN_EXCHANGE) {
-      if (form.get('subject_token') !== options.idToken) return json(400, { error: 'invalid_grant' });
+      if (form.get('subject_token') !== options.idToken) {
+        const quoted = options.quoteRefusedToken === true ? { error_description: `rejected subject=${form.get('subject_token')}` } : {};
+        return json(400, { error: 'invalid_grant', ...quoted });
+      }
       const grant = `id-jag-${issued.size + 1}`;
       issued.add(grant);
       return json(200, { access_token: grant, issued_token_type: 'urn:ietf:params:oauth:token-type:id-jag', token_type: 'N_A', expires_in: 300 });

@@ -26,8 +26,8 @@ afterEach(async () => {
   as = mcp = undefined;
 });
 
-async function servers(): Promise<string> {
-  as = await startGrantServer({ workloadJwt: WORKLOAD_JWT, idToken: ID_TOKEN, clients: { 'mcp-client': CLIENT_SECRET, 'idp-client': IDP_SECRET } });
+async function servers(options: { quoteRefusedToken?: boolean } = {}): Promise<string> {
+  as = await startGrantServer({ workloadJwt: WORKLOAD_JWT, idToken: ID_TOKEN, clients: { 'mcp-client': CLIENT_SECRET, 'idp-client': IDP_SECRET }, ...options });
   mcp = await startMcpResourceServer(as.issuer);
   return mcp.url;
 }
@@ -91,5 +91,30 @@ describe('auth.kind enterprise', () => {
     const shown = JSON.stringify(toResponse(config(url, auth)));
     for (const secret of [CLIENT_SECRET, IDP_SECRET]) expect(shown).not.toContain(secret);
     expect(JSON.parse(shown).auth).toMatchObject({ kind: 'enterprise', has_client_secret: true, has_idp_client_secret: true, id_token_file: file });
+  });
+
+  it('an ID token the IdP refuses is an auth error, and the token is not in it even when the IdP quotes it', async () => {
+    const url = await servers({ quoteRefusedToken: true });
+    const file = join(tempDir(), 'id-token');
+    const stale = 'eyJ.stale-id-token-SECRET.0009';
+    writeFileSync(file, stale);
+    const auth = {
+      kind: 'enterprise',
+      client_id: 'mcp-client',
+      client_secret: CLIENT_SECRET,
+      idp_token_endpoint: `${as!.issuer}/token`,
+      idp_client_id: 'idp-client',
+      idp_client_secret: IDP_SECRET,
+      id_token_file: file,
+      issuer: as!.issuer,
+    };
+    const error = await echo(config(url, auth)).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(error).toBeInstanceOf(FleetError);
+    expect((error as FleetError).kind).toBe('auth');
+    expect((error as FleetError).message).toContain('the identity provider refused the token exchange: invalid_grant - rejected subject=••••');
+    expect((error as FleetError).message).not.toContain('SECRET');
   });
 });
