@@ -16,7 +16,8 @@ import type { ServerAuth } from '../auth/index.js';
 import type { EraVerdicts } from '../connection/index.js';
 import type { Lifecycles } from '../telemetry/index.js';
 import type { Drain } from './drain.js';
-import { isFleetError } from '../errors.js';
+import { FleetError, isFleetError } from '../errors.js';
+import { redact } from '../config/masking.js';
 
 export interface ServerActorDeps {
   auth: ServerAuth;
@@ -34,6 +35,8 @@ export interface ServerActorDeps {
   catalogs: CatalogFreshness;
   /** This host's lifecycle spans: a server's connect and re-sync spans go under its own. */
   lifecycles: Lifecycles;
+  /** Every configured secret of every server: a server's failure may quote another's (its stderr printing a shared key). */
+  fleetSecrets(): string[];
 }
 
 /** This host's work for its server actors (the machine, shared by every host, is handed it in each actor's input). */
@@ -50,6 +53,12 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
     eras,
     lifecycle: () => lifecycles.spanOf(name),
   });
+  /** The error with every other server's secret redacted too (its own are already). */
+  const withoutFleetSecrets = (error: unknown): unknown => {
+    if (!isFleetError(error)) return error;
+    const text = redact(error.message, deps.fleetSecrets());
+    return text === error.message ? error : new FleetError(error.kind, text);
+  };
   return {
     knowsCatalog: deps.knowsCatalog,
     connect: (work, signal) =>
@@ -61,7 +70,7 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
           }).catch((error: unknown) => {
             // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
             const away = provider?.away ?? null;
-            throw away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error;
+            throw withoutFleetSecrets(away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error);
           }),
         ),
       ),

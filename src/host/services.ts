@@ -6,6 +6,7 @@
  */
 import { join } from 'node:path';
 import type { HostLogger, McpHostOptions } from './api.js';
+import { secretValues } from '../config/masking.js';
 import { checkHostOptions } from './options.js';
 import { createServerHost } from './server-actors.js';
 import { createToolMount } from './tool-mount.js';
@@ -89,6 +90,12 @@ export function createHostServices(options: McpHostOptions) {
     knowsCatalog: (name) => (own(journal.projection.context.servers, name)?.known_tools ?? null) !== null,
     catalogs,
     lifecycles,
+    // Asked only when a connect failed: each stored config's secrets are worked out once (frozen configs).
+    fleetSecrets: () =>
+      Object.keys(journal.projection.context.servers).flatMap((name) => {
+        const entry = store.stored(name);
+        return entry === undefined ? [] : secretValues(entry.config);
+      }),
   });
 
   return {

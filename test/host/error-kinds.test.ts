@@ -3,6 +3,8 @@
 // next host) and an add through management; for an OAuth server too, which
 // must not read as a protocol error or as waiting for consent.
 import { createServer as createHttpServer } from 'node:http';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import { StartFailedError } from '../../src/errors.js';
@@ -116,5 +118,25 @@ describe('a remote server nobody answers at', () => {
       'server "r2" failed to start (unreachable): could not reach http://127.0.0.1:1: fetch does not connect to this port (bad port)',
     );
     expect(readConfigFile(dir).servers).toEqual({});
+  });
+});
+
+describe("another server's secret in a failing server's stderr", () => {
+  test('is redacted from the refusal, the status and the journal, as its own secrets are', async () => {
+    const shared = 'shared-key-0123456789-SECRET';
+    const dir = stateDirWith({ a: { type: 'local', command: fixtureCommand('healthy'), env: { SHARED_KEY: shared } } });
+    // B knows the key another way (a file of its own) and prints it as it fails.
+    const keyFile = join(dir, 'key.txt');
+    writeFileSync(keyFile, shared);
+    host = createMcpHost({ stateDir: dir, logger: { info() {}, warn() {} } });
+    await host.start();
+    await untilState(host, 'a', 'ready');
+    const failed = await host
+      .addServer('b', { type: 'local', command: [process.execPath, '-e', `console.error('key is ' + require('fs').readFileSync(${JSON.stringify(keyFile)}, 'utf8')); process.exit(3)`] })
+      .then(() => new Error('the add succeeded'), (err: unknown) => err);
+    expect(failed).toBeInstanceOf(StartFailedError);
+    expect((failed as Error).message).toContain('key is ••••');
+    expect((failed as Error).message).not.toContain(shared);
+    expect(JSON.stringify(host.events())).not.toContain(shared);
   });
 });
