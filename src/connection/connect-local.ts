@@ -29,7 +29,7 @@ export async function connectLocal(
 ): Promise<ServerConnection> {
   const inherited = inheritedEnv(config.inherit_env);
   // Inherited values may be credentials too (an API key in the worker's environment).
-  const secrets = [...secretValues(config), ...Object.values(inherited)];
+  const secrets = [...secretValues(config), ...Object.values(inherited), ...(options.secrets ?? [])];
   const tail = createStderrTail(secrets);
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   // The tail's own method, not a closure made here: the child's stderr keeps its listener for the
@@ -62,7 +62,7 @@ export async function connectLocal(
     }
     const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);
     if (broken !== null) throw new FleetError('protocol', redact(broken, secrets));
-    throw connectFailure(err, config, bound, progress, null);
+    throw connectFailure(err, config, bound, progress, null, options.secrets);
   }
 }
 

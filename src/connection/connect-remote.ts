@@ -40,6 +40,6 @@ export async function connectRemote(
   } catch (err) {
     await client?.close();
     if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
-    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url, witness));
+    throw connectFailure(err, config, bound, progress, describeRemoteFailure(err, config.url, witness), options.secrets);
   }
 }

@@ -79,6 +79,11 @@ export interface ConnectOptions {
    * socket with its parser and buffers.
    */
   standaloneStream?: boolean;
+  /**
+   * More values this connection's errors must never show, beside its
+   * config's secrets: a principal's inputs resolved into its command.
+   */
+  secrets?: readonly string[];
 }
 
 /** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */

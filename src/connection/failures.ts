@@ -27,8 +27,9 @@ export function connectFailure(
   bound: ConnectBound,
   progress: HandshakeProgress,
   transportFailure: [ErrorKind, string] | null,
+  more: readonly string[] = [],
 ): FleetError {
-  const secrets = secretValues(config);
+  const secrets = [...secretValues(config), ...more];
   if (bound.timedOut()) {
     const seconds = `${config.timeout_seconds}s`;
     return new FleetError(

@@ -74,7 +74,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     private readonly local: ChildSide | null,
     retryAfter?: RetryAfterLog,
   ) {
-    this.secrets = secretValues(config);
+    this.secrets = options.secrets === undefined ? secretValues(config) : [...secretValues(config), ...options.secrets];
     const version = client.getServerVersion();
     const child = local?.child;
     this.child = child;

@@ -234,6 +234,8 @@ export function createSessions(options: SessionsOptions): Sessions {
             async connect(signal) {
               const connection = await connect(server, resolved, {
                 signal,
+                // An input resolved into the command is no config secret of its own: said here, so no error shows it.
+                secrets: secretInputs(config, values),
                 onClose: (error) => lost?.(error.message),
                 // Nothing of a session listens for what a server sends outside a call: no standalone stream.
                 standaloneStream: false,
@@ -274,6 +276,11 @@ export function createSessions(options: SessionsOptions): Sessions {
     options.append({ type: 'session.changed', server, principal, state: 'connecting' });
     entry.actor.start();
     return entry;
+  }
+
+  /** The principal's values of inputs marked secret (the default), which no error may show wherever they were put. */
+  function secretInputs(config: ServerConfig, values: Record<string, string>): string[] {
+    return Object.entries(values).flatMap(([name, value]) => (value !== '' && own(config.user_inputs, name)?.secret !== false ? [value] : []));
   }
 
   /** Keeps what a session listed: for its principal alone when the server said private. */

@@ -31,6 +31,13 @@ beforeAll(async () => {
     brief: perUser({ idle_timeout_seconds: 0.5 }),
     capped: perUser({ max_sessions: 1 }),
     alices: perUser({ access: { users: ['alice'] } }),
+    // A user's input in the command, which its process prints as it fails to start.
+    leaky: {
+      type: 'local',
+      command: [process.execPath, '-e', "console.error('my token is ' + process.argv[1]); process.exit(3)", '${user.TOKEN}'],
+      scope: 'per_user',
+      user_inputs: { TOKEN: { description: 'your token' } },
+    },
     web: {
       type: 'remote',
       url: remote.url,
@@ -320,6 +327,13 @@ describe('sessions', () => {
     expect(fleet.host.sessions().some((s) => s.server === 'grants')).toBe(false);
     await expect(fleet.host.beginAuth('grants')).rejects.toThrow(/binds the consent to their browser/);
     await fleet.host.removeServer('grants');
+  });
+
+  it('an input put in the command is redacted from the failure its process prints, as one in env is', async () => {
+    await setToken('alice', ['leaky']);
+    const reply = await as('alice', '/api/mcp/tools/leaky__anything/call', { method: 'POST', body: { arguments: {} } });
+    expect(reply.json.details.is_error).toBe(true);
+    expect(reply.text).toContain('my token is ••••');
   });
 
   it('sessions are journaled with their principal, and no event holds a value', async () => {
