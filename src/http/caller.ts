@@ -9,7 +9,7 @@ import type { RequestHandler, Response } from 'express';
 import type { JournalEvent } from '../journal/index.js';
 import { basename } from 'node:path';
 import type { ServerView } from '../journal/index.js';
-import type { ServerConfigResponse } from '../config/index.js';
+import { MASK, type ServerConfigResponse } from '../config/index.js';
 import type { CatalogEntry, McpHost } from '../host.js';
 import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
 import { HttpError } from './errors.js';
@@ -67,13 +67,10 @@ export function configForUser(config: ServerConfigResponse): ServerConfigRespons
   if (shown.type === 'local') {
     return { ...shown, command: [basename(shown.command[0] ?? '')], cwd: null, env: {}, inherit_env: [] };
   }
-  const auth =
-    shown.auth.kind === 'bearer'
-      ? { ...shown.auth, token_masked: null }
-      : shown.auth.kind === 'oauth'
-        ? { ...shown.auth, client_secret_masked: null }
-        : shown.auth;
-  return { ...shown, headers: {}, auth };
+  // Every mask of every kind (`token_masked`, `client_secret_masked`, `idp_client_secret_masked`…): the `has_…` flags stay.
+  const auth = Object.fromEntries(Object.entries(shown.auth).map(([key, value]) => [key, key.endsWith('_masked') ? null : value])) as typeof shown.auth;
+  // A credential in the URL's query shows as a bare mask, without the last characters an admin sees.
+  return { ...shown, url: shown.url.replace(/••••[^&#]*/g, MASK), headers: {}, auth };
 }
 
 /**
