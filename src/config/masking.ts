@@ -225,8 +225,14 @@ const secrets = new WeakMap<ServerConfig, readonly string[]>();
 function collectSecretValues(config: ServerConfig): string[] {
   const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
   if (config.type === 'remote') values.push(...urlQueryValues(config.url));
-  return values.filter((value): value is string => typeof value === 'string' && value.length > 0);
+  return values.filter((value): value is string => typeof value === 'string' && value.length > 0 && !USER_TEMPLATE_ONLY.test(value));
 }
+
+/**
+ * A value that is only a `${user.NAME}` reference holds no secret (each
+ * user's value comes in its place): a message naming the reference keeps it.
+ */
+const USER_TEMPLATE_ONLY = /^\$\{user\.[A-Za-z_][A-Za-z0-9_]*\}$/;
 
 /**
  * Query parameter names that carry a credential (`api_key`, `token`,
@@ -271,7 +277,9 @@ export function secretValuesOf(body: unknown): string[] {
   const out: string[] = [];
   while (pending.length > 0) {
     const value = pending.pop();
-    if (typeof value === 'string') out.push(value);
+    if (typeof value === 'string') {
+      if (!USER_TEMPLATE_ONLY.test(value)) out.push(value);
+    }
     else if (value !== null && typeof value === 'object') for (const inner of Object.values(value)) pending.push(inner);
   }
   return out;

@@ -8,6 +8,7 @@ import {
   maskUrl,
   redact,
   secretValues,
+  secretValuesOf,
   toResponse,
   toStorage,
 } from '../../src/config/masking.js';
@@ -212,6 +213,15 @@ describe('secretValues and redact', () => {
 function without(map: Record<string, string>, key: string): Record<string, string> {
   return Object.fromEntries(Object.entries(map).filter(([k]) => k !== key));
 }
+
+describe('a ${user.NAME} reference', () => {
+  it('alone is no secret, so a message naming it keeps it; with more text around it the value is still one', () => {
+    const message = 'env.K: ${user.NOPE} names no input of user_inputs';
+    expect(redact(message, secretValuesOf({ env: { K: '${user.NOPE}' } }))).toBe(message);
+    expect(secretValues(cfg({ type: 'local', command: ['x'], env: { K: '${user.TOKEN}' }, scope: 'per_user', user_inputs: { TOKEN: {} } }))).toEqual([]);
+    expect(secretValuesOf({ headers: { A: 'Bearer sk-live-0123${user.X}' } })).toEqual(['Bearer sk-live-0123${user.X}']);
+  });
+});
 
 describe('a credential in the URL query', () => {
   const keyed = () => cfg({ type: 'remote', url: 'https://mcp.example/sse?api_key=qk-0123456789-SECRET&format=json#top' }) as Extract<ServerConfig, { type: 'remote' }>;
