@@ -9,6 +9,7 @@ import type { Management } from './management.js';
 import type { Sessions } from './sessions.js';
 import { principalOf } from './access.js';
 import { AuthNotApplicableError, type ServerAuth } from '../auth/server-auth.js';
+import { isOAuthConfig } from '../auth/provider.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { ADMIN_PRINCIPAL } from '../users/index.js';
 import type { JournalEventInput } from '../journal/index.js';
@@ -37,6 +38,7 @@ export function createConsents(deps: ConsentsDeps): Consents {
       const config = current(name)?.getSnapshot().context.config;
       // A per_user server has no grant of its own: each principal begins theirs, bound to their browser.
       if (config?.scope === 'per_user') {
+        if (!isOAuthConfig(config)) throw new AuthNotApplicableError(name, 'not_oauth', `server "${name}" does not use OAuth`);
         if (authOptions?.browserBinding === undefined) {
           throw new AuthNotApplicableError(
             name,

@@ -460,8 +460,10 @@ describe('POST /api/mcp/servers/:name/restart', () => {
 
 describe('POST /api/mcp/servers/:name/auth', () => {
   it('refuses servers that do not use OAuth (409), and an OAuth server that is not waiting for consent (409)', async () => {
-    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), bearer: bearerRemote, oauth: oauthRemote }));
-    for (const name of ['alpha', 'bearer']) {
+    const perUser = (dir: string) => ({ ...healthy(dir, 'mine'), scope: 'per_user', env: { X: '${user.X}' }, user_inputs: { X: {} } });
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha'), bearer: bearerRemote, oauth: oauthRemote, mine: perUser(dir) }));
+    // A per_user server too: it has no account to connect unless it uses OAuth.
+    for (const name of ['alpha', 'bearer', 'mine']) {
       const reply = await fleet.request(`/api/mcp/servers/${name}/auth`, { method: 'POST' });
       expect(reply.status, name).toBe(409);
       expect(reply.json.error.code).toBe('not_oauth');
