@@ -360,6 +360,9 @@ describe('the management page', () => {
     // The badge follows the stream; the toast follows the API's answer, after the file is written.
     await page.locator('#toast', { hasText: 'beta disabled.' }).waitFor();
     expect(fleet.config().servers.beta.enabled).toBe(false);
+    // Nothing to restart while disabled: Enable is the way back.
+    await detail().getByRole('button', { name: 'Enable' }).waitFor();
+    expect(await detail().getByRole('button', { name: 'Restart' }).count()).toBe(0);
     await detail().getByRole('button', { name: 'Enable' }).click();
     await badgeOf('beta').locator('text=ready').waitFor();
     await page.locator('#toast', { hasText: 'beta enabled.' }).waitFor();

@@ -85,7 +85,8 @@ function head(entry, ctx) {
       { class: 'actions', role: 'group', 'aria-label': `Actions for ${entry.name}` },
       action('edit', 'Edit', 'Edit', ctx.edit),
       action('toggle', enabled ? 'Disable' : 'Enable', enabled ? 'Disabling…' : 'Enabling…', ctx.toggle),
-      action('restart', 'Restart', 'Restarting…', ctx.restart),
+      // A disabled server has nothing to restart: Enable starts it.
+      enabled && action('restart', 'Restart', 'Restarting…', ctx.restart),
       oauth && !ownGrant && action('signin', 'Sign in', 'Signing in…', ctx.signIn, { class: entry.state === 'needs_reauth' ? 'primary' : '' }),
       action('delete', 'Delete', 'Deleting…', ctx.remove, { class: 'danger-outline' }),
     ),
