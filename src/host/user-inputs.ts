@@ -58,9 +58,11 @@ export function createHostInputs({ store, sessions, append, visibleConfig }: Use
       return answer(server, configOf(server, options?.principal), idOf(options?.principal));
     },
 
-    async setInputs(server, values, options) {
+    async setInputs(server, given, options) {
       const config = configOf(server, options?.principal);
       const principal = idOf(options?.principal);
+      // An empty value is no value: it removes the input, as null does (a call could not use it either).
+      const values = Object.fromEntries(Object.entries(given).map(([name, value]) => [name, value === '' ? null : value]));
       for (const [name, value] of Object.entries(values)) {
         if (!Object.hasOwn(config.user_inputs, name)) throw new ConfigError(`server "${server}" declares no user input "${name}"`, name);
         if (value !== null && typeof value !== 'string') throw new ConfigError('must be a string, or null to delete it', name);

@@ -121,7 +121,11 @@ describe('inputs', () => {
     // A line break is fine where no header carries the input (an env value may span lines).
     const multiline = await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: 'line\nbreak' } });
     expect(multiline.status).toBe(200);
-    await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: null } });
+    // An empty value removes it, as null does: read back, journaled and stored as removed.
+    const emptied = await as('bob', '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: '' } });
+    expect(emptied.json.inputs.TOKEN.set).toBe(false);
+    const changed = fleet.host.events().filter((event) => event.type === 'inputs.changed' && event.principal === 'bob').at(-1);
+    expect(changed).toMatchObject({ set: [], removed: ['TOKEN'] });
   });
 
   it('a server the access policy hides: its inputs are a 404 and its tools unknown, no session starts', async () => {
