@@ -67,21 +67,26 @@ describe('auth.kind workload_identity', () => {
   });
 });
 
+/** The enterprise auth of the servers above, its ID token read from `file`. */
+function enterpriseAuth(file: string) {
+  return {
+    kind: 'enterprise',
+    client_id: 'mcp-client',
+    client_secret: CLIENT_SECRET,
+    idp_token_endpoint: `${as!.issuer}/token`,
+    idp_client_id: 'idp-client',
+    idp_client_secret: IDP_SECRET,
+    id_token_file: file,
+    issuer: as!.issuer,
+  };
+}
+
 describe('auth.kind enterprise', () => {
   it('exchanges the ID token at the IdP, then the grant for an access token, with no consent', async () => {
     const url = await servers();
     const file = join(tempDir(), 'id-token');
     writeFileSync(file, ID_TOKEN);
-    const auth = {
-      kind: 'enterprise',
-      client_id: 'mcp-client',
-      client_secret: CLIENT_SECRET,
-      idp_token_endpoint: `${as!.issuer}/token`,
-      idp_client_id: 'idp-client',
-      idp_client_secret: IDP_SECRET,
-      id_token_file: file,
-      issuer: as!.issuer,
-    };
+    const auth = enterpriseAuth(file);
     expect(await echo(config(url, auth))).toEqual([{ type: 'text', text: 'hi' }]);
     expect(as!.requests.map((request) => [request.grant_type, request.client_id])).toEqual([
       ['urn:ietf:params:oauth:grant-type:token-exchange', 'idp-client'],
@@ -98,16 +103,7 @@ describe('auth.kind enterprise', () => {
     const file = join(tempDir(), 'id-token');
     const stale = 'eyJ.stale-id-token-SECRET.0009';
     writeFileSync(file, stale);
-    const auth = {
-      kind: 'enterprise',
-      client_id: 'mcp-client',
-      client_secret: CLIENT_SECRET,
-      idp_token_endpoint: `${as!.issuer}/token`,
-      idp_client_id: 'idp-client',
-      idp_client_secret: IDP_SECRET,
-      id_token_file: file,
-      issuer: as!.issuer,
-    };
+    const auth = enterpriseAuth(file);
     const error = await echo(config(url, auth)).then(
       () => null,
       (err: unknown) => err,
