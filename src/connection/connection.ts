@@ -84,6 +84,12 @@ export interface ConnectOptions {
    * config's secrets: a principal's inputs resolved into its command.
    */
   secrets?: readonly string[];
+  /**
+   * Every other server's secrets, asked when a call's failure is told: a
+   * server's stderr may quote another's key (a connect's failure is redacted
+   * of them by the host).
+   */
+  fleetSecrets?: () => readonly string[];
 }
 
 /** How a connect opens its MCP session: a fresh client, and what is known of the server's era. */

@@ -117,6 +117,8 @@ export interface CallFailureContext {
   closing(): boolean;
   /** Why close() was called, when the server was let go for a reason (its token lost). */
   closeReason(): FleetError | undefined;
+  /** Every other server's secrets, redacted from a call's failure too. */
+  fleetSecrets?: (() => readonly string[]) | undefined;
   /** The connection ended without close(). */
   closedAlone(): boolean;
   /**
@@ -135,7 +137,7 @@ export async function callFailure(
 ): Promise<Error> {
   const [kind, message] = await classifyCallFailure(err, tool, signal, at);
   // The tool name or server text may echo a secret; no cause is kept, as it could carry one.
-  const text = redact(message, at.secrets);
+  const text = redact(message, at.fleetSecrets === undefined ? at.secrets : [...at.secrets, ...at.fleetSecrets()]);
   return kind === 'cancelled' ? new AbortError(text) : new FleetError(kind, text);
 }
 

@@ -5,7 +5,7 @@
  * closes the session and the child exactly once.
  */
 import { type CallToolResult, type Client, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
-import { secretValues } from '../config/masking.js';
+import { redact, secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
 import type { ExecuteOptions } from '../catalog/index.js';
@@ -57,6 +57,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   readonly lost: Promise<string>;
   readonly reported: Promise<void>;
   lostReach?: (why: string) => void;
+  readonly fleetSecrets: (() => readonly string[]) | undefined;
   private listedTools: Tool[];
   // Calls hand the SDK the listed definition: it validates structured output against it.
   private byName: Map<string, Tool>;
@@ -75,6 +76,8 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     retryAfter?: RetryAfterLog,
   ) {
     this.secrets = options.secrets === undefined ? secretValues(config) : [...secretValues(config), ...options.secrets];
+    // The host's function, shared by every connection: nothing of this one is kept with it.
+    this.fleetSecrets = options.fleetSecrets;
     const version = client.getServerVersion();
     const child = local?.child;
     this.child = child;
@@ -105,7 +108,8 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     this.reported = this.lost.then(async (message) => {
       if (this.ending !== undefined) return;
       this.endedAlone = true;
-      await onClose?.(new FleetError('transport_closed', message));
+      // Its stderr tail may quote another server's secret: the loss is told without it.
+      await onClose?.(new FleetError('transport_closed', this.fleetSecrets === undefined ? message : redact(message, this.fleetSecrets())));
     });
     this.caller = new Caller(client, this, this.byName, retryAfter, options.answerInput);
   }

@@ -52,6 +52,7 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
     answerInput: (request: Parameters<typeof clientHandlers.answer>[1], signal: AbortSignal) => clientHandlers.answer(name, request, signal),
     eras,
     lifecycle: () => lifecycles.spanOf(name),
+    fleetSecrets: deps.fleetSecrets,
   });
   /** The error with every other server's secret redacted too (its own are already). */
   const withoutFleetSecrets = (error: unknown): unknown => {

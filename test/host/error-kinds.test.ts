@@ -139,4 +139,30 @@ describe("another server's secret in a failing server's stderr", () => {
     expect((failed as Error).message).not.toContain(shared);
     expect(JSON.stringify(host.events())).not.toContain(shared);
   });
+
+  test("is redacted from a call's failure, when the server printed it as it crashed mid-call", async () => {
+    const shared = 'shared-key-9876543210-SECRET';
+    const dir = stateDirWith({});
+    const keyFile = join(dir, 'key.txt');
+    writeFileSync(keyFile, shared);
+    writeFileSync(
+      join(dir, 'mcp_servers.json'),
+      JSON.stringify({
+        servers: {
+          a: { type: 'local', command: fixtureCommand('healthy'), env: { SHARED_KEY: shared } },
+          b: { type: 'local', command: fixtureCommand('crash-mid-call'), env: { FIXTURE_CRASH_SAY: keyFile }, reconnect: { max_attempts: 0 } },
+        },
+      }),
+    );
+    host = createMcpHost({ stateDir: dir, logger: { info() {}, warn() {} } });
+    await host.start();
+    await untilState(host, 'a', 'ready');
+    await untilState(host, 'b', 'ready');
+    const result = await host.callTool('b__crash', {});
+    expect(result.details.is_error).toBe(true);
+    const text = JSON.stringify(result.content);
+    expect(text).toContain('crash-mid-call: ••••');
+    expect(text).not.toContain(shared);
+    expect(JSON.stringify(host.events())).not.toContain(shared);
+  });
 });
