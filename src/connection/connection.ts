@@ -24,6 +24,7 @@ import type { ServerConfig } from '../config/index.js';
 import { eraKey, openInKnownEra, versionNegotiation } from './era-negotiation.js';
 import type { EraVerdicts } from './era-verdicts.js';
 import { isMachineAuth, machineAuthProvider } from '../auth/machine-auth.js';
+import { withoutSecrets } from './failures.js';
 import { FleetError } from '../errors.js';
 import { AbortError } from './call-limiter.js';
 import { connectLocal } from './connect-local.js';
@@ -85,9 +86,8 @@ export interface ConnectOptions {
    */
   secrets?: readonly string[];
   /**
-   * Every other server's secrets, asked when a call's failure is told: a
-   * server's stderr may quote another's key (a connect's failure is redacted
-   * of them by the host).
+   * Every other server's secrets, asked when a connect's or a call's failure
+   * is told: a server's stderr may quote another's key.
    */
   fleetSecrets?: () => readonly string[];
 }
@@ -153,6 +153,9 @@ export async function connect(
     return await traceConnect(name, config, options.lifecycle, () =>
       openInKnownEra(open, { config, key: eraKey(name, config), eras: options.eras, signal: bound.signal }),
     );
+  } catch (error) {
+    // Its own secrets are redacted where the failure is worded; a stderr tail may quote another server's too.
+    throw options.fleetSecrets === undefined ? error : withoutSecrets(error, options.fleetSecrets());
   } finally {
     bound.dispose();
   }

@@ -128,6 +128,13 @@ export interface CallFailureContext {
   lostReach?(why: string): void;
 }
 
+/** A FleetError with `secrets` redacted from its message (the same error when none was in it); any other error as it is. */
+export function withoutSecrets(error: unknown, secrets: readonly string[]): unknown {
+  if (!(error instanceof FleetError)) return error;
+  const text = redact(error.message, secrets);
+  return text === error.message ? error : new FleetError(error.kind, text);
+}
+
 /** The error a failed call rejects with: an AbortError when cancelled, else a FleetError. */
 export async function callFailure(
   err: unknown,

@@ -16,8 +16,7 @@ import type { ServerAuth } from '../auth/index.js';
 import type { EraVerdicts } from '../connection/index.js';
 import type { Lifecycles } from '../telemetry/index.js';
 import type { Drain } from './drain.js';
-import { FleetError, isFleetError } from '../errors.js';
-import { redact } from '../config/masking.js';
+import { isFleetError } from '../errors.js';
 
 export interface ServerActorDeps {
   auth: ServerAuth;
@@ -54,12 +53,6 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
     lifecycle: () => lifecycles.spanOf(name),
     fleetSecrets: deps.fleetSecrets,
   });
-  /** The error with every other server's secret redacted too (its own are already). */
-  const withoutFleetSecrets = (error: unknown): unknown => {
-    if (!isFleetError(error)) return error;
-    const text = redact(error.message, deps.fleetSecrets());
-    return text === error.message ? error : new FleetError(error.kind, text);
-  };
   return {
     knowsCatalog: deps.knowsCatalog,
     connect: (work, signal) =>
@@ -71,7 +64,7 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
           }).catch((error: unknown) => {
             // Refused or unreachable because the token could not be refreshed: the authorization server is the one away.
             const away = provider?.away ?? null;
-            throw withoutFleetSecrets(away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error);
+            throw away !== null && isFleetError(error) && (error.kind === 'unreachable' || error.kind === 'auth') ? away : error;
           }),
         ),
       ),
