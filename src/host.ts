@@ -90,6 +90,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     subscribe: (listener) => journal.subscribe(listener),
     grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
     setupClient: (name) => clientHandlers.setupForCallers(name), // a session's server asks the gateway client it serves
+    fleetSecrets: services.fleetSecrets,
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({

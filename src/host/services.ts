@@ -77,6 +77,13 @@ export function createHostServices(options: McpHostOptions) {
     roots: options.roots === undefined ? undefined : parseRoots(options.roots, 'createMcpHost'),
     onNotifyError: (server, error) => logger.warn(`roots: could not tell ${server} of the new roots: ${error.message}`),
   });
+  // Every configured server's secrets, redacted from any failure a server tells: its process may print another's.
+  // Asked only when a connect or call failed: each stored config's secrets are worked out once (frozen configs).
+  const fleetSecrets = () =>
+    Object.keys(journal.projection.context.servers).flatMap((name) => {
+      const entry = store.stored(name);
+      return entry === undefined ? [] : secretValues(entry.config);
+    });
   // This host's own: another host in the process may run a server of the same name.
   const lifecycles = createLifecycles();
   const server = createServerHost({
@@ -90,12 +97,7 @@ export function createHostServices(options: McpHostOptions) {
     knowsCatalog: (name) => (own(journal.projection.context.servers, name)?.known_tools ?? null) !== null,
     catalogs,
     lifecycles,
-    // Asked only when a connect failed: each stored config's secrets are worked out once (frozen configs).
-    fleetSecrets: () =>
-      Object.keys(journal.projection.context.servers).flatMap((name) => {
-        const entry = store.stored(name);
-        return entry === undefined ? [] : secretValues(entry.config);
-      }),
+    fleetSecrets,
   });
 
   return {
@@ -108,6 +110,7 @@ export function createHostServices(options: McpHostOptions) {
     spill,
     approvals,
     selectors,
+    fleetSecrets,
     mount,
     prompts,
     catalogs,

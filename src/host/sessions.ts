@@ -84,6 +84,8 @@ export interface SessionsOptions {
   grantProvider(server: string, principal: string, config: OAuthServerConfig): Promise<FleetOAuthProvider>;
   /** Sets up each session's client before it connects: who answers its server's requests (sampling, elicitation, roots). */
   setupClient?(server: string): (client: Client) => void;
+  /** Every configured server's secrets, redacted (with every open session's values) from what a session's server tells. */
+  fleetSecrets(): readonly string[];
 }
 
 export interface Sessions {
@@ -236,6 +238,8 @@ export function createSessions(options: SessionsOptions): Sessions {
                 signal,
                 // An input resolved into the command is no config secret of its own: said here, so no error shows it.
                 secrets: secretInputs(config, values),
+                // Its process may print another's: each server's secrets and each session's values, asked on a failure.
+                fleetSecrets: () => [...options.fleetSecrets(), ...sessions.secrets()],
                 onClose: (error) => lost?.(error.message),
                 // Nothing of a session listens for what a server sends outside a call: no standalone stream.
                 standaloneStream: false,

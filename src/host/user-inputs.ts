@@ -100,14 +100,16 @@ export interface PerUserOptions {
   subscribe(listener: (event: JournalEvent) => void): () => void;
   grantProvider: SessionsOptions['grantProvider'];
   setupClient?: SessionsOptions['setupClient'];
+  fleetSecrets: SessionsOptions['fleetSecrets'];
 }
 
 /** The sessions of per_user servers and each caller's inputs, on one store. */
-export function createPerUser({ store, append, current, projected, subscribe, grantProvider, setupClient }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+export function createPerUser({ store, append, current, projected, subscribe, grantProvider, setupClient, fleetSecrets }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
   const sessions = createSessions({
     inputs: store,
     append,
     grantProvider,
+    fleetSecrets,
     ...(setupClient && { setupClient }),
     perUserConfig(name) {
       const config = current(name)?.getSnapshot().context.config;

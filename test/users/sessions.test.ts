@@ -16,6 +16,8 @@ import { until, untilValue } from '../support/wait.js';
 
 /** Each user's value; none may appear in an answer, an event or the inputs file. */
 const TOKENS = { alice: 'alice-token-SECRET-7101', bob: 'bob-token-SECRET-7202' } as const;
+/** Another server's key, which the leaky server's process also prints. */
+const OTHER_KEY = 'sk-another-servers-key-7303';
 type User = keyof typeof TOKENS;
 
 let fleet: Fleet;
@@ -31,10 +33,11 @@ beforeAll(async () => {
     brief: perUser({ idle_timeout_seconds: 0.5 }),
     capped: perUser({ max_sessions: 1 }),
     alices: perUser({ access: { users: ['alice'] } }),
-    // A user's input in the command, which its process prints as it fails to start.
+    keyed: { type: 'local', command: [process.execPath, '-e', '0'], env: { API_KEY: OTHER_KEY }, enabled: false },
+    // A user's input in the command, and another server's key, which its process prints as it fails to start.
     leaky: {
       type: 'local',
-      command: [process.execPath, '-e', "console.error('my token is ' + process.argv[1]); process.exit(3)", '${user.TOKEN}'],
+      command: [process.execPath, '-e', `console.error('my token is ' + process.argv[1] + ', theirs ${OTHER_KEY}'); process.exit(3)`, '${user.TOKEN}'],
       scope: 'per_user',
       user_inputs: { TOKEN: { description: 'your token' } },
     },
@@ -333,11 +336,14 @@ describe('sessions', () => {
     await fleet.host.removeServer('grants');
   });
 
-  it('an input put in the command is redacted from the failure its process prints, as one in env is', async () => {
+  it("an input put in the command, and another server's secret, are redacted from the failure its process prints", async () => {
     await setToken('alice', ['leaky']);
     const reply = await as('alice', '/api/mcp/tools/leaky__anything/call', { method: 'POST', body: { arguments: {} } });
     expect(reply.json.details.is_error).toBe(true);
-    expect(reply.text).toContain('my token is ••••');
+    expect(reply.text).toContain('my token is ••••, theirs ••••');
+    const failed = fleet.host.events().filter((event) => event.type === 'session.changed' && event.server === 'leaky' && event.state === 'failed');
+    expect(failed.length).toBeGreaterThan(0);
+    expect(JSON.stringify(failed)).not.toContain(OTHER_KEY);
   });
 
   it('sessions are journaled with their principal, and no event holds a value', async () => {
