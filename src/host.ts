@@ -160,7 +160,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
       const handle = catalogs.get(name);
       if (!handle) throw new NotReadyError(name, view.state);
       const offer = await handle.refresh();
-      return { tools: mount.forServer(name).length, resources: offer.resources.length, prompts: offer.prompts.length };
+      return { tools: mount.registeredCount(name), resources: offer.resources.length, prompts: offer.prompts.length };
     },
     renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
 

@@ -83,6 +83,8 @@ export interface ToolMount {
   get(name: string): AgentTool | undefined;
   /** Every tool the server mounted, shadowed ones too. */
   forServer(server: string): AgentTool[];
+  /** How many of the server's tools are registered: not shadowed by a later registration of the name (read from this mount, not the projection). */
+  registeredCount(server: string): number;
   /**
    * The call of `server`'s listed tool `original` (its name there) that an app
    * of that server makes: through the same approval gate as the agent tool,
@@ -461,6 +463,14 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const registration = mounted.get(server);
       if (registration === undefined) return [];
       return [...byNameOf(registration).values()].map((place) => agentAt(registration, place));
+    },
+    registeredCount(server) {
+      const registration = mounted.get(server);
+      if (registration === undefined) return 0;
+      const later = [...mounted.values()].filter((other) => other.at > registration.at);
+      let count = 0;
+      for (const name of byNameOf(registration).keys()) if (!later.some((other) => byNameOf(other).has(name))) count += 1;
+      return count;
     },
     appCall(server, original) {
       const registration = mounted.get(server);

@@ -279,9 +279,16 @@ export function shadowedOf(server: ProjectedServer, owners: ReadonlyMap<string, 
   return [...hidden];
 }
 
+/** How many of `server`'s tools are registered: each name it owns, once. */
+export function registeredCount(server: ProjectedServer, owners: ReadonlyMap<string, string>): number {
+  const names = new Set<string>();
+  for (const tool of server.tools) if (owners.get(tool.name) === server.name) names.add(tool.name);
+  return names.size;
+}
+
 /** Every server's `ServerView`, in the order they were first configured. */
 export function serverViews(context: ProjectionContext, owners: ReadonlyMap<string, string> = ownersOf(context)): ServerView[] {
-  return Object.values(context.servers).map((server) => toServerView(server, shadowedOf(server, owners)));
+  return Object.values(context.servers).map((server) => toServerView(server, shadowedOf(server, owners), registeredCount(server, owners)));
 }
 
 /**
@@ -329,7 +336,8 @@ function projectionStore(context: ProjectionContext) {
 }
 
 /** The `ServerView` of a projected server (docs/contract.md, API shapes). */
-export function toServerView(server: ProjectedServer, shadowed: string[] = []): ServerView {
+/** `registered`: how many of its tools are registered (all of them when none is shadowed). */
+export function toServerView(server: ProjectedServer, shadowed: string[] = [], registered = server.tools.length): ServerView {
   const kind: AuthKind = server.config.type === 'remote' ? server.config.auth.kind : 'none';
   return {
     name: server.name,
@@ -339,7 +347,7 @@ export function toServerView(server: ProjectedServer, shadowed: string[] = []): 
     error: server.error,
     error_kind: server.error_kind,
     auth: { kind, status: authStatus(kind, server.state) },
-    tool_count: server.tools.length,
+    tool_count: registered,
     since: server.since,
     last_run: server.last_run,
     shadowed_tools: shadowed,

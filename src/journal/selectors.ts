@@ -13,6 +13,7 @@ import type { ToolEntry } from './events.js';
 import {
   ownersFrom,
   registrationsOf,
+  registeredCount,
   shadowedOf,
   toolOwner,
   toServerView,
@@ -157,7 +158,11 @@ export function createSelectors(options: SelectorsOptions = {}): Selectors {
     const known = viewOf.get(server);
     if (known?.owners === current) return known.view;
     const shadowed = shadowedOf(server, current);
-    const view = known !== undefined && sameNames(known.view.shadowed_tools, shadowed) ? known.view : toServerView(server, shadowed);
+    const registered = shadowed.length === 0 ? server.tools.length : registeredCount(server, current);
+    const view =
+      known !== undefined && known.view.tool_count === registered && sameNames(known.view.shadowed_tools, shadowed)
+        ? known.view
+        : toServerView(server, shadowed, registered);
     viewOf.set(server, { owners: current, view });
     return view;
   }

@@ -269,6 +269,10 @@ describe('views over the journal', () => {
     expect(host.tools().map((tool) => tool.name)).toEqual([name]);
     expect(host.tools()[0]?.server).toBe(second);
     expect(host.server(first)?.shadowed_tools).toEqual([name]);
+    // Its count is of the tools registered under its name: none, as a forced re-list answers too.
+    expect(host.server(first)?.tool_count).toBe(0);
+    expect(host.server(second)?.tool_count).toBe(1);
+    expect((await host.refreshCatalog(first)).tools).toBe(0);
     expect(host.events().find((event) => event.type === 'tool.shadowed')).toMatchObject({
       server: second,
       shadowed_server: first,
@@ -278,6 +282,8 @@ describe('views over the journal', () => {
     await host.removeServer(second);
     expect(host.tools().map((tool) => tool.server)).toEqual([first]);
     expect(host.server(first)?.shadowed_tools).toEqual([]);
+    expect(host.server(first)?.tool_count).toBe(1);
+    expect((await host.refreshCatalog(first)).tools).toBe(1);
   });
 
   test('the journal is stored under <state_dir>/journal/ and carries no secret', async () => {

@@ -37,7 +37,9 @@ describe('hundreds of tools with colliding names', () => {
     for (const server of [FIRST, SECOND]) {
       const view = fleet.host.server(server)!;
       expect(view.state).toBe('ready');
-      expect(view.tool_count).toBe(300);
+      // Counted as registered: the tools shown under the server's name, not those another name shadows.
+      expect(view.tool_count).toBe([...visible.values()].filter((tool) => tool.server === server).length);
+      expect(view.tool_count).toBeLessThan(300);
       // Every tool the server offered, as registered: the namespaced name and the original.
       const registered = events.findLast((event) => event.type === 'tools.registered' && event.server === server);
       if (registered?.type !== 'tools.registered') throw new Error(`no registration of ${server}`);

@@ -137,7 +137,9 @@ function plainViews(context: ProjectionContext) {
     }
     return [...out];
   };
-  return Object.values(context.servers).map((s) => toServerView(s, hidden(s)));
+  // Registered: each name the server owns, once.
+  const registered = (s: ProjectedServer) => new Set(s.tools.map((tool) => tool.name).filter((name) => owners.get(name) === s.name)).size;
+  return Object.values(context.servers).map((s) => toServerView(s, hidden(s), registered(s)));
 }
 
 /** The same context as a new object graph: nothing a selector keeps applies to it. */
