@@ -225,8 +225,39 @@ const secrets = new WeakMap<ServerConfig, readonly string[]>();
 function collectSecretValues(config: ServerConfig): string[] {
   const values = valuesAtPaths(config, SERVER_SECRET_PATHS).map(([value]) => value);
   if (config.type === 'remote') values.push(...urlQueryValues(config.url));
-  return values.filter((value): value is string => typeof value === 'string' && value.length > 0 && !USER_TEMPLATE_ONLY.test(value));
+  return withCredentialParts(values.filter((value): value is string => typeof value === 'string' && value.length > 0 && !USER_TEMPLATE_ONLY.test(value)));
 }
+
+/**
+ * The values, and the credentials inside each written as an `Authorization`
+ * header is (`Bearer <token>`, `Basic <base64>`): a server that logs the bare
+ * token, or the user and password a Basic value encodes, must show no more of
+ * it than of the whole value.
+ */
+function withCredentialParts(values: string[]): string[] {
+  const out = [...values];
+  for (const value of values) {
+    const match = AUTHORIZATION_VALUE.exec(value);
+    if (match === null || USER_TEMPLATE_ONLY.test(match[2]!)) continue;
+    const [, scheme, credentials] = match as unknown as [string, string, string];
+    out.push(credentials);
+    if (scheme.toLowerCase() !== 'basic') continue;
+    const decoded = Buffer.from(credentials, 'base64').toString('utf8');
+    const colon = decoded.indexOf(':');
+    // Only a value that really is base64 of `user:password` (what decodes back to the same text).
+    if (colon > 0 && Buffer.from(decoded, 'utf8').toString('base64').replace(/=+$/, '') === credentials.replace(/=+$/, '')) {
+      out.push(decoded, decoded.slice(colon + 1));
+    }
+  }
+  return out.filter((value) => value.length > 0);
+}
+
+/**
+ * An `Authorization` value of a scheme that carries a credential, then the
+ * credential (at least 8 characters): only these, as any env value is a
+ * secret and `"json pretty"` must not make "pretty" one.
+ */
+const AUTHORIZATION_VALUE = /^(Bearer|Basic|Token|Bot|DPoP|ApiKey|Api-Key|Key) +(\S{8,})$/i;
 
 /**
  * A value that is only a `${user.NAME}` reference holds no secret (each

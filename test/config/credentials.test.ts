@@ -182,6 +182,23 @@ describe('secretValues and redact', () => {
     expect(redact('the 2026-07-28 era as json', secretValues(config))).toBe('the 2026-07-28 era as json');
   });
 
+  it('takes the credential inside an Authorization-style value too: a server may log the bare token, or what Basic encodes', () => {
+    const basic = Buffer.from('alice:basic-password-77').toString('base64');
+    const config = cfg({
+      type: 'remote',
+      url: 'https://mcp.example/mcp',
+      headers: { Authorization: 'Bearer header-token-123456', 'X-Basic': `Basic ${basic}`, 'X-Short': 'Bearer abc' },
+    });
+    expect(secretValues(config)).toEqual(
+      expect.arrayContaining(['Bearer header-token-123456', 'header-token-123456', basic, 'alice:basic-password-77', 'basic-password-77']),
+    );
+    expect(redact('got header-token-123456 and basic-password-77', secretValues(config))).toBe(`got ${MASK} and ${MASK}`);
+    // Only a scheme that carries a credential: any env value is a secret, and its words must stay readable.
+    const env = cfg({ type: 'local', command: ['node'], env: { FORMAT: 'json prettyprinted', AUTH: 'token env-token-998877' } });
+    expect(secretValues(env).sort()).toEqual(['env-token-998877', 'json prettyprinted', 'token env-token-998877']);
+    expect(secretValues(config)).not.toContain('abc');
+  });
+
   it.each([
     ['token abcd and abcdef', ['abcd', 'abcdef'], `token ${MASK} and ${MASK}`],
     ['a.bc a+bc a.bc', ['a.bc'], `${MASK} a+bc ${MASK}`],
