@@ -14,7 +14,7 @@
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import type { CatalogEntry, McpHost } from '../host.js';
-import type { AgentToolResult } from '../catalog/index.js';
+import type { AgentTool, AgentToolResult } from '../catalog/index.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CLIENT_INFO, noneIfUnhandled, notificationsOf } from '../connection/index.js';
 import { PromptNotFoundError } from '../connection/capabilities/prompts.js';
@@ -191,7 +191,13 @@ export function toCallToolResult(result: AgentToolResult): CallToolResult {
  * The gateway's server for the principal `who()` names (undefined: the admin), asked on each
  * request: a session follows its user's current groups.
  */
-export function createGatewayServer(host: McpHost, who: () => Principal | undefined, era: 'legacy' | 'modern', rounds?: Rounds): Server {
+export function createGatewayServer(
+  host: McpHost,
+  who: () => Principal | undefined,
+  era: 'legacy' | 'modern',
+  outputSchemaOf: (tool: AgentTool) => Record<string, unknown> | undefined,
+  rounds?: Rounds,
+): Server {
   const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
   /** Runs a request to `target`'s server so its requests to its client come to this request's client (a 2025 session's only). */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
@@ -207,12 +213,17 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const { as } = callerOf();
     await host.freshen();
     return {
-      tools: host.tools(as).map((tool) => ({
-        name: tool.name,
-        description: tool.description,
-        inputSchema: { type: 'object' as const, ...tool.parameters },
-        ...(tool.annotations && { annotations: tool.annotations }),
-      })),
+      tools: host.tools(as).map((tool) => {
+        const outputSchema = outputSchemaOf(tool);
+        return {
+          name: tool.name,
+          ...(tool.title !== undefined && { title: tool.title }),
+          description: tool.description,
+          inputSchema: { type: 'object' as const, ...tool.parameters },
+          ...(outputSchema && { outputSchema: outputSchema as { type: 'object' } }),
+          ...(tool.annotations && { annotations: tool.annotations }),
+        };
+      }),
     };
   });
 
@@ -223,7 +234,15 @@ export function createGatewayServer(host: McpHost, who: () => Principal | undefi
     const result = await calling(target, ctx, (signal, progress) =>
       host.callTool(request.params.name, request.params.arguments ?? {}, { ...as, signal, ...(asked && { onProgress: progress.send }) }),
     );
-    return isInputRequiredResult(result) ? result : toCallToolResult(result);
+    if (isInputRequiredResult(result)) return result;
+    const answer = toCallToolResult(result);
+    // A tool listed with an output schema must answer structured content (clients check): one whose result was
+    // too large to keep it is an error, its note saying why.
+    if (answer.structuredContent === undefined && !answer.isError) {
+      const tool = host.tool(request.params.name, as);
+      if (tool !== undefined && outputSchemaOf(tool) !== undefined) answer.isError = true;
+    }
+    return answer;
   });
 
   server.setRequestHandler('resources/list', async (_request, ctx) => {

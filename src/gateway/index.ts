@@ -21,6 +21,7 @@ import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PRE
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
 import { listenSubscriptions } from './listen.js';
+import { createOutputSchemas } from './output-schemas.js';
 import { webExchange } from './web-exchange.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
@@ -62,14 +63,18 @@ const PRINCIPAL = 'mcp-fleet/principal';
 export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const express = loadExpress();
   const router = express.Router();
-  const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) => createGatewayServer(host, who, 'legacy'));
+  // This gateway's own: which output schemas a client can compile, each checked once.
+  const outputSchemaOf = createOutputSchemas();
+  const sessions = createGatewaySessions(options.pool ?? createSessionPool(options.sessions), '/mcp', (who) =>
+    createGatewayServer(host, who, 'legacy', outputSchemaOf),
+  );
   const onerror = (error: Error) => options.logger?.warn(`mcp gateway: ${error.message}`);
   const rounds = createRounds(options.rounds);
   const listen = listenSubscriptions(host);
   const modern = createMcpHandler(
     ({ authInfo }) => {
       const principal = authInfo?.extra?.[PRINCIPAL] as Principal | undefined;
-      return createGatewayServer(host, () => principal, 'modern', rounds);
+      return createGatewayServer(host, () => principal, 'modern', outputSchemaOf, rounds);
     },
     { legacy: 'reject', onerror, maxRequestBodySize: options.bodyLimit, bus: listen.bus },
   );

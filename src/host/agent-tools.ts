@@ -45,7 +45,7 @@ export interface AgentToolsOptions {
   sessions: Sessions;
 }
 
-export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'toolServer' | 'callTool'>;
+export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'tool' | 'toolServer' | 'callTool'>;
 
 /**
  * An app's call of a tool of its server (`name` is the tool's `{server}__{tool}`),
@@ -232,6 +232,17 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       if (mount.get(name) !== undefined || sessions.owner(name) !== undefined) return true;
       const owner = ownerByName(name);
       return owner !== undefined && current(owner)?.getSnapshot().context.config.start === 'on_demand' && onDemand.knows(owner, name);
+    },
+
+    tool(name, toolOptions) {
+      const principal = principalOf(toolOptions?.principal);
+      const registered = mount.get(name);
+      const owner = registered === undefined ? sessions.owner(name, principal?.id) : undefined;
+      const tool =
+        registered === undefined
+          ? owner && sessions.learnt(owner.server, principal?.id)?.find((learnt) => learnt.name === name)
+          : modelVisible(registered.ui) ? registered : undefined;
+      return tool !== undefined && mayCall(name, principal) ? tool : undefined;
     },
 
     toolServer(name, ownerOptions) {

@@ -188,6 +188,8 @@ export interface McpHost {
    * server (calling it starts the server).
    */
   hasTool(name: string, options?: { principal?: PrincipalInput }): boolean;
+  /** The agent tool `name` as `tools()` lists it for the principal (registered, or a per_user server's its session listed), without building that list. */
+  tool(name: string, options?: { principal?: PrincipalInput }): AgentTool | undefined;
   /** The server of the tool `name` as `tools()` lists it for the principal (a registered tool a model may call, or a per_user server's), without building that list. */
   toolServer(name: string, options?: { principal?: PrincipalInput }): string | undefined;
   /** Every tool of the fleet ranked by relevance to `query` (registered, or of an `on_demand` server waiting to start). */

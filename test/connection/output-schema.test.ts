@@ -21,7 +21,7 @@ describe('output schemas', () => {
 
   it('a schema that cannot be compiled fails its own tool, not the listing (schemas compile on first use)', async () => {
     const connection = await connectTracked('schema', fixtureConfig('output-schema'));
-    expect(connection.allTools.map((tool) => tool.name)).toEqual(['good', 'bad', 'broken']);
+    expect(connection.allTools.map((tool) => tool.name)).toEqual(['good', 'bad', 'broken', 'large']);
     expect((await connection.callTool('good', {})).structuredContent).toEqual({ n: 1 });
     await expect(connection.callTool('broken', {})).rejects.toThrow(/no-such-type|schema/i);
   });

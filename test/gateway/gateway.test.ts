@@ -47,6 +47,8 @@ beforeAll(async () => {
       notes: modern,
       changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
       colors: { type: 'local', command: fixtureCommand('completions'), timeout_seconds: 15 },
+      // Tools with an output schema (one titled), results above 1 KiB cut.
+      typed: { type: 'local', command: fixtureCommand('output-schema'), max_result_bytes: 1024, large_results: 'truncate', timeout_seconds: 15 },
     },
     ['--oidc-issuer', idp.issuer, '--oidc-client-id', 'fleet-page'],
   );
@@ -143,6 +145,24 @@ describe('/mcp: the fleet as one MCP server', () => {
     const tools = names((await client.listTools()).tools);
     expect(tools).toEqual(expect.arrayContaining(['eng__echo', 'sales__echo', 'docs__echo', 'notes__echo']));
     expect(textOf((await client.callTool({ name: 'notes__add', arguments: { a: 1, b: 1 } })) as { content?: unknown })).toBe('2');
+  });
+
+  it("lists a tool's title and output schema, and answers its structured content, which the client checks", async () => {
+    for (const mode of ['auto', 'legacy'] as const) {
+      const client = await v2(adminToken, mode);
+      const { tools } = await client.listTools();
+      const large = tools.find((tool) => tool.name === 'typed__large');
+      expect(large).toMatchObject({ title: 'A large result', outputSchema: { type: 'object', required: ['n'] } });
+      expect(tools.find((tool) => tool.name === 'typed__good')?.outputSchema).toBeDefined();
+      // A schema no validator compiles would fail a client's whole listing (the v1 client's above): listed without it.
+      expect(tools.find((tool) => tool.name === 'typed__broken')).toMatchObject({ name: 'typed__broken' });
+      expect(tools.find((tool) => tool.name === 'typed__broken')?.outputSchema).toBeUndefined();
+      expect((await client.callTool({ name: 'typed__good', arguments: {} })).structuredContent).toEqual({ n: 1 });
+      // Too large to keep its structured content: an error saying so, not an answer the client's check refuses.
+      const cut = await client.callTool({ name: 'typed__large', arguments: {} });
+      expect(cut.isError).toBe(true);
+      expect(JSON.stringify(cut.content)).toContain('omitted: structured content');
+    }
   });
 
   it('calls a per_user server with each user’s own credentials, whichever way they authenticate', async () => {

@@ -268,6 +268,8 @@ describe('views over the journal', () => {
     const name = `${'s'.repeat(58)}__echo`;
     expect(host.tools().map((tool) => tool.name)).toEqual([name]);
     expect(host.tools()[0]?.server).toBe(second);
+    expect(host.tool(name)).toBe(host.tools()[0]);
+    expect(host.tool(`${name}_no_such`)).toBeUndefined();
     expect(host.server(first)?.shadowed_tools).toEqual([name]);
     // Its count is of the tools registered under its name: none, as a forced re-list answers too.
     expect(host.server(first)?.tool_count).toBe(0);

@@ -458,6 +458,8 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
     },
   };
   if (tool.annotations !== undefined) agentTool.annotations = tool.annotations;
+  if (tool.title !== undefined) agentTool.title = tool.title;
+  if (tool.outputSchema !== undefined) agentTool.outputSchema = tool.outputSchema;
   const ui = toolUiRef(tool);
   if (ui !== undefined) agentTool.ui = { resourceUri: ui.resource_uri, visibility: ui.visibility };
   return agentTool;

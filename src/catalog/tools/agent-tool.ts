@@ -61,6 +61,10 @@ export interface AgentTool {
   parameters: Record<string, unknown>;
   /** MCP tool annotations (readOnlyHint, idempotentHint, …), verbatim. */
   annotations?: Record<string, unknown>;
+  /** The server's display title of the tool, when it gave one. */
+  title?: string;
+  /** The server's JSON Schema of the tool's structured result, verbatim, when it declared one. */
+  outputSchema?: Record<string, unknown>;
   /** The server the tool belongs to, and its name there. */
   server: string;
   originalName: string;
