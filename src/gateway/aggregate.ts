@@ -13,6 +13,8 @@
  */
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
+import { z } from 'zod';
+import { describeZodError } from '../config/zod-errors.js';
 import type { CatalogEntry, McpHost } from '../host.js';
 import type { AgentTool, AgentToolResult } from '../catalog/index.js';
 import type { JournalEvent } from '../journal/index.js';
@@ -307,6 +309,8 @@ export function createGatewayServer(
       return { ...(rendered.description !== undefined && { description: rendered.description }), messages: rendered.messages };
     } catch (error) {
       if (error instanceof PromptNotFoundError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, error.message);
+      // Arguments the prompt does not take (a required one missing): the caller's to fix, said in one line.
+      if (error instanceof z.ZodError) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `prompt "${name}": ${describeZodError(error).message}`);
       throw error;
     }
   });
@@ -343,6 +347,9 @@ export function createGatewayServer(
       if (session.client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } };
       return session.client.complete(params, { signal });
     }
+    // As for a session: a shared server that offers no completions has none to give.
+    const client = await host.serverLink(on, as)?.client(signal).catch(() => undefined);
+    if (client !== undefined && client.getServerCapabilities()?.completions === undefined) return { completion: { values: [] } };
     return forwarding(on, ctx, () => host.complete(on, params, { ...as, signal }));
   });
 

@@ -270,6 +270,15 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(prompts).toEqual(expect.arrayContaining(['docs:greet', 'notes:greet']));
     const rendered = await bob.getPrompt({ name: 'docs:greet', arguments: { name: 'Ann' } });
     expect(rendered.messages[0]?.content).toMatchObject({ type: 'text', text: 'Say hello to Ann.' });
+    // A required argument missing is the caller's invalid params, said in one line.
+    const missing = await bob.getPrompt({ name: 'docs:greet', arguments: {} }).then(
+      () => undefined,
+      (error: { code?: number; message?: string }) => [error.code, error.message],
+    );
+    expect(missing).toEqual([-32602, expect.stringMatching(/prompt "docs:greet": arguments\.name: required/)]);
+    // A server that offers no completions has none to give: no values, not an internal error.
+    const none = await bob.complete({ ref: { type: 'ref/prompt', name: 'docs:greet' }, argument: { name: 'name', value: 'A' } });
+    expect(none.completion.values).toEqual([]);
   });
 
   it('completes a prompt’s argument and a template’s variable through their server, and reads a URI of a template', async () => {
