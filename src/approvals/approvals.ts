@@ -175,6 +175,9 @@ export function createApprovals(options: {
     },
 
     decide(id, decision, by, decider = ADMIN_PRINCIPAL) {
+      // A plain JavaScript caller may pass anything: what would be journaled is checked first.
+      if (decision !== 'allow' && decision !== 'deny') throw new TypeError(`decideApproval: decision must be "allow" or "deny", not ${describe(decision)}`);
+      if (by !== 'page' && by !== 'api') throw new TypeError(`decideApproval: by must be "page" or "api", not ${describe(by)}`);
       const entry = waiting.get(id);
       if (entry?.shown == null) return false;
       entry.settle(decision, by, decider);
@@ -185,4 +188,9 @@ export function createApprovals(options: {
       for (const entry of [...waiting.values()]) entry.cancel();
     },
   };
+}
+
+/** A value as an error message may show it: a short string quoted, anything else by its type. */
+function describe(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value.slice(0, 40)) : value === null ? 'null' : typeof value;
 }

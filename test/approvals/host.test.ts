@@ -80,6 +80,12 @@ describe('tools.approval on a real host', () => {
     const pending = await nextApproval(h);
     expect(pending).toMatchObject({ server: 'h', tool: 'h__echo', original: 'echo', arguments: { text: '••••' } });
     expect(Date.parse(pending.expires_at) - Date.parse(pending.requested_at)).toBe(300_000);
+    // What a plain JavaScript caller may pass: refused by name, the call still waiting.
+    const loose = h.decideApproval as (id: string, decision: unknown, by: unknown) => boolean;
+    expect(() => loose(pending.id, 'maybe', 'api')).toThrow('decideApproval: decision must be "allow" or "deny", not "maybe"');
+    expect(() => loose(pending.id, 'allow', 'hacker')).toThrow('decideApproval: by must be "page" or "api", not "hacker"');
+    expect(() => loose(pending.id, 'ALLOW', undefined)).toThrow(/decision must be/);
+    expect(h.approvals().map((approval) => approval.id)).toEqual([pending.id]);
     expect(h.decideApproval(pending.id, 'allow', 'api')).toBe(true);
     const result = await call;
     expect(result.details.is_error).toBe(false);
