@@ -20,7 +20,7 @@ import { describeZodError } from '../config/zod-errors.js';
 
 /** The body of every error response: `{error: {code, message, field?}}`. */
 export interface ErrorBody {
-  error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number; version?: number | null };
+  error: { code: string; message: string; field?: string; error_kind?: ErrorKind; oldest_seq?: number; newest_seq?: number; version?: number | null };
 }
 
 /** An error that already knows its HTTP answer. */
@@ -31,8 +31,8 @@ export class HttpError extends Error {
     readonly code: string,
     message: string,
     readonly field?: string,
-    /** More members of the error body (`oldest_seq` of a 410). */
-    readonly details?: Pick<ErrorBody['error'], 'oldest_seq'>,
+    /** More members of the error body (`oldest_seq` or `newest_seq` of a 410). */
+    readonly details?: Pick<ErrorBody['error'], 'oldest_seq' | 'newest_seq'>,
   ) {
     super(message);
   }

@@ -351,6 +351,27 @@ describe('GET /api/mcp/events/stream', () => {
     ]);
   });
 
+  it('a seq past the newest (from a journal that started over) is gone too: the stream goes on live, losing nothing after it; a page answers 410', async () => {
+    const { journal, served } = await journalWorker(stateDir());
+    await appendStored(journal, 5);
+    const atConnect = journal.lastSeq;
+    const ahead = atConnect + 5;
+
+    const page = await served.request(`/api/mcp/events?since=${ahead}`);
+    expect(page.status).toBe(410);
+    expect(page.json.error).toMatchObject({ code: 'gone', field: 'since', newest_seq: atConnect });
+    expect(page.json.error.message).toBe(`no event after seq ${ahead} was written here: the newest is ${atConnect}`);
+
+    const stream = openStream(served.port, '/api/mcp/events/stream', { 'last-event-id': String(ahead) });
+    await stream.until(() => stream.frames.some((frame) => frame.event === 'gone'));
+    // Every event after the connect arrives, those numbered at or below the client's old id too.
+    for (let i = 0; i < 6; i += 1) journal.append(log(i));
+    await stream.until(() => stream.events().length === 6);
+    stream.close();
+    expect(stream.frames.filter((frame) => frame.event)[0]).toEqual({ id: String(atConnect), event: 'gone', data: JSON.stringify({ since: ahead, newest_seq: atConnect }) });
+    expect(stream.events().map((event) => event.seq)).toEqual(Array.from({ length: 6 }, (_, i) => atConnect + 1 + i));
+  });
+
   it('a restarted host: seq goes on, Last-Event-ID resumes across the restart, the server shows its last run', async () => {
     const dir = stateDir();
     writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { alpha: healthy(dir, 'alpha') } }));

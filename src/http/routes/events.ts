@@ -40,6 +40,11 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
       res.json({ events: shown(host.events()).slice(-limit) });
       return;
     }
+    // A seq this journal never wrote (one from a journal that started over): the reader must read the state again.
+    const newest = lastSeq(host);
+    if (newest > 0 && since > newest) {
+      throw new HttpError(410, 'gone', `no event after seq ${since} was written here: the newest is ${newest}`, 'since', { newest_seq: newest });
+    }
     // From the store: back to its oldest event, across worker restarts.
     const events = await host.readEvents(since, limit);
     if (!Array.isArray(events)) {
@@ -139,7 +144,12 @@ async function openStream(
     unsubscribe();
   });
 
-  if (since !== undefined) {
+  if (since !== undefined && subscribedAt > 0 && since > subscribedAt) {
+    // A seq this journal never wrote (one from a journal that started over): what came before it here would be
+    // dropped as already seen. Told `gone` as for a compacted one, the stream goes on live.
+    lastSent = subscribedAt;
+    res.write(`id: ${lastSent}\nevent: gone\ndata: ${JSON.stringify({ since, newest_seq: subscribedAt })}\n\n`);
+  } else if (since !== undefined) {
     // Page by page until the store has nothing after the last sent: what arrives meanwhile waits in `pending`.
     for (;;) {
       if (closed) return;
@@ -157,7 +167,10 @@ async function openStream(
   for (const event of pending.splice(0)) send(event);
 }
 
-/** The newest `seq` in the journal (0 when empty), so a live-only stream skips the backlog it buffered. */
+/**
+ * The newest `seq` in the journal (0 when none is in memory), so a live-only stream skips the backlog it
+ * buffered. A worker journals as it starts, so its newest is in memory once it answers.
+ */
 function lastSeq(host: McpHost): number {
   return host.events().at(-1)?.seq ?? 0;
 }
