@@ -219,8 +219,14 @@ export function apiGuard(options: ApiGuardOptions): RequestHandler {
     originCheck(options.bindHost, options.allowedHosts),
     requireJson,
     function parseBody(req, res, next) {
-      if (MUTATIONS.has(req.method)) parseJson(req, res, next);
-      else next();
+      if (!MUTATIONS.has(req.method)) {
+        next();
+        return;
+      }
+      // Every body is an object: an array is JSON, just not a body, on every route alike.
+      parseJson(req, res, (error?: unknown) =>
+        next(error ?? (Array.isArray(req.body) ? new HttpError(400, 'invalid_json', 'request body must be a JSON object') : undefined)),
+      );
     },
   ];
   // Each step's callback is an anonymous argument: under tsx a named function made per

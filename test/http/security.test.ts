@@ -189,6 +189,11 @@ describe('bodies', () => {
       ['/api/mcp/servers', 'POST', '"x"'],
       ['/api/mcp/servers', 'POST', '[]'],
       ['/api/mcp/servers/x', 'PATCH', '[{"enabled":false}]'],
+      // On every route with a body alike.
+      ['/api/mcp/tools/x__echo/call', 'POST', '[]'],
+      ['/api/mcp/approvals/some-id', 'POST', '["allow"]'],
+      ['/api/mcp/prompts/x:y/render', 'POST', '[]'],
+      ['/api/mcp/users', 'POST', '[{"name":"x"}]'],
     ] as const) {
       const scalar = await served.request(path, { method, body: json, headers: { 'content-type': 'application/json' } });
       expect(scalar.status).toBe(400);

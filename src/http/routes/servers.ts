@@ -212,10 +212,9 @@ function requireServer(host: McpHost, name: string) {
 /** The parsed JSON body as an object; anything else (array, empty body) is a 400. */
 function bodyObject(req: Request): Record<string, unknown> {
   const body: unknown = req.body;
-  // JSON but not an object, as the parser says of `null` or a number.
-  if (Array.isArray(body)) throw new HttpError(400, 'invalid_json', 'request body must be a JSON object');
-  if (body === null || typeof body !== 'object') {
-    throw new HttpError(400, 'invalid_request', 'request body must be a JSON object');
+  // No body at all (JSON that is not an object never gets here: the parser and the API's guard refuse it).
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new HttpError(400, 'invalid_request', 'a JSON object body is required');
   }
   return { ...(body as Record<string, unknown>) };
 }
