@@ -1,5 +1,6 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, maxHeaderSize, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 
 export interface ListenOptions {
@@ -23,6 +24,7 @@ export function listen(app: Express, options: ListenOptions): Promise<Listening>
   const host = options.host ?? '127.0.0.1';
   return new Promise((resolve, reject) => {
     const server = createServer(app);
+    server.on('clientError', answerClientError);
     server.once('error', reject);
     server.listen(options.port, host);
     server.once('listening', () => {
@@ -37,6 +39,28 @@ export function listen(app: Express, options: ListenOptions): Promise<Listening>
       });
     });
   });
+}
+
+/**
+ * A request Node refuses before the app sees it (headers or URL too large, a
+ * malformed request line): answered in the API's error shape, not Node's bare
+ * status line.
+ */
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || (socket as Duplex & { _httpMessage?: unknown })._httpMessage) {
+    socket.destroy(error);
+    return;
+  }
+  const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+  const [status, reason] = tooLarge ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+  const body = JSON.stringify({
+    error: tooLarge
+      ? { code: 'headers_too_large', message: `the request line and headers are larger than ${maxHeaderSize} bytes` }
+      : { code: 'bad_request', message: 'the request is not valid HTTP' },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -1,6 +1,7 @@
 // The security rules of SPEC §6, each on its own. The host behind the app is a
 // stub: these are middleware checks, no MCP behaviour is involved (the route
 // tests in servers.test.ts etc. run the real host).
+import { connect } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { McpHost } from '../../src/host.js';
 import { allowedHostValues } from '../../src/http/security.js';
@@ -146,6 +147,20 @@ describe('bodies', () => {
     }
     const untyped = await served.request('/api/mcp/servers', { method: 'POST', body: '{"name":"x"}' });
     expect(untyped.status).toBe(415);
+  });
+
+  it('a request Node refuses before the app (headers too large, not HTTP) is answered in the error shape', async () => {
+    served = await serve(stubHost());
+    const long = await served.request(`/api/mcp/tools/search?q=${'a'.repeat(40_000)}`);
+    expect(long.status).toBe(431);
+    expect(long.json.error).toMatchObject({ code: 'headers_too_large', message: expect.stringMatching(/larger than \d+ bytes/) });
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(served!.port, '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'));
+      let text = '';
+      socket.setEncoding('utf8').on('data', (chunk: string) => (text += chunk)).on('end', () => resolve(text)).on('error', reject);
+    });
+    expect(raw).toMatch(/^HTTP\/1\.1 400 /);
+    expect(JSON.parse(raw.slice(raw.indexOf('\r\n\r\n') + 4))).toEqual({ error: { code: 'bad_request', message: 'the request is not valid HTTP' } });
   });
 
   it('a bodiless mutation needs no content type', async () => {
