@@ -8,6 +8,7 @@
 import { statSync } from 'node:fs';
 import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js';
 import { SERVER_NAME_RULE } from '../config/schema.js';
+import { MASK, maskUrl } from '../config/masking.js';
 import { ConfigError } from '../errors.js';
 import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
 import { UsageError } from './errors.js';
@@ -24,13 +25,22 @@ export function httpUrl(flag: string): (value: string) => string {
     try {
       url = new URL(value);
     } catch {
-      throw new UsageError(flag, `not a URL: ${quoted(value)}`);
+      throw new UsageError(flag, `not a URL: ${quoted(shownUrl(value))}`);
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-      throw new UsageError(flag, `not an http(s) URL: ${quoted(value)}`);
+      throw new UsageError(flag, `not an http(s) URL: ${quoted(shownUrl(value))}`);
+    }
+    // fetch refuses a URL with credentials in it; the API takes a bearer token, a server its headers or auth.
+    if (url.username !== '' || url.password !== '') {
+      throw new UsageError(flag, `must not contain credentials (user:password@): ${quoted(shownUrl(value))}`);
     }
     return value;
   };
+}
+
+/** A URL as a message may quote it: a password in it and credential-named query values masked. */
+export function shownUrl(value: string): string {
+  return maskUrl(value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/?#@:]*):[^/?#@]*@/i, `$1:${MASK}@`));
 }
 
 /** An integer from `min` to `max`, given in decimal digits. */
@@ -101,11 +111,16 @@ export function jsonObject(flag: string, example: string): (value: string) => Re
     let parsed: unknown;
     try {
       parsed = JSON.parse(value);
-    } catch {
-      throw new UsageError(flag, `not valid JSON: ${quoted(value)}; e.g. ${example}`);
+    } catch (error) {
+      // Never the value itself (it may hold a secret), nor the parser's message (which quotes some of it): where it broke.
+      const message = (error as Error).message;
+      const at = /at position (\d+)/.exec(message)?.[1];
+      const where = at !== undefined ? ` (at character ${Number(at) + 1})` : /end of JSON/.test(message) ? ' (it ends too early)' : '';
+      throw new UsageError(flag, `not valid JSON${where}; e.g. ${example}`);
     }
     if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-      throw new UsageError(flag, `not a JSON object: ${quoted(value)}; e.g. ${example}`);
+      const kind = parsed === null ? 'null' : Array.isArray(parsed) ? 'an array' : `a ${typeof parsed}`;
+      throw new UsageError(flag, `not a JSON object: got ${kind}; e.g. ${example}`);
     }
     return parsed as Record<string, unknown>;
   };

@@ -87,6 +87,6 @@ describe('buildConfig', () => {
   it('--config is the base; flags override its fields', () => {
     const config = buildConfig(['node', 'b.js'], flags({ config: '{"type":"local","command":["node","a.js"],"max_concurrent_calls":1}' }));
     expect(config).toMatchObject({ command: ['node', 'b.js'], max_concurrent_calls: 1 });
-    expect(() => buildConfig([], flags({ config: '[1]' }))).toThrow('--config: not a JSON object: "[1]"');
+    expect(() => buildConfig([], flags({ config: '[1]' }))).toThrow('--config: not a JSON object: got an array');
   });
 });

@@ -115,7 +115,7 @@ describe('mcp-fleet serve + list/add/call/remove', () => {
     expect(unknown).toMatchObject({ code: 1, stdout: '' });
     expect(unknown.stderr).toBe('error: no tool named "alpha__nope"\n');
     const badJson = await cli(['call', 'alpha__echo', '{not json', '--state-dir', dir]);
-    expect(badJson).toMatchObject({ code: 2, stdout: '', stderr: `error: JSON: not valid JSON: "{not json"; e.g. '{"text":"hi"}'\n` });
+    expect(badJson).toMatchObject({ code: 2, stdout: '', stderr: `error: JSON: not valid JSON (at character 2); e.g. '{"text":"hi"}'\n` });
 
     const betaPid = readPid(join(dir, 'beta.pid'));
     const remove = await cli(['remove', 'beta', '--state-dir', dir]);

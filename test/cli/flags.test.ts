@@ -33,9 +33,14 @@ const cases: Array<[string[], string]> = [
   [['deny', 'some-id', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
   [['remove', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
   [['auth', 'x', '--url', 'nope'], 'error: --url: not a URL: "nope"'],
+  // A value that may hold a secret: the URL's password and credential query values masked, JSON not quoted.
+  [['list', '--url', 'ftp://u:pw-secret-1234@w/?token=listtokensecret-123456'], 'error: --url: not an http(s) URL: "ftp://u:••••@w/?token=••••3456"'],
+  [['list', '--url', 'nope?api_key=not-a-url-secret-99'], 'error: --url: not a URL: "nope?api_key=••••t-99"'],
+  [['list', '--url', 'http://user:pwleak-1234@127.0.0.1:9/'], 'error: --url: must not contain credentials (user:password@): "http://user:••••@127.0.0.1:9/"'],
+  [['call', 'a__b', '{"key":"sk-call-secret-123456",}', '--url', 'http://127.0.0.1:9/'], `error: JSON: not valid JSON (at character 32); e.g. '{"text":"hi"}'`],
   // call: its JSON arguments.
-  [['call', 'a__b', '{', '--url', 'http://127.0.0.1:9/'], `error: JSON: not valid JSON: "{"; e.g. '{"text":"hi"}'`],
-  [['call', 'a__b', '[1]', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: "[1]"; e.g. '{"text":"hi"}'`],
+  [['call', 'a__b', '{', '--url', 'http://127.0.0.1:9/'], `error: JSON: not valid JSON (at character 2); e.g. '{"text":"hi"}'`],
+  [['call', 'a__b', '[1]', '--url', 'http://127.0.0.1:9/'], `error: JSON: not a JSON object: got an array; e.g. '{"text":"hi"}'`],
   [['call', 'a__b', '{}', '--url', 'x'], 'error: --url: not a URL: "x"'],
   // search
   [['search', 'echo', '--limit', 'many'], 'error: --limit: not an integer from 1 to 100: "many"'],
@@ -52,7 +57,7 @@ const cases: Array<[string[], string]> = [
   [['add', 'x', '--url', 'http://a.example/', '--header', '=v'], 'error: --header: expected KEY or KEY=VALUE, got "=v"'],
   [['add', 'x', '--env', 'FLEET_FLAGS_UNSET', '--', 'node'], 'error: --env: $FLEET_FLAGS_UNSET is not set in this shell'],
   [['add', 'x', '--url', 'http://a.example/', '--token-env', '1-bad'], 'error: --token-env: not an environment variable name: "1-bad"'],
-  [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not valid JSON: "["; e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
+  [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not valid JSON (it ends too early); e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
   [['add', 'x', '--from-registry', 'some/server@'], 'error: --from-registry: expected SERVER[@version], got "some/server@"'],
   [['add', 'x', '--from-registry', 'a/b', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   [['add', 'x', '--from-registry', 'a/b', '--var', '=1'], 'error: --var: expected KEY or KEY=VALUE, got "=1"'],
