@@ -1,10 +1,11 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { ServerView } from '../journal/index.js';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { UsageError } from './errors.js';
-import { checked, choice, envName, httpUrl, jsonObject, keyValuePairs, keyValues, seconds } from './flags.js';
+import { checked, choice, envName, httpUrl, jsonObject, keyValuePairs, keyValues, namedValues, seconds } from './flags.js';
 import { formatServerTable } from './list.js';
 
 interface AddFlags extends ClientFlags {
@@ -50,7 +51,7 @@ export function registerAddCommand(program: Command, io: CliIO): void {
     .option('--header <KEY[=VALUE]>', 'HTTP header of a remote server; KEY alone copies $KEY', keyValues('--header'), [])
     .option('--token-env <VAR>', 'bearer auth for a remote server, the token taken from $VAR', envName('--token-env'))
     .option('--cwd <dir>', 'working directory of a local server (default: this directory)')
-    .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list', checked(seconds('--timeout')))
+    .option('--timeout <seconds>', 'bound on connect + initialize + first tools/list', checked(seconds('--timeout', MAX_TIMEOUT_SECONDS)))
     .option('--disabled', 'save it without starting it')
     .option('--config <json>', 'a whole server config as JSON (flags override its fields)', checked(jsonObject('--config', CONFIG_EXAMPLE)))
     .option('--from-registry <server[@version]>', 'make the config from this MCP Registry entry (latest version unless @version)')
@@ -61,10 +62,15 @@ export function registerAddCommand(program: Command, io: CliIO): void {
     )
     .option('--package <type>', 'with --from-registry: remote | npm | pypi | oci (default: the first of these the entry offers)')
     .option('--arg <[NAME=]VALUE>', "with --from-registry: a value of the entry's arguments", collect, [])
-    .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", keyValues('--var'), [])
+    .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", namedValues('--var'), [])
     .action(
       action(io, async (name: string, command: string[], flags: AddFlags) => {
         const config = flags.fromRegistry === undefined ? buildConfig(command, flags) : await registryConfig(command, flags, io);
+        // The NAME argument names the server: a `name` in --config may only repeat it.
+        if (config.name !== undefined && config.name !== name) {
+          throw new UsageError('--config', `its name ${JSON.stringify(config.name)} is not the NAME given (${JSON.stringify(name)}): leave it out`);
+        }
+        delete config.name;
         const client = await ApiClient.connect({ ...flags, url: flags.workerUrl });
         const view = await client.request<ServerView>('POST', '/api/mcp/servers', { name, ...config });
         if (flags.json) printJson(io, view);
@@ -85,7 +91,7 @@ async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Pr
     if (config.type !== 'remote') throw new UsageError('--token-env', 'is for a remote server; this entry runs locally');
     config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
   }
-  if (flags.cwd !== undefined && config.type === 'local') config.cwd = flags.cwd;
+  if (flags.cwd !== undefined && config.type === 'local') config.cwd = resolve(flags.cwd);
   if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
   if (flags.disabled) config.enabled = false;
   return config;
@@ -102,6 +108,9 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
   // A flag of the other kind of server would be dropped without a word (a --header's secret with it): refused.
   if (remote) {
     if (command.length > 0) throw new UsageError(flags.url !== undefined ? '--url' : '--config', 'a remote server runs no command: give either it or a command after --, not both');
+    if (config.command !== undefined || config.cwd !== undefined || config.env !== undefined) {
+      throw new UsageError('--config', 'holds a local server\'s command, cwd or env, for a remote server (--url): leave them out');
+    }
     if (flags.env.length > 0) throw new UsageError('--env', 'is for a local server; a remote server takes --header');
     if (flags.cwd !== undefined) throw new UsageError('--cwd', 'is for a local server; a remote server has no working directory');
     config.type = 'remote';
@@ -117,8 +126,9 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
     if (command.length > 0) config.command = command;
     if (config.command === undefined) throw new UsageError('COMMAND', 'give the command to run after --, or --url for a remote server');
     if (flags.env.length > 0) config.env = { ...asRecord(config.env), ...keyValuePairs(flags.env, '--env') };
-    // Relative paths in the command mean what they meant where it was typed, not in the worker's directory.
-    config.cwd = flags.cwd ?? config.cwd ?? process.cwd();
+    // Relative paths (the command's, a relative --cwd) mean what they meant where it was typed, not in the worker's directory.
+    const cwd = flags.cwd ?? config.cwd;
+    config.cwd = typeof cwd === 'string' ? resolve(cwd) : cwd === undefined ? process.cwd() : cwd;
   }
   if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
   if (flags.disabled) config.enabled = false;
@@ -126,6 +136,8 @@ export function buildConfig(command: string[], flags: AddFlags): Record<string, 
 }
 
 const TRANSPORTS = ['auto', 'streamable_http', 'sse'] as const;
+/** The most `timeout_seconds` takes. */
+const MAX_TIMEOUT_SECONDS = 3600;
 const CONFIG_EXAMPLE = `'{"type":"local","command":["npx","-y","some-server"]}'`;
 
 function parseConfig(json: string): Record<string, unknown> {

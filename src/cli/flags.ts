@@ -7,7 +7,7 @@
  */
 import { statSync } from 'node:fs';
 import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js';
-import { SERVER_NAME_RULE } from '../config/schema.js';
+import { HEADER_NAME, SERVER_NAME_RULE } from '../config/schema.js';
 import { MASK, maskUrl } from '../config/masking.js';
 import { ConfigError } from '../errors.js';
 import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
@@ -77,11 +77,12 @@ export function limitValue(value: number | 'none'): number | null {
   return value === 'none' ? null : value;
 }
 
-/** A number of seconds greater than zero (fractions allowed). */
-export function seconds(flag: string): (value: string) => number {
+/** A number of seconds greater than zero (fractions allowed), at most `max`. */
+export function seconds(flag: string, max = Number.MAX_VALUE): (value: string) => number {
   return function parseSeconds(value) {
     const n = Number(value.trim());
     if (value.trim() === '' || !Number.isFinite(n) || n <= 0) throw new UsageError(flag, `not a number of seconds > 0: ${quoted(value)}`);
+    if (n > max) throw new UsageError(flag, `at most ${max} seconds: ${quoted(value)}`);
     return n;
   };
 }
@@ -101,6 +102,17 @@ export function keyValues(flag: string): (value: string, previous: string[] | un
   return function collectKeyValue(value, previous) {
     const key = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
     if (key.trim() === '') throw new UsageError(flag, `expected KEY or KEY=VALUE, got ${quoted(value)}`);
+    return [...(previous ?? []), value];
+  };
+}
+
+/** `NAME=VALUE` items collected over repeats: the `=` required, the name not empty. */
+export function namedValues(flag: string): (value: string, previous: string[] | undefined) => string[] {
+  return function collectNamedValue(value, previous) {
+    const eq = value.indexOf('=');
+    // No `=`: what was given is a name (quoted); an empty name: the value after it may be a secret (not quoted).
+    if (eq < 0) throw new UsageError(flag, `expected NAME=VALUE, got ${quoted(value)}`);
+    if (value.slice(0, eq).trim() === '') throw new UsageError(flag, 'expected NAME=VALUE: the name is empty');
     return [...(previous ?? []), value];
   };
 }
@@ -198,7 +210,7 @@ export function checkDatabaseUrl(source: string, value: string): void {
  * as written, then in the shell's spelling (`X_API_KEY`).
  */
 export function keyValuePairs(items: readonly string[], flag: string): Record<string, string> {
-  return Object.fromEntries(
+  const pairs = Object.fromEntries(
     items.map((item) => {
       const eq = item.indexOf('=');
       if (eq !== -1) return [item.slice(0, eq), item.slice(eq + 1)];
@@ -210,4 +222,12 @@ export function keyValuePairs(items: readonly string[], flag: string): Record<st
       return [item, value];
     }),
   );
+  // What HTTP refuses, refused here, naming the header, never quoting its value (a secret).
+  if (flag === '--header') {
+    for (const [name, value] of Object.entries(pairs)) {
+      if (!HEADER_NAME.test(name)) throw new UsageError(flag, `${quoted(name)} is not an HTTP header name: letters, digits and !#$%&'*+-.^_\`|~ only`);
+      if (/[\r\n\0]/.test(value)) throw new UsageError(flag, `the value of ${name} holds a line break or NUL character`);
+    }
+  }
+  return pairs;
 }

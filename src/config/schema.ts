@@ -30,7 +30,7 @@ export function isSecret(schema: z.core.$ZodType): boolean {
 const NO_NUL = /^[^\0]*$/;
 const NO_LINE_BREAK_OR_NUL = /^[^\r\n\0]*$/;
 /** RFC 9110's `token`: what a header name may be made of. */
-const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
 /** A secret that must be set when present (a token). */
 const SecretString = z.string().min(1).register(secrets, { secret: true });

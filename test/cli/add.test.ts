@@ -1,4 +1,5 @@
 // How `mcp-fleet add` turns flags into the POST body (the API validates it).
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { buildConfig } from '../../src/cli/add.js';
 import { UsageError } from '../../src/cli/errors.js';
@@ -23,6 +24,9 @@ describe('buildConfig', () => {
       timeout_seconds: 5,
       enabled: false,
     });
+    // A relative --cwd (or one in --config) is where it led from here, not from the worker's directory.
+    expect(buildConfig(['node'], flags({ cwd: '.' })).cwd).toBe(process.cwd());
+    expect(buildConfig([], flags({ config: '{"command":["node"],"cwd":"sub/dir"}' })).cwd).toBe(join(process.cwd(), 'sub', 'dir'));
   });
 
   it('--env KEY=VALUE sets a value; --env KEY copies it from this environment', () => {

@@ -60,7 +60,14 @@ const cases: Array<[string[], string]> = [
   [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not valid JSON (it ends too early); e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
   [['add', 'x', '--from-registry', 'some/server@'], 'error: --from-registry: expected SERVER[@version], got "some/server@"'],
   [['add', 'x', '--from-registry', 'a/b', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
-  [['add', 'x', '--from-registry', 'a/b', '--var', '=1'], 'error: --var: expected KEY or KEY=VALUE, got "=1"'],
+  [['add', 'x', '--from-registry', 'a/b', '--var', '=1'], 'error: --var: expected NAME=VALUE: the name is empty'],
+  [['add', 'x', '--from-registry', 'a/b', '--var', 'novalue'], 'error: --var: expected NAME=VALUE, got "novalue"'],
+  // What the worker would refuse, refused before it is asked.
+  [['add', 'x', '--timeout', '99999999999', '--', 'node'], 'error: --timeout: at most 3600 seconds: "99999999999"'],
+  [['add', 'x', '--url', 'http://a.example/', '--header', 'Bad Header=x'], `error: --header: "Bad Header" is not an HTTP header name: letters, digits and !#$%&'*+-.^_\`|~ only`],
+  [['add', 'x', '--url', 'http://a.example/', '--header', 'X-Key=sk-line\nbreak-secret'], 'error: --header: the value of X-Key holds a line break or NUL character'],
+  [['add', 'x', '--config', '{"name":"other","type":"local","command":["node"]}'], 'error: --config: its name "other" is not the NAME given ("x"): leave it out'],
+  [['add', 'x', '--config', '{"command":["node","s.js"]}', '--url', 'http://a.example/'], "error: --config: holds a local server's command, cwd or env, for a remote server (--url): leave them out"],
   // registry search
   [['registry', 'search', '--limit', '0'], 'error: --limit: not an integer >= 1: "0"'],
   [['registry', 'search', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
