@@ -115,18 +115,41 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       const { startTelemetryExport } = await import('./telemetry.js');
       const telemetry = await startTelemetryExport(process.env, (text) => io.stderr(`warning: ${text}\n`));
       if (telemetry !== null) io.stdout(`telemetry  exporting ${telemetry.summary}\n`);
+      // A signal while it starts (waiting for its database, say) ends the start, and the worker stops as from a running one.
+      const starting = new AbortController();
+      const onStartingSignal = (signal: NodeJS.Signals) => {
+        if (starting.signal.aborted) {
+          io.stderr(`${signal} again: exiting without waiting\n`);
+          process.exit(130);
+        }
+        io.stdout(`\n${signal}: stopping…\n`);
+        starting.abort(new Error(`${signal} while starting`));
+      };
+      process.on('SIGINT', onStartingSignal);
+      process.on('SIGTERM', onStartingSignal);
       let worker: Worker;
       try {
         // Failed exports are logged through the worker's logger from its first line on.
-        worker = await serve(options, io, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
+        worker = await serve(options, io, starting.signal, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
       } catch (err) {
         await telemetry?.shutdown();
+        if (starting.signal.aborted) {
+          // Stopped as asked: what it had started (the port, worker.json) is gone.
+          io.stdout('stopped\n');
+          process.exit(0);
+        }
+        process.off('SIGINT', onStartingSignal);
+        process.off('SIGTERM', onStartingSignal);
         if (!(err instanceof CliError)) throw err;
         io.stderr(`error: ${err.message}\n`);
         io.setExitCode(err.exitCode);
         return;
       }
-      stopOnSignals(telemetry === null ? worker : flushingTelemetry(worker, telemetry), io);
+      process.off('SIGINT', onStartingSignal);
+      process.off('SIGTERM', onStartingSignal);
+      const running = telemetry === null ? worker : flushingTelemetry(worker, telemetry);
+      if (starting.signal.aborted) stopNow(running, io);
+      else stopOnSignals(running, io);
     });
 }
 
@@ -151,26 +174,37 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
     }
     stopping = true;
     io.stdout(`\n${signal}: stopping servers…\n`);
-    worker.stop().then(
-      () => {
-        io.stdout('stopped\n');
-        process.exit(0);
-      },
-      (err: unknown) => {
-        worker.logger.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    stopNow(worker, io);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+}
+
+/** Stops the worker and exits: 0 once stopped, 1 if that failed. A signal meanwhile exits 130 at once. */
+function stopNow(worker: Worker, io: CliIO): void {
+  const again = (signal: NodeJS.Signals) => {
+    io.stderr(`${signal} again: exiting without waiting\n`);
+    process.exit(130);
+  };
+  if (process.listenerCount('SIGINT') === 0) process.on('SIGINT', again);
+  if (process.listenerCount('SIGTERM') === 0) process.on('SIGTERM', again);
+  worker.stop().then(
+    () => {
+      io.stdout('stopped\n');
+      process.exit(0);
+    },
+    (err: unknown) => {
+      worker.logger.error({ err }, 'shutdown failed');
+      process.exit(1);
+    },
+  );
 }
 
 /**
  * Starts the worker `options` ask for, printing as it goes: the banner once
  * it listens, then a status line for each change of its servers.
  */
-async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logger) => void): Promise<Worker> {
+async function serve(options: ServeOptions, io: CliIO, cancelled: AbortSignal, onLogger?: (logger: Logger) => void): Promise<Worker> {
   const stateDir = stateDirOf(options.stateDir);
   const bindHost = parseBindHost(options.host ?? '127.0.0.1');
   const port = parsePort(options.port ?? DEFAULT_PORT);
@@ -204,6 +238,7 @@ async function serve(options: ServeOptions, io: CliIO, onLogger?: (logger: Logge
       },
     },
     {
+      cancelled,
       ...(onLogger && { onLogger }),
       // Transitions are printed from here on, under the banner once it is out; the summary once the config is read.
       watch(host, workerId) {

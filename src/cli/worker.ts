@@ -62,6 +62,8 @@ export interface WorkerHooks {
   watch?(host: McpHost, workerId: string): () => void;
   /** The port is open, worker.json written and the line logged; `appsUrl` is the sandbox origin of app frames. */
   onListening?(url: string, token: ApiToken, appsUrl: string): void;
+  /** Aborted (a signal while it starts): a wait for the database ends, and the start fails with the signal's reason. */
+  cancelled?: AbortSignal;
 }
 
 /** A running worker. */
@@ -175,6 +177,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
 
   const unwatch = hooks.watch?.(started, workerId) ?? (() => {});
   const stopReaching = new AbortController();
+  hooks.cancelled?.addEventListener('abort', () => stopReaching.abort(hooks.cancelled?.reason), { once: true });
   let opening: Promise<Listening> | undefined;
   let open: Listening | undefined;
   let appsOpen: Listening | undefined;
