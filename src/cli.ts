@@ -25,16 +25,40 @@ export interface CliIO {
   stderr(text: string): void;
   /** Records the exit code; the process ends on its own once output is flushed. */
   setExitCode(code: number): void;
+  /** Calls `listener` once stdout's reader went away (`mcp-fleet serve | head -2`): the real process's only. */
+  onStdoutGone?(listener: () => void): void;
 }
+
+/** Whether stdout's reader went away (`mcp-fleet list | head -1`): what is left to print has nowhere to go. */
+let stdoutGone = false;
+const stdoutGoneListeners: Array<() => void> = [];
 
 /** The real process's streams and exit code. */
 export const processIO: CliIO = {
-  stdout: (text) => process.stdout.write(text),
+  stdout: (text) => {
+    if (!stdoutGone) process.stdout.write(text);
+  },
   stderr: (text) => process.stderr.write(text),
   setExitCode: (code) => {
     process.exitCode = code;
   },
+  onStdoutGone: (listener) => {
+    stdoutGoneListeners.push(listener);
+  },
 };
+
+/**
+ * Marks stdout gone when its reader closes it (EPIPE), instead of dying on the
+ * unhandled stream error with a stack trace, and tells who asked.
+ */
+function watchStdout(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'EPIPE') throw error;
+    if (stdoutGone) return;
+    stdoutGone = true;
+    for (const listener of stdoutGoneListeners.splice(0)) listener();
+  });
+}
 
 /**
  * The `mcp-fleet` program. Each command lives in its own module under
@@ -115,5 +139,6 @@ function isEntry(): boolean {
 }
 
 if (isEntry()) {
+  watchStdout();
   await runCli(process.argv);
 }

@@ -127,6 +127,11 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       };
       process.on('SIGINT', onStartingSignal);
       process.on('SIGTERM', onStartingSignal);
+      // Nobody reads what it prints any more (`serve | head -2`): it stops as on SIGTERM, as a pipe's writer does.
+      io.onStdoutGone?.(() => {
+        io.stderr('stdout closed: stopping\n');
+        process.kill(process.pid, 'SIGTERM');
+      });
       let worker: Worker;
       try {
         // Failed exports are logged through the worker's logger from its first line on.

@@ -3,10 +3,11 @@
 // nothing left behind (the port, worker.json).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
+import { fixtureCommand } from '../fixtures/index.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
 import { until } from '../support/wait.js';
@@ -30,6 +31,29 @@ test.each(['SIGTERM', 'SIGINT'] as const)('%s while waiting for the database: ex
     expect(await exited, output).toBe(0);
     expect(output).toContain(`${signal}: stopping`);
     expect(output).toContain('stopped');
+    expect(existsSync(join(dir, 'worker.json'))).toBe(false);
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('its stdout closed by the reader (serve | head -2): it stops as on SIGTERM, exit 0, no stack trace', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-epipe-'));
+  // A server that is ready a second later: a line printed after the banner the reader took.
+  const slow = { type: 'local', command: fixtureCommand('slow-start.mjs'), env: { FIXTURE_DELAY_MS: '1000' } };
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { slow } }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let stderr = '';
+  worker.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  try {
+    // As `head -2` does: read the first lines, then close the pipe while the worker still prints.
+    await new Promise<void>((resolve) => worker.stdout!.once('data', () => resolve()));
+    worker.stdout!.destroy();
+    expect(await exited, stderr).toBe(0);
+    expect(stderr).toContain('stdout closed: stopping');
+    expect(stderr).not.toMatch(/Unhandled|EPIPE/);
     expect(existsSync(join(dir, 'worker.json'))).toBe(false);
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
