@@ -14,7 +14,7 @@ import { connect, type ConnectOptions, type ServerConnection } from '../connecti
 import { eraKey, verdictOf } from '../connection/era-negotiation.js';
 import { memoryEraVerdicts } from '../connection/era-verdicts.js';
 import { CliError } from './client.js';
-import { httpUrl } from './flags.js';
+import { httpUrl, makeStateDir, stateDirSource } from './flags.js';
 import { CONTEXT_ENV, SCENARIO_ENV, type ConnectFlags } from './connect.js';
 import { connectAuth, parseConnectContext, type ConnectAuth, type ConnectContext } from './connect-auth.js';
 
@@ -86,10 +86,12 @@ async function connectAndRun(io: CliIO, url: string, flags: ConnectFlags): Promi
   const name = serverName(url);
   const scenario = nonEmpty(process.env[SCENARIO_ENV]);
   const context = parseConnectContext(process.env[CONTEXT_ENV]);
+  const stateDir = resolveStateDir(flags.stateDir);
+  await makeStateDir(stateDir, stateDirSource(flags.stateDir));
   const authorization = await connectAuth({
     url,
     name,
-    stateDir: resolveStateDir(flags.stateDir),
+    stateDir,
     context,
     scenario,
     clientMetadataUrl: flags.clientMetadataUrl,

@@ -11,6 +11,7 @@ import { HEADER_NAME, SERVER_NAME_RULE } from '../config/schema.js';
 import { MASK, maskUrl } from '../config/masking.js';
 import { ConfigError } from '../errors.js';
 import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
+import { makeDirs } from '../files/make-dirs.js';
 import { UsageError } from './errors.js';
 
 /** The value as the user typed it, quoted, so an empty or blank one is visible. */
@@ -101,7 +102,8 @@ export function choice<T extends string>(flag: string, choices: readonly T[]): (
 export function keyValues(flag: string): (value: string, previous: string[] | undefined) => string[] {
   return function collectKeyValue(value, previous) {
     const key = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
-    if (key.trim() === '') throw new UsageError(flag, `expected KEY or KEY=VALUE, got ${quoted(value)}`);
+    // An empty key: what follows its `=` may be a secret, so not quoted.
+    if (key.trim() === '') throw new UsageError(flag, value.includes('=') ? 'expected KEY or KEY=VALUE: the key is empty' : `expected KEY or KEY=VALUE, got ${quoted(value)}`);
     return [...(previous ?? []), value];
   };
 }
@@ -230,4 +232,17 @@ export function keyValuePairs(items: readonly string[], flag: string): Record<st
     }
   }
   return pairs;
+}
+
+/** Makes the state dir (owner only), or says why it cannot be, naming where it came from: a usage error. */
+export async function makeStateDir(stateDir: string, source: string): Promise<void> {
+  await makeDirs(stateDir, 0o700).catch((err: NodeJS.ErrnoException) => {
+    throw new UsageError(source, `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
+  });
+}
+
+/** Where a command's state dir came from, for its messages: the flag, the variable, or the default. */
+export function stateDirSource(flag: string | undefined): string {
+  if (flag !== undefined && flag !== '') return '--state-dir';
+  return process.env[STATE_DIR_ENV] ? `$${STATE_DIR_ENV}` : 'state dir';
 }

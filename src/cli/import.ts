@@ -9,7 +9,7 @@ import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { quoteName } from '../config/validate.js';
 import { ConfigError, oneLine } from '../errors.js';
 import { UsageError } from './errors.js';
-import { checkDatabaseUrl, checked, directory, stateDirOf } from './flags.js';
+import { checkDatabaseUrl, checked, directory, makeStateDir, stateDirOf, stateDirSource } from './flags.js';
 
 /** Options of `mcp-fleet import`. */
 export interface ImportCommandOptions {
@@ -46,6 +46,7 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
   try {
     // Checked first, as every command checks its flags and their variables: a usage error before anything is read.
     const stateDir = stateDirOf(options.stateDir);
+    await makeStateDir(stateDir, stateDirSource(options.stateDir));
     let text: string;
     try {
       text = await readFile(file, 'utf8');

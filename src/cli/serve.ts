@@ -6,7 +6,7 @@ import type { ApiToken } from '../http/api-token.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
-import { checkDatabaseUrl, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf } from './flags.js';
+import { checkDatabaseUrl, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
@@ -219,7 +219,7 @@ async function serve(options: ServeOptions, io: CliIO, cancelled: AbortSignal, o
   const worker = await startWorker(
     {
       stateDir,
-      stateDirSource: options.stateDir ? '--state-dir' : 'state dir',
+      stateDirSource: stateDirSource(options.stateDir),
       bindHost,
       port,
       appsPort: parseAppsPort(options.appsPort ?? 0),

@@ -12,7 +12,7 @@ import { listen, type Listening } from '../http/bind.js';
 import { createLogger, SecretSet, type Logger } from '../telemetry/logger.js';
 import { configPath } from '../config/paths.js';
 import { DATABASE_URL_ENV, redactUrl } from '../fleet/database-errors.js';
-import { checkDatabaseUrl } from './flags.js';
+import { checkDatabaseUrl, makeStateDir, shownUrl } from './flags.js';
 import { defaultWorkerId, localPresence, statesByServer } from '../fleet/presence.js';
 import type { SharedStores } from '../fleet/index.js';
 import { SecretKeyError } from '../config/secrets/secret-key.js';
@@ -22,7 +22,6 @@ import { oneLine } from '../errors.js';
 import type { OidcOptions, Quota } from '../users/index.js';
 import type { GatewaySessionLimits } from '../gateway/index.js';
 import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
-import { makeDirs } from '../files/make-dirs.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
 export interface WorkerOptions {
@@ -87,9 +86,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   const { stateDir, bindHost, port } = options;
   // The servers are published before the port opens: a --host this machine cannot bind is found first.
   await checkBindable(bindHost);
-  await makeDirs(stateDir, 0o700).catch((err: NodeJS.ErrnoException) => {
-    throw new UsageError(options.stateDirSource, `cannot create ${JSON.stringify(stateDir)} (${err.code ?? err.message})`);
-  });
+  await makeStateDir(stateDir, options.stateDirSource);
   const running = await readWorkerFile(stateDir);
   if (running && running.pid !== process.pid && isAlive(running.pid)) {
     throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
@@ -296,7 +293,7 @@ export function parsePublicUrl(value: string): URL {
   try {
     url = new URL(value);
   } catch {
-    throw new UsageError('--public-url', `not a URL: ${JSON.stringify(value)}`);
+    throw new UsageError('--public-url', `not a URL: ${JSON.stringify(shownUrl(value))}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
     throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
@@ -306,7 +303,7 @@ export function parsePublicUrl(value: string): URL {
 
 /** `--apps-url`: an http(s) origin, nothing after it (a trailing `/` aside). */
 export function parseAppsUrl(value: string): URL {
-  const refuse = (problem: string) => new UsageError('--apps-url', `${problem}: ${JSON.stringify(value)}`);
+  const refuse = (problem: string) => new UsageError('--apps-url', `${problem}: ${JSON.stringify(shownUrl(value))}`);
   let url: URL;
   try {
     url = new URL(value);

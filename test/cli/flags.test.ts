@@ -10,6 +10,15 @@ import { cli } from '../support/cli.js';
 
 const root = mkdtempSync(join(tmpdir(), 'mcp-fleet-cli-flags-'));
 const file = join(root, 'a-file');
+/** What making a directory in /sys gives here (EPERM as root, EACCES otherwise). */
+const SYS_CODE = (() => {
+  try {
+    mkdirSync('/sys/mcp-fleet-nope');
+    return 'none';
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code;
+  }
+})();
 writeFileSync(file, 'not a directory\n');
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -53,8 +62,8 @@ const cases: Array<[string[], string]> = [
   [['add', 'x', '--url', 'http://a.example/', '--transport', 'pigeon'], 'error: --transport: expected one of auto, streamable_http, sse, got "pigeon"'],
   [['add', 'x', '--timeout', '-3', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "-3"'],
   [['add', 'x', '--timeout', 'soon', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "soon"'],
-  [['add', 'x', '--env', '=v', '--', 'node'], 'error: --env: expected KEY or KEY=VALUE, got "=v"'],
-  [['add', 'x', '--url', 'http://a.example/', '--header', '=v'], 'error: --header: expected KEY or KEY=VALUE, got "=v"'],
+  [['add', 'x', '--env', '=v', '--', 'node'], 'error: --env: expected KEY or KEY=VALUE: the key is empty'],
+  [['add', 'x', '--url', 'http://a.example/', '--header', '=v'], 'error: --header: expected KEY or KEY=VALUE: the key is empty'],
   [['add', 'x', '--env', 'FLEET_FLAGS_UNSET', '--', 'node'], 'error: --env: $FLEET_FLAGS_UNSET is not set in this shell'],
   [['add', 'x', '--url', 'http://a.example/', '--token-env', '1-bad'], 'error: --token-env: not an environment variable name: "1-bad"'],
   [['add', 'x', '--config', '[', '--', 'node'], `error: --config: not valid JSON (it ends too early); e.g. '{"type":"local","command":["npx","-y","some-server"]}'`],
@@ -76,6 +85,10 @@ const cases: Array<[string[], string]> = [
   [['import', 'whatever.json', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
   // diagrams
   [['diagrams', '--out', file], `error: --out: not a directory: ${JSON.stringify(file)}`],
+  // A directory the OS refuses to make: one line naming it, never a stack.
+  [['diagrams', '--out', '/sys/mcp-fleet-nope'], `error: --out: cannot create "/sys/mcp-fleet-nope" (${SYS_CODE})`],
+  [['import', 'whatever.json', '--state-dir', '/sys/mcp-fleet-nope'], `error: --state-dir: cannot create "/sys/mcp-fleet-nope" (${SYS_CODE})`],
+  [['connect', 'http://127.0.0.1:9/mcp', '--state-dir', '/sys/mcp-fleet-nope'], `error: --state-dir: cannot create "/sys/mcp-fleet-nope" (${SYS_CODE})`],
   // connect
   [['connect', 'nope'], 'error: URL: not a URL: "nope"'],
   [['connect', 'ftp://example.com/mcp'], 'error: URL: not an http(s) URL: "ftp://example.com/mcp"'],
@@ -106,7 +119,7 @@ const serveCases: Array<[string[], string]> = [
   [['--apps-url', 'nope'], 'error: --apps-url: not a URL: "nope"'],
   [['--apps-url', 'ftp://apps.example.com'], 'error: --apps-url: expected an http or https URL: "ftp://apps.example.com"'],
   [['--apps-url', 'https://apps.example.com/app'], 'error: --apps-url: expected an origin without path, query or fragment, e.g. https://apps.example.com: "https://apps.example.com/app"'],
-  [['--apps-url', 'https://u:p@apps.example.com'], 'error: --apps-url: expected no credentials: "https://u:p@apps.example.com"'],
+  [['--apps-url', 'https://u:p@apps.example.com'], 'error: --apps-url: expected no credentials: "https://u:••••@apps.example.com"'],
   [['--public-url', 'https://mcp.example.com/fleet', '--apps-url', 'https://MCP.example.com'], 'error: --apps-url: must be another origin than --public-url\'s: "https://MCP.example.com"'],
   [['--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
   [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres: "mysql://h/db"; expected postgres://user[:password]@host[:port]/database'],

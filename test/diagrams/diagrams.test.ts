@@ -1,8 +1,12 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test } from 'vitest';
 import { generateDiagrams, staleDiagrams, toDot, toMermaid } from '../../src/machines/diagrams.js';
 import { serverMachine } from '../../src/machines/server.machine.js';
+import { cli } from '../support/cli.js';
 
 const committed = fileURLToPath(new URL('../../diagrams/', import.meta.url));
 
@@ -37,4 +41,18 @@ test('SVG nodes carry state ids so a page can highlight the current state', asyn
 test('the diagrams README embeds the Mermaid source of each machine', async () => {
   const readme = await readFile(`${committed}README.md`, 'utf8');
   expect(readme).toContain('```mermaid\n' + toMermaid(serverMachine));
+});
+
+test('`mcp-fleet diagrams --check` on a stale directory: exit 1, one error line that says how to write them', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stale-diagrams-'));
+  try {
+    writeFileSync(join(dir, 'server.mmd'), 'not the diagram\n');
+    const run = await cli(['diagrams', '--check', '--out', dir]);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(new RegExp(`^error: stale diagrams in ${dir}: server\\.mmd, .*; write them with \`mcp-fleet diagrams --out "${dir}"\`\\n$`));
+    expect((await cli(['diagrams', '--out', dir])).code).toBe(0);
+    expect(await cli(['diagrams', '--check', '--out', dir])).toMatchObject({ code: 0, stdout: `diagrams in ${dir} are current\n` });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
