@@ -94,8 +94,8 @@ export function buildProgram(io: CliIO = processIO): Command {
   return program;
 }
 
-/** Commander's exits that are not errors, and help shown for a missing command (its own code). */
-const NOT_USAGE_ERRORS = new Set(['commander.helpDisplayed', 'commander.version', 'commander.help']);
+/** `--help` and `--version`: not errors. No command at all (`mcp-fleet`, `mcp-fleet users`) shows the help on stderr, a usage error. */
+const NOT_USAGE_ERRORS = new Set(['commander.helpDisplayed', 'commander.version']);
 
 /**
  * Runs `mcp-fleet` on `argv` (`process.argv` form). A bad flag value, a

@@ -206,4 +206,13 @@ describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_
     expect(noWorker.code).toBe(1);
     expect(noWorker.stderr).toMatch(/^error: no running worker for .*\n$/);
   });
+
+  it('no command at all: the help of what was typed on stderr, exit 2', async () => {
+    for (const args of [[], ['users'], ['registry']]) {
+      const run = await cli(args);
+      expect(run.code, args.join(' ')).toBe(2);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(new RegExp(`^Usage: mcp-fleet ${args.join(' ')}`.trim()));
+    }
+  });
 });
