@@ -1,9 +1,11 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import type { PendingApproval } from '../approvals/index.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { jsonObject } from './flags.js';
+import { shellWord, thisCli } from './invocation.js';
 
 /**
  * Registers `mcp-fleet call TOOL [JSON]`: calls an agent tool through the
@@ -58,11 +60,12 @@ async function callStreamed(
  * this call was given so they reach the same worker.
  */
 export function approvalWait(pending: Pick<PendingApproval, 'id' | 'tool' | 'expires_at'>, flags: ClientFlags): string {
+  // Absolute: pasted in another terminal, in another directory, it reaches the same worker.
   const where = [
-    ...(flags.stateDir !== undefined ? ['--state-dir', flags.stateDir] : []),
+    ...(flags.stateDir !== undefined && flags.stateDir !== '' ? ['--state-dir', resolve(flags.stateDir)] : []),
     ...(flags.url !== undefined ? ['--url', flags.url] : []),
   ];
-  const command = (verb: string) => ['mcp-fleet', verb, pending.id, ...where].map(shellWord).join(' ');
+  const command = (verb: string) => `${thisCli()} ${[verb, pending.id, ...where].map(shellWord).join(' ')}`;
   return (
     `waiting for approval ${pending.id} to call ${pending.tool} (until ${pending.expires_at}); decide with:\n` +
     `  ${command('approve')}\n` +
@@ -70,10 +73,6 @@ export function approvalWait(pending: Pick<PendingApproval, 'id' | 'tool' | 'exp
   );
 }
 
-/** A word as a POSIX shell reads it back: bare when safe, else single-quoted. */
-function shellWord(word: string): string {
-  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
 
 /** Text blocks verbatim; binary blocks as a one-line note (a terminal is no place for base64). */
 export function formatResult(result: AgentToolResult): string {

@@ -3,6 +3,7 @@ import type { CliIO } from '../cli.js';
 import { readApiToken } from '../http/api-token.js';
 import { CliError } from './errors.js';
 import { directory, httpUrl, stateDirOf } from './flags.js';
+import { shellWord, thisCli } from './invocation.js';
 import { isAlive, readWorkerFile } from './worker-file.js';
 
 /** Options every client command takes. */
@@ -55,7 +56,7 @@ export class ApiClient {
     if (url === undefined) {
       const worker = await readable(stateDir, () => readWorkerFile(stateDir));
       if (!worker || !isAlive(worker.pid)) {
-        throw new CliError(`no running worker for ${stateDir}: start one with \`mcp-fleet serve --state-dir ${stateDir}\`, or pass --url`);
+        throw new CliError(`no running worker for ${stateDir}: start one with \`${thisCli()} serve --state-dir ${shellWord(stateDir)}\`, or pass --url`);
       }
       url = worker.url;
     }

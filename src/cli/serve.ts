@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { McpHost } from '../host.js';
@@ -7,6 +6,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
 import { checkDatabaseUrl, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
+import { display, shellWord, thisCli } from './invocation.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
@@ -339,7 +339,8 @@ function parseDatabaseUrl(value: string): string {
 /** What `serve` prints once it listens: where it is and where the token is, never the token unless asked. */
 function banner(stateDir: string, url: string, token: ApiToken, showToken: boolean, appsUrl: string): string {
   const tokenWhere = token.source === 'env' ? 'from $MCP_FLEET_API_TOKEN' : `in ${display(token.path)}`;
-  const tokenExpr = token.source === 'env' ? '$MCP_FLEET_API_TOKEN' : `$(cat ${display(token.path)})`;
+  // Pasted in another terminal, in another directory: the absolute path.
+  const tokenExpr = token.source === 'env' ? '$MCP_FLEET_API_TOKEN' : `$(cat ${shellWord(token.path)})`;
   const lines = [
     'mcp-fleet worker',
     `  state dir  ${display(stateDir)}`,
@@ -354,21 +355,6 @@ function banner(stateDir: string, url: string, token: ApiToken, showToken: boole
   return `${lines.join('\n')}\n`;
 }
 
-/**
- * How a person runs this CLI again: `node bin/mcp-fleet.js` from a clone,
- * `npx mcp-fleet` from a project that installed the package (its bin link in
- * node_modules/.bin), `mcp-fleet` from a global install.
- */
-export function cliCommand(script: string): string {
-  if (script.endsWith('.js')) return `node ${display(script)}`;
-  return script.split(path.sep).includes('node_modules') ? 'npx mcp-fleet' : 'mcp-fleet';
-}
-
-/** A path relative to the working directory when it is below it, for short readable lines. */
-function display(file: string): string {
-  const relative = path.relative(process.cwd(), file);
-  return relative !== '' && !relative.startsWith('..') && !path.isAbsolute(relative) ? relative : file;
-}
 
 /**
  * Prints one line per state change of this worker's servers (`  name  from →
@@ -393,13 +379,13 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
     const count = (state: string) => servers.filter((s) => s.state === state && !perUser(s)).length;
     const users = servers.filter(perUser).length;
     const enabled = servers.length - count('disabled');
-    const cli = cliCommand(process.argv[1] ?? 'bin/mcp-fleet.js');
+    const cli = thisCli();
     io.stdout(
       `\n${count('ready') + users} of ${enabled} enabled servers ready` +
         (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
-        `. Tools: ${cli} list --tools --state-dir ${display(stateDir)}\n` +
+        `. Tools: ${cli} list --tools --state-dir ${shellWord(stateDir)}\n` +
         configWarnings.map((warning) => `  ! ${warning}\n`).join(''),
     );
   };

@@ -1,7 +1,7 @@
 // The command the startup summary tells a person to run next, by how this CLI was started.
 import path from 'node:path';
 import { expect, test } from 'vitest';
-import { cliCommand } from '../../src/cli/serve.js';
+import { cliCommand } from '../../src/cli/invocation.js';
 
 test.each([
   ['a clone, from its root', path.join(process.cwd(), 'bin', 'mcp-fleet.js'), 'node bin/mcp-fleet.js'],

@@ -212,7 +212,7 @@ describe('client commands without a worker, and serve failures', () => {
     const run = await cli(['list', '--state-dir', dir]);
     expect(run.code).toBe(1);
     expect(run.stderr).toBe(
-      `error: no running worker for ${dir}: start one with \`mcp-fleet serve --state-dir ${dir}\`, or pass --url\n`,
+      `error: no running worker for ${dir}: start one with \`node bin/mcp-fleet.js serve --state-dir ${dir}\`, or pass --url\n`,
     );
   });
 

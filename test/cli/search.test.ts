@@ -77,7 +77,7 @@ describe('mcp-fleet search', () => {
       expect(run).toEqual({
         code: 1,
         stdout: '',
-        stderr: `error: no running worker for ${empty}: start one with \`mcp-fleet serve --state-dir ${empty}\`, or pass --url\n`,
+        stderr: `error: no running worker for ${empty}: start one with \`node bin/mcp-fleet.js serve --state-dir ${empty}\`, or pass --url\n`,
       });
     } finally {
       rmSync(empty, { recursive: true, force: true });
