@@ -63,7 +63,10 @@ export function parseServersDocument(raw: unknown, order?: readonly string[]): S
     const { message, field } = describeZodError(file.error);
     throw new ConfigError(`not a {"servers": {...}} document: ${message}`, field);
   }
-  const servers = file.data.servers;
+  // The entries as written: zod's copy of a record drops a `__proto__` key (JSON.parse keeps it as its own),
+  // and such an entry must be warned about and kept verbatim like any other invalid one.
+  const written = (raw as { servers?: unknown }).servers;
+  const servers = written !== undefined ? (written as Record<string, unknown>) : file.data.servers;
   const names = order ? order.filter((n) => Object.hasOwn(servers, n)) : Object.keys(servers);
   const doc: ServersDocument = { servers: [], entries: [], warnings: [] };
   for (const name of names) {

@@ -376,6 +376,20 @@ describe('update', () => {
     expect(after.servers.minimal).toEqual(minimal);
   });
 
+  it('an entry named __proto__ (JSON keeps such a key; no server may be named so) is invalid like any other: warned of and kept', async () => {
+    await writeFile(file, '{"servers": {"__proto__": {"type":"local","command":["x"]}, "keep": {"type":"local","command":["y"]}}}');
+    const { store } = storeFor();
+    let seen: readonly string[] = [];
+    await store.update((servers, info) => {
+      seen = info.invalidNames;
+      return { ...servers, added: local('z') as ServerConfig };
+    });
+    expect(seen).toEqual(['__proto__']);
+    const text = await readFile(file, 'utf8');
+    expect(text).toContain('"__proto__": {"type":"local","command":["x"]}');
+    expect(Object.keys((JSON.parse(text) as { servers: object }).servers)).toEqual(['__proto__', 'keep', 'added']);
+  });
+
   it('writes the entries it leaves unchanged back as the file had them, layout and all; only the changed one is written anew', async () => {
     // Laid out by hand as the bundled demo is: arrays on one line, a BOM, an invalid entry.
     const entry = (name: string, text: string) => `    ${JSON.stringify(name)}: ${text}`;
