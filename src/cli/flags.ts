@@ -12,6 +12,7 @@ import { MASK, maskUrl } from '../config/masking.js';
 import { ConfigError } from '../errors.js';
 import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
 import { makeDirs } from '../files/make-dirs.js';
+import { REGISTRY_URL_ENV } from '../mcp-registry/registry-url.js';
 import { UsageError } from './errors.js';
 
 /** The value as the user typed it, quoted, so an empty or blank one is visible. */
@@ -245,4 +246,10 @@ export async function makeStateDir(stateDir: string, source: string): Promise<vo
 export function stateDirSource(flag: string | undefined): string {
   if (flag !== undefined && flag !== '') return '--state-dir';
   return process.env[STATE_DIR_ENV] ? `$${STATE_DIR_ENV}` : 'state dir';
+}
+
+/** `$MCP_FLEET_REGISTRY_URL`, standing in for `--registry-url` when that is not given: an http(s) URL as the flag is. */
+export function checkRegistryUrlEnv(flag: string | undefined): void {
+  const value = process.env[REGISTRY_URL_ENV];
+  if (flag === undefined && value !== undefined && value !== '') httpUrl(`$${REGISTRY_URL_ENV}`)(value);
 }

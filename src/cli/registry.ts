@@ -9,7 +9,7 @@ import { ask } from '../mcp-registry/prompt.js';
 import type { RegistryServer } from '../mcp-registry/index.js';
 import { action, CliError, formatTable, printJson } from './client.js';
 import { UsageError } from './errors.js';
-import { httpUrl, integer, keyValuePairs } from './flags.js';
+import { checkRegistryUrlEnv, httpUrl, integer, keyValuePairs } from './flags.js';
 
 interface SearchFlags {
   limit: number;
@@ -87,6 +87,7 @@ function parseSpec(spec: string): { name: string; version: string } {
 }
 
 function registryClient(url: string | undefined): RegistryClient {
+  checkRegistryUrlEnv(url);
   return viaCliSync(() => new RegistryClient({ baseUrl: url }));
 }
 

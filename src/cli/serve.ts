@@ -5,7 +5,7 @@ import type { ApiToken } from '../http/api-token.js';
 import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
-import { checkDatabaseUrl, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
+import { checkDatabaseUrl, checkRegistryUrlEnv, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
 import { display, shellWord, thisCli } from './invocation.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
@@ -211,6 +211,7 @@ function stopNow(worker: Worker, io: CliIO): void {
  */
 async function serve(options: ServeOptions, io: CliIO, cancelled: AbortSignal, onLogger?: (logger: Logger) => void): Promise<Worker> {
   const stateDir = stateDirOf(options.stateDir);
+  checkRegistryUrlEnv(options.registryUrl);
   const bindHost = parseBindHost(options.host ?? '127.0.0.1');
   const port = parsePort(options.port ?? DEFAULT_PORT);
   const startupConcurrency = parseConcurrency(options.startupConcurrency ?? 1);
@@ -324,7 +325,8 @@ function parseBindHost(value: string): string {
 
 /** `name[:port]`, as a Host header spells it. */
 function collectAllowedHost(value: string, previous: string[]): string[] {
-  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(value)) {
+  const port = /:(\d{1,5})$/.exec(value)?.[1];
+  if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(value) || (port !== undefined && Number(port) > 65_535)) {
     throw new UsageError('--allowed-host', `expected host:port as a Host header names it, e.g. mybox.lan:8787, got ${JSON.stringify(value)}`);
   }
   return [...previous, value];

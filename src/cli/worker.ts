@@ -84,6 +84,11 @@ export interface Worker {
  */
 export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {}): Promise<Worker> {
   const { stateDir, bindHost, port } = options;
+  // A bad value stops it before anything is written: the database URL (its variable too) first.
+  const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
+  if (databaseUrl !== undefined && databaseUrl !== '') {
+    checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
+  }
   // The servers are published before the port opens: a --host this machine cannot bind is found first.
   await checkBindable(bindHost);
   await makeStateDir(stateDir, options.stateDirSource);
@@ -99,9 +104,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     import('../fleet/shared-stores.js'),
     import('../http/apps/frames.js'),
   ]);
-  const token = await ensureApiToken(stateDir);
   const secrets = new SecretSet();
-  secrets.add([token.token, ...(await fileSecrets(stateDir)), ...(options.oidc?.clientSecret ? [options.oidc.clientSecret] : [])]);
   let host: McpHost | undefined;
   const logger = createLogger({
     level: options.logLevel,
@@ -116,11 +119,9 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   if (appsUrl && publicUrl && appsUrl.origin === publicUrl.origin) {
     throw new UsageError('--apps-url', `must be another origin than --public-url's: ${JSON.stringify(options.appsUrl)}`);
   }
-  const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
   const states = () => (host === undefined ? {} : statesByServer(host.status()));
   let shared: SharedStores | undefined;
   if (databaseUrl !== undefined && databaseUrl !== '') {
-    checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
     try {
       shared = openSharedStores({ url: databaseUrl, workerId, stateDir, states, logger });
     } catch (err) {
@@ -128,6 +129,12 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
       throw new CliError(`--database-url: ${(err as Error).message}`);
     }
   }
+  // Made once nothing above refused: a refused start leaves no token behind.
+  const token = await ensureApiToken(stateDir).catch(async (err: unknown) => {
+    await shared?.close();
+    throw err;
+  });
+  secrets.add([token.token, ...(await fileSecrets(stateDir)), ...(options.oidc?.clientSecret ? [options.oidc.clientSecret] : [])]);
   const started = createMcpHost({
     stateDir,
     logger,

@@ -1,11 +1,8 @@
 import type { z } from 'zod';
 import { RegistryError } from './registry-errors.js';
+import { registryUrl } from './registry-url.js';
 import { RegistryServerList, RegistryServerResponse, type RegistryServer } from './server-json.js';
 
-/** The official MCP Registry. */
-export const OFFICIAL_REGISTRY_URL = 'https://registry.modelcontextprotocol.io';
-/** Environment variable naming another registry (a subregistry, a mirror, a test fixture). */
-export const REGISTRY_URL_ENV = 'MCP_FLEET_REGISTRY_URL';
 /** The API version this client speaks (`/v0.1/servers`). */
 const API = 'v0.1';
 /** Default bound on one request. */
@@ -29,11 +26,6 @@ export interface RegistryPage {
   nextCursor?: string;
 }
 
-/** The registry base URL: the option, else `$MCP_FLEET_REGISTRY_URL`, else the official registry. */
-export function registryUrl(option?: string): string {
-  const value = option ?? process.env[REGISTRY_URL_ENV];
-  return value === undefined || value === '' ? OFFICIAL_REGISTRY_URL : value;
-}
 
 /** A read-only client of an MCP Registry's REST API. */
 export class RegistryClient {

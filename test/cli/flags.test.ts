@@ -2,7 +2,7 @@
 // binary: one `error: <flag>: …` line on stderr, nothing on stdout, exit
 // code 2, no stack trace, and nothing started (a worker would outlive the
 // run and fail the test on its timeout).
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -131,6 +131,7 @@ const serveCases: Array<[string[], string]> = [
   [['--startup-concurrency', '0'], 'error: --startup-concurrency: not an integer >= 1: "0"'],
   [['--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   [['--allowed-host', 'x y'], 'error: --allowed-host: expected host:port as a Host header names it, e.g. mybox.lan:8787, got "x y"'],
+  [['--allowed-host', 'host:99999'], 'error: --allowed-host: expected host:port as a Host header names it, e.g. mybox.lan:8787, got "host:99999"'],
   [['--user-calls-per-minute', '0'], 'error: --user-calls-per-minute: not an integer from 1 to 1000000 or "none": "0"'],
   [['--user-max-concurrent-calls', 'many'], 'error: --user-max-concurrent-calls: not an integer from 1 to 1000000 or "none": "many"'],
   [['--oidc-issuer', 'nope'], 'error: --oidc-issuer: not a URL: "nope"'],
@@ -189,12 +190,26 @@ describe('a bad flag value is one line naming the flag, exit 2', { timeout: 240_
     expect(profile).toEqual({ code: 2, stdout: '', stderr: 'error: $MCP_FLEET_PROFILE: not a profile name: "../up"; a profile name must be 1 to 64 characters, each a letter, a digit, \"_\" or \"-\", and not \"__proto__\"\n' });
     const stateDir = await cli(['list'], { MCP_FLEET_STATE_DIR: file });
     expect(stateDir).toEqual({ code: 2, stdout: '', stderr: `error: $MCP_FLEET_STATE_DIR: not a directory: ${JSON.stringify(file)}\n` });
-    const database = await cli(['serve', '--state-dir', dir(), '--port', '0'], { MCP_FLEET_DATABASE_URL: 'nope' });
+    const databaseDir = join(root, 'never-made');
+    const database = await cli(['serve', '--state-dir', databaseDir, '--port', '0'], { MCP_FLEET_DATABASE_URL: 'nope' });
     expect(database).toEqual({
       code: 2,
       stdout: '',
       stderr: 'error: $MCP_FLEET_DATABASE_URL: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database\n',
     });
+    // Refused before anything is written: no state dir, no token.
+    expect(existsSync(databaseDir)).toBe(false);
+    for (const args of [['registry', 'search', 'x'], ['serve', '--state-dir', dir(), '--port', '0']]) {
+      expect(await cli(args, { MCP_FLEET_REGISTRY_URL: 'notaurl' })).toEqual({ code: 2, stdout: '', stderr: 'error: $MCP_FLEET_REGISTRY_URL: not a URL: "notaurl"\n' });
+    }
+  });
+
+  it('a database worker without its secret key is refused before it writes its API token', async () => {
+    const noKey = dir();
+    const run = await cli(['serve', '--state-dir', noKey, '--port', '0', '--database-url', 'postgres://fleet:pw@127.0.0.1:9/fleet']);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: no secret key: set MCP_FLEET_SECRET_KEY/);
+    expect(existsSync(join(noKey, 'api_token'))).toBe(false);
   });
 
   it('help and version still exit 0; a failure that is not about a value still exits 1', async () => {

@@ -3,7 +3,8 @@
 // errors a user sees (each names the URL, and the status when there was one).
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { OFFICIAL_REGISTRY_URL, RegistryClient, registryUrl } from '../../src/mcp-registry/registry-client.js';
+import { RegistryClient } from '../../src/mcp-registry/registry-client.js';
+import { OFFICIAL_REGISTRY_URL, registryUrl } from '../../src/mcp-registry/registry-url.js';
 import { RegistryError } from '../../src/mcp-registry/registry-errors.js';
 import { startRegistry, type LocalRegistry } from './fixture.js';
 
