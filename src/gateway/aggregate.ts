@@ -56,6 +56,16 @@ export function clashUri(server: string, uri: string): string {
   return `${CLASH_SCHEME}//${server}/${encodeURIComponent(uri)}`;
 }
 
+/**
+ * A clashing URI template as the gateway lists it: its literal parts encoded as
+ * {@link clashUri} encodes a URI, its `{expressions}` kept, so a client's
+ * expansion of it is the clash URI of the expanded URI.
+ */
+function clashTemplate(server: string, template: string): string {
+  const parts = template.split(/(\{[^}]*\})/).map((part) => (part.startsWith('{') ? part : encodeURIComponent(part)));
+  return `${CLASH_SCHEME}//${server}/${parts.join('')}`;
+}
+
 /** What one server offers to list: a ready shared server's catalog entry, or a principal's own session of a per_user server. */
 interface Offer {
   name: string;
@@ -136,8 +146,22 @@ export function gatewayResources(host: McpHost, principal: Principal | undefined
 
 type ListedTemplate = NonNullable<CatalogEntry['resource_templates']>[number];
 
-function gatewayTemplates(host: McpHost, principal: Principal | undefined, own: readonly Offer[] = []): Array<ListedTemplate & { server: string }> {
-  return [...visibleEntries(host, principal), ...own].flatMap((entry) => (entry.resource_templates ?? []).map((template) => ({ ...template, server: entry.name })));
+/**
+ * The templates `principal` may use, each with its server and its template
+ * there (`original`). One that several servers offer is listed under each
+ * server's {@link clashTemplate}, as a URI several offer is, never bare.
+ */
+function gatewayTemplates(host: McpHost, principal: Principal | undefined, own: readonly Offer[] = []): Array<ListedTemplate & { server: string; original: string }> {
+  const entries = [...visibleEntries(host, principal), ...own];
+  const offers = new Map<string, number>();
+  for (const entry of entries) for (const template of entry.resource_templates ?? []) offers.set(template.uriTemplate, (offers.get(template.uriTemplate) ?? 0) + 1);
+  return entries.flatMap((entry) =>
+    (entry.resource_templates ?? []).map((template) =>
+      (offers.get(template.uriTemplate) ?? 0) > 1
+        ? { ...template, uriTemplate: clashTemplate(entry.name, template.uriTemplate), name: `${entry.name}:${template.name}`, server: entry.name, original: template.uriTemplate }
+        : { ...template, server: entry.name, original: template.uriTemplate },
+    ),
+  );
 }
 
 /** Which server a URI the client reads is for, and its URI there. */
@@ -164,12 +188,21 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
     const names = owners.map((owner) => owner.name);
     throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" is offered by ${names.join(' and ')}; ask for ${names.map((name) => clashUri(name, uri)).join(' or ')}`);
   }
-  // A URI of a template: the server whose template's fixed start it begins with.
-  const template = gatewayTemplates(host, principal, own).find((candidate) => {
-    const fixed = candidate.uriTemplate.split('{')[0] ?? '';
-    return fixed !== '' && uri.startsWith(fixed);
-  });
-  if (template !== undefined) return { server: template.server, uri };
+  // A URI of a template: the server whose template's fixed start it begins with; of several servers', said so.
+  const servers = [
+    ...new Set(
+      gatewayTemplates(host, principal, own)
+        .filter((candidate) => {
+          const fixed = candidate.original.split('{')[0] ?? '';
+          return fixed !== '' && uri.startsWith(fixed);
+        })
+        .map((candidate) => candidate.server),
+    ),
+  ];
+  if (servers.length === 1) return { server: servers[0]!, uri };
+  if (servers.length > 1) {
+    throw new ProtocolError(ProtocolErrorCode.InvalidParams, `"${uri}" fits templates of ${servers.join(' and ')}; ask for ${servers.map((name) => clashUri(name, uri)).join(' or ')}`);
+  }
   throw resourceNotFound(uri);
 }
 
@@ -256,7 +289,12 @@ export function createGatewayServer(
   server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
     const { principal } = callerOf();
     const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
-    return { resourceTemplates: gatewayTemplates(host, principal, own).map(({ server: name, ...template }) => ({ ...template, _meta: { 'mcp-fleet/server': name } })) };
+    return {
+      resourceTemplates: gatewayTemplates(host, principal, own).map(({ server: name, original, ...template }) => ({
+        ...template,
+        _meta: { 'mcp-fleet/server': name, ...(template.uriTemplate !== original && { 'mcp-fleet/uri-template': original }) },
+      })),
+    };
   });
 
   server.setRequestHandler('resources/read', async (request, ctx) => {
@@ -332,8 +370,9 @@ export function createGatewayServer(
         if (session?.prompts.some((candidate) => candidate.name === name)) target = { server: session.name, params: { ...request.params, ref: { type: 'ref/prompt', name } } };
       }
     } else {
+      // As listed (a clash template), completed by its server as that server wrote it.
       const template = gatewayTemplates(host, principal).find((candidate) => candidate.uriTemplate === ref.uri);
-      if (template !== undefined) target = { server: template.server, params: request.params };
+      if (template !== undefined) target = { server: template.server, params: { ...request.params, ref: { type: 'ref/resource', uri: template.original } } };
       else {
         const own = await ownSessions(host, principal, signal);
         session = own.find((candidate) => candidate.resource_templates.some((listed) => listed.uriTemplate === ref.uri));

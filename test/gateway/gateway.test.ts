@@ -47,6 +47,8 @@ beforeAll(async () => {
       notes: modern,
       changing: { type: 'local', command: fixtureCommand('changing-catalog'), timeout_seconds: 15 },
       colors: { type: 'local', command: fixtureCommand('completions'), timeout_seconds: 15 },
+      // The same template as colors, for the sales group only: alice sees one, the admin two.
+      hues: { type: 'local', command: fixtureCommand('completions'), timeout_seconds: 15, access: { groups: ['sales'] } },
       // Tools with an output schema (one titled), results above 1 KiB cut.
       typed: { type: 'local', command: fixtureCommand('output-schema'), max_result_bytes: 1024, large_results: 'truncate', timeout_seconds: 15 },
     },
@@ -291,6 +293,27 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(variable.completion.values).toEqual(['blue']);
     const read = await client.readResource({ uri: 'color://red' });
     expect(read.contents[0]).toMatchObject({ uri: 'color://red', text: 'the color red' });
+  });
+
+  it('lists a template two servers share under each server’s mcp-fleet:// template, which reads and completes through that server', async () => {
+    const client = await v2(adminToken, 'auto');
+    const listed = (await client.listResourceTemplates()).resourceTemplates;
+    const uris = listed.map((template) => template.uriTemplate);
+    expect(uris).not.toContain('color://{name}');
+    const hues = 'mcp-fleet://hues/color%3A%2F%2F{name}';
+    expect(uris).toEqual(expect.arrayContaining(['mcp-fleet://colors/color%3A%2F%2F{name}', hues]));
+    expect(listed.find((template) => template.uriTemplate === hues)?._meta).toEqual({ 'mcp-fleet/server': 'hues', 'mcp-fleet/uri-template': 'color://{name}' });
+    // What a client's expansion of the listed template gives reads from that server.
+    const read = await client.readResource({ uri: hues.replace('{name}', 'red') });
+    expect(read.contents[0]).toMatchObject({ text: 'the color red' });
+    const completed = await client.complete({ ref: { type: 'ref/resource', uri: hues }, argument: { name: 'name', value: 'b' } });
+    expect(completed.completion.values).toEqual(['blue']);
+    // The bare URI fits both: refused, naming the choices.
+    const refused = await client.readResource({ uri: 'color://red' }).then(
+      () => undefined,
+      (error: { code?: number; message?: string }) => [error.code, error.message],
+    );
+    expect(refused).toEqual([-32602, '"color://red" fits templates of colors and hues; ask for mcp-fleet://colors/color%3A%2F%2Fred or mcp-fleet://hues/color%3A%2F%2Fred']);
   });
 
   it.each(['legacy', 'auto'] as const)('forwards progress of a backend call to the client (%s)', async (mode) => {
