@@ -306,8 +306,11 @@ export function createGatewayServer(
       session !== undefined ? session.client.readResource({ uri: route.uri }, { signal }) : host.readResource(route.server, route.uri, { ...as, signal }),
     );
     if (isInputRequiredResult(read)) return read;
-    // A clash URI reads back under the URI the client asked for.
-    return route.uri === request.params.uri ? read : { ...read, contents: read.contents.map((content) => (content.uri === route.uri ? { ...content, uri: request.params.uri } : content)) };
+    // The contents and the server's own `_meta`, not what its connection's revision adds (`ttlMs`, `cacheScope`, its
+    // serverInfo): this answer is the gateway's, in the caller's revision. A clash URI reads back under the URI asked for.
+    const contents = route.uri === request.params.uri ? read.contents : read.contents.map((content) => (content.uri === route.uri ? { ...content, uri: request.params.uri } : content));
+    const meta = ownMeta(read._meta);
+    return { contents, ...(meta && { _meta: meta }) };
   });
 
   server.setRequestHandler('prompts/list', async (_request, ctx) => {
@@ -395,6 +398,13 @@ export function createGatewayServer(
   if (era === 'legacy') subscriptions(host, server, callerOf);
 
   return server;
+}
+
+/** A result's `_meta` without the protocol's own keys (`io.modelcontextprotocol/…`); undefined when nothing is left. */
+function ownMeta(meta: Record<string, unknown> | undefined): Record<string, unknown> | undefined {
+  if (meta === undefined) return undefined;
+  const kept = Object.fromEntries(Object.entries(meta).filter(([key]) => !key.startsWith('io.modelcontextprotocol/')));
+  return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
 function visiblePrompts(host: McpHost, principal: Principal | undefined) {

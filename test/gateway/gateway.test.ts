@@ -254,6 +254,11 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(uris).not.toContain('fixture://hello');
     const read = await alice.readResource({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello' });
     expect(read.contents[0]).toMatchObject({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello', text: 'hello from the modern fixture' });
+    // The answer is the gateway's, in the caller's revision: nothing the backend's 2026 connection added, no backend serverInfo.
+    const bob = await v2(keys.bob!, 'legacy');
+    const legacyRead = await bob.readResource({ uri: 'mcp-fleet://notes/fixture%3A%2F%2Fhello' });
+    expect(Object.keys(legacyRead).filter((key) => key === 'ttlMs' || key === 'cacheScope')).toEqual([]);
+    expect(JSON.stringify(legacyRead._meta ?? {})).not.toContain('modern');
     // The bare shared URI names both servers' URIs; a server she may not see is not read for her.
     await expect(alice.readResource({ uri: 'fixture://hello' })).rejects.toThrow(/offered by docs and notes/);
     // A server she may not see, one that does not exist and a broken encoding are all "not found", alike: no name confirmed.
