@@ -357,7 +357,6 @@ function banner(stateDir: string, url: string, token: ApiToken, showToken: boole
   return `${lines.join('\n')}\n`;
 }
 
-
 /**
  * Prints one line per state change of this worker's servers (`  name  from →
  * to  detail`; another worker's, told by a shared journal, are not its own)
