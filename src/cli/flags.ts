@@ -177,8 +177,7 @@ export function stateDirOf(flag: string | undefined): string {
     if (err instanceof ConfigError) throw new UsageError(`$${PROFILE_ENV}`, `not a profile name: ${quoted(process.env[PROFILE_ENV] ?? '')}; a profile name ${SERVER_NAME_RULE}`);
     throw err;
   }
-  const source = flag !== undefined && flag !== '' ? '--state-dir' : process.env[STATE_DIR_ENV] ? `$${STATE_DIR_ENV}` : 'state dir';
-  checkDirectory(source, dir);
+  checkDirectory(stateDirSource(flag), dir);
   return dir;
 }
 
