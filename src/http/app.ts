@@ -154,7 +154,7 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/tools', toolRoutes(host));
   app.use('/api/mcp/prompts', promptRoutes(host));
   app.use('/api/mcp/approvals', approvalRoutes(host));
-  app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, users }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
   // A user's app bridge follows the access policy: only the apps of tools they may see, calling as them.
   app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));

@@ -11,7 +11,7 @@ import { basename } from 'node:path';
 import type { ServerView } from '../journal/index.js';
 import { MASK, type ServerConfigResponse } from '../config/index.js';
 import type { CatalogEntry, McpHost } from '../host.js';
-import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal } from '../users/index.js';
+import { ADMIN_PRINCIPAL, maySeeServer, maySeeTool, withoutPolicy, type Me, type Principal, type Users } from '../users/index.js';
 import { HttpError } from './errors.js';
 import { namespaceToolName } from '../catalog/index.js';
 
@@ -31,6 +31,33 @@ export function setCaller(res: Response, user: Principal | undefined): void {
 /** The user a request acts for; undefined for the admin. */
 export function userOf(res: Response): Principal | undefined {
   return (res.locals.caller as Caller | undefined)?.user;
+}
+
+/** Records how a long request asks again whether its user's key (or page session) still holds. */
+export function setStillSignedIn(res: Response, check: () => Promise<boolean>): void {
+  res.locals.stillSignedIn = check;
+}
+
+/**
+ * Ends a long request of a user (an event stream) once their key was rotated
+ * or they were removed: at once when it happened through `users` here, else
+ * at the next `recheck()` (another worker's change). The admin token, and an
+ * OIDC session (its own MAC and expiry), are not asked. Returns the unsubscribe.
+ */
+export function endWhenSignedOut(res: Response, users: Users | undefined, end: () => void): { recheck(): void; stop(): void } {
+  const user = userOf(res);
+  const still = res.locals.stillSignedIn as (() => Promise<boolean>) | undefined;
+  if (user === undefined || still === undefined) return { recheck: () => {}, stop: () => {} };
+  const recheck = () => {
+    still().then(
+      (holds) => {
+        if (!holds) end();
+      },
+      () => {},
+    );
+  };
+  const stop = users?.onSignedOut((name) => name === user.id && recheck()) ?? (() => {});
+  return { recheck, stop };
 }
 
 /** `GET /api/mcp/me`. */

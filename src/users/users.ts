@@ -22,6 +22,8 @@ export interface Users {
   authenticate(key: string): Promise<Principal | undefined>;
   /** The user of that name, with its key's hash (what a page session is bound to). */
   get(name: string): Promise<StoredUser | undefined>;
+  /** Calls `listener` with a user's name once their key was rotated or they were removed here; returns the unsubscribe. */
+  onSignedOut(listener: (name: string) => void): () => void;
 }
 
 const view = (user: StoredUser): UserView => ({ name: user.name, groups: [...user.groups], ...user.quota });
@@ -42,6 +44,11 @@ export function principalOfUser(user: StoredUser): Principal {
 }
 
 export function createUsers(store: UsersStore): Users {
+  // This instance's own: who holds a stream open for a user hears of their key going.
+  const signedOut = new Set<(name: string) => void>();
+  const tell = (name: string) => {
+    for (const listener of [...signedOut]) listener(name);
+  };
   return {
     list: async () => (await store.list()).map(view),
     async add(name, groups, quota) {
@@ -54,6 +61,7 @@ export function createUsers(store: UsersStore): Users {
     async rotate(name) {
       const key = newUserKey();
       if (!(await store.setKeyHash(name, keyHash(key)))) return undefined;
+      tell(name);
       const user = await store.get(name);
       return { ...(user === undefined ? { name, groups: [] } : view(user)), key };
     },
@@ -62,12 +70,20 @@ export function createUsers(store: UsersStore): Users {
       const user = await store.get(name);
       return user === undefined ? undefined : view(user);
     },
-    remove: (name) => store.remove(name),
+    async remove(name) {
+      const removed = await store.remove(name);
+      if (removed) tell(name);
+      return removed;
+    },
     async authenticate(key) {
       if (!isUserKey(key)) return undefined;
       const user = await store.byKeyHash(keyHash(key));
       return user === undefined ? undefined : principalOfUser(user);
     },
     get: (name) => store.get(name),
+    onSignedOut(listener) {
+      signedOut.add(listener);
+      return () => signedOut.delete(listener);
+    },
   };
 }

@@ -2,6 +2,7 @@
 // the users in the state dir and once in PostgreSQL: the key is answered once
 // and never listed, names follow the server-name rule, duplicates are 409,
 // unknown names 404, and a removed or rotated key is refused at once.
+import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase, type Database } from '../../src/fleet/database.js';
 import { migrate } from '../../src/fleet/migrations.js';
@@ -30,7 +31,8 @@ describe.each(stores)('users API (%s store)', (_kind, store) => {
   let fleet: Fleet;
   beforeAll(async () => {
     const users = store();
-    fleet = await startFleet((dir) => ({ open: healthy(dir, 'open') }), users === undefined ? {} : { users });
+    // A short heartbeat: a stream asks again at each whether its user's key still holds.
+    fleet = await startFleet((dir) => ({ open: healthy(dir, 'open') }), { heartbeatMs: 100, ...(users === undefined ? {} : { users }) });
     await untilState(fleet, 'open', 'ready');
   });
   afterAll(async () => {
@@ -79,5 +81,53 @@ describe.each(stores)('users API (%s store)', (_kind, store) => {
     expect((await withKey(rotated.json.key, '/api/mcp/me')).status).toBe(200);
     expect((await fleet.request('/api/mcp/users/finn', { method: 'DELETE' })).status).toBe(204);
     expect((await withKey(rotated.json.key, '/api/mcp/me')).status).toBe(401);
+  });
+
+  const streamOf = (key: string) => eventStream(fleet.served.port, key);
+
+  it("an open event stream ends once its user's key is rotated or the user removed", async () => {
+    for (const [name, change] of [
+      ['gus', (user: string) => fleet.request(`/api/mcp/users/${user}/rotate`, { method: 'POST' })],
+      ['hal', (user: string) => fleet.request(`/api/mcp/users/${user}`, { method: 'DELETE' })],
+    ] as const) {
+      const { key } = (await fleet.request('/api/mcp/users', { method: 'POST', body: { name } })).json as { key: string };
+      const stream = streamOf(key);
+      // Open and live: a heartbeat passes and it goes on.
+      const early = await Promise.race([stream.ended.then(() => 'ended'), new Promise((resolve) => setTimeout(() => resolve('open'), 300))]);
+      expect(early).toBe('open');
+      expect((await change(name)).status).toBeLessThan(300);
+      await stream.ended;
+      stream.close();
+    }
+  });
+});
+
+/** An event stream opened with `key`; `ended` resolves once the worker ends it. */
+function eventStream(port: number, key: string): { ended: Promise<void>; close(): void } {
+  const request = http.get({ host: '127.0.0.1', port, path: '/api/mcp/events/stream', headers: { host: `127.0.0.1:${port}`, authorization: `Bearer ${key}` } });
+  const ended = new Promise<void>((resolve, reject) => {
+    request.on('response', (response) => {
+      if (response.statusCode !== 200) reject(new Error(`stream answered ${response.statusCode}`));
+      response.resume().on('end', () => resolve());
+    });
+    request.on('error', reject);
+  });
+  return { ended, close: () => request.destroy() };
+}
+
+describe('users in PostgreSQL, another worker', () => {
+  it("a stream ends at its next heartbeat once another worker removed its user", async () => {
+    const fleet = await startFleet((dir) => ({ open: healthy(dir, 'open') }), { heartbeatMs: 100, users: createPgUsersStore(db) });
+    try {
+      const { key } = (await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'ivy' } })).json as { key: string };
+      const stream = eventStream(fleet.served.port, key);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // Another worker's change: only the shared store knows of it, not this worker's users.
+      expect(await createPgUsersStore(db).remove('ivy')).toBe(true);
+      await stream.ended;
+      stream.close();
+    } finally {
+      await fleet.close();
+    }
   });
 });

@@ -5,8 +5,8 @@ import type { McpHost } from '../../host.js';
 import type { JournalEvent } from '../../journal/index.js';
 import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
-import { eventFor, eventVisibleTo, userOf } from '../caller.js';
-import type { Principal } from '../../users/index.js';
+import { endWhenSignedOut, eventFor, eventVisibleTo, userOf } from '../caller.js';
+import type { Principal, Users } from '../../users/index.js';
 
 /** A whole number written in digits only: `1e1`, `0x10`, ` 5` and `5.0` are refused rather than read as numbers. */
 const Digits = z.string().regex(/^\d+$/).transform(Number);
@@ -21,6 +21,8 @@ const REPLAY_PAGE = 1_000;
 export interface EventRoutesOptions {
   /** Period of the SSE keep-alive comment, in milliseconds. */
   heartbeatMs: number;
+  /** The users, whose stream ends once their key goes (rotated, removed). */
+  users?: Users;
 }
 
 /** The journal, as a page (`?since=N`) and live as server-sent events. */
@@ -77,7 +79,7 @@ export function eventRoutes(host: McpHost, options: EventRoutesOptions): Router 
     const lastId = req.headers['last-event-id'];
     const since =
       lastId !== undefined ? parseSince(lastId, 'Last-Event-ID') : parseSince(req.query.since, 'since');
-    await openStream(host, res, since, options.heartbeatMs, userOf(res));
+    await openStream(host, res, since, options, userOf(res));
   });
 
   return router;
@@ -113,10 +115,12 @@ async function openStream(
   host: McpHost,
   res: Response,
   since: number | undefined,
-  heartbeatMs: number,
+  { heartbeatMs, users }: EventRoutesOptions,
   user: Principal | undefined,
 ): Promise<void> {
   openEventStream(res);
+  // A user's stream ends with their key: at once when it went here, else at the next heartbeat.
+  const signedIn = endWhenSignedOut(res, users, () => res.end());
 
   const pending: JournalEvent[] = [];
   let replaying = true;
@@ -136,11 +140,15 @@ async function openStream(
   }
 
   // A comment line keeps proxies and idle timeouts from closing a quiet stream.
-  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), heartbeatMs);
+  const heartbeat = setInterval(() => {
+    res.write(': heartbeat\n\n');
+    signedIn.recheck();
+  }, heartbeatMs);
   heartbeat.unref();
   res.on('close', function closeStream() {
     closed = true;
     clearInterval(heartbeat);
+    signedIn.stop();
     unsubscribe();
   });
 
