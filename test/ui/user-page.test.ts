@@ -21,6 +21,14 @@ beforeAll(async () => {
       shared: healthy(dir, 'shared'),
       team: healthy(dir, 'team', { access: { groups: ['eng'] } }),
       hiddenbox: healthy(dir, 'hiddenbox', { access: { users: ['someone-else'] } }),
+      // Stored secrets whose masks a user is not shown.
+      keyed: { type: 'remote', url: 'http://127.0.0.1:9/mcp', auth: { kind: 'bearer', token: 'user-page-token-SECRET-1' }, enabled: false },
+      machine: {
+        type: 'remote',
+        url: 'http://127.0.0.1:9/mcp',
+        auth: { kind: 'client_credentials', client_id: 'fleet-client', client_secret: 'user-page-secret-SECRET-2' },
+        enabled: false,
+      },
     })),
     launchBrowser(),
   ]);
@@ -43,7 +51,7 @@ describe('a user on the management page', () => {
     await page.locator('#who', { hasText: 'Signed in as alice' }).waitFor();
 
     const rows = await page.locator('#servers-body tr').evaluateAll((trs) => trs.map((tr) => (tr as { dataset: { name: string } }).dataset.name));
-    expect(rows.sort()).toEqual(['shared', 'team']);
+    expect(rows.sort()).toEqual(['keyed', 'machine', 'shared', 'team']);
     expect(await page.locator('#add-server').isHidden()).toBe(true);
     expect(await page.locator('#tab-registry').isHidden()).toBe(true);
     // A server's panel offers them no management action (edit, disable, restart, delete: the admin's alone).
@@ -71,6 +79,20 @@ describe('a user on the management page', () => {
       expect(body.text, body.url).not.toContain('healthy.mjs');
     }
     expect(recorder.errors).toEqual([]);
+  });
+
+  it("shows that a server's credentials are stored, and their kind, never a mask", async () => {
+    for (const [name, text] of [
+      ['keyed', 'bearer token stored'],
+      ['machine', 'Client credentials (configured) · client fleet-client · client secret stored'],
+    ] as const) {
+      await page.locator(`#servers-body tr[data-name="${name}"]`).getByRole('button', { name }).click();
+      await page.locator('#detail-title', { hasText: name }).waitFor();
+      await page.getByRole('tab', { name: 'Configuration' }).click();
+      const config = page.locator('#subpanel dl.config');
+      await config.getByText(text, { exact: true }).waitFor();
+      expect(await config.textContent()).not.toMatch(/null|••••/);
+    }
   });
 
   it('signs out', async () => {

@@ -1,6 +1,6 @@
 // The panel of one server: actions, last error, and what it offers (tools,
 // resources, prompts), its masked configuration, and its lifecycle diagram.
-import { ago, badge, h, label, shownState } from './dom.js';
+import { AUTH_KIND_LABELS, ago, badge, h, label, shownState } from './dom.js';
 import { tablist } from './tabs.js';
 import { inputsPanel } from './user-inputs.js';
 
@@ -415,10 +415,12 @@ function secrets(map) {
 
 function authText(auth, status) {
   if (!auth || auth.kind === 'none') return 'none';
-  if (auth.kind === 'bearer') return `bearer token ${auth.has_token ? `stored ${auth.token_masked}` : 'missing'}`;
-  const parts = [`OAuth (${label(status?.status ?? 'configured')})`];
+  // A user is shown that a secret is stored, never its mask (theirs is null).
+  const stored = (mask) => (mask ? `stored ${mask}` : 'stored');
+  if (auth.kind === 'bearer') return `bearer token ${auth.has_token ? stored(auth.token_masked) : 'missing'}`;
+  const parts = [`${AUTH_KIND_LABELS[auth.kind] ?? auth.kind} (${label(status?.status ?? 'configured')})`];
   if (auth.client_id) parts.push(`client ${auth.client_id}`);
-  if (auth.has_client_secret) parts.push(`client secret stored ${auth.client_secret_masked}`);
+  if (auth.has_client_secret) parts.push(`client secret ${stored(auth.client_secret_masked)}`);
   if (auth.scopes?.length) parts.push(`scopes ${auth.scopes.join(' ')}`);
   return parts.join(' · ');
 }

@@ -50,6 +50,16 @@ export function label(state) {
   return String(state).replaceAll('_', ' ');
 }
 
+/** What each auth kind is called on the page. */
+export const AUTH_KIND_LABELS = {
+  none: 'None',
+  bearer: 'Bearer token',
+  oauth: 'OAuth',
+  client_credentials: 'Client credentials',
+  workload_identity: 'Workload identity',
+  enterprise: 'Enterprise-managed',
+};
+
 /** "12 s ago", "3 min ago", or the date for old times. */
 export function ago(iso, now = Date.now()) {
   const then = Date.parse(iso);

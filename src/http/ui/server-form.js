@@ -3,7 +3,7 @@
 // left out of the PATCH (the worker keeps it), a typed one replaces it, and
 // "Remove" sends null. Errors are shown next to the field the API names.
 import { addServer, ApiError, patchServer } from './api.js';
-import { $, $$, h } from './dom.js';
+import { $, $$, AUTH_KIND_LABELS, h } from './dom.js';
 
 let uid = 0;
 const nextId = (base) => `${base.replace(/[^A-Za-z0-9_-]/g, '-')}-${++uid}`;
@@ -395,9 +395,8 @@ function patchBody(c, config) {
  * kind and changes nothing of it) unless another kind is chosen.
  */
 function authKinds(stored) {
-  const kinds = [['none', 'None'], ['bearer', 'Bearer token'], ['oauth', 'OAuth']];
-  const machine = { client_credentials: 'Client credentials', workload_identity: 'Workload identity', enterprise: 'Enterprise-managed' };
-  if (Object.hasOwn(machine, stored)) kinds.push([stored, `${machine[stored]} (kept; edit in the file or API)`]);
+  const kinds = ['none', 'bearer', 'oauth'].map((kind) => [kind, AUTH_KIND_LABELS[kind]]);
+  if (!kinds.some(([kind]) => kind === stored) && Object.hasOwn(AUTH_KIND_LABELS, stored)) kinds.push([stored, `${AUTH_KIND_LABELS[stored]} (kept; edit in the file or API)`]);
   return kinds;
 }
 
