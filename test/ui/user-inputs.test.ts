@@ -90,6 +90,19 @@ describe('a per_user server on the management page', () => {
     expect(refused).toEqual([]);
   });
 
+  it('keeps the field being typed in focused through a live update', async () => {
+    const team = page.getByLabel('TEAM your team');
+    await team.click();
+    await page.keyboard.type('first-');
+    // A change the page shows live: a new server's row.
+    expect((await fleet.request('/api/mcp/servers', { method: 'POST', body: { name: 'later', type: 'local', command: ['node', '-e', '0'], enabled: false } })).status).toBe(201);
+    await page.locator('#servers-body tr[data-name="later"]').waitFor();
+    await page.keyboard.type('second');
+    expect(await team.inputValue()).toBe('first-second');
+    expect(await team.evaluate((field) => field === document.activeElement)).toBe(true);
+    await team.fill('');
+  });
+
   it('a call through the playground answers with the user\'s own value', async () => {
     await page.locator('#detail').getByRole('button', { name: 'Try mine__whoami', exact: true }).click();
     const drawer = page.locator('dialog#playground');

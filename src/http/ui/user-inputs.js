@@ -67,18 +67,20 @@ function show(panel, server, inputs, notice) {
           h('input', {
             id,
             name,
+            // Kept focused through a live update of the panel around it.
+            'data-key': `input:${server}:${name}`,
             type: input.secret ? 'password' : 'text',
             autocomplete: 'off',
             placeholder: input.set ? 'set: type to replace it' : 'not set',
           }),
           h('span', { class: `tag ${input.set ? 'is-set' : 'not-available'}`, 'data-set': String(input.set) }, input.set ? 'set' : 'not set'),
           input.set
-            ? h('button', { type: 'button', class: 'button small', 'aria-label': `Clear ${name}`, onclick: () => void save({ [name]: null }) }, 'Clear')
+            ? h('button', { type: 'button', class: 'button small', 'data-key': `clear:${server}:${name}`, 'aria-label': `Clear ${name}`, onclick: () => void save({ [name]: null }) }, 'Clear')
             : null,
         ),
       );
     }),
-    names.length > 0 ? h('button', { type: 'submit', class: 'button primary small' }, 'Save') : null,
+    names.length > 0 ? h('button', { type: 'submit', class: 'button primary small', 'data-key': `save-inputs:${server}` }, 'Save') : null,
   );
   // replaceChildren (unlike h) writes a null as the text "null": leave the missing parts out.
   const parts = [
