@@ -202,12 +202,16 @@ describe('what the page says agrees with the worker', () => {
     await expect(row('plain').locator('.badge').getAttribute('title')).resolves.toContain('last known state ready');
     await detail().locator('.badge[data-state="unknown"]').first().waitFor();
     await expect(page.locator('#live').getAttribute('data-state')).resolves.not.toBe('live');
+    // An action tried meanwhile says it could not reach the worker, until the page reaches it again.
+    await detail().getByRole('button', { name: 'Restart' }).click();
+    await detail().getByText('The worker could not be reached.').waitFor();
 
     await startWorker();
     await row('plain').locator('.badge[data-state="ready"]').waitFor({ timeout: 40_000 });
     await row('broken').locator('.badge[data-state="error"]').waitFor();
     expect(await page.locator('#servers-body .badge[data-state="unknown"]').count()).toBe(0);
     await page.locator('#live[data-state="live"]').waitFor();
+    expect(await detail().getByText('The worker could not be reached.').count()).toBe(0);
     // The same document all along: the page reconnected by itself.
     await expect(page.evaluate(() => window.__sameDocument)).resolves.toBe(true);
   }, 90_000);

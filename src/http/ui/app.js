@@ -188,6 +188,8 @@ async function load() {
   }
   state.servers = new Map(servers.map((s) => [s.name, s]));
   state.offline = false;
+  // The worker answers again: what said it could not be reached no longer holds.
+  for (const [name, notice] of state.notices) if (notice.unreachable) state.notices.delete(name);
   const wanted = state.selected ?? decodeURIComponent(location.hash.replace(/^#server=/, ''));
   state.selected = state.servers.has(wanted) ? wanted : (servers[0]?.name ?? null);
   openStream();

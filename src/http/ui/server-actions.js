@@ -22,8 +22,10 @@ export function serverActions(state, view) {
       return await work();
     } catch (err) {
       // A fetch that never reached the worker says "Failed to fetch": said as the forms say it.
-      const text = err instanceof api.ApiError ? err.message : 'The worker could not be reached.';
-      if (err.status !== 401) state.notices.set(name, { kind: 'error', text });
+      const unreachable = !(err instanceof api.ApiError);
+      const text = unreachable ? 'The worker could not be reached.' : err.message;
+      // One that did not reach the worker goes once the page reaches it again.
+      if (err.status !== 401) state.notices.set(name, { kind: 'error', text, unreachable });
       return undefined;
     } finally {
       state.busy.delete(name);
