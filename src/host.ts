@@ -11,7 +11,7 @@ import { diffWithStore } from './catalog/config-diff.js';
 import { secretValues } from './config/masking.js';
 import type { ServerConfig } from './config/index.js';
 import { clientMetadataDocument } from './auth/client-metadata-document.js';
-import { NotFoundError, NotReadyError } from './errors.js';
+import { NotFoundError } from './errors.js';
 import { SETTLE_MARGIN_MS, settled as serverSettled } from './machines/server.queries.js';
 import { parseRoots } from './connection/capabilities/roots.js';
 import { createFileInputsStore, createQuotas } from './users/index.js';
@@ -19,6 +19,7 @@ import { principalOf } from './host/access.js';
 import { createPerUser } from './host/user-inputs.js';
 import { createServerLinks } from './host/server-link.js';
 import { createConsents } from './host/consents.js';
+import { createCatalogRefresh } from './host/catalog-refresh.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
 export type { SessionView } from './host/sessions.js';
@@ -153,15 +154,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     freshen: () => catalogs.freshen(),
 
-    async refreshCatalog(name) {
-      running();
-      const view = host.server(name);
-      if (!view) throw new NotFoundError(name);
-      const handle = catalogs.get(name);
-      if (!handle) throw new NotReadyError(name, view.state);
-      const offer = await handle.refresh();
-      return { tools: mount.registeredCount(name), resources: offer.resources.length, prompts: offer.prompts.length };
-    },
+    refreshCatalog: createCatalogRefresh({ running, server: (name) => host.server(name), catalogs, mount, sessions }),
     renderPrompt: (command, args, renderOptions) => prompts.render(command, args, renderOptions),
 
     catalogDiff: () => diffWithStore(store, Object.entries(servers()).map(([name, ref]): [string, ServerConfig] => [name, ref.getSnapshot().context.config])),

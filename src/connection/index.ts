@@ -13,6 +13,7 @@ export { forwardServerLog } from './capabilities/logging.js';
 export { createPromptRegistry, PromptNotFoundError, type PromptEntry, type PromptRegistry, type RenderedPrompt } from './capabilities/prompts.js';
 export { resourceAgentTools } from './capabilities/resources.js';
 export { parseRoots, type Root } from './capabilities/roots.js';
+export { type CacheScope } from './cache-scope.js';
 export { createCallLimiter } from './call-limiter.js';
 export { type RequestingClient } from './capabilities/forwarding.js';
 export { CLIENT_INFO, connect, filterTools, type ConnectOptions, type ServerConnection } from './connection.js';

@@ -256,8 +256,10 @@ export interface McpHost {
    * Re-lists a server's tools, resources and prompts now; a changed tool
    * listing is registered (and journaled as a catalog change) before it
    * resolves. Rejects with NotFoundError (unknown server) or NotReadyError.
+   * A per_user server lists through the principal's own session (the admin's
+   * without one), opened by it when none is: so its tools are learnt before a first call.
    */
-  refreshCatalog(name: string): Promise<CatalogCounts>;
+  refreshCatalog(name: string, options?: { principal?: PrincipalInput }): Promise<CatalogCounts>;
   /** Every prompt of every ready server, as slash commands `/server:prompt`. */
   prompts(): PromptEntry[];
   /**

@@ -13,7 +13,7 @@
  */
 import { createActor, waitFor } from 'xstate';
 import type { Client, Tool } from '@modelcontextprotocol/client';
-import { connect, createCallLimiter, type ServerConnection } from '../connection/index.js';
+import { connect, createCallLimiter, type CacheScope, type ServerConnection } from '../connection/index.js';
 import { referencingFields, userReferences, USER_REFERENCE, type ServerConfig } from '../config/schema.js';
 import { jsonEqual, toAgentTool, type AgentTool, type ExecuteOptions } from '../catalog/index.js';
 import type { JournalEventInput } from '../journal/index.js';
@@ -104,6 +104,8 @@ export interface Sessions {
   owner(name: string, principal?: string): { server: string; original: string } | undefined;
   /** Calls `original` of `server` through the principal's session (the admin's without one). */
   call(server: string, original: string, args: Record<string, unknown>, options: ExecuteOptions): Promise<unknown>;
+  /** The principal's session of `server`, connected (a new one when none is open) and its tools listed now. */
+  refresh(server: string, options: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<ServerConnection>;
   /** The principal's session of `server`, connected (a new one when none is open): what `/mcp/servers/:name` forwards to. */
   connection(server: string, options: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<ServerConnection>;
   /** The values the open sessions connected with, for redacting logs. */
@@ -250,7 +252,7 @@ export function createSessions(options: SessionsOptions): Sessions {
                 throw ownGrantError(server, error);
               });
               entry.connection = connection;
-              learn(server, principal, connection);
+              learn(server, principal, connection.tools, connection.connectScope);
               shareListing(listings, server, connection);
               return { close: () => closes.run(() => connection.close()) };
             },
@@ -288,9 +290,9 @@ export function createSessions(options: SessionsOptions): Sessions {
   }
 
   /** Keeps what a session listed: for its principal alone when the server said private. */
-  function learn(server: string, principal: string, connection: ServerConnection): void {
-    const tools = agentTools(server, connection.tools);
-    if (connection.connectScope === 'private') {
+  function learn(server: string, principal: string, listed: readonly Tool[], scope: CacheScope | null): void {
+    const tools = agentTools(server, [...listed]);
+    if (scope === 'private') {
       let own = privateCatalogs.get(server);
       if (own === undefined) privateCatalogs.set(server, (own = new Map()));
       own.set(principal, tools);
@@ -380,6 +382,20 @@ export function createSessions(options: SessionsOptions): Sessions {
     async connection(server, connectionOptions) {
       const entry = await readyEntry(server, connectionOptions);
       return entry.connection!;
+    },
+
+    async refresh(server, refreshOptions) {
+      const principal = refreshOptions.principal === undefined ? ADMIN_PRINCIPAL : parsePrincipal(refreshOptions.principal).id;
+      const before = open.get(keyOf(server, principal))?.connection ?? null;
+      const entry = await readyEntry(server, refreshOptions);
+      const connection = entry.connection!;
+      // A session that was open lists again; a new one has just listed.
+      if (connection === before) {
+        const listing = await connection.listTools(refreshOptions.signal);
+        connection.replaceTools(listing.tools);
+        learn(server, principal, connection.tools, listing.scope);
+      }
+      return connection;
     },
 
     secrets: () => [...open.values()].flatMap((entry) => entry.values),

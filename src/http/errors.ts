@@ -15,6 +15,7 @@ import {
 import type { ErrorKind } from '../errors.js';
 import type { Logger } from '../telemetry/index.js';
 import { AuthNotApplicableError } from '../auth/server-auth.js';
+import { GrantMissingError, MissingInputsError } from '../host/sessions.js';
 import { redact, secretValuesOf } from '../config/masking.js';
 import { describeZodError } from '../config/zod-errors.js';
 
@@ -60,6 +61,9 @@ export function toErrorResponse(err: unknown): { status: number; body: ErrorBody
   if (err instanceof NotFoundError) return answer(404, 'not_found', err.message);
   if (err instanceof ConflictError) return answer(409, 'conflict', err.message);
   if (err instanceof NotReadyError) return answer(409, 'not_ready', err.message);
+  // A per_user server's session that cannot open until the caller gives what it needs.
+  if (err instanceof MissingInputsError) return answer(409, 'missing_inputs', err.message);
+  if (err instanceof GrantMissingError) return answer(409, 'needs_authorization', err.message);
   if (err instanceof AuthNotApplicableError) return answer(409, err.code, err.message);
   if (err instanceof HostNotRunningError) return answer(503, err.reason, err.message);
   if (err instanceof PreconditionFailedError) {

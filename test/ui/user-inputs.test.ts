@@ -30,6 +30,15 @@ beforeAll(async () => {
         user_inputs: { TOKEN: { description: 'your whoami token' }, TEAM: { description: 'your team', secret: false } },
         timeout_seconds: 15,
       },
+      // No session has listed its tools: the page lists them through the user's own.
+      fresh: {
+        type: 'local',
+        command: fixtureCommand('whoami'),
+        env: { USER_TOKEN: '${user.TOKEN}' },
+        scope: 'per_user',
+        user_inputs: { TOKEN: { description: 'your fresh token' } },
+        timeout_seconds: 15,
+      },
     })),
     launchBrowser(),
   ]);
@@ -112,8 +121,30 @@ describe('a per_user server on the management page', () => {
     expect(await drawer.locator('.pg-result').textContent()).not.toContain(ADMIN_TOKEN);
   });
 
+  it("lists a per_user server's tools through the user's own session, with no call made before, and calls one", async () => {
+    await page.locator('dialog#playground').getByRole('button', { name: 'Close the playground' }).click();
+    await page.locator('#servers-body tr[data-name="fresh"]').getByRole('button', { name: 'fresh' }).click();
+    await page.locator('#detail-title', { hasText: 'fresh' }).waitFor();
+    await page.getByLabel('TOKEN your fresh token').fill(TOKEN);
+    await panel().getByRole('button', { name: 'Save' }).click();
+    await input('TOKEN').locator('[data-set="true"]').waitFor();
+    await page.locator('#detail').getByRole('tab', { name: /Tools/ }).click();
+    await page.locator('#detail').getByRole('button', { name: 'List my tools' }).click();
+    await page.locator('#detail').getByRole('button', { name: 'Try fresh__whoami', exact: true }).click();
+    const drawer = page.locator('dialog#playground');
+    await drawer.locator('h2', { hasText: 'fresh__whoami' }).waitFor();
+    await drawer.getByRole('button', { name: 'Run' }).click();
+    await drawer.locator('.pg-result', { hasText: TOKEN }).waitFor();
+    // Mine only: nobody else's session was opened for it.
+    expect((await fleet.request('/api/mcp/sessions')).json.sessions.filter((s: { server: string }) => s.server === 'fresh')).toEqual([
+      expect.objectContaining({ principal: 'alice' }),
+    ]);
+  });
+
   it('clears the value: the panel says not set', async () => {
     await page.locator('dialog#playground').getByRole('button', { name: 'Close the playground' }).click();
+    await page.locator('#servers-body tr[data-name="mine"]').getByRole('button', { name: 'mine' }).click();
+    await page.locator('#detail-title', { hasText: 'mine' }).waitFor();
     await panel().getByRole('button', { name: 'Clear TOKEN' }).click();
     await input('TOKEN').locator('[data-set="false"]').waitFor();
     expect((await fleet.host.inputs('mine', { principal: { id: 'alice' } })).inputs.TOKEN?.set).toBe(false);

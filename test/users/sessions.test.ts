@@ -33,6 +33,8 @@ beforeAll(async () => {
     brief: perUser({ idle_timeout_seconds: 0.5 }),
     capped: perUser({ max_sessions: 1 }),
     alices: perUser({ access: { users: ['alice'] } }),
+    // Listed by a user's refresh, before any call.
+    listed: perUser({}),
     keyed: { type: 'local', command: [process.execPath, '-e', '0'], env: { API_KEY: OTHER_KEY }, enabled: false },
     // A user's input in the command, and another server's key, which its process prints as it fails to start.
     leaky: {
@@ -99,6 +101,24 @@ describe('inputs', () => {
     expect(reply.json.content[0].text).toContain('TOKEN');
     expect(reply.json.content[0].text).toContain('PUT /api/mcp/servers/mine/inputs');
     expect(await sessionsOf('alice')).toEqual([]);
+  });
+
+  it("a user lists a per_user server's tools through their own session before any call, once their inputs are set", async () => {
+    const refresh = (user: User) => as(user, '/api/mcp/servers/listed/refresh', { method: 'POST' });
+    const missing = await refresh('bob');
+    expect(missing.status).toBe(409);
+    expect(missing.json.error).toMatchObject({ code: 'missing_inputs', message: expect.stringContaining('TOKEN') });
+    await setToken('bob', ['listed']);
+    const counted = await refresh('bob');
+    expect(counted.status, counted.text).toBe(200);
+    expect(counted.json).toEqual({ tools: 2, resources: 1, prompts: 1 });
+    expect((await sessionsOf('bob')).filter((s) => s.server === 'listed')).toEqual([expect.objectContaining({ principal: 'bob', state: 'ready' })]);
+    const tools = (await as('bob', '/api/mcp/tools')).json.tools.map((tool: { name: string }) => tool.name);
+    expect(tools).toContain('listed__whoami');
+    // Listed again through the session now open, not a second one; alice's is not opened by it.
+    expect((await refresh('bob')).json).toEqual({ tools: 2, resources: 1, prompts: 1 });
+    expect((await sessionsOf('bob')).filter((s) => s.server === 'listed')).toHaveLength(1);
+    expect((await sessionsOf('alice')).filter((s) => s.server === 'listed')).toEqual([]);
   });
 
   it('each caller sees which inputs they set, never a value; an undeclared name is refused', async () => {

@@ -85,6 +85,13 @@ describe.each(stores)('users API (%s store)', (_kind, store) => {
 
   const streamOf = (key: string) => eventStream(fleet.served.port, key);
 
+  it("a user may not force a shared server's re-list: the admin's (a per_user one's goes through their own session)", async () => {
+    const { key } = (await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'jo' } })).json as { key: string };
+    const refused = await fleet.request('/api/mcp/servers/open/refresh', { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    expect(refused.status).toBe(403);
+    expect((await fleet.request('/api/mcp/servers/open/refresh', { method: 'POST' })).status).toBe(200);
+  });
+
   it("an open event stream ends once its user's key is rotated or the user removed", async () => {
     for (const [name, change] of [
       ['gus', (user: string) => fleet.request(`/api/mcp/users/${user}/rotate`, { method: 'POST' })],

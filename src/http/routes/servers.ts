@@ -78,10 +78,13 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   });
 
   // Re-lists tools, resources and prompts now (a server that never announces its changes); answers the counts.
+  // A per_user server's through the caller's own session: a user may, for one they may see.
   router.post('/:name/refresh', async function refreshCatalog(req, res) {
-    requireAdmin(res);
-    requireServer(host, req.params.name);
-    res.json(await host.refreshCatalog(req.params.name));
+    const user = userOf(res);
+    const view = viewFor(requireServer(host, req.params.name), user);
+    if (view === undefined) throw new HttpError(404, 'not_found', `no server named "${req.params.name}"`);
+    if (view.config.scope !== 'per_user') requireAdmin(res);
+    res.json(await host.refreshCatalog(req.params.name, user === undefined ? {} : { principal: user }));
   });
 
   // The caller's own inputs of a per_user server: which are set (never a value), and setting them (null deletes).

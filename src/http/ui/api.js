@@ -58,6 +58,7 @@ export const events = (since = 0) => api(`/api/mcp/events?since=${since}`);
 export const fleet = () => api('/api/mcp/fleet');
 export const searchTools = (q, limit) => api(`/api/mcp/tools/search?${new URLSearchParams({ q, limit: String(limit) })}`);
 export const addServer = (body) => api('/api/mcp/servers', { method: 'POST', body });
+export const refreshServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}/refresh`, { method: 'POST' });
 export const patchServer = (name, body) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'PATCH', body });
 export const deleteServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}`, { method: 'DELETE' });
 export const restartServer = (name) => api(`/api/mcp/servers/${encodeURIComponent(name)}/restart`, { method: 'POST' });

@@ -493,6 +493,7 @@ function renderDetail() {
       restart: () => actions.restartServer(name),
       remove: () => actions.deleteServer(name),
       signIn: () => actions.signInServer(name),
+      listOwnTools: () => actions.listOwnTools(name),
       tryTool: (tool) => openPlayground(tool, name),
       openApp: (tool) => openToolApp(tool, name),
     }),

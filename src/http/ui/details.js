@@ -215,6 +215,20 @@ function notReady(entry, what) {
 }
 
 function tools(entry, ctx) {
+  if (entry.tools.length === 0 && shownState(entry) === 'per_user' && !ctx.offline) {
+    // Nobody's call has opened a session yet: the caller's own lists them now.
+    const busy = ctx.busy === 'list';
+    return h(
+      'div',
+      { class: 'empty' },
+      h('p', {}, 'Each person has a session of their own here: list its tools through yours, or make a first call.'),
+      h(
+        'button',
+        { type: 'button', class: 'button small', 'data-key': 'action:list-own', 'aria-busy': busy ? 'true' : null, onclick: () => !busy && ctx.listOwnTools() },
+        busy ? 'Listing…' : 'List my tools',
+      ),
+    );
+  }
   if (entry.tools.length === 0) return empty(notReady(entry, 'tools'));
   return h(
     'ul',

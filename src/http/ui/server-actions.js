@@ -120,5 +120,14 @@ export function serverActions(state, view) {
     }
   }
 
-  return { addServer, addedFromRegistry, editServer, toggleServer, restartServer, deleteServer, signInServer };
+  /** A per_user server's tools, listed through the caller's own session (opened for it): what the playground then offers. */
+  async function listOwnTools(name) {
+    const counts = await act(name, 'list', () => api.refreshServer(name));
+    if (counts !== undefined) {
+      toast(`Your session of ${name} lists ${counts.tools} ${counts.tools === 1 ? 'tool' : 'tools'}.`);
+      scheduleRefresh();
+    }
+  }
+
+  return { addServer, addedFromRegistry, editServer, toggleServer, restartServer, deleteServer, signInServer, listOwnTools };
 }
