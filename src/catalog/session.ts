@@ -31,6 +31,8 @@ export interface ServerSessionOptions {
   onToolsChanged(): void;
   /** Where readers find this server's sync while the session runs (expired listings, forced refreshes). */
   catalogs: CatalogFreshness;
+  /** Every configured server's secrets, redacted from what this server logs as its own are. */
+  fleetSecrets?: () => readonly string[];
 }
 
 /** Starts the session; returns the function that ends it (no more listings, logs or prompt commands). */
@@ -62,6 +64,7 @@ class ServerSession implements CatalogSyncListener, CatalogHandle {
       level: config.log_level,
       timeoutMs,
       secrets,
+      ...(options.fleetSecrets && { fleetSecrets: options.fleetSecrets }),
       logger,
       onLog: (entry) => append({ type: 'server.log', server, ...entry }),
     });

@@ -81,6 +81,7 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
         logger,
         onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
         catalogs,
+        fleetSecrets: deps.fleetSecrets,
       }),
   };
 }

@@ -5,6 +5,8 @@ import { MAX_LOG_MESSAGE_CHARS, MAX_LOGS_PER_SECOND } from '../../src/connection
 import { catalogServer, startHost, textOf, type Running } from './helpers.js';
 
 const SECRET = 'canary-log-SECRET-000123';
+/** Another server's: a server may log a key it shares with it. */
+const OTHER = 'canary-other-SECRET-000456';
 
 let running: Running | undefined;
 afterEach(async () => {
@@ -17,23 +19,27 @@ describe('server logging', () => {
     const lines: string[] = [];
     const logger = { info: (line: string) => lines.push(`info ${line}`), warn: (line: string) => lines.push(`warn ${line}`) };
     running = await startHost(
-      (dir) => ({ cat: catalogServer(dir, 'cat', { log_level: 'warning', env: { API_KEY: SECRET } }) }),
+      (dir) => ({
+        cat: catalogServer(dir, 'cat', { log_level: 'warning', env: { API_KEY: SECRET } }),
+        other: { type: 'remote', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: `Bearer ${OTHER}` }, enabled: false },
+      }),
       ['cat'],
       { logger },
     );
     const { host } = running;
     await vi.waitFor(async () => expect(textOf(await host.callTool('cat__level', {}))).toBe('warning'), { timeout: 20_000 });
 
-    await host.callTool('cat__log', { level: 'error', logger: 'db', data: `connect failed with key ${SECRET}` });
+    await host.callTool('cat__log', { level: 'error', logger: 'db', data: `connect failed with key ${SECRET} and ${OTHER}` });
     await host.callTool('cat__log', { level: 'info', data: { rows: 3, key: SECRET } });
     await vi.waitFor(() => expect(running!.events('server.log')).toHaveLength(2), { timeout: 20_000 });
     const [first, second] = running.events('server.log');
-    expect(first).toMatchObject({ server: 'cat', level: 'error', logger: 'db', message: 'connect failed with key ••••' });
+    expect(first).toMatchObject({ server: 'cat', level: 'error', logger: 'db', message: 'connect failed with key •••• and ••••' });
     expect(second).toMatchObject({ level: 'info', logger: null, message: '{"rows":3,"key":"••••"}' });
-    expect(lines).toContain('warn server cat [error] db: connect failed with key ••••');
+    expect(lines).toContain('warn server cat [error] db: connect failed with key •••• and ••••');
     expect(lines).toContain('info server cat [info]: {"rows":3,"key":"••••"}');
     expect(JSON.stringify(host.events())).not.toContain(SECRET);
     expect(lines.join('\n')).not.toContain(SECRET);
+    expect(JSON.stringify(host.events())).not.toContain(OTHER);
   });
 
   test('without log_level no logging/setLevel is sent; a long message is cut', async () => {

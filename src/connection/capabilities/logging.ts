@@ -28,6 +28,8 @@ export interface ServerLogOptions {
   /** Bound on `logging/setLevel`, in ms. */
   timeoutMs: number;
   secrets: readonly string[];
+  /** Every configured server's secrets, asked per message: a server may log another's (a shared key). */
+  fleetSecrets?: () => readonly string[];
   /** Each message (redacted, bounded), for the journal. */
   onLog(entry: ServerLogEntry): void;
   /** The worker log. */
@@ -48,7 +50,9 @@ export class ServerLog {
   private dropped = 0;
   private report: NodeJS.Timeout | undefined;
   private readonly onMessage = (notification: LoggingMessageNotification): void => {
-    if (this.admit()) this.emit(toEntry(notification, this.options.secrets));
+    if (!this.admit()) return;
+    const { secrets, fleetSecrets } = this.options;
+    this.emit(toEntry(notification, fleetSecrets === undefined ? secrets : [...secrets, ...fleetSecrets()]));
   };
 
   constructor(private readonly options: ServerLogOptions) {
