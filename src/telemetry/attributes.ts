@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { Attributes } from '@opentelemetry/api';
-import { StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
+import { ProtocolError, SdkError, SdkErrorCode, StreamableHTTPClientTransport, type Client } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
 
@@ -96,9 +96,28 @@ export function requestAttributes(server: string, config: ServerConfig, client: 
   return sessionAttributes(client, attributes);
 }
 
-/** A low-cardinality `error.type` for a failure: a FleetError's kind (its `error_kind`), else the error class. */
+/**
+ * A low-cardinality `error.type` for a failure: an error kind. A FleetError's
+ * own; the SDK's, before the connection words it so (a handshake's), as the
+ * connection would kind it (a timeout, a closed connection, else the
+ * protocol); a network failure, unreachable; anything else `_OTHER`.
+ */
 export function errorType(error: unknown): string {
   if (error instanceof FleetError) return error.kind;
-  if (error instanceof Error && error.name !== 'Error') return error.name;
+  if (error instanceof SdkError) {
+    if (error.code === SdkErrorCode.RequestTimeout) return 'timeout';
+    if (error.code === SdkErrorCode.ConnectionClosed || error.code === SdkErrorCode.SendFailed || error.code === SdkErrorCode.NotConnected) return 'transport_closed';
+    if (error.code === SdkErrorCode.ClientHttpAuthentication || error.code === SdkErrorCode.ClientHttpForbidden) return 'auth';
+    if (error.code === SdkErrorCode.ClientHttpFailedToOpenStream) return 'unreachable';
+    // A failed version probe: its cause's kind, else whether the connection closed under it.
+    if (error.code === SdkErrorCode.EraNegotiationFailed) {
+      const cause = error.cause === undefined ? OTHER_ERROR : errorType(error.cause);
+      if (cause !== OTHER_ERROR) return cause;
+      return /connection closed/i.test(error.message) ? 'transport_closed' : 'protocol';
+    }
+    return 'protocol';
+  }
+  if (error instanceof ProtocolError) return 'protocol';
+  if (error instanceof TypeError && error.message === 'fetch failed') return 'unreachable';
   return OTHER_ERROR;
 }

@@ -84,7 +84,10 @@ describe('connecting', () => {
     await untilState(running, 'broken', 'error');
     const connect = sdk.spans().find((span) => span.name === 'connect broken');
     expect(connect?.status.code).toBe(SpanStatusCode.ERROR);
-    expect(connect?.attributes['error.type']).toEqual(expect.any(String));
+    expect(connect?.attributes['error.type']).toBe('spawn_failed');
+    // Its handshake's span too says a kind, not the SDK's class: the connection closed under it.
+    const handshake = sdk.spans().find((span) => span.name === 'initialize' && span.attributes['mcp_fleet.server.name'] === 'broken');
+    expect(handshake?.attributes['error.type']).toBe('transport_closed');
     const life = running.server('broken');
     expect(life?.state).toBe('error');
   });
