@@ -57,14 +57,20 @@ async function tracedConnect<T extends ConnectOutcome>(
 /** The handshake with `server` as a CLIENT span, named by the era it ended in; `clientOf` finds the client in `run`'s result. */
 export function observeHandshake<T>(server: string, config: ServerConfig, clientOf: (result: T) => Client, run: () => Promise<T>): Promise<T> {
   if (!observed()) return run();
-  const attributes = () => peerAttributes(config, { [ATTR.methodName]: 'initialize', [ATTR.server]: server });
+  // Named for the era once it is known: the duration recorded after it carries the same name and version.
+  let method = 'initialize';
+  let version: string | undefined;
+  const attributes = () =>
+    peerAttributes(config, { [ATTR.methodName]: method, [ATTR.server]: server, ...(version !== undefined && { [ATTR.protocolVersion]: version }) });
   return observe({ method: 'initialize', attributes }, async (span) => {
     const result = await run();
+    const client = clientOf(result);
+    if (client.getProtocolEra() === 'modern') method = 'server/discover';
+    version = client.getNegotiatedProtocolVersion();
     if (span !== undefined && span.isRecording()) {
-      const client = clientOf(result);
-      if (client.getProtocolEra() === 'modern') {
-        span.updateName('server/discover');
-        span.setAttribute(ATTR.methodName, 'server/discover');
+      if (method !== 'initialize') {
+        span.updateName(method);
+        span.setAttribute(ATTR.methodName, method);
       }
       span.setAttributes(sessionAttributes(client, {}));
     }

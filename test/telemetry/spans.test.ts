@@ -170,6 +170,12 @@ describe('tool calls', () => {
     const byName = (name: string) => data.find((metric) => metric.descriptor.name === name);
     const duration = byName('mcp.client.operation.duration');
     expect(duration?.descriptor.unit).toBe('s');
+    // The handshake's duration is named as its span is (by the era it ended in), with the version it agreed.
+    const handshakeSpan = sdk.spans().find((span) => span.name === 'initialize' || span.name === 'server/discover')!;
+    const handshakes = (duration?.dataPoints ?? []).filter((point) => point.attributes['mcp.method.name'] === handshakeSpan.name);
+    expect(handshakes.length).toBeGreaterThan(0);
+    expect(handshakes[0]!.attributes['mcp.protocol.version']).toBe(handshakeSpan.attributes['mcp.protocol.version']);
+    expect((duration?.dataPoints ?? []).filter((point) => point.attributes['mcp.method.name'] === (handshakeSpan.name === 'initialize' ? 'server/discover' : 'initialize'))).toEqual([]);
     const calls = (duration?.dataPoints ?? []).filter((point) => point.attributes['mcp.method.name'] === 'tools/call');
     expect(calls.map((point) => [point.attributes['gen_ai.tool.name'], point.attributes['error.type']])).toEqual(
       expect.arrayContaining([
