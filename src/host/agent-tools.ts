@@ -181,12 +181,14 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     }
     if (owner) {
       const state = own(projected().servers, owner)!;
+      // `details.tool` is the server's own name of it, as a call's result says it: known from its last listing.
+      const original = state.known_tools?.find((tool) => tool.name === name)?.original ?? name;
       // Ready, yet without the tool: the server dropped it (list_changed) or the filter hides it now.
       if (state.state === 'ready') {
-        return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
+        return errorResult(owner, original, `tool "${name}" is unavailable: server "${owner}" no longer offers it`);
       }
       const why = `state: ${state.state}${state.error ? ` — ${state.error}` : ''}`;
-      return errorResult(owner, name, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
+      return errorResult(owner, original, `tool "${name}" is unavailable: server "${owner}" is not ready (${why})`);
     }
     return errorResult('', name, `unknown tool "${name}"`);
   }

@@ -104,6 +104,8 @@ describe('recovery of a ready server', () => {
     expect(host.events(seq).filter((event) => event.type === 'server.transitioned')).toEqual([]);
     expect(during.details.is_error).toBe(true);
     expect(during.content[0]).toMatchObject({ text: expect.stringContaining('is not ready (state: error — process exited with code 7') });
+    // Named as any result of the server names it: the server's own name of the tool.
+    expect(during.details).toMatchObject({ server: 'slowback', tool: 'ok' });
     await untilState(host, 'slowback', 'ready');
   });
 
