@@ -63,7 +63,15 @@ export async function configFromRegistry(spec: string, flags: FromRegistryFlags,
   const { name, version } = parseSpec(spec);
   const client = registryClient(flags.registryUrl);
   const server = await viaCli(() => client.server(name, version));
-  const option = viaCliSync(() => chooseOption(server, flags.package));
+  const option = viaCliSync(() => {
+    try {
+      return chooseOption(server, flags.package);
+    } catch (err) {
+      // A --package the entry does not offer: the flag's value, said as such.
+      if (err instanceof RegistryError && err.kind === 'invalid_request' && flags.package !== undefined) throw new UsageError('--package', err.message);
+      throw err;
+    }
+  });
   // With --json stdout is the API's answer alone; the choice goes to stderr then.
   const say = flags.json ? io.stderr : io.stdout;
   say(`${server.name}@${server.version}: using ${option.label}${alternatives(server, option)}\n`);

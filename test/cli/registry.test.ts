@@ -137,6 +137,11 @@ describe('mcp-fleet add --from-registry', () => {
     expect(config()['fs-docker'].command).toEqual([
       'docker', 'run', '-i', '--rm', '--mount', 'type=bind,src=/srv/data,dst=/project', '-e', 'LOG_LEVEL', 'docker.io/mcp/filesystem:1.0.2', '/project',
     ]);
+    // One the entry does not offer: the flag's bad value, named, and nothing written.
+    const bogus = await add('fs-bogus', 'io.github.modelcontextprotocol/filesystem', '--package', 'bogus');
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toMatch(/^error: --package: .*offers no bogus package; it offers: npm/);
+    expect(config()['fs-bogus']).toBeUndefined();
   });
 
   it('a remote entry with a secret header: added, started with the header, the secret never printed', async () => {
@@ -168,7 +173,7 @@ describe('mcp-fleet add --from-registry', () => {
       'error: io.github.joelverhagen/knapcode-samplemcpserver cannot be installed: package type nuget is not supported (supported: npm, pypi, oci, or a remote)\n',
     );
     const wrong = await add('fs3', 'io.github.modelcontextprotocol/filesystem', '--package', 'pypi');
-    expect(wrong.stderr).toBe('error: io.github.modelcontextprotocol/filesystem offers no pypi package; it offers: npm, oci\n');
+    expect([wrong.code, wrong.stderr]).toEqual([2, 'error: --package: io.github.modelcontextprotocol/filesystem offers no pypi package; it offers: npm, oci\n']);
     const unknown = await add('nope', 'io.github.nobody/nothing');
     expect(unknown.stderr).toMatch(/^error: io\.github\.nobody\/nothing is not in the MCP registry at http:\/\/127\.0\.0\.1:\d+ \(GET .*: 404\)\n$/);
     const mixed = await add('mixed', 'io.github.example/weather-mcp', '--url', 'https://x.example/mcp');
