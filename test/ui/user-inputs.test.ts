@@ -7,7 +7,7 @@
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startFleet, type Fleet } from '../http/fleet.js';
-import { fixtureCommand } from '../fixtures/index.js';
+import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { launchBrowser, openRecordedPage, pageContent, type Recorder } from './browser.js';
 
 const TOKEN = 'alice-page-token-SECRET-5151';
@@ -31,14 +31,7 @@ beforeAll(async () => {
         timeout_seconds: 15,
       },
       // No session has listed its tools: the page lists them through the user's own.
-      fresh: {
-        type: 'local',
-        command: fixtureCommand('whoami'),
-        env: { USER_TOKEN: '${user.TOKEN}' },
-        scope: 'per_user',
-        user_inputs: { TOKEN: { description: 'your fresh token' } },
-        timeout_seconds: 15,
-      },
+      fresh: whoamiPerUser({ user_inputs: { TOKEN: { description: 'your fresh token' } } }),
     })),
     launchBrowser(),
   ]);
