@@ -53,11 +53,16 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
   }
   const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
   const [status, reason] = tooLarge ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-  const body = JSON.stringify({
-    error: tooLarge
-      ? { code: 'headers_too_large', message: `the request line and headers are larger than ${maxHeaderSize} bytes` }
-      : { code: 'bad_request', message: 'the request is not valid HTTP' },
-  });
+  // A HEAD answer has no body, and a request whose method cannot be read may be one: a body only when it is known not to be.
+  const method = /^([A-Z]+) /.exec((error as NodeJS.ErrnoException & { rawPacket?: Buffer }).rawPacket?.toString('latin1', 0, 16) ?? '')?.[1];
+  const body =
+    method === undefined || method === 'HEAD'
+      ? ''
+      : JSON.stringify({
+          error: tooLarge
+            ? { code: 'headers_too_large', message: `the request line and headers are larger than ${maxHeaderSize} bytes` }
+            : { code: 'bad_request', message: 'the request is not valid HTTP' },
+        });
   socket.end(
     `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
   );

@@ -154,6 +154,9 @@ describe('bodies', () => {
     const long = await served.request(`/api/mcp/tools/search?q=${'a'.repeat(40_000)}`);
     expect(long.status).toBe(431);
     expect(long.json.error).toMatchObject({ code: 'headers_too_large', message: expect.stringMatching(/larger than \d+ bytes/) });
+    // HEAD: the status alone, no body (a body would break the client's parser).
+    const head = await served.request(`/api/mcp/tools/search?q=${'a'.repeat(40_000)}`, { method: 'HEAD' });
+    expect([head.status, head.text]).toEqual([431, '']);
     const raw = await new Promise<string>((resolve, reject) => {
       const socket = connect(served!.port, '127.0.0.1', () => socket.end('NOT HTTP AT ALL\r\n\r\n'));
       let text = '';
