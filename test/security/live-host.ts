@@ -160,7 +160,8 @@ export function replyProblems(reply: RawReply, method: string): string[] {
     typeof body.error.code === 'string' &&
     body.error.code !== '' &&
     typeof body.error.message === 'string' &&
-    Object.keys(body.error).every((key) => ['code', 'message', 'field', 'error_kind'].includes(key)) &&
+    // The members an error may carry beside its code and message (docs/http-and-cli.md: a 410's seqs, a 412's version).
+    Object.keys(body.error).every((key) => ['code', 'message', 'field', 'error_kind', 'oldest_seq', 'newest_seq', 'version'].includes(key)) &&
     (body.error.field === undefined || typeof body.error.field === 'string');
   if (!shapeOk) problems.push(`error body has the wrong shape: ${reply.text.slice(0, 200)}`);
   return problems;
