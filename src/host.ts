@@ -92,6 +92,8 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     grantProvider: (name, principal, config) => auth.grantProvider(name, principal, config),
     setupClient: (name) => clientHandlers.setupForCallers(name), // a session's server asks the gateway client it serves
     fleetSecrets: services.fleetSecrets,
+    forgetGrants: (principal) => auth.forgetGrants({ principal }),
+    workerId: options.workerId,
   });
 
   const { meterAppCall, ...agentTools } = createAgentTools({
@@ -137,10 +139,6 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     removeServer: (name) => management.remove(name),
     restartServer: (name) => management.restart(name),
     ...consents,
-    async forgetUser(name) {
-      await inputsStore.forget({ principal: name });
-      await consents.forgetGrants({ principal: { id: name } });
-    },
 
     catalog(catalogOptions) {
       freshenSoon();

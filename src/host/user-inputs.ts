@@ -22,9 +22,13 @@ export interface UserInputsOptions {
   append(event: JournalEventInput): void;
   /** The server's config, if the principal may see it (an unknown or hidden server is missing alike). */
   visibleConfig(server: string, principal: Principal | undefined): ServerConfig | undefined;
+  /** The per_user servers this host runs, with their configs. */
+  perUserServers(): Array<[string, ServerConfig]>;
+  /** Forgets a removed user's OAuth grants. */
+  forgetGrants(principal: string): Promise<void>;
 }
 
-export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions'>;
+export type HostInputs = Pick<McpHost, 'inputs' | 'setInputs' | 'sessions' | 'forgetUser'>;
 
 const idOf = (principal: PrincipalInput | undefined): string => (principal === undefined ? ADMIN_PRINCIPAL : parsePrincipal(principal).id);
 const parsed = (principal: PrincipalInput | undefined): Principal | undefined => (principal === undefined ? undefined : parsePrincipal(principal));
@@ -34,7 +38,7 @@ function sentInHeader(config: ServerConfig, name: string): boolean {
   return config.type === 'remote' && Object.values(config.headers).some((value) => userReferences(value).includes(name));
 }
 
-export function createHostInputs({ store, sessions, append, visibleConfig }: UserInputsOptions): HostInputs {
+export function createHostInputs({ store, sessions, append, visibleConfig, perUserServers, forgetGrants }: UserInputsOptions): HostInputs {
   function configOf(server: string, principal: PrincipalInput | undefined): ServerConfig {
     const config = visibleConfig(server, parsed(principal));
     if (config === undefined) throw new NotFoundError(server);
@@ -89,6 +93,19 @@ export function createHostInputs({ store, sessions, append, visibleConfig }: Use
     sessions(options) {
       return sessions.list(options?.principal === undefined ? undefined : idOf(options.principal));
     },
+
+    async forgetUser(name) {
+      const servers = perUserServers();
+      const had = await Promise.all(servers.map(([server]) => store.get(server, name)));
+      await store.forget({ principal: name });
+      await forgetGrants(name);
+      // Every worker ends the user's sessions on hearing this (the values they hold are gone), here at once:
+      // a new user of the same name must not be served through them.
+      servers.forEach(([server], index) => {
+        append({ type: 'inputs.changed', server, principal: name, set: [], removed: Object.keys(had[index] ?? {}).sort() });
+      });
+      await Promise.all(servers.map(([server]) => sessions.end(server, name)));
+    },
   };
 }
 
@@ -101,10 +118,14 @@ export interface PerUserOptions {
   grantProvider: SessionsOptions['grantProvider'];
   setupClient?: SessionsOptions['setupClient'];
   fleetSecrets: SessionsOptions['fleetSecrets'];
+  forgetGrants(principal: string): Promise<void>;
+  /** This worker's id in a fleet: its own events were acted on when it appended them. */
+  workerId?: string | undefined;
 }
 
 /** The sessions of per_user servers and each caller's inputs, on one store. */
-export function createPerUser({ store, append, current, projected, subscribe, grantProvider, setupClient, fleetSecrets }: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+export function createPerUser(options: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
+  const { store, append, current, projected, subscribe, grantProvider, setupClient, fleetSecrets } = options;
   const sessions = createSessions({
     inputs: store,
     append,
@@ -119,12 +140,25 @@ export function createPerUser({ store, append, current, projected, subscribe, gr
   // A changed or removed server's sessions end: the next call connects with what it is now.
   subscribe((event) => {
     if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
+    // Another worker changed or forgot a principal's values: a session here still holds the old ones.
+    const elsewhere = event.worker !== undefined && event.worker !== options.workerId;
+    if (event.type === 'inputs.changed' && elsewhere) void sessions.end(event.server, event.principal);
   });
+  const perUserConfig = (name: string) => {
+    const config = current(name)?.getSnapshot().context.config;
+    return config?.scope === 'per_user' ? config : undefined;
+  };
   const hostInputs = createHostInputs({
     store,
     sessions,
     append,
     visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
+    perUserServers: () =>
+      Object.keys(projected().servers).flatMap((name): Array<[string, ServerConfig]> => {
+        const config = perUserConfig(name);
+        return config === undefined ? [] : [[name, config]];
+      }),
+    forgetGrants: options.forgetGrants,
   });
   return { sessions, hostInputs };
 }

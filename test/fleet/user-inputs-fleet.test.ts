@@ -4,10 +4,21 @@
 // the shared database), and the session is that worker's alone.
 import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
+import { until } from '../support/wait.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
 
 const bed = fleetTestBed();
 const TOKEN = 'sam-token-SECRET-9090';
+const NEW_TOKEN = 'sam-token-NEW-4242';
+
+const server = {
+  name: 'mine',
+  type: 'local',
+  command: fixtureCommand('whoami.mjs'),
+  env: { USER_TOKEN: '${user.TOKEN}' },
+  scope: 'per_user',
+  user_inputs: { TOKEN: { description: 'your token' } },
+};
 
 /** A request with a user's key instead of the admin token. */
 async function asUser(worker: FleetWorkerProcess, key: string, path: string, init: { method?: string; body?: unknown; echoes?: boolean } = {}) {
@@ -27,14 +38,6 @@ describe('per_user inputs on several workers', { timeout: 120_000 }, () => {
     const url = await bed.database();
     const a = await bed.worker('w1', url);
     const b = await bed.worker('w2', url);
-    const server = {
-      name: 'mine',
-      type: 'local',
-      command: fixtureCommand('whoami.mjs'),
-      env: { USER_TOKEN: '${user.TOKEN}' },
-      scope: 'per_user',
-      user_inputs: { TOKEN: { description: 'your token' } },
-    };
     const added = await a.request('/api/mcp/servers', { method: 'POST', json: server });
     expect(added.status, added.text).toBe(201);
     await untilStateOn(b, 'mine', 'pending');
@@ -51,5 +54,60 @@ describe('per_user inputs on several workers', { timeout: 120_000 }, () => {
       ['sam', 'ready'],
     ]);
     expect((await a.request('/api/mcp/sessions')).json.sessions).toEqual([]);
+  });
+
+  it("a value changed, cleared or forgotten on one worker ends the user's session on the other", async () => {
+    const url = await bed.database();
+    const a = await bed.worker('w1', url);
+    const b = await bed.worker('w2', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: server })).status).toBe(201);
+    await untilStateOn(b, 'mine', 'pending');
+    const addSam = async () => (await a.request('/api/mcp/users', { method: 'POST', json: { name: 'sam' } })).json.key as string;
+    const whoami = async (key: string) => asUser(b, key, '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} }, echoes: true });
+    const tokenOf = (call: Awaited<ReturnType<typeof whoami>>) => JSON.parse(call.json.content[0].text).token as string;
+    // b's session of sam has ended (the next call there connects anew).
+    const untilNoSessionOnB = () =>
+      until(async () => (await b.request('/api/mcp/sessions')).json.sessions.length === 0, "b's session of sam to end");
+
+    const key = await addSam();
+    expect((await asUser(a, key, '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN } })).status).toBe(200);
+    expect(tokenOf(await whoami(key))).toBe(TOKEN);
+
+    // Changed on a: b's next call connects with the new value.
+    expect((await asUser(a, key, '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: NEW_TOKEN } })).status).toBe(200);
+    await untilNoSessionOnB();
+    expect(tokenOf(await whoami(key))).toBe(NEW_TOKEN);
+
+    // Cleared on a: b's next call fails for want of the input.
+    expect((await asUser(a, key, '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN: null } })).status).toBe(200);
+    await untilNoSessionOnB();
+    const cleared = await whoami(key);
+    expect(cleared.json.details.is_error).toBe(true);
+    expect(cleared.json.content[0].text).toContain('needs your own input TOKEN');
+
+    // Removed on a while b serves them: a new sam is not served through the old sam's session.
+    expect((await asUser(a, key, '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN } })).status).toBe(200);
+    expect(tokenOf(await whoami(key))).toBe(TOKEN);
+    expect((await a.request('/api/mcp/users/sam', { method: 'DELETE' })).status).toBe(204);
+    await untilNoSessionOnB();
+    const again = await whoami(await addSam());
+    expect(again.json.details.is_error).toBe(true);
+    expect(again.json.content[0].text).toContain('needs your own input TOKEN');
+  });
+
+  it("a removed user's session on the worker that removed them ends too", async () => {
+    const url = await bed.database();
+    const a = await bed.worker('w1', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: server })).status).toBe(201);
+    const key: string = (await a.request('/api/mcp/users', { method: 'POST', json: { name: 'sam' } })).json.key;
+    expect((await asUser(a, key, '/api/mcp/servers/mine/inputs', { method: 'PUT', body: { TOKEN } })).status).toBe(200);
+    const call = await asUser(a, key, '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} }, echoes: true });
+    expect(call.status).toBe(200);
+    expect((await a.request('/api/mcp/users/sam', { method: 'DELETE' })).status).toBe(204);
+    // Ended before the DELETE answered.
+    expect((await a.request('/api/mcp/sessions')).json.sessions).toEqual([]);
+    const newKey: string = (await a.request('/api/mcp/users', { method: 'POST', json: { name: 'sam' } })).json.key;
+    const again = await asUser(a, newKey, '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} } });
+    expect(again.json.content[0].text).toContain('needs your own input TOKEN');
   });
 });
