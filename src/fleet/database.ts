@@ -4,6 +4,7 @@
  * opposed to "this query is wrong", and the one way to run a transaction.
  */
 import pg from 'pg';
+import { DatabaseUnavailableError, isConnectionError } from './database-errors.js';
 
 
 export interface Database {
@@ -61,6 +62,24 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
 }
 
 export { DATABASE_URL_ENV, databaseAddress, DatabaseUnavailableError, isConnectionError, redactUrl } from './database-errors.js';
+
+/**
+ * `store` with every method's connection error turned into
+ * `DatabaseUnavailableError`, which the API answers as `503
+ * database_unavailable` (a driver's bare ECONNREFUSED was a 500, or a tool
+ * error quoting the driver). Other errors pass as they are.
+ */
+export function reportingUnavailable<T extends object>(db: Database, store: T): T {
+  const away = (error: unknown) => {
+    throw isConnectionError(error) && !(error instanceof DatabaseUnavailableError) ? new DatabaseUnavailableError(db.url, { cause: error }) : error;
+  };
+  return Object.fromEntries(
+    Object.entries(store).map(([name, member]) => [
+      name,
+      typeof member === 'function' ? (...args: unknown[]) => Promise.resolve().then(() => member.apply(store, args)).catch(away) : member,
+    ]),
+  ) as T;
+}
 
 /**
  * Runs `fn` in one transaction on one client: BEGIN, COMMIT when `fn`

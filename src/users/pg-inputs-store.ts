@@ -4,13 +4,13 @@
  * the fleet's secret key, so every worker connects a user's session with the
  * values they set on any of them.
  */
-import { withTransaction, type Database } from '../fleet/database.js';
+import { reportingUnavailable, withTransaction, type Database } from '../fleet/database.js';
 import { open, seal, SealedValue } from '../config/secrets/sealed.js';
 import type { SecretKey } from '../config/secrets/secret-key.js';
 import { inputContext, type UserInputsStore } from './inputs-store.js';
 
 export function createPgInputsStore({ db, key }: { db: Database; key: SecretKey }): UserInputsStore {
-  return {
+  return reportingUnavailable(db, {
     async get(server, principal) {
       const { rows } = await db.pool.query('select name, value from user_inputs where server = $1 and principal = $2', [server, principal]);
       return Object.fromEntries(
@@ -41,5 +41,5 @@ export function createPgInputsStore({ db, key }: { db: Database; key: SecretKey 
         of.principal ?? null,
       ]);
     },
-  };
+  });
 }

@@ -1,9 +1,10 @@
 /**
  * Users in the PostgreSQL every worker of a fleet shares (table `users`,
  * migration 2): a key made on one worker signs in on every other at once.
- * Each request looks its key's hash up by the table's unique index.
+ * Each request looks its key's hash up by the table's unique index, so while
+ * the database is away a user key is answered `503 database_unavailable`.
  */
-import type { Database } from '../fleet/database.js';
+import { reportingUnavailable, type Database } from '../fleet/database.js';
 import { StoredUser, UserExistsError, type UsersStore } from './store.js';
 
 /** Postgres's code for a unique violation. */
@@ -17,7 +18,7 @@ export function createPgUsersStore(db: Database): UsersStore {
       StoredUser.parse(quota === null ? row : { ...row, quota }),
     );
 
-  return {
+  return reportingUnavailable(db, {
     list: () => rows(`select ${COLUMNS} from users order by name`),
     byKeyHash: async (hash) => (await rows(`select ${COLUMNS} from users where key_hash = $1`, [hash]))[0],
     get: async (name) => (await rows(`select ${COLUMNS} from users where name = $1`, [name]))[0],
@@ -47,5 +48,5 @@ export function createPgUsersStore(db: Database): UsersStore {
       const result = await db.pool.query('delete from users where name = $1', [name]);
       return result.rowCount === 1;
     },
-  };
+  });
 }

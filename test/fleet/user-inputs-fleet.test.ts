@@ -110,4 +110,31 @@ describe('per_user inputs on several workers', { timeout: 120_000 }, () => {
     const again = await asUser(a, newKey, '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} } });
     expect(again.json.content[0].text).toContain('needs your own input TOKEN');
   });
+
+  it('while the database is away, a user key and the users and inputs writes answer 503 database_unavailable', async () => {
+    const url = await bed.database();
+    const a = await bed.worker('w1', url);
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: server })).status).toBe(201);
+    const key: string = (await a.request('/api/mcp/users', { method: 'POST', json: { name: 'sam' } })).json.key;
+    await bed.cluster().stop('immediate');
+    try {
+      const answers = [
+        await asUser(a, key, '/api/mcp/servers'),
+        await asUser(a, key, '/api/mcp/tools/mine__whoami/call', { method: 'POST', body: { arguments: {} } }),
+        await a.request('/api/mcp/users', { method: 'POST', json: { name: 'frank' } }),
+        await a.request('/api/mcp/servers/mine/inputs', { method: 'PUT', json: { TOKEN } }),
+      ];
+      for (const answer of answers) {
+        expect(answer.status, JSON.stringify(answer.json)).toBe(503);
+        expect(answer.json.error.code).toBe('database_unavailable');
+      }
+      // The admin's own session cannot read its inputs: the call says why, not the driver's bare refusal.
+      const admin = await a.request('/api/mcp/tools/mine__whoami/call', { method: 'POST', json: { arguments: {} } });
+      expect(admin.json.details.is_error).toBe(true);
+      expect(admin.json.content[0].text).toMatch(/^the database at 127\.0\.0\.1:\d+ is unavailable/);
+    } finally {
+      await bed.cluster().start();
+    }
+    expect((await asUser(a, key, '/api/mcp/servers')).status).toBe(200);
+  });
 });
