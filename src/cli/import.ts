@@ -89,14 +89,16 @@ async function openConfigDatabase(url: string, source: string, stateDir: string,
   checkDatabaseUrl(source, url);
   const key = loadSecretKey({ configDir: stateDir });
   // pg is loaded only for an import into the database.
-  const [{ openDatabase }, { migrate }, { createPgConfigStore }] = await Promise.all([
+  const [{ openDatabase }, { migrate }, { createPgConfigStore }, { checkSealingKey }] = await Promise.all([
     import('../fleet/database.js'),
     import('../fleet/migrations.js'),
     import('../config/pg-config-store.js'),
+    import('../fleet/sealing-key.js'),
   ]);
   const db = openDatabase(url, { applicationName: 'mcp-fleet import' });
   try {
     await migrate(db.pool);
+    await checkSealingKey(db.pool, key);
   } catch (err) {
     await db.close();
     throw isConnectionError(err) ? new DatabaseUnavailableError(url, { cause: err }) : err;

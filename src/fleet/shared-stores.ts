@@ -16,6 +16,7 @@ import { createPgCredentialsStore } from '../auth/pg-credentials-store.js';
 import { loadSecretKey } from '../config/secrets/secret-key.js';
 import { databasePresence, type Presence } from './presence.js';
 import { createPgUsersStore } from '../users/pg-users-store.js';
+import { checkSealingKey } from './sealing-key.js';
 import type { UsersStore } from '../users/store.js';
 import type { UserInputsStore } from '../users/inputs-store.js';
 import { createPgInputsStore } from '../users/pg-inputs-store.js';
@@ -88,6 +89,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
         try {
           const { applied } = await migrate(db.pool);
           if (applied.length > 0) logger.info(`database ${where}: schema migrated (${applied.join(', ')})`);
+          await checkSealingKey(db.pool, key);
           reached = true;
           return;
         } catch (error) {

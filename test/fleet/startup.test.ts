@@ -11,6 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { busyLoops, freePort, watchStartup } from '../cli/startup-window.js';
 import { fleetTestBed } from './workers.js';
+import { generateSecretKeyText } from '../../src/config/secrets/secret-key.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
 
@@ -79,5 +80,30 @@ describe('starting workers on a shared database', { timeout: 120_000 }, () => {
       // The restart on wa is wa's: wb runs its own beta, untouched.
       expect(printed(output, 'beta', 'pending → ready')).toBe(1 + restarts);
     }
+  });
+
+  it('a worker or an import with another secret key than the one the stored secrets are sealed with is refused, writing nothing', async () => {
+    const url = await databaseWith({ sealed: healthy({ env: { API_KEY: 'sk-stored-1234' } }) });
+    const otherKey = generateSecretKeyText();
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-other-key-'));
+    const env = cleanEnv({ MCP_FLEET_SECRET_KEY: otherKey, MCP_FLEET_STATE_DIR: dir });
+    const refusal = /the database's secrets are sealed with key [0-9a-f]{16}, but the key in use here is [0-9a-f]{16}: every worker and import of a fleet needs the same MCP_FLEET_SECRET_KEY/;
+
+    const file = join(dir, 'more.json');
+    writeFileSync(file, JSON.stringify({ servers: { more: healthy({ env: { OTHER: 'sk-other-5678' } }) } }));
+    const imported = await run(process.execPath, [BIN, 'import', file, '--database-url', url], { env }).catch((error: { code: number; stderr: string }) => error);
+    expect('code' in imported && imported.code).toBe(1);
+    expect((imported as { stderr: string }).stderr).toMatch(refusal);
+
+    const served = await run(process.execPath, [BIN, 'serve', '--database-url', url, '--port', '0', '--worker-id', 'other'], { env, timeout: 30_000 }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect('code' in served && served.code).toBe(1);
+    expect((served as { stderr: string }).stderr).toMatch(refusal);
+
+    // With the fleet's key the database holds the one server imported first, and it opens.
+    const worker = await bed.worker('w1', url);
+    const list = await worker.request('/api/mcp/servers');
+    expect(list.json.servers.map((server: { name: string }) => server.name)).toEqual(['sealed']);
   });
 });
