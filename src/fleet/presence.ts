@@ -176,6 +176,43 @@ export function databasePresence(db: Database, options: PresenceOptions): Presen
   };
 }
 
+/** Thrown at start when a live worker already announces this worker id: two workers of one id would fold each other's transitions. */
+export class WorkerIdInUseError extends Error {
+  override readonly name = 'WorkerIdInUseError';
+  constructor(workerId: string, holder: { host: string; pid: number; seenSecondsAgo: number }) {
+    super(
+      `worker id "${workerId}" is in use by a live worker (host ${holder.host}, pid ${holder.pid}, last seen ${holder.seenSecondsAgo} s ago): give each worker its own --worker-id`,
+    );
+  }
+}
+
+/** Whether process `pid` of this machine is gone (a crashed worker restarting under its id). */
+function gone(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH';
+  }
+}
+
+/**
+ * Refuses to start a worker whose id another live worker announces: a row
+ * seen within three heartbeats, from another process that is not known to be
+ * gone. A crashed worker's row (stale, or its pid gone on this host) and this
+ * process's own are no obstacle.
+ */
+export async function claimWorkerId(db: Database, workerId: string, intervalMs = 2_000): Promise<void> {
+  const { rows } = await db.pool.query<{ host: string; pid: number; seen_ago: number }>(
+    `select host, pid, extract(epoch from now() - last_seen)::float8 as seen_ago from workers where id = $1`,
+    [workerId],
+  );
+  const holder = rows[0];
+  if (holder === undefined || holder.seen_ago > (MISSED_HEARTBEATS * intervalMs) / 1000) return;
+  if (holder.host === os.hostname() && (holder.pid === process.pid || gone(holder.pid))) return;
+  throw new WorkerIdInUseError(workerId, { host: holder.host, pid: holder.pid, seenSecondsAgo: Math.round(holder.seen_ago) });
+}
+
 function noStates(): Record<string, string> {
   return {};
 }

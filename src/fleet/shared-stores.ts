@@ -14,7 +14,7 @@ import { createPgEventStore, type PgEventStore } from '../journal/pg-event-store
 import type { CredentialsStore } from '../auth/index.js';
 import { createPgCredentialsStore } from '../auth/pg-credentials-store.js';
 import { loadSecretKey } from '../config/secrets/secret-key.js';
-import { databasePresence, type Presence } from './presence.js';
+import { claimWorkerId, databasePresence, type Presence } from './presence.js';
 import { createPgUsersStore } from '../users/pg-users-store.js';
 import { checkSealingKey } from './sealing-key.js';
 import type { UsersStore } from '../users/store.js';
@@ -90,6 +90,7 @@ export function openSharedStores(options: SharedStoresOptions): SharedStores {
           const { applied } = await migrate(db.pool);
           if (applied.length > 0) logger.info(`database ${where}: schema migrated (${applied.join(', ')})`);
           await checkSealingKey(db.pool, key);
+          await claimWorkerId(db, workerId);
           reached = true;
           return;
         } catch (error) {

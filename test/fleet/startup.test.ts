@@ -106,4 +106,23 @@ describe('starting workers on a shared database', { timeout: 120_000 }, () => {
     const list = await worker.request('/api/mcp/servers');
     expect(list.json.servers.map((server: { name: string }) => server.name)).toEqual(['sealed']);
   });
+
+  it('a second live worker with the same --worker-id is refused; once the first stopped, the id is free again', async () => {
+    const url = await databaseWith({ one: healthy() });
+    const first = await bed.worker('w1', url);
+    const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-same-id-'));
+    const env = cleanEnv({ MCP_FLEET_SECRET_KEY: bed.secretKey, MCP_FLEET_STATE_DIR: dir });
+    const second = await run(process.execPath, [BIN, 'serve', '--database-url', url, '--port', '0', '--worker-id', 'w1'], { env, timeout: 30_000 }).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect('code' in second && second.code).toBe(1);
+    expect((second as { stderr: string }).stderr).toMatch(
+      /worker id "w1" is in use by a live worker \(host .+, pid \d+, last seen \d+ s ago\): give each worker its own --worker-id/,
+    );
+    // The first one's view is its own still.
+    expect((await first.request('/api/mcp/servers/one')).json.state).toBe('ready');
+    await bed.stopAll();
+    const again = await bed.worker('w1', url);
+    expect((await again.request('/api/mcp/servers/one')).json.state).toBe('ready');
+  });
 });
