@@ -93,7 +93,7 @@ export function seconds(flag: string, max = Number.MAX_VALUE): (value: string) =
 export function choice<T extends string>(flag: string, choices: readonly T[]): (value: string) => T {
   return function parseChoice(value) {
     if (!(choices as readonly string[]).includes(value)) {
-      throw new UsageError(flag, `expected one of ${choices.join(', ')}, got ${quoted(value)}`);
+      throw new UsageError(flag, `expected one of ${choices.join(', ')}: ${quoted(value)}`);
     }
     return value as T;
   };
@@ -104,7 +104,7 @@ export function keyValues(flag: string): (value: string, previous: string[] | un
   return function collectKeyValue(value, previous) {
     const key = value.includes('=') ? value.slice(0, value.indexOf('=')) : value;
     // An empty key: what follows its `=` may be a secret, so not quoted.
-    if (key.trim() === '') throw new UsageError(flag, value.includes('=') ? 'expected KEY or KEY=VALUE: the key is empty' : `expected KEY or KEY=VALUE, got ${quoted(value)}`);
+    if (key.trim() === '') throw new UsageError(flag, value.includes('=') ? 'expected KEY or KEY=VALUE: the key is empty' : `expected KEY or KEY=VALUE: ${quoted(value)}`);
     return [...(previous ?? []), value];
   };
 }
@@ -114,7 +114,7 @@ export function namedValues(flag: string): (value: string, previous: string[] | 
   return function collectNamedValue(value, previous) {
     const eq = value.indexOf('=');
     // No `=`: what was given is a name (quoted); an empty name: the value after it may be a secret (not quoted).
-    if (eq < 0) throw new UsageError(flag, `expected NAME=VALUE, got ${quoted(value)}`);
+    if (eq < 0) throw new UsageError(flag, `expected NAME=VALUE: ${quoted(value)}`);
     if (value.slice(0, eq).trim() === '') throw new UsageError(flag, 'expected NAME=VALUE: the name is empty');
     return [...(previous ?? []), value];
   };

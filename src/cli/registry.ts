@@ -90,7 +90,7 @@ function parseSpec(spec: string): { name: string; version: string } {
   const at = spec.lastIndexOf('@');
   const name = at > 0 ? spec.slice(0, at) : spec;
   const version = at > 0 ? spec.slice(at + 1) : 'latest';
-  if (name === '' || version === '') throw new UsageError('--from-registry', `expected SERVER[@version], got ${JSON.stringify(spec)}`);
+  if (name === '' || version === '') throw new UsageError('--from-registry', `expected SERVER[@version]: ${JSON.stringify(spec)}`);
   return { name, version };
 }
 

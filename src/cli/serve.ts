@@ -327,7 +327,7 @@ function parseBindHost(value: string): string {
 function collectAllowedHost(value: string, previous: string[]): string[] {
   const port = /:(\d{1,5})$/.exec(value)?.[1];
   if (!/^(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(value) || (port !== undefined && Number(port) > 65_535)) {
-    throw new UsageError('--allowed-host', `expected host:port as a Host header names it, e.g. mybox.lan:8787, got ${JSON.stringify(value)}`);
+    throw new UsageError('--allowed-host', `expected host:port as a Host header names it (e.g. mybox.lan:8787): ${JSON.stringify(value)}`);
   }
   return [...previous, value];
 }

@@ -21,7 +21,7 @@ function parseUserName(value: string): string {
 /** `--group G`, repeatable. */
 function collectGroup(value: string, previous: string[]): string[] {
   // `--group --json` would take the next flag as the group's name.
-  if (value.startsWith('--')) throw new UsageError('--group', `needs a group name, got the flag ${quoted(value)}`);
+  if (value.startsWith('--')) throw new UsageError('--group', `needs a group name, not a flag: ${quoted(value)}`);
   const parsed = GroupName.safeParse(value);
   if (!parsed.success) throw new UsageError('--group', `${parsed.error.issues[0]?.message ?? 'not a group name'}: ${quoted(value)}`);
   return [...previous, value];

@@ -303,7 +303,7 @@ export function parsePublicUrl(value: string): URL {
     throw new UsageError('--public-url', `not a URL: ${JSON.stringify(shownUrl(value))}`);
   }
   if ((url.protocol !== 'http:' && url.protocol !== 'https:') || url.search !== '' || url.hash !== '' || url.username !== '') {
-    throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials, e.g. https://mcp.example.com, got ${JSON.stringify(redactUrl(value))}`);
+    throw new UsageError('--public-url', `expected an http(s) URL without query, fragment or credentials (e.g. https://mcp.example.com): ${JSON.stringify(redactUrl(value))}`);
   }
   return url;
 }
@@ -325,7 +325,7 @@ export function parseAppsUrl(value: string): URL {
 
 export function parseWorkerId(value: string): string {
   if (!/^[\w.:@-]{1,128}$/.test(value)) {
-    throw new UsageError('--worker-id', `use 1-128 letters, digits and . _ : @ - (got ${JSON.stringify(value)})`);
+    throw new UsageError('--worker-id', `expected 1-128 letters, digits and . _ : @ -: ${JSON.stringify(value)}`);
   }
   return value;
 }

@@ -123,7 +123,7 @@ describe('mcp-fleet users', () => {
     expect(badGroup.stderr).toBe('error: --group: must not be empty: ""\n');
     // A flag right after --group would be taken as the group's name.
     const flagAsGroup = await cli(['users', 'add', 'dave', '--group', '--json', '--state-dir', dir]);
-    expect([flagAsGroup.code, flagAsGroup.stderr]).toEqual([2, 'error: --group: needs a group name, got the flag "--json"\n']);
+    expect([flagAsGroup.code, flagAsGroup.stderr]).toEqual([2, 'error: --group: needs a group name, not a flag: "--json"\n']);
     const badLimit = await cli(['users', 'add', 'dave', '--calls-per-minute', '0', '--state-dir', dir]);
     expect(badLimit.code).toBe(2);
     expect(badLimit.stderr).toBe('error: --calls-per-minute: not an integer from 1 to 1000000 or "none": "0"\n');
