@@ -123,6 +123,8 @@ export function createSelectors(options: SelectorsOptions = {}): Selectors {
   const masked = new WeakMap<ServerConfig, ServerConfigResponse>();
   /** A view with its version. */
   const versioned = new WeakMap<ServerView, ServerView>();
+  /** Each server's version its view last showed: what a view showing a config the store has already replaced keeps. */
+  const lastShown = new Map<string, number>();
 
   function derived(servers: Servers): Derived {
     let found = derivedOf.get(servers);
@@ -189,10 +191,12 @@ export function createSelectors(options: SelectorsOptions = {}): Selectors {
     let storedView = masked.get(stored.config);
     if (storedView === undefined) masked.set(stored.config, (storedView = toResponse(stored.config)));
     // The same object when the view shows the store's own config (masked once, see toResponse).
-    if (view.config !== storedView && !jsonEqual(view.config, storedView)) return known?.version ?? null;
+    // A config stored and replaced before this worker applied it never shows the store's version: the view keeps the one it had.
+    if (view.config !== storedView && !jsonEqual(view.config, storedView)) return known?.version ?? lastShown.get(view.name) ?? null;
     // From now on `shows` answers for this view's config: the masked copy would only take heap.
     masked.delete(stored.config);
     shows.set(view.config, { stored: stored.config, version: stored.version });
+    lastShown.set(view.name, stored.version);
     return stored.version;
   }
 

@@ -280,4 +280,12 @@ test('a view shows the version of the stored config once it shows that config; t
   expect(selectors.server(context, 's')).toBe(shown);
   context = project(context, configured(2, 'b'));
   expect(selectors.server(context, 's')!.version).toBe(4);
+
+  // Two changes in quick succession: this worker applies the first (version 5) only once the store holds the
+  // second (version 6). The view keeps the version it had, never none, until it shows the stored config.
+  stored.set('s', { config: config('d'), version: 6 });
+  context = project(context, configured(3, 'c'));
+  expect(selectors.server(context, 's')!.version).toBe(4);
+  context = project(context, configured(4, 'd'));
+  expect(selectors.server(context, 's')!.version).toBe(6);
 });
