@@ -114,6 +114,8 @@ export interface Sessions {
   list(principal?: string): SessionView[];
   /** Ends the sessions of `server` (of one principal when given): their inputs or config changed, or the server went. */
   end(server: string, principal?: string): Promise<void>;
+  /** Ends the principal's session of `server` unless it connected with `values` (what a change made elsewhere left stored). */
+  endUnlessConnectedWith(server: string, principal: string, values: Readonly<Record<string, string>>): Promise<void>;
   /** Ends every session; resolves once each connection is gone. */
   shutdown(): Promise<void>;
 }
@@ -121,6 +123,8 @@ export interface Sessions {
 interface Entry {
   /** The principal's values it connected with (redacted from logs while it is open). */
   values: string[];
+  /** The same, by input name. */
+  inputs: Readonly<Record<string, string>>;
   server: string;
   principal: string;
   actor: SessionActorRef;
@@ -142,6 +146,13 @@ interface Entry {
 export const CONCURRENT_CLOSES = 32;
 
 const keyOf = (server: string, principal: string): string => `${server}\u0000${principal}`;
+
+/** Whether two sets of input values are the same (an empty value is none). */
+function sameValues(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean {
+  const given = (values: Readonly<Record<string, string>>) => Object.entries(values).filter(([, value]) => value !== '');
+  const left = given(a);
+  return left.length === given(b).length && left.every(([name, value]) => Object.hasOwn(b, name) && b[name] === value);
+}
 
 /**
  * A consent the principal's own grant needs, said as theirs to give: the
@@ -222,6 +233,7 @@ export function createSessions(options: SessionsOptions): Sessions {
     let lost: ((error: string) => void) | undefined;
     const entry: Entry = {
       values: Object.values(values).filter((value) => value !== ''),
+      inputs: values,
       server,
       principal,
       connection: null,
@@ -421,6 +433,12 @@ export function createSessions(options: SessionsOptions): Sessions {
         privateCatalogs.get(server)?.delete(principal);
       }
       if (ending.length > 0) await Promise.all(ending.map(ended));
+    },
+
+    async endUnlessConnectedWith(server, principal, values) {
+      const entry = open.get(keyOf(server, principal));
+      if (entry === undefined || entry.state === 'closing' || sameValues(entry.inputs, values)) return;
+      await sessions.end(server, principal);
     },
 
     async shutdown() {

@@ -11,6 +11,7 @@ import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { JournalEvent, ProjectionContext } from '../journal/index.js';
 import type { ServerConfig } from '../config/index.js';
 import { userReferences } from '../config/schema.js';
+import { isOAuthConfig } from '../auth/provider.js';
 import type { JournalEventInput } from '../journal/index.js';
 import { ConfigError, NotFoundError } from '../errors.js';
 import { ADMIN_PRINCIPAL, parsePrincipal, type Principal, type PrincipalInput, type UserInputsStore } from '../users/index.js';
@@ -140,14 +141,24 @@ export function createPerUser(options: PerUserOptions): { sessions: Sessions; ho
   // A changed or removed server's sessions end: the next call connects with what it is now.
   subscribe((event) => {
     if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
-    // Another worker changed or forgot a principal's values: a session here still holds the old ones.
     const elsewhere = event.worker !== undefined && event.worker !== options.workerId;
-    if (event.type === 'inputs.changed' && elsewhere) void sessions.end(event.server, event.principal);
+    if (event.type === 'inputs.changed' && elsewhere) void endIfChanged(event.server, event.principal).catch(() => {});
   });
   const perUserConfig = (name: string) => {
     const config = current(name)?.getSnapshot().context.config;
     return config?.scope === 'per_user' ? config : undefined;
   };
+  /**
+   * Another worker changed or forgot a principal's values: a session here that holds other values ends. One
+   * that a call opened since, with what is stored now, goes on. An OAuth session ends in any case: the change
+   * may be its user's removal, which forgot the grant it holds.
+   */
+  async function endIfChanged(server: string, principal: string): Promise<void> {
+    const config = perUserConfig(server);
+    if (config === undefined) return;
+    const values = isOAuthConfig(config) ? undefined : await store.get(server, principal).catch(() => undefined);
+    await (values === undefined ? sessions.end(server, principal) : sessions.endUnlessConnectedWith(server, principal, values));
+  }
   const hostInputs = createHostInputs({
     store,
     sessions,
