@@ -123,6 +123,13 @@ export interface ServerConnection {
   /** The last lines of the child's stderr, every configured secret redacted; '' for remote servers. */
   stderrTail(): string;
   /**
+   * Why a ping that failed with `error` ends the connection, every secret
+   * redacted and no response body quoted; null when it does not (the
+   * server's own error answer means it is alive; a stdio server's exit is
+   * reported by itself).
+   */
+  pingFailure(error: unknown): FleetError | null;
+  /**
    * Ends the connection; resolves once the child has exited. Idempotent.
    * `reason`: why the server let it go (a token lost, say), which the calls it cuts off are told.
    */

@@ -12,7 +12,7 @@ import { FleetError, type ErrorKind } from '../errors.js';
 import { AbortError } from './call-limiter.js';
 import { describeExit, type ChildTransport, type ExitInfo } from './child-transport.js';
 import { settle, sleep, type ConnectBound } from './deadlines.js';
-import { describeRemoteFailure } from './remote-transport.js';
+import { describeRemoteFailure, httpStatus } from './remote-transport.js';
 import { networkFailure } from './reachability.js';
 import type { HandshakeProgress } from './tool-listing.js';
 import { describeZodError } from '../config/zod-errors.js';
@@ -125,7 +125,7 @@ export interface CallFailureContext {
    * A remote server no longer reached: ends the connection as if the server
    * had closed it (the watcher then takes the server out of `ready`).
    */
-  lostReach?(why: string): void;
+  lostReach?(why: string, kind?: ErrorKind): void;
 }
 
 /** A FleetError with `secrets` redacted from its message (the same error when none was in it); any other error as it is. */
@@ -192,6 +192,13 @@ async function classifyCallFailure(
     at.lostReach(remote[1]);
     await at.reported;
     return ['transport_closed', `call to tool "${tool}" failed: ${remote[1]}`];
+  }
+  if (remote !== null && remote[0] === 'auth' && httpStatus(err) === 401 && at.lostReach !== undefined) {
+    // The server refused the credentials it took at connect: no call can succeed until they are replaced.
+    // It leaves ready (for needs_reauth when a person gives them) before the call answers.
+    at.lostReach(remote[1], 'auth');
+    await at.reported;
+    return ['auth', `call to tool "${tool}" failed: ${remote[1]}`];
   }
   if (remote !== null) return [remote[0], `call to tool "${tool}" failed: ${remote[1]}`];
   const invalid = invalidAnswer(err);

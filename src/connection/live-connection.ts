@@ -1,8 +1,7 @@
-import { ProtocolError, SdkError, SdkErrorCode, type OAuthClientProvider } from '@modelcontextprotocol/client';
+import { SdkError, SdkErrorCode, type OAuthClientProvider } from '@modelcontextprotocol/client';
 import { connect, type ConnectOptions, type ServerConnection } from './connection.js';
 import type { ServerConfig } from '../config/index.js';
 import { FleetError } from '../errors.js';
-import { networkFailure } from './reachability.js';
 
 /** Keeps a server's OAuth token fresh while it is ready (a `FleetOAuthProvider`). */
 export interface AuthKeeper {
@@ -105,12 +104,11 @@ export function watchLiveConnection(
                 if (error instanceof SdkError && error.code === SdkErrorCode.RequestTimeout) {
                   const seconds = options.pingTimeoutMs / 1000;
                   lose(new FleetError('timeout', `no answer to ping within ${seconds}s: the server hung`));
-                } else if (live.connection.pid === null && !(error instanceof ProtocolError)) {
-                  // The request never reached a server (refused, reset, DNS): over HTTP nothing else reports
-                  // it, since a remote connection has no process whose exit would. A server's own error
-                  // answer (ProtocolError) means it is alive; a closed stdio transport is reported by `lost`.
-                  const why = networkFailure(error)?.reason ?? (error instanceof Error ? error.message : String(error));
-                  lose(new FleetError('transport_closed', `connection lost: a ping could not reach the server: ${why}`));
+                } else {
+                  // Over HTTP nothing else reports a server no longer reached (refused, reset, DNS) or one
+                  // that refuses the credentials now: a remote connection has no process whose exit would.
+                  const failure = live.connection.pingFailure(error);
+                  if (failure !== null) lose(failure);
                 }
               },
             )

@@ -4,10 +4,12 @@
  * goes away by itself (onClose, and the text of the calls that broke), and
  * closes the session and the child exactly once.
  */
-import { type CallToolResult, type Client, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { type CallToolResult, type Client, ProtocolError, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { describeRemoteFailure } from './remote-transport.js';
+import { networkFailure } from './reachability.js';
 import { redact, secretValues } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
-import { FleetError } from '../errors.js';
+import { FleetError, type ErrorKind } from '../errors.js';
 import type { ExecuteOptions } from '../catalog/index.js';
 import { Caller } from './calls.js';
 import type { ChildTransport } from './child-transport.js';
@@ -56,7 +58,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   readonly serverInfo: { name: string; version: string } | undefined;
   readonly lost: Promise<string>;
   readonly reported: Promise<void>;
-  lostReach?: (why: string) => void;
+  lostReach?: (why: string, kind?: ErrorKind) => void;
   readonly fleetSecrets: (() => readonly string[]) | undefined;
   private listedTools: Tool[];
   // Calls hand the SDK the listed definition: it validates structured output against it.
@@ -87,31 +89,43 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     this.serverInfo = version === undefined ? undefined : { name: version.name, version: version.version };
     this.listedTools = listing.tools;
     this.byName = byToolName(listing.tools);
-    // Why the connection went away by itself: for onClose, and for the calls it broke.
-    this.lost = child
-      ? child.exited.then((info) => describeChildExit(child, info, local!.stderrTail))
+    // Why the connection went away by itself: for onClose, and for the calls it broke. Over HTTP it is
+    // `auth` when the server refused the credentials (a person replaces them), else `transport_closed`.
+    const lostAs: Promise<[string, ErrorKind]> = child
+      ? child.exited.then(async (info): Promise<[string, ErrorKind]> => [await describeChildExit(child, info, local!.stderrTail), 'transport_closed'])
       : new Promise((resolve) => {
-          client.onclose = () => resolve('the server closed the connection');
+          client.onclose = () => resolve(['the server closed the connection', 'transport_closed']);
           // Over HTTP nothing closes when the server goes away: a call that cannot reach it says so.
-          this.lostReach = (why) => resolve(`connection lost: ${why}`);
+          this.lostReach = (why, kind = 'transport_closed') => resolve([`connection lost: ${why}`, kind]);
           // A legacy SSE connection is its stream: once that breaks, the session it named is gone with it
           // (the stream's own reconnect would open a new session the client never initialized).
           if (config.type === 'remote' && client.transport instanceof SSEClientTransport) {
             const origin = new URL(config.url).origin;
             client.onerror = (error) => {
-              if (error instanceof SseError) resolve(`connection lost: the event stream of ${origin} ended`);
+              if (error instanceof SseError) resolve([`connection lost: the event stream of ${origin} ended`, 'transport_closed']);
             };
           }
         });
+    this.lost = lostAs.then(([why]) => why);
     // Only `onClose` is kept: the connect's options hold its signal and hooks, done with once connected.
     const { onClose } = options;
-    this.reported = this.lost.then(async (message) => {
+    this.reported = lostAs.then(async ([message, kind]) => {
       if (this.ending !== undefined) return;
       this.endedAlone = true;
       // Its stderr tail may quote another server's secret: the loss is told without it.
-      await onClose?.(new FleetError('transport_closed', this.fleetSecrets === undefined ? message : redact(message, this.fleetSecrets())));
+      await onClose?.(new FleetError(kind, this.fleetSecrets === undefined ? message : redact(message, this.fleetSecrets())));
     });
     this.caller = new Caller(client, this, this.byName, retryAfter, options.answerInput);
+  }
+
+  pingFailure(error: unknown): FleetError | null {
+    if (this.child !== undefined || error instanceof ProtocolError) return null;
+    const secrets = this.fleetSecrets === undefined ? this.secrets : [...this.secrets, ...this.fleetSecrets()];
+    // Described by status and origin: an error body may echo the request's own Authorization header.
+    const remote = this.config.type === 'remote' ? describeRemoteFailure(error, this.config.url) : null;
+    if (remote?.[0] === 'auth') return new FleetError('auth', redact(`connection lost: ${remote[1]}`, secrets));
+    const why = networkFailure(error)?.reason ?? remote?.[1] ?? (error instanceof Error ? error.message : String(error));
+    return new FleetError('transport_closed', redact(`connection lost: a ping could not reach the server: ${why}`, secrets));
   }
 
   get tools(): Tool[] {
