@@ -68,6 +68,14 @@ describe('a host on real stdio servers', () => {
     await untilState(host, 'a', 'ready');
     const nullOptions = await host.callTool('a__echo', { text: 'hi' }, null as never);
     expect(nullOptions.details.is_error, JSON.stringify(nullOptions)).toBe(false);
+    // A model may send null or no arguments: each tool, the meta tools too, answers is_error saying what is missing.
+    for (const args of [null, undefined]) {
+      for (const name of ['search_tools', 'a__echo']) {
+        const answered = await host.callTool(name, args as never);
+        expect(answered.details.is_error, `${name} ${String(args)}: ${JSON.stringify(answered)}`).toBe(true);
+      }
+      expect((await host.callTool('search_tools', args as never)).content[0]).toMatchObject({ text: expect.stringContaining('search_tools needs a "query"') });
+    }
     const badSignal = await host.callTool('a__echo', { text: 'hi' }, { signal: 5 as never });
     expect(badSignal).toMatchObject({ details: { is_error: true }, content: [{ text: 'callTool: options.signal must be an AbortSignal' }] });
 

@@ -50,7 +50,9 @@ export function searchToolsTool(options: SearchToolsOptions): AgentTool {
     server: '',
     originalName: SEARCH_TOOLS_NAME,
     alwaysLoad: true,
-    async execute(args) {
+    async execute(given) {
+      // A model may send null, or nothing, as the arguments: read as none, which says what is missing.
+      const args: Record<string, unknown> = typeof given === 'object' && given !== null ? given : {};
       const query = typeof args['query'] === 'string' ? args['query'].trim() : '';
       if (query === '') return failure('search_tools needs a "query": a few words saying what you want to do');
       const asked = args['limit'];
