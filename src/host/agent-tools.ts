@@ -243,7 +243,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       const tool =
         registered === undefined
           ? owner && sessions.learnt(owner.server, principal?.id)?.find((learnt) => learnt.name === name)
-          : modelVisible(registered.ui) ? registered : undefined;
+          : modelVisible(registered.ui) && mount.offered(registered) ? registered : undefined;
       return tool !== undefined && mayCall(name, principal) ? tool : undefined;
     },
 

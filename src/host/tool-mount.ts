@@ -80,7 +80,10 @@ export interface ToolMount {
   unregister(ref: ServerActorRef, isCurrent: boolean): void;
   /** Every visible agent tool. */
   list(): AgentTool[];
+  /** The registered tool of that name, a `deny` one too (a call of it is refused): see `offered`. */
   get(name: string): AgentTool | undefined;
+  /** Whether a model is offered the tool: every one but a `deny` one. */
+  offered(tool: AgentTool): boolean;
   /** Every tool the server mounted, shadowed ones too. */
   forServer(server: string): AgentTool[];
   /** How many of the server's tools are registered: not shadowed by a later registration of the name (read from this mount, not the projection). */
@@ -459,6 +462,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const owner = selectors.toolOwner(projected(), name);
       return owner === undefined ? undefined : mountedAs(owner, name);
     },
+    offered: (tool) => !denied.has(tool),
     forServer(server) {
       const registration = mounted.get(server);
       if (registration === undefined) return [];

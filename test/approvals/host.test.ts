@@ -62,6 +62,9 @@ describe('tools.approval on a real host', () => {
     const names = h.tools().map((tool) => tool.name);
     expect(names).toContain('h__echo');
     expect(names).not.toContain('h__add');
+    // Found by name as tools() lists it: not at all.
+    expect(h.tool('h__add')).toBeUndefined();
+    expect(h.tool('h__echo')?.name).toBe('h__echo');
     expect(h.tools({ loading: 'deferred' }).map((tool) => tool.name)).not.toContain('h__add');
     const found = h.searchTools('adds two numbers', { limit: 20 }).find((tool) => tool.name === 'h__add');
     expect(found?.available).toBe(false);
