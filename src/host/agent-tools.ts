@@ -250,7 +250,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     toolServer(name, ownerOptions) {
       const principal = principalOf(ownerOptions?.principal);
       const tool = mount.get(name);
-      const server = tool === undefined ? sessions.owner(name, principal?.id)?.server : modelVisible(tool.ui) ? tool.server : undefined;
+      const server = tool === undefined ? sessions.owner(name, principal?.id)?.server : modelVisible(tool.ui) && mount.offered(tool) ? tool.server : undefined;
       return server !== undefined && mayCall(name, principal) ? server : undefined;
     },
 

@@ -64,6 +64,7 @@ describe('tools.approval on a real host', () => {
     expect(names).not.toContain('h__add');
     // Found by name as tools() lists it: not at all.
     expect(h.tool('h__add')).toBeUndefined();
+    expect(h.toolServer('h__add')).toBeUndefined();
     expect(h.tool('h__echo')?.name).toBe('h__echo');
     expect(h.tools({ loading: 'deferred' }).map((tool) => tool.name)).not.toContain('h__add');
     const found = h.searchTools('adds two numbers', { limit: 20 }).find((tool) => tool.name === 'h__add');
