@@ -6,7 +6,8 @@
 import { resultToText } from '../catalog/tools/adapter.js';
 import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from '../catalog/index.js';
 import { foundTools } from '../catalog/tools/search-tools-tool.js';
-import type { ChatMessage, HostModel, ModelTool, ToolCall } from './host-model.js';
+import { AssistantMessage, type ChatMessage, type HostModel, type ModelTool, type ToolCall } from './host-model.js';
+import { describeZodError } from '../config/zod-errors.js';
 
 /** Where the tools come from: an `McpHost` fits. */
 export interface ToolHost {
@@ -71,7 +72,7 @@ export async function runAgentTurn(
     const tools: ModelTool[] = host.tools({ loading }).map(({ name, description, parameters }) => ({ name, description, parameters }));
     const listed = new Set(tools.map((tool) => tool.name));
     for (const tool of found.values()) if (!listed.has(tool.name)) tools.push(tool);
-    const answer = await model.complete({ messages: conversation, tools }, { signal: options.signal });
+    const answer = modelAnswer(await model.complete({ messages: conversation, tools }, { signal: options.signal }));
     conversation.push(answer);
     if (answer.tool_calls.length === 0) {
       return { messages: conversation, text: answer.content, rounds: round, stop: 'answered' };
@@ -86,6 +87,18 @@ export async function runAgentTurn(
     conversation.push(...results);
   }
   return { messages: conversation, text: '', rounds: maxRounds, stop: 'max_rounds' };
+}
+
+/**
+ * The model's answer as the schema reads it (`tool_calls` absent is none); a
+ * TypeError naming what is wrong when an adapter returned something else.
+ */
+function modelAnswer(answer: unknown): AssistantMessage {
+  const parsed = AssistantMessage.safeParse(answer);
+  if (!parsed.success) throw new TypeError(`model.complete answered no assistant message: ${describeZodError(parsed.error).message}`);
+  // The answer as given (an adapter's own fields go back to it with the conversation), tool_calls defaulted.
+  const given = answer as AssistantMessage;
+  return given.tool_calls === undefined ? { ...given, tool_calls: [] } : given;
 }
 
 /** One tool call, as the tool message that answers it. Never throws: the model reads what went wrong. */

@@ -112,6 +112,18 @@ describe('runAgentTurn', () => {
     );
   });
 
+  test("an adapter's answer is read as the AssistantMessage schema reads it: no tool_calls is none, anything else is named", async () => {
+    // A small adapter of another provider, written to the exported schema: tool_calls left out, a field of its own.
+    const adapter = { complete: async () => ({ role: 'assistant' as const, content: 'hi', provider_id: 'r-1' }) };
+    const turn = await runAgentTurn(adapter as never, [{ role: 'user', content: 'x' }], host);
+    expect(turn).toMatchObject({ stop: 'answered', text: 'hi', rounds: 1 });
+    expect(turn.messages.at(-1)).toEqual({ role: 'assistant', content: 'hi', provider_id: 'r-1', tool_calls: [] });
+    const broken = { complete: async () => ({ role: 'assistant', content: 5 }) };
+    await expect(runAgentTurn(broken as never, [{ role: 'user', content: 'x' }], host)).rejects.toThrow(
+      new TypeError('model.complete answered no assistant message: content: expected string, received number'),
+    );
+  });
+
   test('a failing model call rejects the turn with the reason', async () => {
     endpoint = await startScriptedModel([{ status: 500, json: { error: { message: 'overloaded' } } }]);
     await expect(runAgentTurn(modelOf(endpoint), [{ role: 'user', content: 'x' }], host)).rejects.toThrow(
