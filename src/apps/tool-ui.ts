@@ -14,6 +14,7 @@ import { holdSubscription, releaseSubscription } from '../connection/resource-su
 import { observeRequest } from '../telemetry/requests.js';
 import { ATTR } from '../telemetry/attributes.js';
 import { FleetError, NotReadyError, oneLine } from '../errors.js';
+import { redact, secretValues } from '../config/masking.js';
 import type { JournalEvent, ProjectionContext, Selectors, ToolEntry } from '../journal/index.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { LiveConnection } from '../connection/index.js';
@@ -183,7 +184,15 @@ export function createToolUis(options: ToolUisOptions): ToolUis {
   }
 
   async function read(server: string, client: Client, uri: string, timeoutMs: number): Promise<AppResource> {
-    const result = await observeRequest(client, 'resources/read', { detail: { [ATTR.resourceUri]: uri } }, () => client.readResource({ uri }, { timeout: timeoutMs }));
+    let result: ReadResourceResult;
+    try {
+      result = await observeRequest(client, 'resources/read', { detail: { [ATTR.resourceUri]: uri } }, () => client.readResource({ uri }, { timeout: timeoutMs }));
+    } catch (error) {
+      // Said as any failed read of a server is (`protocol`, redacted): the page and the API show why the app cannot open.
+      const config = current(server)?.getSnapshot().context.config;
+      const why = `server ${server}: resource ${uri} could not be read: ${oneLine(error instanceof Error ? error.message : String(error))}`;
+      throw new FleetError('protocol', redact(why, config === undefined ? [] : secretValues(config)));
+    }
     return appResource(server, uri, result);
   }
 

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost, type McpHostOptions } from '../../src/host.js';
 import type { ApprovalRequest } from '../../src/approvals/approvals.js';
 import { resultToText } from '../../src/catalog/tools/adapter.js';
-import { NotReadyError } from '../../src/errors.js';
+import { FleetError, NotReadyError } from '../../src/errors.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { stateDirWith, untilState } from '../host/helpers.js';
 import { serve, TOKEN } from '../http/helpers.js';
@@ -158,6 +158,17 @@ describe('toolUi', () => {
   test('a resource that is not an app (another MIME type) is refused', async () => {
     const host = await startHost({ apps: appsServer({ env: { FIXTURE_APP_MIME: 'text/html' } }) });
     await expect(host.toolUi('apps__show')).rejects.toThrow(/is not an MCP App \(mimeType "text\/html", expected text\/html;profile=mcp-app\)/);
+  });
+
+  test('a resource the server fails to read is a protocol FleetError saying why, and the API answers it so', async () => {
+    const host = await startHost({ apps: appsServer({ env: { FIXTURE_APP_UNREADABLE: '1' } }) });
+    const failed = await host.toolUi('apps__show').then(() => undefined, (error: unknown) => error);
+    expect(failed).toBeInstanceOf(FleetError);
+    expect(failed).toMatchObject({ kind: 'protocol', message: expect.stringMatching(/^server apps: resource ui:\/\/fixture\/app\.html could not be read: .*the app is being rebuilt/) });
+    const served = await serve(host);
+    closers.push(() => served.close());
+    const answer = await served.request('/api/mcp/tools/apps__show/ui');
+    expect(answer.json.error).toMatchObject({ code: 'protocol', message: expect.stringContaining('the app is being rebuilt') });
   });
 
   test('GET /api/mcp/tools/:name/ui answers the app, 404 without one', async () => {
