@@ -14,6 +14,7 @@ import type { ExecuteOptions, ToolProgress } from '../catalog/index.js';
 import { createCallLimiter, type CallLimiter } from './call-limiter.js';
 import { callFailure, type CallFailureContext } from './failures.js';
 import { linkedSignal, pause } from './deadlines.js';
+import { withinCall } from './input-rounds.js';
 import { rateLimitOfError, rateLimitOfResult, type RateLimit, type RetryAfterLog } from './rate-limits.js';
 import { requestMeta } from './request-meta.js';
 import { awaitTask, taskOf, type TaskWait } from './tasks.js';
@@ -91,7 +92,10 @@ export class Caller {
     };
     const attempt = async (): Promise<CallToolResult | RateLimit> => {
       try {
-        const answer = (await client.callTool(params, options)) as CallToolResult;
+        // On the 2026-07-28 era the host answers the server's input rounds inside the call: bounded like it.
+        const answer = (await (client.getProtocolEra() === 'modern'
+          ? withinCall({ waitMs: this.callTimeoutMs, ended: this.connection.ended() }, () => client.callTool(params, options))
+          : client.callTool(params, options))) as CallToolResult;
         const task = taskOf(answer);
         const result = task === undefined ? answer : await awaitTask(client, task, this.taskWait(tool, link?.signal, onProgress));
         return rateLimitOfResult(result) ?? result;

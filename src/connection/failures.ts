@@ -126,6 +126,8 @@ export interface CallFailureContext {
    * had closed it (the watcher then takes the server out of `ready`).
    */
   lostReach?(why: string, kind?: ErrorKind): void;
+  /** Aborts once the connection ended (closed, or gone by itself): what a 2026-07-28 call's input round stops at. */
+  ended(): AbortSignal;
 }
 
 /** A FleetError with `secrets` redacted from its message (the same error when none was in it); any other error as it is. */

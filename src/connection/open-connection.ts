@@ -4,7 +4,7 @@
  * goes away by itself (onClose, and the text of the calls that broke), and
  * closes the session and the child exactly once.
  */
-import { type CallToolResult, type Client, ProtocolError, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
+import { type CallToolResult, type Client, ProtocolError, SdkError, SdkErrorCode, SSEClientTransport, SseError, StreamableHTTPClientTransport, type Tool } from '@modelcontextprotocol/client';
 import { describeRemoteFailure } from './remote-transport.js';
 import { networkFailure } from './reachability.js';
 import { redact, secretValues } from '../config/masking.js';
@@ -19,6 +19,9 @@ import { callFailure, describeChildExit, type CallFailureContext } from './failu
 import type { RetryAfterLog } from './rate-limits.js';
 import { filterTools, listAllTools, type ToolListing } from './tool-listing.js';
 import { nameConnection } from '../telemetry/lifecycle.js';
+
+/** What a call's input round waiting on the host is told when the connection ends. */
+const connectionEnded = () => new SdkError(SdkErrorCode.ConnectionClosed, 'the connection closed');
 
 // How long close() waits for a remote server to acknowledge the end of its session.
 const SESSION_END_MS = 1000;
@@ -67,6 +70,7 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   private reason: FleetError | undefined;
   private endedAlone = false;
   private readonly caller: Caller;
+  private endedController: AbortController | undefined;
 
   constructor(
     readonly name: string,
@@ -161,7 +165,18 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   close(reason?: FleetError): Promise<void> {
     if (this.ending === undefined) this.reason = reason;
     this.ending ??= this.shutdown();
+    this.endedController?.abort(connectionEnded());
     return this.ending;
+  }
+
+  ended(): AbortSignal {
+    // Made on first use (a 2026-07-28 call): most connections never need one.
+    if (this.endedController === undefined) {
+      const controller = (this.endedController = new AbortController());
+      if (this.ending !== undefined || this.endedAlone) controller.abort(connectionEnded());
+      else void this.lost.then(() => controller.abort(connectionEnded()));
+    }
+    return this.endedController.signal;
   }
 
   closing(): boolean {

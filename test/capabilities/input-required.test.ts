@@ -84,6 +84,54 @@ describe('input_required', () => {
     expect(endpoint.requests).toHaveLength(2);
   });
 
+  describe('a handler waiting on a person is bounded as the 2025 call is', () => {
+    /** A host whose elicitation handler never answers by itself; each call's handler signal is noted. */
+    async function waitingHost(fields: Record<string, unknown> = {}) {
+      const signals: AbortSignal[] = [];
+      const started = await startHost(
+        {
+          elicitation: (_request, { signal }) => {
+            signals.push(signal);
+            return new Promise(() => {});
+          },
+        },
+        { modern: { type: 'local', command: fixtureCommand('modern'), ...fields } },
+      );
+      return { started, signals };
+    }
+
+    test('by the call timeout: the call fails as a timeout, and the handler is told', async () => {
+      const { started, signals } = await waitingHost({ call_timeout_seconds: 1 });
+      const result = await started.callTool('modern__ask', { message: 'Your name?' });
+      expect(result.details.is_error).toBe(true);
+      expect(resultToText(result)).toBe('tool "ask" did not answer within 1s');
+      expect(signals.map((signal) => signal.aborted)).toEqual([true]);
+    });
+
+    test("by the connection's end: a restart ends the call, and the handler is told", async () => {
+      const { started, signals } = await waitingHost({ call_timeout_seconds: 60 });
+      const call = started.callTool('modern__ask', { message: 'Your name?' });
+      await expect.poll(() => signals.length).toBe(1);
+      await started.restartServer('modern');
+      const result = await call;
+      expect(result.details.is_error).toBe(true);
+      expect(signals[0]!.aborted).toBe(true);
+    });
+
+    test("by the caller's signal: the call is cancelled, and the handler is told", async () => {
+      const { started, signals } = await waitingHost({ call_timeout_seconds: 60 });
+      const controller = new AbortController();
+      const call = started.callTool('modern__ask', { message: 'Your name?' }, { signal: controller.signal }).then(
+        (result) => result,
+        (error: unknown) => error,
+      );
+      await expect.poll(() => signals.length).toBe(1);
+      controller.abort();
+      await call;
+      expect(signals[0]!.aborted).toBe(true);
+    });
+  });
+
   test('a server that asks round after round is cut off after the bound, as a tool error', async () => {
     await startHost();
     const result = await callText('modern__ask_forever');

@@ -4,6 +4,7 @@
  * `ConnectOptions.setupClient` of each connection, run before it connects
  * (capabilities are fixed at initialize).
  */
+import { answeredInTime } from '../input-rounds.js';
 import { ProtocolError, ProtocolErrorCode, type Client, type InputRequest, type InputResponse } from '@modelcontextprotocol/client';
 import type { HostModel } from '../../agent/index.js';
 import { elicitationAnswerer, installElicitation, type ElicitationHandler } from './elicitation.js';
@@ -122,7 +123,7 @@ function forwardFirst(
   // A 2026-07-28 server's input_required round is then answered in its call's context.
   bindResponseHandlers(client);
   forwarding.watch(client);
-  const ask = (request: InputRequest, signal: AbortSignal) => answer(request, signal, client);
+  const ask = (request: InputRequest, signal: AbortSignal) => answeredInTime(signal, (bound) => answer(request, bound, client));
   if (declared.sampling) client.setRequestHandler('sampling/createMessage', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   if (declared.elicitation) client.setRequestHandler('elicitation/create', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
   if (declared.roots) client.setRequestHandler('roots/list', (request, ctx) => ask(request, ctx.mcpReq.signal) as Promise<never>);
@@ -130,7 +131,7 @@ function forwardFirst(
   client.fallbackRequestHandler = async function forwardToCaller(request, ctx) {
     if ((FORWARDED as readonly string[]).includes(request.method)) {
       const to = forwarding.clientFor(server, request as InputRequest, client);
-      if (to !== undefined) return to.ask(request as InputRequest, ctx.mcpReq.signal);
+      if (to !== undefined) return answeredInTime(ctx.mcpReq.signal, (bound) => to.ask(request as InputRequest, bound));
     }
     if (previous) return previous(request, ctx);
     throw new ProtocolError(ProtocolErrorCode.MethodNotFound, 'Method not found');
