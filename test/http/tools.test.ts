@@ -71,7 +71,7 @@ describe('POST /api/mcp/tools/:name/call', () => {
   it("a tool of a server that is not ready → 404 saying the server's state", async () => {
     const reply = await call(fleet, 'off__echo', { arguments: {} });
     expect(reply.status).toBe(404);
-    expect(reply.json.error).toEqual({ code: 'not_found', message: 'no tool named "off__echo": server "off" is disabled' });
+    expect(reply.json.error).toEqual({ code: 'not_found', message: 'no tool named "off__echo": server "off" is not ready (state: disabled)' });
   });
 
   it.each([

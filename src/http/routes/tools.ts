@@ -108,7 +108,8 @@ function whyNoTool(host: McpHost, tool: string): string {
   const owner = namespaceOwner(host.status().map((view) => view.name), tool);
   const server = owner === undefined ? undefined : host.server(owner);
   if (server === undefined || server.state === 'ready') return '';
-  return `: server "${server.name}" is ${server.state}${server.error ? ` (${server.error})` : ''}`;
+  // Said as a library call of the tool says it.
+  return `: server "${server.name}" is not ready (state: ${server.state}${server.error ? ` — ${server.error}` : ''})`;
 }
 
 /** `?q=`: required, not blank; a repeated parameter counts by its first value. */
