@@ -231,6 +231,15 @@ export const transactionMachine = setup({
       invoke: {
         src: 'uninstall',
         input: ({ context }) => ({ name: context.name }),
+        onDone: { target: 'discarding' },
+        onError: failedOnError,
+      },
+    },
+    discarding: {
+      description: 'add undone: what its attempt stored (OAuth credentials) deleted, so no trace of it is left',
+      invoke: {
+        src: 'forget',
+        input: ({ context }) => ({ name: context.name }),
         onDone: { target: 'failed' },
         onError: failedOnError,
       },

@@ -3,7 +3,7 @@
 // next host) and an add through management; for an OAuth server too, which
 // must not read as a protocol error or as waiting for consent.
 import { createServer as createHttpServer } from 'node:http';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
@@ -75,6 +75,16 @@ describe('a remote server nobody answers at', () => {
         error_kind: 'unreachable',
         error: `could not reach the authorization server of ${origin}: connection refused (ECONNREFUSED)`,
       });
+
+      // The same server added through management fails so, and leaves no trace: no config entry, no credentials file.
+      const added = await host.addServer('added', { type: 'remote', url: `${origin}/mcp`, auth: { kind: 'oauth' } }).then(
+        () => new Error('it succeeded'),
+        (err: unknown) => err,
+      );
+      expect(added).toBeInstanceOf(StartFailedError);
+      expect((added as StartFailedError).kind).toBe('unreachable');
+      expect(Object.keys(readConfigFile(dir).servers as object)).toEqual(['o']);
+      expect(existsSync(join(dir, 'oauth', 'added.json'))).toBe(false);
     } finally {
       await host?.shutdown();
       host = undefined;

@@ -40,6 +40,7 @@ const workOf: Record<string, string> = {
   checking: 'read',
   installing: 'install',
   uninstalling: 'uninstall',
+  discarding: 'forget',
   merging: 'merge',
   applying: 'apply',
   rollingBack: 'apply',

@@ -141,7 +141,11 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
       case 'add': {
         // A hand-edited entry of that name that does not validate is the user's: in the way, and named.
         if (facts.running || facts.stored || facts.invalid) return fail(new ConflictError(NAME, facts.invalid ?? undefined));
-        const undo = (error: unknown) => (does('uninstall').type === 'throws' ? fail(broke('uninstall')) : fail(error));
+        // Undone: the actor gone, then what the attempt stored (its credentials).
+        const undo = (error: unknown) => {
+          if (does('uninstall').type === 'throws') return fail(broke('uninstall'));
+          return does('forget').type === 'throws' ? fail(broke('forget')) : fail(error);
+        };
         const installed = does(`install ${labelOf(input.config)}`);
         if (installed.type === 'throws') return fail(broke('install'));
         if (installed.type === 'settles.error') return undo(startFailure());
