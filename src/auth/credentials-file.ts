@@ -11,7 +11,7 @@
  * these files through the file store of credentials-store.ts; with a database
  * the same record lives in PostgreSQL instead (pg-credentials-store.ts).
  */
-import { readFile, rm } from 'node:fs/promises';
+import { chmod, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { FleetError } from '../errors.js';
@@ -100,6 +100,8 @@ export async function loadCredentials(
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return emptyRecord(serverUrl, configuredClientId);
     throw new FleetError('auth', `cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'unknown error'})`);
   }
+  // A file or directory someone left open to others narrows to owner-only, as it is written.
+  await Promise.all([chmod(file, 0o600), chmod(path.dirname(file), 0o700)]).catch(() => {});
   let parsed: CredentialsRecord;
   try {
     parsed = CredentialsRecord.parse(withClientsByIssuer(JSON.parse(text)));

@@ -2,7 +2,7 @@
 // of SDK-built Streamable HTTP MCP servers, the host as the client, and the
 // test playing the user in the browser over plain HTTP.
 import { execFile } from 'node:child_process';
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -543,6 +543,12 @@ describe('OAuth with a real authorization server', () => {
     await expect.poll(() => as.grants, { timeout: 20_000 }).toContain('refresh_token');
     await callEcho(fleet.host, 'remote', 'x');
     const file = join(fleet.dir, 'oauth', 'remote.json');
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(statSync(join(fleet.dir, 'oauth')).mode & 0o777).toBe(0o700);
+    // Left open to others by hand: the next read narrows both again.
+    chmodSync(file, 0o644);
+    chmodSync(join(fleet.dir, 'oauth'), 0o755);
+    await fleet.host.restartServer('remote');
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(fleet.dir, 'oauth')).mode & 0o777).toBe(0o700);
 
