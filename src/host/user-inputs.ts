@@ -23,8 +23,8 @@ export interface UserInputsOptions {
   append(event: JournalEventInput): void;
   /** The server's config, if the principal may see it (an unknown or hidden server is missing alike). */
   visibleConfig(server: string, principal: Principal | undefined): ServerConfig | undefined;
-  /** The per_user servers this host runs, with their configs. */
-  perUserServers(): Array<[string, ServerConfig]>;
+  /** The names of the per_user servers this host runs. */
+  perUserServers(): string[];
   /** Forgets a removed user's OAuth grants. */
   forgetGrants(principal: string): Promise<void>;
 }
@@ -97,15 +97,15 @@ export function createHostInputs({ store, sessions, append, visibleConfig, perUs
 
     async forgetUser(name) {
       const servers = perUserServers();
-      const had = await Promise.all(servers.map(([server]) => store.get(server, name)));
+      const had = await Promise.all(servers.map((server) => store.get(server, name)));
       await store.forget({ principal: name });
       await forgetGrants(name);
       // Every worker ends the user's sessions on hearing this (the values they hold are gone), here at once:
       // a new user of the same name must not be served through them.
-      servers.forEach(([server], index) => {
+      servers.forEach((server, index) => {
         append({ type: 'inputs.changed', server, principal: name, set: [], removed: Object.keys(had[index] ?? {}).sort() });
       });
-      await Promise.all(servers.map(([server]) => sessions.end(server, name)));
+      await Promise.all(servers.map((server) => sessions.end(server, name)));
     },
   };
 }
@@ -141,6 +141,7 @@ export function createPerUser(options: PerUserOptions): { sessions: Sessions; ho
   // A changed or removed server's sessions end: the next call connects with what it is now.
   subscribe((event) => {
     if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
+    // A principal's values changed on another worker (this one's own changes ended its sessions already).
     const elsewhere = event.worker !== undefined && event.worker !== options.workerId;
     if (event.type === 'inputs.changed' && elsewhere) void endIfChanged(event.server, event.principal).catch(() => {});
   });
@@ -164,11 +165,7 @@ export function createPerUser(options: PerUserOptions): { sessions: Sessions; ho
     sessions,
     append,
     visibleConfig: (name, principal) => (serverVisible(projected(), name, principal) ? current(name)?.getSnapshot().context.config : undefined),
-    perUserServers: () =>
-      Object.keys(projected().servers).flatMap((name): Array<[string, ServerConfig]> => {
-        const config = perUserConfig(name);
-        return config === undefined ? [] : [[name, config]];
-      }),
+    perUserServers: () => Object.keys(projected().servers).filter((name) => perUserConfig(name) !== undefined),
     forgetGrants: options.forgetGrants,
   });
   return { sessions, hostInputs };
