@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { logConsoleTo } from './console-to-log.js';
 import type { CliIO } from '../cli.js';
 import type { McpHost } from '../host.js';
 import type { ApiToken } from '../http/api-token.js';
@@ -135,7 +136,10 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       let worker: Worker;
       try {
         // Failed exports are logged through the worker's logger from its first line on.
-        worker = await serve(options, io, starting.signal, (logger) => telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message)));
+        worker = await serve(options, io, starting.signal, (logger) => {
+          telemetry?.logFailuresTo((fields, message) => logger.warn(fields, message));
+          logConsoleTo(logger);
+        });
       } catch (err) {
         await telemetry?.shutdown();
         if (starting.signal.aborted) {
