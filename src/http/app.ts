@@ -15,6 +15,7 @@ import { CLIENT_METADATA_PATH } from '../auth/client-metadata-document.js';
 import { fleetRoute } from './routes/fleet.js';
 import { registryRoutes } from './routes/registry.js';
 import { apiGuard, hostCheck, identifyCaller } from './security.js';
+import { checkManagementAppOptions } from './app-options.js';
 import { loadExpress } from './express.js';
 import type { Presence } from '../fleet/index.js';
 import { createFileUsersStore, createUsers, type OidcOptions, type UsersStore } from '../users/index.js';
@@ -94,6 +95,7 @@ export function mcpSessionsOf(app: Express): SessionPool {
  * the content type, the body limit. The management page is served at `/`.
  */
 export function createManagementApp(host: McpHost, options: ManagementAppOptions): Express {
+  checkManagementAppOptions(options);
   const bindHost = options.bindHost ?? '127.0.0.1';
   const extraHosts = options.allowedHosts ?? [];
   const app = loadExpress()();
