@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { withLockFile } from '../files/lock-file.js';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { ConfigError } from '../errors.js';
@@ -426,9 +427,9 @@ async function writeDocument(
 /** Writes to one config file, shared by every store in the process: keyed by file, so stores of other files never wait on each other. */
 const writes = createSerialQueue();
 
-/** Runs `task` after every earlier write to `file` in this process has settled. */
+/** Runs `task` after every earlier write to `file` in this process has settled, holding the file's lock against other processes' writes. */
 function withFileLock<T>(file: string, task: () => Promise<T>): Promise<T> {
-  return writes.run(path.resolve(file), task);
+  return writes.run(path.resolve(file), () => withLockFile(file, task));
 }
 
 function errorCode(err: unknown): string | undefined {

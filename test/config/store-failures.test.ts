@@ -23,6 +23,7 @@ beforeEach(async () => {
   dirs.push(dir);
   file = path.join(dir, 'mcp_servers.json');
   vi.mocked(fs.open).mockClear();
+  vi.mocked(fs.open).mockImplementation(actual.open);
   vi.mocked(fs.rename).mockClear();
 });
 afterEach(() => removeDirs(dirs));
@@ -32,6 +33,17 @@ function ioError(code: string): Error {
 }
 
 const store = () => createConfigStore({ stateDir: () => dir, logger: recordingLogger() });
+
+/** The next open of a temp file (the document's, not its lock's) gives the handle `wrap` makes of the real one. */
+function nextTempOpen(wrap: (handle: FileHandle) => FileHandle): void {
+  let done = false;
+  vi.mocked(fs.open).mockImplementation(async (p, flags, mode) => {
+    const handle = await actual.open(p, flags, mode);
+    if (done || !String(p).endsWith('.tmp')) return handle;
+    done = true;
+    return wrap(handle);
+  });
+}
 const original: Array<[string, ServerConfigInput]> = [['keep', { type: 'local', command: ['original'] }]];
 const replacement: Array<[string, ServerConfigInput]> = [['new', { type: 'local', command: ['replacement'] }]];
 
@@ -65,17 +77,17 @@ describe('save under faults', () => {
     const s = store();
     await s.save(original);
     const before = await actual.readFile(file);
-    vi.mocked(fs.open).mockImplementationOnce(async (p, flags, mode) => {
-      const handle = await actual.open(p, flags, mode);
-      return {
-        writeFile: async () => {
-          await handle.write('{"servers": {"partial');
-          throw ioError('ENOSPC');
-        },
-        sync: () => handle.sync(),
-        close: () => handle.close(),
-      } as unknown as FileHandle;
-    });
+    nextTempOpen(
+      (handle) =>
+        ({
+          writeFile: async () => {
+            await handle.write('{"servers": {"partial');
+            throw ioError('ENOSPC');
+          },
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        }) as unknown as FileHandle,
+    );
     await expect(s.update((servers) => ({ ...servers, ...Object.fromEntries(replacement) }))).rejects.toThrow('ENOSPC');
     expect(await actual.readFile(file)).toEqual(before);
     expect(await tempFiles(dir)).toEqual([]);
@@ -83,16 +95,16 @@ describe('save under faults', () => {
 
   it('removes the temp file when fsync fails', async () => {
     const s = store();
-    vi.mocked(fs.open).mockImplementationOnce(async (p, flags, mode) => {
-      const handle = await actual.open(p, flags, mode);
-      return {
-        writeFile: (data: string) => handle.writeFile(data),
-        sync: async () => {
-          throw ioError('EIO');
-        },
-        close: () => handle.close(),
-      } as unknown as FileHandle;
-    });
+    nextTempOpen(
+      (handle) =>
+        ({
+          writeFile: (data: string) => handle.writeFile(data),
+          sync: async () => {
+            throw ioError('EIO');
+          },
+          close: () => handle.close(),
+        }) as unknown as FileHandle,
+    );
     await expect(s.save(original)).rejects.toThrow('EIO');
     expect(await actual.readdir(dir)).toEqual([]);
   });
