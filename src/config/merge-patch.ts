@@ -19,6 +19,19 @@ const AUTH_SECRETS = new Set(
   ),
 );
 
+/**
+ * Optional fields whose `null` means what leaving them out means (`log_level`,
+ * `catalog_max_age_seconds`, …): in a PATCH `null` deletes them, so setting
+ * one that is not there to `null` changes nothing (and writes no `null`).
+ */
+const ABSENT_WHEN_NULL = new Set(
+  [...new Set([...Object.keys(LocalServerConfig.shape), ...Object.keys(RemoteServerConfig.shape)])].filter((key) => {
+    const field = (LocalServerConfig.shape as Record<string, z.ZodType>)[key] ?? (RemoteServerConfig.shape as Record<string, z.ZodType>)[key];
+    const absent = field?.safeParse(undefined);
+    return absent?.success === true && absent.data === undefined && field?.safeParse(null).success === true;
+  }),
+);
+
 /** Fields both server types have: a change of `type` keeps them. */
 const SHARED_FIELDS = Object.keys(LocalServerConfig.shape).filter(
   (key) => key !== 'type' && Object.hasOwn(RemoteServerConfig.shape, key),
@@ -57,6 +70,8 @@ export function mergePatch(current: ServerConfig, patch: unknown): ServerConfig 
       candidate.set(key, stored);
     } else if (isPlainObject(value) && isPlainObject(stored)) {
       candidate.set(key, { ...stored, ...value });
+    } else if (value === null && ABSENT_WHEN_NULL.has(key)) {
+      candidate.delete(key);
     } else {
       candidate.set(key, value);
     }

@@ -112,8 +112,10 @@ export function createManagement(deps: ManagementDeps): Management {
         const ref = deps.current(name);
         if (!ref) return { failure: null };
         const change = configChangeEvent(ref.getSnapshot().context.config, config);
-        // Nothing to change reconnects; so does a restart, unless it must bring a new connection config.
-        ref.send(change && (!restart || change.type === 'server.configure') ? change : { type: 'server.restart' });
+        // A change that changes nothing leaves the server as it is (an unchanged form saved, a script re-sending
+        // the whole config); a restart reconnects, unless it must bring a new connection config.
+        if (restart) ref.send(change?.type === 'server.configure' ? change : { type: 'server.restart' });
+        else if (change !== null) ref.send(change);
         return settledOf(name, ref, config);
       }),
       uninstall: fromPromise<void, { name: string }>(async ({ input: { name } }) => {

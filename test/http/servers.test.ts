@@ -182,6 +182,24 @@ describe('PATCH /api/mcp/servers/:name', () => {
     expect(await envOf(fleet, 'alpha', 'DROP')).toEqual({ set: false, length: 0 });
   });
 
+  it('a PATCH that changes nothing leaves the process and the file as they were: an empty one, the same values, null onto a field that is not there', async () => {
+    fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha') }));
+    await untilState(fleet, 'alpha', 'ready');
+    const pidBefore = readPid(join(fleet.dir, 'alpha.pid'));
+    const fileBefore = readFileSync(join(fleet.dir, 'mcp_servers.json'), 'utf8');
+    for (const body of [{}, { enabled: true }, { tools: { exclude: [] } }, { log_level: null, catalog_max_age_seconds: null, max_total_timeout_seconds: null }]) {
+      const reply = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body });
+      expect(reply.status, JSON.stringify(body)).toBe(200);
+      expect(reply.json.state).toBe('ready');
+    }
+    expect(readPid(join(fleet.dir, 'alpha.pid'))).toBe(pidBefore);
+    expect(readFileSync(join(fleet.dir, 'mcp_servers.json'), 'utf8')).toBe(fileBefore);
+    // null onto a field that is set deletes it, as leaving it out would.
+    expect((await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { log_level: 'debug' } })).json.config.log_level).toBe('debug');
+    await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { log_level: null } });
+    expect(fleet.config().servers.alpha).not.toHaveProperty('log_level');
+  });
+
   it('a restart that fails leaves the file byte for byte and the server on its old config, and says why', async () => {
     fleet = await startFleet((dir) => ({ alpha: healthy(dir, 'alpha', { env: initialEnv }) }));
     await untilState(fleet, 'alpha', 'ready');
