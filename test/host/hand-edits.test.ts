@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
@@ -129,6 +129,26 @@ test("the worker's own writes do not trigger a reload", async () => {
   // The reload of the file (with the worker's writes in it) changed nothing but the sentinel.
   expect(host!.events(seq).filter((event) => !aboutSentinel(event))).toEqual([]);
   expect([readPid(join(dir, 'own.pid')), readPid(join(dir, 'added.pid'))]).toEqual(pids);
+});
+
+test('a file gone a moment (an editor that moves it away, then writes the new one) stops nothing', async () => {
+  const dir = await startWith((d) => ({ kept: healthy(d, 'kept') }));
+  const pid = readPid(join(dir, 'kept.pid'));
+  const file = join(dir, 'mcp_servers.json');
+  const seq = host!.events().at(-1)!.seq;
+  renameSync(file, `${file}~`);
+  await new Promise((resolve) => setTimeout(resolve, 150));
+  copyFileSync(`${file}~`, file);
+  rmSync(`${file}~`);
+  await applySentinelEdit(dir);
+  expect(host!.events(seq).filter((event) => !aboutSentinel(event))).toEqual([]);
+  expect(readPid(join(dir, 'kept.pid'))).toBe(pid);
+});
+
+test('a file removed for good removes its servers', async () => {
+  const dir = await startWith((d) => ({ gone: healthy(d, 'gone') }));
+  rmSync(join(dir, 'mcp_servers.json'));
+  await expect.poll(() => host!.server('gone'), { timeout: 20_000 }).toBeUndefined();
 });
 
 test('servers added and removed by hand start and stop', async () => {
