@@ -39,6 +39,8 @@ export function importServers(text: string): ImportResult {
   const { value } = parseJsonText(stripJsonComments(text));
   const map = serverMap(value);
   const result: ImportResult = { servers: [], skipped: [], warnings: [] };
+  const others = serverMaps(value).filter((candidate) => candidate.map !== map);
+  for (const other of others) result.warnings.push(`${other.where} ignored: only the first server map of the file is read`);
   for (const [name, entry] of Object.entries(map)) {
     if (!SERVER_NAME_PATTERN.test(name)) {
       result.skipped.push({ name, reason: `name ${SERVER_NAME_RULE}` });
@@ -57,13 +59,20 @@ export function importServers(text: string): ImportResult {
   return result;
 }
 
+/** The server maps a file may hold, in the order they are read: Claude Desktop's and Cursor's, VS Code's, its settings.json's. */
+function serverMaps(doc: unknown): Array<{ where: string; map: Record<string, unknown> }> {
+  if (!isObject(doc)) return [];
+  const found: Array<{ where: string; map: Record<string, unknown> }> = [];
+  if (isObject(doc.mcpServers)) found.push({ where: '"mcpServers"', map: doc.mcpServers });
+  if (isObject(doc.servers)) found.push({ where: '"servers"', map: doc.servers });
+  if (isObject(doc.mcp) && isObject(doc.mcp.servers)) found.push({ where: '"mcp.servers"', map: doc.mcp.servers });
+  return found;
+}
+
 function serverMap(doc: unknown): Record<string, unknown> {
-  if (isObject(doc)) {
-    for (const candidate of [doc.mcpServers, doc.servers, isObject(doc.mcp) ? doc.mcp.servers : undefined]) {
-      if (isObject(candidate)) return candidate;
-    }
-  }
-  throw new ConfigError('no "mcpServers" or "servers" object found at the top level');
+  const first = serverMaps(doc)[0];
+  if (first === undefined) throw new ConfigError('no "mcpServers" or "servers" object found at the top level');
+  return first.map;
 }
 
 function convertEntry(entry: unknown): { config: ServerConfigInput; warnings: string[] } {
@@ -73,6 +82,8 @@ function convertEntry(entry: unknown): { config: ServerConfigInput; warnings: st
     return { config: entry as ServerConfigInput, warnings: [] };
   }
   const warnings: string[] = [];
+  // A "disabled": "true" that enabled the server would be the worst reading of it.
+  if (entry.disabled !== undefined && typeof entry.disabled !== 'boolean') throw new ConfigError('"disabled" must be true or false');
   const enabled = entry.disabled === true ? { enabled: false } : {};
   const hasCommand = entry.command !== undefined;
   const hasUrl = entry.url !== undefined;

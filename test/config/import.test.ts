@@ -94,11 +94,21 @@ describe('importServers', () => {
     ['a non-http url', { url: 'file:///etc/passwd', headers: { H: SECRET } }, 'url: must be an http:// or https:// URL'],
     ['not an object', [SECRET], 'entry is not an object'],
     ['an invalid native entry', { type: 'local', command: [], env: { K: SECRET } }, 'command: needs at least the program to run'],
+    ['"disabled" not a boolean', { command: 'x', disabled: 'true', env: { K: SECRET } }, '"disabled" must be true or false'],
   ])('skips %s with the reason, never a value', (_what, entry, reason) => {
     const result = single(entry);
     expect(result.servers).toEqual([]);
     expect(result.skipped).toEqual([{ name: 's', reason }]);
     expect(JSON.stringify(result)).not.toContain(SECRET);
+  });
+
+  it('reads the first server map of a file and says it ignored the others', () => {
+    const result = importServers('{"mcpServers": {"a": {"command": "a"}}, "servers": {"b": {"command": "b"}}, "mcp": {"servers": {"c": {"command": "c"}}}}');
+    expect(result.servers.map(([n]) => n)).toEqual(['a']);
+    expect(result.warnings).toEqual([
+      '"servers" ignored: only the first server map of the file is read',
+      '"mcp.servers" ignored: only the first server map of the file is read',
+    ]);
   });
 
   it('keeps going after a skipped entry', () => {
