@@ -3,6 +3,8 @@ import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { ServerView } from '../journal/index.js';
 import { SERVER_NAME_PATTERN, SERVER_NAME_RULE } from '../config/schema.js';
+import { parseServerConfig } from '../config/validate.js';
+import { ConfigError } from '../errors.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { UsageError } from './errors.js';
 import { checked, choice, envName, httpUrl, jsonObject, keyValuePairs, keyValues, namedValues, seconds } from './flags.js';
@@ -71,6 +73,15 @@ export function registerAddCommand(program: Command, io: CliIO): void {
           throw new UsageError('--config', `its name ${JSON.stringify(config.name)} is not the NAME given (${JSON.stringify(name)}): leave it out`);
         }
         delete config.name;
+        // What --config holds is checked here, as every flag is: a bad field is a usage error before anything is sent.
+        if (flags.config !== undefined) {
+          try {
+            parseServerConfig(name, config);
+          } catch (err) {
+            if (err instanceof ConfigError) throw new UsageError('--config', err.message);
+            throw err;
+          }
+        }
         const client = await ApiClient.connect({ ...flags, url: flags.workerUrl });
         const view = await client.request<ServerView>('POST', '/api/mcp/servers', { name, ...config });
         if (flags.json) printJson(io, view);
