@@ -21,7 +21,7 @@ import { CliError, UsageError } from './errors.js';
 import { oneLine } from '../errors.js';
 import type { OidcOptions, Quota } from '../users/index.js';
 import type { GatewaySessionLimits } from '../gateway/index.js';
-import { isAlive, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
+import { claimStateDir, readWorkerFile, removeWorkerFile, writeWorkerFile } from './worker-file.js';
 
 /** What a worker is started with: values already checked, except those that may come from the environment or a default. */
 export interface WorkerOptions {
@@ -83,7 +83,7 @@ export interface Worker {
  * `/healthz` answers meanwhile.
  */
 export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {}): Promise<Worker> {
-  const { stateDir, bindHost, port } = options;
+  const { stateDir, bindHost } = options;
   // A bad value stops it before anything is written: the database URL (its variable too) first.
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
   if (databaseUrl !== undefined && databaseUrl !== '') {
@@ -92,10 +92,23 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   // The servers are published before the port opens: a --host this machine cannot bind is found first.
   await checkBindable(bindHost);
   await makeStateDir(stateDir, options.stateDirSource);
-  const running = await readWorkerFile(stateDir);
-  if (running && running.pid !== process.pid && isAlive(running.pid)) {
-    throw new CliError(`a worker (pid ${running.pid}) already serves ${stateDir} at ${running.url}`);
+  // The state dir is this worker's from here to its stop: a second one started at the same moment is refused too.
+  const claim = await claimStateDir(stateDir);
+  if (claim.holder !== null) {
+    const running = await readWorkerFile(stateDir);
+    const where = running?.pid === claim.holder ? ` at ${running.url}` : ' (still starting)';
+    throw new CliError(`a worker (pid ${claim.holder}) already serves ${stateDir}${where}`);
   }
+  try {
+    return await startClaimed(options, hooks, databaseUrl, claim.release);
+  } catch (err) {
+    await claim.release();
+    throw err;
+  }
+}
+
+async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, databaseUrl: string | undefined, release: () => Promise<void>): Promise<Worker> {
+  const { stateDir, bindHost, port } = options;
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
   const [{ createMcpHost }, { createManagementApp, mcpSessionsOf }, { openSharedStores }, { createAppFrames }] = await Promise.all([
@@ -216,6 +229,7 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
     await Promise.all([started.shutdown(), portClosed, appsClosed]);
     await shared?.close();
     await removeWorkerFile(stateDir, process.pid);
+    await release();
   };
 
   let listening: Listening;
