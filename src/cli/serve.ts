@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { killChildrenNow } from './kill-children.js';
 import { logConsoleTo } from './console-to-log.js';
 import type { CliIO } from '../cli.js';
 import type { McpHost } from '../host.js';
@@ -119,10 +120,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       // A signal while it starts (waiting for its database, say) ends the start, and the worker stops as from a running one.
       const starting = new AbortController();
       const onStartingSignal = (signal: NodeJS.Signals) => {
-        if (starting.signal.aborted) {
-          io.stderr(`${signal} again: exiting without waiting\n`);
-          process.exit(130);
-        }
+        if (starting.signal.aborted) exitAtOnce(signal, io);
         io.stdout(`\n${signal}: stopping…\n`);
         starting.abort(new Error(`${signal} while starting`));
       };
@@ -173,14 +171,18 @@ function flushingTelemetry(worker: Worker, telemetry: TelemetryExport): Worker {
   };
 }
 
+/** A second signal while stopping: exit 130 now, the servers' processes killed rather than waited for. */
+function exitAtOnce(signal: NodeJS.Signals, io: CliIO): never {
+  io.stderr(`${signal} again: exiting without waiting\n`);
+  killChildrenNow();
+  process.exit(130);
+}
+
 /** First signal: graceful stop, exit 0. A second one while stopping: exit 130 at once. */
 function stopOnSignals(worker: Worker, io: CliIO): void {
   let stopping = false;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      io.stderr(`${signal} again: exiting without waiting\n`);
-      process.exit(130);
-    }
+    if (stopping) exitAtOnce(signal, io);
     stopping = true;
     io.stdout(`\n${signal}: stopping servers…\n`);
     stopNow(worker, io);
@@ -191,10 +193,7 @@ function stopOnSignals(worker: Worker, io: CliIO): void {
 
 /** Stops the worker and exits: 0 once stopped, 1 if that failed. A signal meanwhile exits 130 at once. */
 function stopNow(worker: Worker, io: CliIO): void {
-  const again = (signal: NodeJS.Signals) => {
-    io.stderr(`${signal} again: exiting without waiting\n`);
-    process.exit(130);
-  };
+  const again = (signal: NodeJS.Signals) => exitAtOnce(signal, io);
   if (process.listenerCount('SIGINT') === 0) process.on('SIGINT', again);
   if (process.listenerCount('SIGTERM') === 0) process.on('SIGTERM', again);
   worker.stop().then(

@@ -3,7 +3,7 @@
 // nothing left behind (the port, worker.json).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
@@ -11,6 +11,7 @@ import { fixtureCommand } from '../fixtures/index.js';
 import { BIN } from '../support/cli.js';
 import { cleanEnv } from '../support/env.js';
 import { until } from '../support/wait.js';
+import { isAlive } from '../support/processes.js';
 import { freePort } from './startup-window.js';
 
 test.each(['SIGTERM', 'SIGINT'] as const)('%s while waiting for the database: exit 0, worker.json removed', { timeout: 30_000 }, async (signal) => {
@@ -55,6 +56,31 @@ test('its stdout closed by the reader (serve | head -2): it stops as on SIGTERM,
     expect(stderr).toContain('stdout closed: stopping');
     expect(stderr).not.toMatch(/Unhandled|EPIPE/);
     expect(existsSync(join(dir, 'worker.json'))).toBe(false);
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a second SIGINT while stopping exits 130 at once, killing a server that ignores SIGTERM rather than leaving it', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-twice-'));
+  const pidFile = join(dir, 'stubborn.pid');
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { stubborn: { type: 'local', command: fixtureCommand('stubborn.mjs'), env: { FIXTURE_PID_FILE: pidFile } } } }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let output = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready');
+    const pid = Number(readFileSync(pidFile, 'utf8').trim());
+    worker.kill('SIGINT');
+    // The first stop waits out the server's kill grace (it ignores SIGTERM); the second signal does not.
+    await until(() => output.includes('stopping servers'), 'the stop to begin');
+    worker.kill('SIGINT');
+    expect(await exited, output).toBe(130);
+    expect(output).toContain('SIGINT again: exiting without waiting');
+    await until(() => !isAlive(pid), 'the stubborn server to be gone');
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
