@@ -102,6 +102,11 @@ async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Pr
     if (config.type !== 'remote') throw new UsageError('--token-env', 'is for a remote server; this entry runs locally');
     config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
   }
+  // A flag of the other kind of server than the entry's would be dropped without a word: refused.
+  if (config.type === 'remote' && flags.env.length > 0) throw new UsageError('--env', 'is for a server that runs locally; this entry is remote (it takes --header)');
+  if (config.type === 'remote' && flags.cwd !== undefined) throw new UsageError('--cwd', 'is for a server that runs locally; this entry is remote');
+  if (config.type === 'local' && flags.header.length > 0) throw new UsageError('--header', 'is for a remote server; this entry runs locally (it takes --env)');
+  if (flags.transport !== undefined) throw new UsageError('--transport', 'the registry entry names its transport: leave it out');
   if (flags.cwd !== undefined && config.type === 'local') config.cwd = resolve(flags.cwd);
   if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
   if (flags.disabled) config.enabled = false;
@@ -114,6 +119,14 @@ function collect(value: string, previous: string[]): string[] {
 
 /** The POST body from the flags; the API validates it, this only assembles it. */
 export function buildConfig(command: string[], flags: AddFlags): Record<string, unknown> {
+  // The registry's flags say nothing without an entry: refused rather than ignored.
+  const registryOnly: Array<[string, boolean]> = [
+    ['--package', flags.package !== undefined],
+    ['--var', (flags.var ?? []).length > 0],
+    ['--arg', (flags.arg ?? []).length > 0],
+    ['--registry-url', flags.registryUrl !== undefined],
+  ];
+  for (const [flag, given] of registryOnly) if (given) throw new UsageError(flag, 'is for --from-registry: it fills in a registry entry');
   const config: Record<string, unknown> = flags.config ? parseConfig(flags.config) : {};
   const remote = flags.url !== undefined || config.type === 'remote';
   // A flag of the other kind of server would be dropped without a word (a --header's secret with it): refused.

@@ -62,6 +62,8 @@ const cases: Array<[string[], string]> = [
   [['add', 'x', '--url', 'http://a.example/', '--transport', 'pigeon'], 'error: --transport: expected one of auto, streamable_http, sse: "pigeon"'],
   [['add', 'x', '--config', '{"type":"local","command":["node","a"],"timeout_seconds":5000}'], 'error: --config: timeout_seconds: must be at most 3600'],
   [['add', 'x', '--config', '{"type":"local","command":["node","a"],"bogus":1}'], 'error: --config: bogus: unknown field'],
+  [['add', 'x', '--var', 'a=b', '--', 'node'], 'error: --var: is for --from-registry: it fills in a registry entry'],
+  [['add', 'x', '--arg', 'v', '--', 'node'], 'error: --arg: is for --from-registry: it fills in a registry entry'],
   [['add', 'x', '--timeout', '-3', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "-3"'],
   [['add', 'x', '--timeout', 'soon', '--', 'node'], 'error: --timeout: not a number of seconds > 0: "soon"'],
   [['add', 'x', '--env', '=v', '--', 'node'], 'error: --env: expected KEY or KEY=VALUE: the key is empty'],

@@ -155,6 +155,17 @@ describe('mcp-fleet add --from-registry', () => {
     expectNoSecret(list);
   });
 
+  it("a flag of the other kind of server than the entry's is refused, not dropped; nothing is written", async () => {
+    const before = configText();
+    const onRemote = await add('remote3', 'io.github.mcp-fleet-test/local-http', '--header', `X-Api-Key=${HEADER_SECRET}`, '--env', 'FOO=bar');
+    expect([onRemote.code, onRemote.stderr]).toEqual([2, 'error: --env: is for a server that runs locally; this entry is remote (it takes --header)\n']);
+    const onLocal = await add('brave3', 'io.modelcontextprotocol.anonymous/brave-search', '--env', 'BRAVE_API_KEY=k-123456', '--header', 'X=y');
+    expect([onLocal.code, onLocal.stderr]).toEqual([2, 'error: --header: is for a remote server; this entry runs locally (it takes --env)\n']);
+    const transport = await add('remote4', 'io.github.mcp-fleet-test/local-http', '--header', `X-Api-Key=${HEADER_SECRET}`, '--transport', 'sse');
+    expect([transport.code, transport.stderr]).toEqual([2, 'error: --transport: the registry entry names its transport: leave it out\n']);
+    expect(configText()).toBe(before);
+  });
+
   it('without a terminal, a missing required input is an error naming it; nothing is written', async () => {
     const before = configText();
     const run = await add('brave2', 'io.modelcontextprotocol.anonymous/brave-search');
