@@ -4,7 +4,8 @@ import { readApiToken } from '../http/api-token.js';
 import { CliError } from './errors.js';
 import { directory, httpUrl, stateDirOf } from './flags.js';
 import { shellWord, thisCli } from './invocation.js';
-import { isAlive, readWorkerFile } from './worker-file.js';
+import { readWorkerFile } from './worker-file.js';
+import { processAlive } from '../files/process-alive.js';
 
 /** Options every client command takes. */
 export interface ClientFlags {
@@ -55,7 +56,7 @@ export class ApiClient {
     let url = flags.url;
     if (url === undefined) {
       const worker = await readable(stateDir, () => readWorkerFile(stateDir));
-      if (!worker || !isAlive(worker.pid)) {
+      if (!worker || !processAlive(worker.pid)) {
         throw new CliError(`no running worker for ${stateDir}: start one with \`${thisCli()} serve --state-dir ${shellWord(stateDir)}\`, or pass --url`);
       }
       url = worker.url;

@@ -1,6 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { writeOwnerOnly } from '../files/owner-only-file.js';
+import { processAlive } from '../files/process-alive.js';
 
 /** Where a running worker says how to reach it: `{url, pid}`. */
 export interface WorkerInfo {
@@ -41,15 +42,6 @@ export async function removeWorkerFile(stateDir: string, pid: number): Promise<v
   if (info?.pid === pid) await fs.rm(workerFilePath(stateDir), { force: true });
 }
 
-/** True when a process with that pid exists (signal 0 probes without sending anything). */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 /** `<stateDir>/worker.lock`: the pid of the worker that holds the state dir, from its start to its stop. */
 export function workerLockPath(stateDir: string): string {
@@ -89,7 +81,7 @@ export async function claimStateDir(stateDir: string): Promise<{ holder: number 
       await new Promise((resolve) => setTimeout(resolve, 25));
       continue;
     }
-    if (pid > 0 && pid !== process.pid && isAlive(pid)) return { holder: pid, release: async () => {} };
+    if (pid > 0 && pid !== process.pid && processAlive(pid)) return { holder: pid, release: async () => {} };
     await fs.rm(lock, { force: true });
   }
   throw new Error(`cannot claim ${stateDir}: ${lock} keeps changing`);

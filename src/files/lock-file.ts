@@ -10,6 +10,7 @@
 import { open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeDirs } from './make-dirs.js';
+import { processAlive } from './process-alive.js';
 
 /** How long a writer waits for another's lock before it gives up, saying who holds it. */
 const WAIT_MS = 10_000;
@@ -88,15 +89,5 @@ async function holderOf(lock: string): Promise<number | null | 'gone'> {
     return made !== null && Date.now() - made > UNNAMED_STALE_MS ? 'gone' : null;
   }
   // This process's own lock is a leftover: its writes to a file are one at a time.
-  return pid === process.pid || !alive(pid) ? 'gone' : pid;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return pid === process.pid || !processAlive(pid) ? 'gone' : pid;
 }

@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { open, readdir, rename, rm, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import { makeDirs } from './make-dirs.js';
+import { processAlive } from './process-alive.js';
 
 /**
  * Writes `text` to `file`: a 0600 temp file created in one `open` (never
@@ -67,15 +68,6 @@ async function sweepDeadWritersTemps(file: string): Promise<void> {
   }
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: it exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 async function syncDirectory(dir: string): Promise<void> {
   // Windows cannot open a directory for fsync; there the rename is as durable as it gets.

@@ -8,6 +8,7 @@
 import os from 'node:os';
 import { z } from 'zod';
 import { DatabaseUnavailableError, isConnectionError, type Database } from './database.js';
+import { processAlive } from '../files/process-alive.js';
 
 /** One worker of `GET /api/mcp/fleet`. */
 export const FleetWorker = z.object({
@@ -186,15 +187,6 @@ export class WorkerIdInUseError extends Error {
   }
 }
 
-/** Whether process `pid` of this machine is gone (a crashed worker restarting under its id). */
-function gone(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return false;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH';
-  }
-}
 
 /**
  * Refuses to start a worker whose id another live worker announces: a row
@@ -209,7 +201,7 @@ export async function claimWorkerId(db: Database, workerId: string, intervalMs =
   );
   const holder = rows[0];
   if (holder === undefined || holder.seen_ago > (MISSED_HEARTBEATS * intervalMs) / 1000) return;
-  if (holder.host === os.hostname() && (holder.pid === process.pid || gone(holder.pid))) return;
+  if (holder.host === os.hostname() && (holder.pid === process.pid || !processAlive(holder.pid))) return;
   throw new WorkerIdInUseError(workerId, { host: holder.host, pid: holder.pid, seenSecondsAgo: Math.round(holder.seen_ago) });
 }
 
