@@ -3,7 +3,8 @@
  * (`--database-url`, docs/several-workers.md): a pool, the errors that say "the database is away" as
  * opposed to "this query is wrong", and the one way to run a transaction.
  */
-import pg from 'pg';
+import { createRequire } from 'node:module';
+import type pg from 'pg';
 import { DatabaseUnavailableError, isConnectionError } from './database-errors.js';
 
 
@@ -27,12 +28,26 @@ export interface OpenDatabaseOptions {
   onConnectionError?: (error: Error) => void;
 }
 
+// The module itself, as Node's own module cache would keep it.
+let loaded: typeof pg | undefined;
+
+/**
+ * pg, loaded when the first database is opened rather than by
+ * `import('mcp-fleet')`: a host on its state dir never needs it, and pg with
+ * its dependencies is ~4 MiB of a fresh process. pg is CommonJS, so it loads
+ * synchronously and `openDatabase` stays synchronous.
+ */
+export function loadPg(): typeof pg {
+  loaded ??= createRequire(import.meta.url)('pg') as typeof pg;
+  return loaded;
+}
+
 /** How long a connect may take before the pool gives up: without it an unreachable host hangs a query forever. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
 /** Opens a pool; no connection is made until the first query. */
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
-  const pool = new pg.Pool({
+  const pool = new (loadPg().Pool)({
     connectionString: url,
     application_name: options.applicationName,
     max: options.max,

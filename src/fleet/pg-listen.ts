@@ -7,8 +7,8 @@
  * listen through here, so a dropped connection has one error path; its
  * backoff (`createRetry`) is the one every wait for the database uses.
  */
-import pg from 'pg';
-import type { Database } from './database.js';
+import type pg from 'pg';
+import { loadPg, type Database } from './database.js';
 
 export interface ListenOptions {
   /** Called once LISTEN is back after the connection was lost or refused (not after a first connect that worked). */
@@ -43,7 +43,7 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
 
   async function connect(): Promise<void> {
     if (stopped) return;
-    const next = new pg.Client({
+    const next = new (loadPg().Client)({
       connectionString: db.url,
       connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
       // A peer gone without a word (a host that died) is noticed, not waited on forever.
@@ -69,7 +69,7 @@ export function listen(db: Database, channel: string, onNotify: (payload: string
     next.on('end', () => onLost());
     try {
       await next.connect();
-      await next.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      await next.query(`LISTEN ${loadPg().escapeIdentifier(channel)}`);
     } catch (error) {
       onLost(error as Error);
       return;

@@ -6,7 +6,7 @@
  * the protected resource metadata (RFC 9728), from where it finds the issuer.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { createRemoteJWKSet, jwtVerify } from 'jose';
+import type { createRemoteJWKSet } from 'jose';
 import { z } from 'zod';
 import { tokensEqual } from '../http/api-token.js';
 import { setCaller, userOf } from '../http/caller.js';
@@ -141,6 +141,8 @@ function jwtVerifier(oidc: NonNullable<GatewayAuthOptions['oidc']>): (token: str
       if (!response.ok) throw new Error(`the OIDC discovery document at ${url} answered HTTP ${response.status}`);
       const metadata = Discovery.parse(await response.json());
       if (metadata.issuer !== oidc.issuer) throw new Error(`the OIDC discovery document names the issuer ${metadata.issuer}, not ${oidc.issuer}`);
+      // jose loads with the first token to verify, not with the package (docs/library.md).
+      const { createRemoteJWKSet } = await import('jose');
       return createRemoteJWKSet(new URL(metadata.jwks_uri));
     })().catch((error: unknown) => {
       keys = undefined;
@@ -151,6 +153,7 @@ function jwtVerifier(oidc: NonNullable<GatewayAuthOptions['oidc']>): (token: str
 
   return async (token, resource) => {
     const jwks = await keySet();
+    const { jwtVerify } = await import('jose');
     const { payload } = await jwtVerify(token, jwks, { issuer: oidc.issuer, audience: resource, requiredClaims: ['exp'] }).catch((error: unknown) => {
       throw new Refused('invalid_token', `the access token does not verify: ${(error as Error).message}`);
     });

@@ -6,7 +6,7 @@
  * result is a principal: the user claim (default `sub`) and the groups claim.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import type { createRemoteJWKSet, JWTPayload } from 'jose';
 import { z } from 'zod';
 import { ADMIN_PRINCIPAL, type Principal } from './principal.js';
 import type { OidcOptions } from './oidc-options.js';
@@ -69,6 +69,8 @@ export function createOidc(options: OidcOptions): Oidc {
       const metadata = Discovery.parse(await response.json());
       // A document that names another issuer is not this provider's: a sign-in trusts only the issuer it was told (docs/users.md).
       if (metadata.issuer !== issuer) throw new OidcSignInError(`the OIDC discovery document names the issuer ${metadata.issuer}, not ${issuer}`);
+      // jose loads with the first sign-in, not with the package (docs/library.md).
+      const { createRemoteJWKSet } = await import('jose');
       return { metadata, keys: createRemoteJWKSet(new URL(metadata.jwks_uri)) };
     })().catch((error: unknown) => {
       discovered = undefined;
@@ -113,6 +115,7 @@ export function createOidc(options: OidcOptions): Oidc {
       if (code === null) throw new OidcSignInError('the callback carries no code');
 
       const tokens = await redeem(metadata, code, pending);
+      const { jwtVerify } = await import('jose');
       const { payload } = await jwtVerify(tokens.id_token, keys, { issuer, audience: options.clientId }).catch((err: unknown) => {
         throw new OidcSignInError(`the ID token does not verify: ${(err as Error).message}`);
       });

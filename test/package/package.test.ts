@@ -65,12 +65,13 @@ describe('the packed package', { timeout: 180_000 }, () => {
     expect(existsSync(join(app, 'node_modules', 'tsx'))).toBe(false);
   });
 
-  it('imports from plain Node ESM and runs a host on a real server; express loads with the first management app, not the import', async () => {
+  it('imports from plain Node ESM and runs a host on a real server; express loads with the first management app and pg with the first database, not the import', async () => {
     const script = `
       import { createRequire } from 'node:module';
       import { createManagementApp, createMcpHost } from 'mcp-fleet';
       import { openSharedStores } from 'mcp-fleet/fleet';
-      const expressLoaded = () => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/express/'));
+      const loaded = (name) => Object.keys(createRequire(import.meta.url).cache).some((path) => path.includes('/node_modules/' + name + '/'));
+      const expressLoaded = () => loaded('express');
       const afterImport = expressLoaded();
       const host = createMcpHost({ stateDir: ${JSON.stringify(stateDir())} });
       await host.start();
@@ -82,6 +83,7 @@ describe('the packed package', { timeout: 180_000 }, () => {
         text: result.content[0].text,
         fleet: typeof openSharedStores,
         express: [afterImport, expressLoaded(), typeof management.listen],
+        pg: loaded('pg'),
       }));
       await host.shutdown();`;
     const { stdout } = await exec(process.execPath, ['--input-type=module', '-e', script], app, 60_000);
@@ -90,6 +92,7 @@ describe('the packed package', { timeout: 180_000 }, () => {
       text: 'from the package',
       fleet: 'function',
       express: [false, true, 'function'],
+      pg: false,
     });
   });
 
