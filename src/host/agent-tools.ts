@@ -20,7 +20,7 @@ import type { ProjectionContext } from '../journal/projection.js';
 import type { Selectors } from '../journal/selectors.js';
 import type { JournalEventInput } from '../journal/index.js';
 import type { AgentToolResult, ExecuteOptions } from '../catalog/index.js';
-import { ADMIN_PRINCIPAL, type Principal, type QuotaRefusal, type Quotas } from '../users/index.js';
+import { ADMIN_PRINCIPAL, type Principal, type PrincipalInput, type QuotaRefusal, type Quotas } from '../users/index.js';
 import type { CallToolResult } from '@modelcontextprotocol/client';
 import { principalOf, toolVisible, visibleTo } from './access.js';
 import type { Sessions } from './sessions.js';
@@ -200,6 +200,43 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     );
   }
 
+  async function callTool(name: string, args: Record<string, unknown>, given: ExecuteOptions | undefined): Promise<AgentToolResult> {
+    // A name a model made up may be anything in plain JavaScript: it is a missing tool, not a throw.
+    if (typeof name !== 'string') return errorResult('', String(name), `unknown tool ${JSON.stringify(name) ?? String(name)}`);
+    // So may the options be: null is none, and a signal that is not one is said so, not failed on deep inside.
+    const callOptions = given ?? {};
+    if (callOptions.signal !== undefined && !(callOptions.signal instanceof AbortSignal)) {
+      return errorResult('', name, 'callTool: options.signal must be an AbortSignal');
+    }
+    let principal: Principal | undefined;
+    try {
+      principal = principalOf(callOptions.principal);
+    } catch (error) {
+      // A malformed principal is the caller's mistake, answered as a result like every other.
+      return errorResult('', name, `callTool: options.${(error as Error).message}`);
+    }
+    // Never a server's tool: those are all `{server}__{tool}`.
+    if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
+    if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool(principal).execute(args, callOptions);
+    // A tool the principal may not see answers as a missing one would: its name tells them nothing.
+    if (!mayCall(name, principal)) return errorResult('', name, `unknown tool "${name}"`);
+    return journaled(name, args, callOptions, principal);
+  }
+
+  /**
+   * A tool as the embedder gets it: its `execute` is `callTool` (access rules,
+   * quota, journal, the caller's own session), as the principal it was listed
+   * for unless the call names another. The mount's own tool would reach the
+   * server directly, past all of them.
+   */
+  function handedOut(tool: AgentTool, listedFor: PrincipalInput | undefined): AgentTool {
+    return {
+      ...tool,
+      execute: (args, executeOptions) =>
+        callTool(tool.name, args, listedFor === undefined || executeOptions?.principal !== undefined ? executeOptions : { ...executeOptions, principal: listedFor }),
+    };
+  }
+
   return {
     meterAppCall: (server, name, principal, run) =>
       metered(name, principal, run, {
@@ -214,13 +251,14 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       const tools = deferredTools.marked(
         visibleTo(projected(), [...mount.list().filter((tool) => modelVisible(tool.ui)), ...sessions.tools(principal?.id)], principal),
       );
-      return withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools, principal);
+      const listed = withReadResult(toolOptions?.loading === 'deferred' ? deferredTools.deferred(tools, principal) : tools, principal);
+      return listed.map((tool) => handedOut(tool, toolOptions?.principal));
     },
 
     allTools(allOptions) {
       freshenSoon();
       const principal = principalOf(allOptions?.principal);
-      return visibleTo(projected(), [...mount.list(), ...sessions.tools(principal?.id)], principal);
+      return visibleTo(projected(), [...mount.list(), ...sessions.tools(principal?.id)], principal).map((tool) => handedOut(tool, allOptions?.principal));
     },
 
     searchTools(query, searchOptions) {
@@ -244,7 +282,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
         registered === undefined
           ? owner && sessions.learnt(owner.server, principal?.id)?.find((learnt) => learnt.name === name)
           : modelVisible(registered.ui) && mount.offered(registered) ? registered : undefined;
-      return tool !== undefined && mayCall(name, principal) ? tool : undefined;
+      return tool !== undefined && mayCall(name, principal) ? handedOut(tool, toolOptions?.principal) : undefined;
     },
 
     toolServer(name, ownerOptions) {
@@ -254,21 +292,6 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       return server !== undefined && mayCall(name, principal) ? server : undefined;
     },
 
-    async callTool(name, args, given) {
-      // A name a model made up may be anything in plain JavaScript: it is a missing tool, not a throw.
-      if (typeof name !== 'string') return errorResult('', String(name), `unknown tool ${JSON.stringify(name) ?? String(name)}`);
-      // So may the options be: null is none, and a signal that is not one is said so, not failed on deep inside.
-      const callOptions = given ?? {};
-      if (callOptions.signal !== undefined && !(callOptions.signal instanceof AbortSignal)) {
-        return errorResult('', name, 'callTool: options.signal must be an AbortSignal');
-      }
-      const principal = principalOf(callOptions.principal);
-      // Never a server's tool: those are all `{server}__{tool}`.
-      if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
-      if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool(principal).execute(args, callOptions);
-      // A tool the principal may not see answers as a missing one would: its name tells them nothing.
-      if (!mayCall(name, principal)) return errorResult('', name, `unknown tool "${name}"`);
-      return journaled(name, args, callOptions, principal);
-    },
+    callTool,
   };
 }
