@@ -164,7 +164,13 @@ export function createApprovals(options: {
         const expires_at = new Date(now + request.timeoutSeconds * 1000).toISOString();
         const shown = { id, server, tool, original, arguments: masked, requested_at, principal, expires_at };
         waiting.set(id, { shown, settle, cancel });
-        request.onWaiting?.(shown);
+        try {
+          request.onWaiting?.(shown);
+        } catch (error) {
+          // The caller's own callback failed: its call ends with that error, and the wait with it.
+          if (finish()) decided('cancelled', null);
+          reject(error);
+        }
       });
     },
 

@@ -137,6 +137,20 @@ describe('tools.approval on a real host', () => {
     expect(approvalEvents(h).at(-1)).toMatchObject({ type: 'approval.decided', decision: 'cancelled', by: null });
   });
 
+  test('an onApproval callback that throws ends its call with that error, and the wait with it', async () => {
+    const h = await started();
+    const result = await h.callTool('h__echo', { text: 'x' }, {
+      onApproval: () => {
+        throw new Error('the page could not show it');
+      },
+    });
+    expect(result.details.is_error).toBe(true);
+    expect(text(result)).toContain('the page could not show it');
+    expect(h.approvals()).toEqual([]);
+    const [requested, decided] = approvalEvents(h);
+    expect(decided).toMatchObject({ type: 'approval.decided', id: (requested as { id: string }).id, decision: 'cancelled', by: null });
+  });
+
   test('an approve callback decides: allow runs the call, deny refuses it; by: callback', async () => {
     const asked: ApprovalRequest[] = [];
     const h = await started(
