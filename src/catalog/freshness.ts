@@ -15,6 +15,8 @@ export interface CatalogHandle {
   freshen(): Promise<void>;
   /** Re-lists tools, resources and prompts now; resolves with the offer once tools are registered again. */
   refresh(): Promise<Offer>;
+  /** Resolves once no listing is under way (the first ones after connect included). */
+  idle(): Promise<void>;
 }
 
 export interface CatalogFreshness {
@@ -26,6 +28,8 @@ export interface CatalogFreshness {
   freshen(): Promise<void>;
   /** The handle of a ready server, or undefined. */
   get(server: string): CatalogHandle | undefined;
+  /** Resolves once `server`'s listings under way are done; at once for a server that is not ready. */
+  listed(server: string): Promise<void>;
 }
 
 const settled = Promise.resolve();
@@ -46,5 +50,6 @@ export function createCatalogFreshness(): CatalogFreshness {
       return waits === undefined ? settled : Promise.all(waits).then(() => undefined);
     },
     get: (server) => handles.get(server),
+    listed: (server) => handles.get(server)?.idle() ?? settled,
   };
 }

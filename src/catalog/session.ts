@@ -124,6 +124,10 @@ class ServerSession implements CatalogSyncListener, CatalogHandle {
     return this.sync.freshen();
   }
 
+  idle(): Promise<void> {
+    return this.sync.idle();
+  }
+
   async refresh(): Promise<Offer> {
     try {
       await this.sync.refresh();

@@ -54,8 +54,8 @@ export function createHostServices(options: McpHostOptions) {
   // This host's own: what it derives from its journal is kept for it alone.
   const selectors = createSelectors({ stored: (name) => store.stored(name) });
   const mount = createToolMount({ append, projected: () => journal.projection.context, selectors, spill, approvals });
-  const prompts = createPromptRegistry();
   const catalogs = createCatalogFreshness();
+  const prompts = createPromptRegistry({ listed: (server) => catalogs.listed(server) });
   /** A read of the catalog: expired listings are re-listed in the background; the read answers what is there now. */
   const freshenSoon = () => void catalogs.freshen();
   const auth = createServerAuth({

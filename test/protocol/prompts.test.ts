@@ -96,3 +96,19 @@ describe('HTTP', () => {
     expect(reply.json.error.code).toBe('not_found');
   });
 });
+
+describe('a server just ready, its prompts still being listed', () => {
+  test('renderPrompt() waits for that listing rather than calling the prompt unknown', async () => {
+    const slow = await startHost((dir) => ({ cat: catalogServer(dir, 'cat', {}, '--slow-prompt-list', '400') }), ['cat']);
+    try {
+      // Ready, and nothing listed yet.
+      expect(slow.host.prompts()).toEqual([]);
+      const rendered = await slow.host.renderPrompt('/cat:greet', { name: 'Ada' });
+      expect(rendered.messages).toEqual([{ role: 'user', content: { type: 'text', text: 'Say hello to Ada' } }]);
+      // Once listed, a name the server does not offer is still unknown.
+      await expect(slow.host.renderPrompt('cat:nope')).rejects.toBeInstanceOf(PromptNotFoundError);
+    } finally {
+      await slow.close();
+    }
+  });
+});

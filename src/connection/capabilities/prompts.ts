@@ -70,17 +70,36 @@ interface ServerPrompts {
   source: PromptSource;
 }
 
-export function createPromptRegistry(): PromptRegistry {
+export interface PromptRegistryOptions {
+  /**
+   * Resolves once a ready server's listings under way are done: a render that
+   * finds no such prompt waits for it once, as a server that just became ready
+   * lists its prompts in the background.
+   */
+  listed?(server: string): Promise<void>;
+}
+
+export function createPromptRegistry(options: PromptRegistryOptions = {}): PromptRegistry {
   const servers = new Map<string, ServerPrompts>();
 
-  function find(command: string): { entry: PromptEntry; source: PromptSource } {
+  function lookup(command: string): { server: string; entry: PromptEntry | undefined; source: PromptSource | undefined } {
     const bare = command.startsWith('/') ? command.slice(1) : command;
     const split = bare.indexOf(':');
     // Server names never hold ':', prompt names may.
-    const found = split < 0 ? undefined : servers.get(bare.slice(0, split));
-    const entry = found?.entries.get(bare.slice(split + 1));
-    if (!found || !entry) throw new PromptNotFoundError(command);
-    return { entry, source: found.source };
+    const server = split < 0 ? '' : bare.slice(0, split);
+    const found = split < 0 ? undefined : servers.get(server);
+    return { server, entry: found?.entries.get(bare.slice(split + 1)), source: found?.source };
+  }
+
+  async function find(command: string): Promise<{ entry: PromptEntry; source: PromptSource }> {
+    let found = lookup(command);
+    if ((found.entry === undefined || found.source === undefined) && found.server !== '' && options.listed !== undefined) {
+      await options.listed(found.server);
+      found = lookup(command);
+    }
+    const { entry, source } = found;
+    if (entry === undefined || source === undefined) throw new PromptNotFoundError(command);
+    return { entry, source };
   }
 
   return {
@@ -93,7 +112,7 @@ export function createPromptRegistry(): PromptRegistry {
     },
     list: () => [...servers.values()].flatMap((prompts) => [...prompts.entries.values()]),
     async render(command, args = {}, options = {}) {
-      const { entry, source } = find(command);
+      const { entry, source } = await find(command);
       const { arguments: values } = argumentsSchema(entry).parse({ arguments: args });
       let result;
       try {
