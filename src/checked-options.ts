@@ -37,18 +37,38 @@ export function checkOptions(owner: string, schema: z.ZodObject, options: unknow
   const given = Object.fromEntries(Object.entries(options).filter(([, value]) => value !== undefined));
   const parsed = schema.safeParse(given);
   if (parsed.success) return;
-  const names = Object.keys(schema.shape);
-  const unknown = parsed.error.issues.flatMap((issue) => (issue.code === 'unrecognized_keys' ? issue.keys : []));
-  if (unknown.length > 0) {
-    const named = unknown.map((key) => {
-      const near = names.find((name) => name.toLowerCase() === key.toLowerCase());
-      return near === undefined ? key : `${key} (did you mean ${near}?)`;
-    });
-    throw new TypeError(`${owner}: unknown option${named.length > 1 ? 's' : ''} ${named.join(', ')}; the options are ${names.join(', ')}`);
+  const strays = parsed.error.issues.find((issue) => issue.code === 'unrecognized_keys');
+  if (strays !== undefined) {
+    // An option's own fields (`userQuota.callsPerMinute`) are named with their path and the option's fields.
+    const path = strays.path.map(String);
+    const names = Object.keys(shapeAt(schema, path));
+    const near = (key: string) => names.find((name) => squashed(name) === squashed(key));
+    const named = strays.keys.map((key) => (near(key) === undefined ? key : `${key} (did you mean ${near(key)}?)`));
+    const plural = named.length > 1 ? 's' : '';
+    throw new TypeError(
+      path.length === 0
+        ? `${owner}: unknown option${plural} ${named.join(', ')}; the options are ${names.join(', ')}`
+        : `${owner}: ${path.join('.')}: unknown field${plural} ${named.join(', ')}; its fields are ${names.join(', ')}`,
+    );
   }
   const first = parsed.error.issues[0];
   const numeric = (first?.code === 'too_small' || first?.code === 'too_big') && (first.origin === 'number' || first.origin === 'int');
   const outOfRange = numeric || (first?.code === 'invalid_type' && first.expected === 'int');
   const message = `${owner}: ${describeZodError(parsed.error).message}`;
   throw outOfRange ? new RangeError(message) : new TypeError(message);
+}
+
+/** A name as a near miss is compared: case and `_` ignored (`callsPerMinute` is `calls_per_minute`). */
+const squashed = (name: string) => name.toLowerCase().replaceAll('_', '');
+
+/** The fields of the object schema at `path` inside `schema` (optional wrappers looked through). */
+function shapeAt(schema: z.ZodType, path: readonly string[]): Record<string, unknown> {
+  let at: z.ZodType | undefined = schema;
+  for (const key of ['', ...path]) {
+    while (at instanceof z.ZodOptional || at instanceof z.ZodNullable) at = at.unwrap() as z.ZodType;
+    if (key === '') continue;
+    at = at instanceof z.ZodObject ? (at.shape[key] as z.ZodType | undefined) : undefined;
+  }
+  while (at instanceof z.ZodOptional || at instanceof z.ZodNullable) at = at.unwrap() as z.ZodType;
+  return at instanceof z.ZodObject ? at.shape : {};
 }

@@ -2,7 +2,8 @@
 // anything not listed is internal and may change.
 
 export { createMcpHost } from './host.js';
-export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, McpHost, McpHostOptions } from './host.js';
+export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions, ServerLink, SessionView } from './host.js';
+export type { UpdateOptions } from './host/management.js';
 export { createManagementApp } from './http/app.js';
 export type { ManagementAppOptions } from './http/app.js';
 
@@ -46,13 +47,15 @@ export type { OidcOptions, PrincipalInput, UsersStore, UserView } from './users/
 export type { ServerConfigInput } from './config/schema.js';
 export { toResponse, toStorage } from './config/masking.js';
 export { mergePatch } from './config/merge-patch.js';
-export { createConfigStore } from './config/store.js';
+export { ConfigEntryInvalidError, ConfigFileBrokenError, createConfigStore } from './config/store.js';
 export type { ConfigStore, StoredEntry } from './config/store.js';
 export { importServers } from './config/import.js';
 export { resolveStateDir } from './config/paths.js';
 export { beginConsent, ConsentRequiredError, createOAuthProvider, FleetOAuthProvider } from './auth/index.js';
 export type { ConsentSession, OAuthProviderOptions, OAuthServerConfig } from './auth/index.js';
 export { AuthNotApplicableError, CallbackRefusedError } from './auth/server-auth.js';
+export type { CallbackBrowser } from './auth/server-auth.js';
+export type { ConsentBinding } from './auth/consent-binding.js';
 export { createFileCredentialsStore } from './auth/credentials-store.js';
 export type { CredentialsStore } from './auth/credentials-store.js';
 export { memoryPendingConsents } from './auth/pending-consents.js';

@@ -235,11 +235,15 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /** Why the last refresh could not reach the authorization server; null once one got an answer. */
   #away: AuthorizationServerAwayError | null = null;
 
-  /** Read by the SDK: offered as the client id where the server supports it. */
-  readonly clientMetadataUrl: string | undefined;
+  /**
+   * Read by the SDK: offered as the client id where the server supports it.
+   * Optional, as the SDK's interface has it: a consumer type-checking with
+   * `exactOptionalPropertyTypes` accepts this class as its implementation.
+   */
+  readonly clientMetadataUrl?: string;
 
   constructor(options: OAuthProviderOptions, credentials: CredentialsStore, record: CredentialsRecord, port: number) {
-    this.clientMetadataUrl = options.clientMetadataUrl;
+    if (options.clientMetadataUrl !== undefined) this.clientMetadataUrl = options.clientMetadataUrl;
     this.#name = options.name;
     this.#config = options.config;
     this.#credentials = credentials;

@@ -32,9 +32,10 @@ export interface AuthBegun {
 
 /** What the browser presented with a callback: the binding cookie (verified), and whom its page session signs in, if anyone. */
 export interface CallbackBrowser {
-  binding: ConsentBinding | null;
-  /** The principal of the page session or bearer the request carried; null when it carried none. */
-  signedIn: string | null;
+  /** The verified binding cookie; absent or null when the browser presented none. */
+  binding?: ConsentBinding | null;
+  /** The principal of the page session or bearer the request carried; absent or null when it carried none. */
+  signedIn?: string | null;
 }
 
 /** What a callback authorized: the server, and for a user's own grant, whose. */

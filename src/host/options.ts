@@ -5,7 +5,7 @@
  * `~/.mcp-fleet`) or failing later, far from the mistake.
  */
 import { z } from 'zod';
-import { anObject, checkOptions, fn, webUrl, withMethods } from '../checked-options.js';
+import { checkOptions, fn, webUrl, withMethods } from '../checked-options.js';
 import { Quota } from '../users/quota.js';
 import type { McpHostOptions } from './api.js';
 
@@ -14,15 +14,15 @@ const McpHostOptionsSchema = z.strictObject({
   stateDir: z.string().min(1),
   logger: withMethods('an object with info(message) and warn(message) functions', 'info', 'warn'),
   persistJournal: z.boolean(),
-  eventStore: anObject('an EventStore (e.g. from openSharedStores)'),
-  configStore: anObject('a ConfigStore (e.g. from openSharedStores)'),
-  credentialsStore: anObject('a CredentialsStore (e.g. from openSharedStores)'),
+  eventStore: withMethods('an EventStore (e.g. from openSharedStores)', 'load', 'append', 'read', 'subscribe', 'saveSnapshot', 'close'),
+  configStore: withMethods('a ConfigStore (e.g. from openSharedStores)', 'file', 'load', 'save', 'update', 'stored', 'watch'),
+  credentialsStore: withMethods('a CredentialsStore (e.g. from openSharedStores)', 'load', 'save', 'delete'),
   workerId: z.string().min(1),
   watchConfig: z.boolean(),
   startupConcurrency: z.number().int('must be an integer').min(1),
   consentTimeoutMs: z.number().int('must be an integer (milliseconds)').min(1),
   publicUrl: webUrl,
-  pendingConsents: anObject('a PendingConsents (e.g. from openSharedStores)'),
+  pendingConsents: withMethods('a PendingConsents (e.g. from openSharedStores)', 'add', 'take', 'drop'),
   hostModel: z.custom<object>(
     (value) =>
       value !== null &&
@@ -35,9 +35,9 @@ const McpHostOptionsSchema = z.strictObject({
   elicitation: fn('a function (request, { signal }) returning the answer'),
   roots: z.unknown(),
   approve: fn("a function (request, { signal }) returning 'allow' or 'deny'"),
-  presence: anObject('a Presence (e.g. from openSharedStores)'),
+  presence: withMethods('a Presence (e.g. from openSharedStores)', 'start', 'changed', 'view', 'stop'),
   userQuota: Quota,
-  userInputs: anObject('a UserInputsStore'),
+  userInputs: withMethods('a UserInputsStore', 'get', 'set', 'forget'),
 } satisfies Record<keyof McpHostOptions, z.ZodType>).partial();
 
 /** Throws naming the options that are unknown or of the wrong kind (a RangeError for a number out of range); `undefined` counts as not given. */

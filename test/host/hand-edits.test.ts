@@ -2,7 +2,8 @@ import { copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSy
 import { join } from 'node:path';
 import { afterEach, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
-import { ConfigEntryInvalidError, ConfigFileBrokenError } from '../../src/config/index.js';
+// As an embedder imports them: from the package's entry point.
+import { ConfigEntryInvalidError, ConfigFileBrokenError } from '../../src/index.js';
 import { fixtureCommand } from '../fixtures/index.js';
 import { isAlive, readPid } from '../support/processes.js';
 import { readConfigFile, stateDirWith, untilState } from './helpers.js';

@@ -16,6 +16,16 @@ describe('createMcpHost options', () => {
   test('a misspelled option is refused with the name it was likely meant as, not run on the default state dir', () => {
     expect(refused({ statedir: stateDirWith({}) })).toMatch(/^TypeError: createMcpHost: unknown option statedir \(did you mean stateDir\?\); the options are stateDir, logger, /);
     expect(refused({ stateDir: stateDirWith({}), foo: 1, bar: 2 })).toMatch(/^TypeError: createMcpHost: unknown options foo, bar; /);
+    // An option's own field is named with its path, and the fields it has.
+    expect(refused({ userQuota: { callsPerMinute: 5 } })).toBe(
+      'TypeError: createMcpHost: userQuota: unknown field callsPerMinute (did you mean calls_per_minute?); its fields are calls_per_minute, max_concurrent_calls',
+    );
+  });
+
+  test('a store without the methods of its kind is refused where it is given, not at start()', () => {
+    expect(refused({ eventStore: {} })).toBe('TypeError: createMcpHost: eventStore: must be an EventStore (e.g. from openSharedStores)');
+    expect(refused({ configStore: { load() {} } })).toBe('TypeError: createMcpHost: configStore: must be a ConfigStore (e.g. from openSharedStores)');
+    expect(refused({ userInputs: [] })).toBe('TypeError: createMcpHost: userInputs: must be a UserInputsStore');
   });
 
   test('a value of the wrong kind names the option and what it must be', () => {
