@@ -98,7 +98,7 @@ export class Caller {
           : client.callTool(params, options))) as CallToolResult;
         const task = taskOf(answer);
         const result = task === undefined ? answer : await awaitTask(client, task, this.taskWait(tool, link?.signal, onProgress));
-        return rateLimitOfResult(result) ?? result;
+        return rateLimitOfResult(result) ?? withSecretsMasked(result, this.connection.secrets);
       } catch (err) {
         const limit = rateLimitOfError(err, tool, this.retryAfter);
         if (limit === null) throw err;
@@ -151,6 +151,18 @@ export class Caller {
   private limitedText(tool: string, limit: RateLimit): string {
     return redact(`tool "${tool}" was rate limited by the server: retry after ${seconds(limit.retryAfterMs)}`, this.connection.secrets);
   }
+}
+
+/**
+ * A tool error as the server wrote it, with the server's own secrets masked:
+ * a server that quotes its key in an error message ("auth failed for key …")
+ * must not hand it to the model or a gateway client. A result that is not an
+ * error is the tool's answer and passes as it is.
+ */
+function withSecretsMasked(result: CallToolResult, secrets: readonly string[]): CallToolResult {
+  if (result.isError !== true || secrets.length === 0) return result;
+  const content = result.content.map((block) => (block.type === 'text' ? { ...block, text: redact(block.text, secrets) } : block));
+  return { ...result, content };
 }
 
 function isRateLimit(outcome: CallToolResult | RateLimit): outcome is RateLimit {

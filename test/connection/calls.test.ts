@@ -34,6 +34,15 @@ describe('callTool', () => {
     expect(firstText(failed)).toBe('this tool always fails');
   });
 
+  it("a tool error quoting the server's secret is masked; a result that is no error passes as the server wrote it", async () => {
+    const secret = 'quoted-canary-5e8a2c91';
+    const connection = await connectTracked('healthy', fixtureConfig('healthy', { env: { API_KEY: secret } }));
+    const failed = await connection.callTool('fail', { quote: 'API_KEY' });
+    expect(failed.isError).toBe(true);
+    expect(firstText(failed)).toBe(`auth failed for key ${MASK}`);
+    expect(JSON.parse(firstText(await connection.callTool('env', { name: 'API_KEY', reveal: true }))).value).toBe(secret);
+  });
+
   it('a JSON-RPC error from the server is a protocol error, with secrets redacted', async () => {
     const secret = 'echoed-canary-3b9d1f';
     const connection = await connectTracked('many', fixtureConfig('many-tools', { env: { TOKEN: secret } }));
