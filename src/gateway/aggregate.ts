@@ -101,9 +101,7 @@ async function allPages<T>(list: (cursor: string | undefined) => Promise<{ nextC
  */
 async function ownSessions(host: McpHost, principal: Principal | undefined, requestSignal: AbortSignal, only?: string): Promise<OwnSession[]> {
   const as = principal === undefined ? {} : { principal };
-  const servers = host
-    .catalog(as)
-    .filter((entry) => entry.config.scope === 'per_user' && entry.state !== 'disabled' && (only === undefined || entry.name === only) && (principal === undefined || maySeeServer(entry.config, principal)));
+  const servers = perUserServers(host, principal, only);
   const reached = await Promise.all(
     servers.map(async ({ name }): Promise<OwnSession | undefined> => {
       // Each server's requests listen on a signal of their own, tied to the request's without a
@@ -128,6 +126,30 @@ async function ownSessions(host: McpHost, principal: Principal | undefined, requ
     }),
   );
   return reached.filter((session) => session !== undefined);
+}
+
+/** The per_user servers the principal may see (`only`: that one), not disabled. */
+function perUserServers(host: McpHost, principal: Principal | undefined, only?: string) {
+  return host
+    .catalog(principal === undefined ? {} : { principal })
+    .filter((entry) => entry.config.scope === 'per_user' && entry.state !== 'disabled' && (only === undefined || entry.name === only) && (principal === undefined || maySeeServer(entry.config, principal)));
+}
+
+/**
+ * Opens the principal's own sessions of the per_user servers they may see: a session lists
+ * its tools as it opens, and `host.tools` names them from then on. One they cannot open
+ * offers nothing; the rest still open.
+ */
+async function openOwnSessions(host: McpHost, principal: Principal | undefined, requestSignal: AbortSignal): Promise<void> {
+  const as = principal === undefined ? {} : { principal };
+  await Promise.all(
+    perUserServers(host, principal).map(({ name }) =>
+      host
+        .serverLink(name, as)
+        ?.client(AbortSignal.any([requestSignal]))
+        .catch(() => undefined),
+    ),
+  );
 }
 
 /** The resources of every visible server (and of `own` sessions); a URI two servers offer is listed once per server under its clash URI. */
@@ -244,9 +266,10 @@ export function createGatewayServer(
     return { principal, as: principal === undefined ? {} : { principal } };
   };
 
-  server.setRequestHandler('tools/list', async () => {
-    const { as } = callerOf();
-    await host.freshen();
+  server.setRequestHandler('tools/list', async (_request, ctx) => {
+    const { principal, as } = callerOf();
+    // Listing opens the caller's sessions of per_user servers, as for resources and prompts.
+    await Promise.all([openOwnSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
     return {
       tools: host.tools(as).map((tool) => {
         const outputSchema = outputSchemaOf(tool);

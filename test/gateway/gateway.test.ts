@@ -176,6 +176,18 @@ describe('/mcp: the fleet as one MCP server', () => {
     }
   });
 
+  it('a first tools/list opens the caller’s own session of a per_user server and lists its tools', async () => {
+    const added = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name: 'carol', groups: ['eng'] }) });
+    expect(added.status).toBe(201);
+    const carol = ((await added.json()) as { key: string }).key;
+    expect((await api('/api/mcp/servers/mine/inputs', carol, { method: 'PUT', body: JSON.stringify({ TOKEN: 'carol-own-token' }) })).status).toBe(200);
+    for (const mode of ['legacy', 'auto'] as const) {
+      const client = await v2(carol, mode);
+      expect(names((await client.listTools()).tools)).toContain('mine__whoami');
+    }
+    expect(JSON.parse(textOf(await (await v2(carol, 'auto')).callTool({ name: 'mine__whoami', arguments: {} }))).token).toBe('carol-own-token');
+  });
+
   it('lists, reads and renders a per_user server’s resources and prompts through each user’s own session', async () => {
     for (const [user, mode] of [['alice', 'auto'], ['bob', 'legacy']] as const) {
       const client = await v2(keys[user]!, mode);
@@ -354,6 +366,60 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect((await api('/api/mcp/users/dora', adminToken, { method: 'DELETE' })).status).toBeLessThan(300);
     expect(await unauthorized(newKey)).toBe(401);
     await expect(fresh.callTool({ name: 'eng__echo', arguments: { text: 'removed' } })).rejects.toThrow();
+  });
+
+  it('ends the open streams of a user whose key was rotated or who was removed: a 2025 session’s GET stream, a 2026 listen stream', async () => {
+    const made = await api('/api/mcp/users', adminToken, { method: 'POST', body: JSON.stringify({ name: 'erin', groups: ['eng'] }) });
+    expect(made.status).toBe(201);
+    const key = ((await made.json()) as { key: string }).key;
+    const post = (body: unknown, session?: string) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${key}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          ...(session && { 'mcp-session-id': session }),
+        },
+        body: JSON.stringify(body),
+      });
+    const init = await post({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    const session = init.headers.get('mcp-session-id')!;
+    await init.text();
+    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, session)).text();
+    const stream = await fetch(`${base}/mcp`, {
+      headers: { authorization: `Bearer ${key}`, accept: 'text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+    });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    let streamEnded = false;
+    void (async () => {
+      try {
+        while (!(await reader.read()).done);
+      } catch {
+        // A destroyed response reads as an error: ended all the same.
+      }
+      streamEnded = true;
+    })();
+    const modern = await v2(key, 'auto');
+    const listening = await modern.listen({ toolsListChanged: true });
+    let listenEnded: string | undefined;
+    void listening.closed.then((how) => (listenEnded = how));
+
+    const rotated = await api('/api/mcp/users/erin/rotate', adminToken, { method: 'POST' });
+    expect(rotated.status).toBe(200);
+    await until(() => streamEnded, 'the 2025 GET stream to end');
+    await until(() => listenEnded !== undefined, 'the 2026 listen stream to end');
+    expect(listenEnded).toBe('remote');
+
+    // Removed: the new key's stream ends too.
+    const fresh = await v2(((await rotated.json()) as { key: string }).key, 'auto');
+    const again = await fresh.listen({ toolsListChanged: true });
+    let againEnded: string | undefined;
+    void again.closed.then((how) => (againEnded = how));
+    expect((await api('/api/mcp/users/erin', adminToken, { method: 'DELETE' })).status).toBeLessThan(300);
+    await until(() => againEnded !== undefined, 'the removed user’s listen stream to end');
   });
 
   it.each([
