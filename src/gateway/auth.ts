@@ -81,12 +81,14 @@ export function protectedResourceMetadata(req: Request, options: Pick<GatewayAut
  */
 export function gatewayAuth(options: GatewayAuthOptions): RequestHandler {
   const verifyJwt = options.oidc === undefined ? undefined : jwtVerifier(options.oidc);
+  const keyHolders = openWhileSignedIn(options.users);
 
-  async function callerOf(presented: string, resource: string): Promise<GatewayCaller> {
+  async function callerOf(presented: string, resource: string, res: Response): Promise<GatewayCaller> {
     if (tokensEqual(options.token, presented)) return { principal: undefined };
     if (isUserKey(presented)) {
       const user = await options.users.authenticate(presented);
       if (user === undefined) throw new Refused('invalid_token', 'unknown user key');
+      keyHolders.track(res, user.id, async () => (await options.users.authenticate(presented))?.id === user.id);
       return { principal: user };
     }
     if (verifyJwt === undefined) throw new Refused('invalid_token', 'not a token this gateway takes');
@@ -109,7 +111,7 @@ export function gatewayAuth(options: GatewayAuthOptions): RequestHandler {
       refuse(new Refused(header === undefined ? undefined : 'invalid_token', header === undefined ? 'a bearer token is required' : 'malformed Authorization header'));
       return;
     }
-    callerOf(presented, resource).then(
+    callerOf(presented, resource, res).then(
       (caller) => {
         setCaller(res, caller.principal);
         res.locals.gatewayCaller = caller;
@@ -120,6 +122,43 @@ export function gatewayAuth(options: GatewayAuthOptions): RequestHandler {
         else next(error);
       },
     );
+  };
+}
+
+/** How often an open response of a user asks again whether their key holds (another worker may have rotated it). */
+export const KEY_RECHECK_MS = 15_000;
+
+/**
+ * The open responses of requests made with user keys (a session's `GET`
+ * stream, a `subscriptions/listen` stream, a call still running), each ended
+ * once its key no longer holds: at once when the key was rotated or its user
+ * removed on this worker, else at the next recheck, every
+ * {@link KEY_RECHECK_MS}. One listener and one timer for all of them, and only
+ * while any is open: a request that ends at once costs a map entry.
+ */
+function openWhileSignedIn(users: Users): { track(res: Response, user: string, still: () => Promise<boolean>): void } {
+  const open = new Map<Response, { user: string; still: () => Promise<boolean> }>();
+  let unsubscribe: (() => void) | undefined;
+  let sweep: NodeJS.Timeout | undefined;
+  const end = (res: Response) => void res.destroy();
+  return {
+    track(res, user, still) {
+      open.set(res, { user, still });
+      unsubscribe ??= users.onSignedOut((name) => {
+        for (const [held, holder] of open) if (holder.user === name) end(held);
+      });
+      sweep ??= setInterval(() => {
+        for (const [held, holder] of open) holder.still().then((holds) => holds || end(held), () => {});
+      }, KEY_RECHECK_MS).unref();
+      res.once('close', () => {
+        open.delete(res);
+        if (open.size > 0) return;
+        clearInterval(sweep);
+        sweep = undefined;
+        unsubscribe?.();
+        unsubscribe = undefined;
+      });
+    },
   };
 }
 
