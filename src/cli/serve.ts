@@ -378,15 +378,20 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
     const servers = host.status();
     // A per_user server stays pending for good: it has no shared connection, each user's first call opens theirs.
     const perUser = (s: (typeof servers)[number]) => s.state === 'pending' && s.config.scope === 'per_user';
-    if (servers.some((s) => s.state === 'pending' && !perUser(s))) return;
+    // So does an on_demand one between its calls: no process until a tool of it is called.
+    const onDemand = (s: (typeof servers)[number]) => s.state === 'pending' && s.config.start === 'on_demand' && !perUser(s);
+    const waiting = (s: (typeof servers)[number]) => perUser(s) || onDemand(s);
+    if (servers.some((s) => s.state === 'pending' && !waiting(s))) return;
     summarized = true;
-    const count = (state: string) => servers.filter((s) => s.state === state && !perUser(s)).length;
+    const count = (state: string) => servers.filter((s) => s.state === state && !waiting(s)).length;
     const users = servers.filter(perUser).length;
+    const demanded = servers.filter(onDemand).length;
     const enabled = servers.length - count('disabled');
     const cli = thisCli();
     io.stdout(
-      `\n${count('ready') + users} of ${enabled} enabled servers ready` +
+      `\n${count('ready') + users + demanded} of ${enabled} enabled servers ready` +
         (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
+        (demanded > 0 ? `, ${demanded} of them on_demand (each starts on its first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
         `. Tools: ${cli} list --tools --state-dir ${shellWord(stateDir)}\n` +
