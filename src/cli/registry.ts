@@ -23,7 +23,7 @@ export function registerRegistryCommand(program: Command, io: CliIO): void {
   registry
     .command('search')
     .description('search the MCP Registry by server name')
-    .argument('[query]', 'part of the server name (empty: every server)', '')
+    .argument('<query>', 'part of the server name ("" for every server)')
     .option('--limit <n>', 'at most this many entries (pages are followed)', integer('--limit', 1), 20)
     .option('--registry-url <url>', 'base URL of the registry (default: $MCP_FLEET_REGISTRY_URL or the official one)', httpUrl('--registry-url'))
     .option('--json', 'print the entries as JSON')

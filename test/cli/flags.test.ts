@@ -101,6 +101,7 @@ const cases: Array<[string[], string]> = [
   [['list', '--bogus'], "error: unknown option '--bogus'"],
   [['list', '--url'], "error: option '--url <url>' argument missing"],
   [['approve'], "error: missing required argument 'id'"],
+  [['registry', 'search'], "error: missing required argument 'query'"],
   [['nosuchcommand'], "error: unknown command 'nosuchcommand'"],
   // Commander's suggestion joins the line rather than start a second.
   [['lst'], "error: unknown command 'lst' (did you mean list?)"],

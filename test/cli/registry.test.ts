@@ -81,7 +81,8 @@ describe('mcp-fleet registry search', () => {
   });
 
   it('--limit follows the pages up to N; --json prints the entries; MCP_FLEET_REGISTRY_URL is the default', async () => {
-    const limited = await cli(['registry', 'search', '--limit', '4', '--registry-url', registry.url]);
+    // An empty query, given as such, is every server.
+    const limited = await cli(['registry', 'search', '', '--limit', '4', '--registry-url', registry.url]);
     expect(limited.stdout.trimEnd().split('\n')).toHaveLength(6); // header, 4 rows, the "more" line
     expect(limited.stdout).toContain('(more: raise --limit)');
     const json = await cli(['registry', 'search', 'filesystem', '--json'], { MCP_FLEET_REGISTRY_URL: registry.url });
