@@ -228,6 +228,18 @@ export function routeResource(host: McpHost, principal: Principal | undefined, u
   throw resourceNotFound(uri);
 }
 
+/**
+ * Whether a read failed because the backend has no such resource: its `-32002`,
+ * or its `-32602` naming the URI (`data.uri`), whether thrown by the session's
+ * client or kept as the cause of the host's error.
+ */
+function backendSaidNotFound(error: unknown): boolean {
+  const said = error instanceof ProtocolError ? error : error instanceof Error && error.cause instanceof ProtocolError ? error.cause : undefined;
+  if (said === undefined) return false;
+  const data = said.data as { uri?: unknown } | undefined;
+  return said.code === ProtocolErrorCode.ResourceNotFound || (said.code === ProtocolErrorCode.InvalidParams && typeof data?.uri === 'string');
+}
+
 /** Resource not found: the SDK sends it as `-32602` with `data.uri` (the current revision's code) in both eras. */
 function resourceNotFound(uri: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${uri}`, { uri });
@@ -327,7 +339,9 @@ export function createGatewayServer(
     const session = own.find((candidate) => candidate.name === route.server);
     const read = await calling(route.server, ctx, (signal) =>
       session !== undefined ? session.client.readResource({ uri: route.uri }, { signal }) : host.readResource(route.server, route.uri, { ...as, signal }),
-    );
+    ).catch((error: unknown) => {
+      throw backendSaidNotFound(error) ? resourceNotFound(request.params.uri) : error;
+    });
     if (isInputRequiredResult(read)) return read;
     // The contents and the server's own `_meta`, not what its connection's revision adds (`ttlMs`, `cacheScope`, its
     // serverInfo): this answer is the gateway's, in the caller's revision. A clash URI reads back under the URI asked for.

@@ -78,7 +78,8 @@ export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 's
         timeout: (config?.call_timeout_seconds ?? 60) * 1000,
       });
     } catch (error) {
-      throw new FleetError('protocol', redact(`${name}: ${(error as Error).message}`, config === undefined ? [] : secretValues(config)));
+      // The server's own error stays the cause: its code (a resource not found) is what a gateway answers with.
+      throw new FleetError('protocol', redact(`${name}: ${(error as Error).message}`, config === undefined ? [] : secretValues(config)), { cause: error });
     }
   }
 

@@ -278,7 +278,8 @@ describe('/mcp: the fleet as one MCP server', () => {
       const error = await alice.readResource({ uri }).then(() => undefined, (err: unknown) => err as { code: number; message: string; data?: unknown });
       return [error?.code, error?.message, error?.data];
     };
-    for (const uri of ['mcp-fleet://sales/fixture%3A%2F%2Fhello', 'mcp-fleet://nosuch/fixture%3A%2F%2Fhello', 'mcp-fleet://notes/%E0', 'nowhere://x']) {
+    // So is a URI its server says it does not have, in the backend's own words or code.
+    for (const uri of ['mcp-fleet://sales/fixture%3A%2F%2Fhello', 'mcp-fleet://nosuch/fixture%3A%2F%2Fhello', 'mcp-fleet://notes/%E0', 'nowhere://x', 'mcp-fleet://notes/fixture%3A%2F%2Fnope']) {
       expect(await notFound(uri)).toEqual([-32602, `no server offers the resource ${uri}`, { uri }]);
     }
   });
