@@ -1,7 +1,7 @@
 import { promises as fs } from 'node:fs';
 import path from 'node:path';
 import { writeOwnerOnly } from '../files/owner-only-file.js';
-import { processAlive } from '../files/process-alive.js';
+import { claimPidLock, type PidLock } from '../files/pid-lock.js';
 
 /** Where a running worker says how to reach it: `{url, pid}`. */
 export interface WorkerInfo {
@@ -55,34 +55,6 @@ export function workerLockPath(stateDir: string): string {
  * process is gone (a worker killed) is taken over. `holder`: the live
  * process that has it, else null and `release` gives it back.
  */
-export async function claimStateDir(stateDir: string): Promise<{ holder: number | null; release: () => Promise<void> }> {
-  const lock = workerLockPath(stateDir);
-  const release = async () => {
-    const text = await fs.readFile(lock, 'utf8').catch(() => '');
-    if (Number(text.trim()) === process.pid) await fs.rm(lock, { force: true });
-  };
-  for (let attempt = 0; attempt < 40; attempt += 1) {
-    try {
-      const handle = await fs.open(lock, 'wx', 0o600);
-      try {
-        await handle.writeFile(String(process.pid));
-      } finally {
-        await handle.close();
-      }
-      return { holder: null, release };
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-    const text = await fs.readFile(lock, 'utf8').catch(() => null);
-    if (text === null) continue; // released meanwhile
-    const pid = Number(text.trim());
-    // Empty: its maker is writing its pid this very moment (or was killed doing so: then it stays empty).
-    if (text.trim() === '' && attempt < 39) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-      continue;
-    }
-    if (pid > 0 && pid !== process.pid && processAlive(pid)) return { holder: pid, release: async () => {} };
-    await fs.rm(lock, { force: true });
-  }
-  throw new Error(`cannot claim ${stateDir}: ${lock} keeps changing`);
+export async function claimStateDir(stateDir: string): Promise<PidLock> {
+  return claimPidLock(workerLockPath(stateDir));
 }

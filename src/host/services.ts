@@ -40,7 +40,7 @@ export function createHostServices(options: McpHostOptions) {
   const journal: Journal = createJournal({
     store:
       options.eventStore ??
-      (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError })),
+      (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError, exclusive: true })),
     onWriteError,
     ...(options.workerId === undefined ? {} : { ownWorker: options.workerId }),
   });

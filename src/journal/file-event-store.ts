@@ -32,6 +32,7 @@ import { writeOwnerOnly } from '../files/owner-only-file.js';
 import { createListeners, stamp, type EventStore, type JournalSnapshot } from './event-store.js';
 import type { JournalEvent } from './events.js';
 import { makeDirs } from '../files/make-dirs.js';
+import { claimPidLock } from '../files/pid-lock.js';
 
 export interface FileEventStoreOptions {
   stateDir: string;
@@ -47,6 +48,28 @@ export interface FileEventStoreOptions {
    * read. The store never throws these: it goes on, its events in memory.
    */
   onWriteError?: (error: Error) => void;
+  /**
+   * Refuse to load while another writer holds this journal: another host in
+   * this process, or a live process (`journal/writer.lock`, its pid). Two
+   * writers would each number their events from the same `seq`. A host's
+   * store is exclusive; a reader of the files needs not be.
+   */
+  exclusive?: boolean;
+}
+
+/** The journals the stores of this process hold exclusively, by their lock file. */
+const heldHere = new Set<string>();
+
+/** Another writer holds the journal of a state dir. */
+export class JournalInUseError extends Error {
+  override readonly name = 'JournalInUseError';
+  constructor(stateDir: string, holder: number | 'this process') {
+    super(
+      holder === 'this process'
+        ? `the journal of ${stateDir} is in use by another host in this process: give each host its own state dir`
+        : `the journal of ${stateDir} is in use by process ${holder} (a worker or host on the same state dir): give each its own state dir`,
+    );
+  }
 }
 
 const SEGMENT = /^(\d{16})\.jsonl$/;
@@ -185,7 +208,28 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
     }
   }
 
+  let releaseWriter: (() => Promise<void>) | undefined;
+  /** Takes `journal/writer.lock` for this store, or throws naming who holds it. */
+  async function claimWriter(): Promise<void> {
+    const lock = path.join(dir, 'writer.lock');
+    if (heldHere.has(lock)) throw new JournalInUseError(options.stateDir, 'this process');
+    heldHere.add(lock);
+    try {
+      await makeDirs(dir, 0o700);
+      const claimed = await claimPidLock(lock);
+      if (claimed.holder !== null) throw new JournalInUseError(options.stateDir, claimed.holder);
+      releaseWriter = async () => {
+        heldHere.delete(lock);
+        await claimed.release();
+      };
+    } catch (error) {
+      heldHere.delete(lock);
+      throw error;
+    }
+  }
+
   async function load(): Promise<{ snapshot: JournalSnapshot | null; events: JournalEvent[] }> {
+    if (options.exclusive === true) await claimWriter();
     const snapshot = await readSnapshot();
     segments = await listSegments();
     const after = snapshot?.seq ?? 0;
@@ -362,6 +406,8 @@ export function createFileEventStore(options: FileEventStoreOptions): EventStore
       await chain;
       await current?.handle?.close().catch(report);
       if (current) current.handle = null;
+      await releaseWriter?.();
+      releaseWriter = undefined;
     },
   };
 }
