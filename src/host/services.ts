@@ -42,6 +42,8 @@ export function createHostServices(options: McpHostOptions) {
       options.eventStore ??
       (options.persistJournal === false ? createMemoryEventStore() : createFileEventStore({ stateDir, onWriteError, exclusive: true })),
     onWriteError,
+    // A subscriber's own failure, not the journal's: the event was stored.
+    onSubscriberError: (error) => logger.warn(`journal: a subscriber threw: ${error.message}`),
     ...(options.workerId === undefined ? {} : { ownWorker: options.workerId }),
   });
   const append = journal.append.bind(journal);

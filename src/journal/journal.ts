@@ -4,8 +4,10 @@ import { createProjection, emptyProjection, project, type Projection } from './p
 
 export interface JournalOptions {
   store: EventStore;
-  /** Told when the store refuses an append or a snapshot, or a subscriber throws; the journal goes on. */
+  /** Told when the store refuses an append or a snapshot; the journal goes on. */
   onWriteError?: (error: Error) => void;
+  /** Told when a subscriber throws (the other subscribers are told all the same); default `onWriteError`. */
+  onSubscriberError?: (error: Error) => void;
   /** Events kept in memory for `since()`; older ones are read from the store. */
   maxInMemory?: number;
   /**
@@ -73,7 +75,11 @@ export function createJournal(options: JournalOptions): Journal {
   const maxEntries = options.maxInMemoryEntries ?? 200_000;
   const report = (error: unknown) => options.onWriteError?.(error instanceof Error ? error : new Error(String(error)));
   const projection = createProjection();
-  const listeners = createListeners(report);
+  const listeners = createListeners((error) => {
+    const failure = error instanceof Error ? error : new Error(String(error));
+    if (options.onSubscriberError === undefined) report(failure);
+    else options.onSubscriberError(failure);
+  });
   const events: JournalEvent[] = [];
   let entries = 0;
   let phase: 'new' | 'opening' | 'open' | 'closed' = 'new';

@@ -115,6 +115,21 @@ describe('opening the journal', () => {
 });
 
 describe('the journal in memory', () => {
+  test('a subscriber that throws is told as such, not as a write failure; the others are told all the same', async () => {
+    const writes: string[] = [];
+    const subscribers: string[] = [];
+    const journal = await openJournal({ onWriteError: (error) => writes.push(error.message), onSubscriberError: (error) => subscribers.push(error.message) });
+    const seen: number[] = [];
+    journal.subscribe(() => {
+      throw new Error('listener boom');
+    });
+    journal.subscribe((event) => seen.push(event.seq));
+    journal.append(transition('a', 0));
+    expect(subscribers).toEqual(['listener boom']);
+    expect(writes).toEqual([]);
+    expect(seen).toEqual([journal.since().at(-1)?.seq]);
+  });
+
   test('keeps the newest maxInMemory events; since(n) gives those after n', async () => {
     const journal = await openJournal({ maxInMemory: 3 });
     for (let index = 0; index < 5; index += 1) journal.append(transition('a', index));
