@@ -78,6 +78,8 @@ export function createServerLinks(options: ServerLinksOptions): Pick<McpHost, 's
         timeout: (config?.call_timeout_seconds ?? 60) * 1000,
       });
     } catch (error) {
+      // Cancelled by the caller: theirs to know as such, not the server's failure.
+      if (requestOptions?.signal?.aborted === true) throw requestOptions.signal.reason;
       // The server's own error stays the cause: its code (a resource not found) is what a gateway answers with.
       throw new FleetError('protocol', redact(`${name}: ${(error as Error).message}`, config === undefined ? [] : secretValues(config)), { cause: error });
     }

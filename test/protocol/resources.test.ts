@@ -41,6 +41,18 @@ describe('resource meta tools', () => {
     expect(textOf(missing)).toMatch(/^read_resource failed: .*fixture:\/\/nope/);
   });
 
+  test('a read, completion or prompt its caller cancelled rejects with the abort, not as the server failing', async () => {
+    running = await startHost((dir) => ({ cat: catalogServer(dir, 'cat') }), ['cat']);
+    const { host } = running;
+    const aborted = () => AbortSignal.abort();
+    const reason = (promise: Promise<unknown>) => promise.then(() => 'resolved', (error: Error) => error.name);
+    expect(await reason(host.readResource('cat', 'fixture://static', { signal: aborted() }))).toBe('AbortError');
+    expect(await reason(host.complete('cat', { ref: { type: 'ref/prompt', name: 'greet' }, argument: { name: 'name', value: 'A' } }, { signal: aborted() }))).toBe('AbortError');
+    expect(await reason(host.renderPrompt('cat:greet', { name: 'Ada' }, { signal: aborted() }))).toBe('AbortError');
+    // Not cancelled, the same read answers.
+    expect((await host.readResource('cat', 'fixture://static')).contents[0]).toMatchObject({ text: 'static body' });
+  });
+
   test('a server without the resources capability gets none; the tool filter applies to them', async () => {
     running = await startHost(
       (dir) => ({

@@ -126,6 +126,8 @@ export function createPromptRegistry(options: PromptRegistryOptions = {}): Promp
           ),
         );
       } catch (error) {
+        // Cancelled by the caller: theirs to know as such, not the server's failure.
+        if (options.signal?.aborted === true) throw options.signal.reason;
         const why = redact((error as Error).message, source.secrets);
         throw new FleetError('protocol', `prompt "${entry.command}" failed: ${why}`);
       }
