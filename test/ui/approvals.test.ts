@@ -96,4 +96,22 @@ describe('approvals on the management page', () => {
     expect(await pageContent(page)).not.toContain(SECRET);
     expect(recorder.errors).toEqual([]);
   });
+
+  it('a decision the worker did not take keeps saying why on its row; focus goes on to the call still waiting, then back to the page', async () => {
+    const call = fleet.served.request('/api/mcp/tools/alpha__echo/call', { method: 'POST', body: { arguments: { text: 'kept' } } });
+    const item = panel().locator('li.approval');
+    await item.waitFor();
+    const decisions = '**/api/mcp/approvals/*';
+    await page.route(decisions, (route) =>
+      route.fulfill({ status: 503, contentType: 'application/json', body: JSON.stringify({ error: { code: 'unavailable', message: 'the worker is busy' } }) }),
+    );
+    await item.getByRole('button', { name: 'Allow' }).click();
+    await panel().locator('.approval-error', { hasText: 'the worker is busy' }).waitFor();
+    expect(await page.evaluate(() => window.document.activeElement?.textContent)).toBe('Allow');
+    await page.unroute(decisions);
+    await panel().locator('li.approval').getByRole('button', { name: 'Deny' }).click();
+    expect((await call).json.details.is_error).toBe(true);
+    await panel().waitFor({ state: 'hidden' });
+    expect(await page.evaluate(() => window.document.activeElement?.id)).toBe('main');
+  });
 });
