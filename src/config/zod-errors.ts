@@ -62,5 +62,7 @@ function plainWords(issue: z.core.$ZodIssue): string | undefined {
     return issue.inclusive ? `must be at most ${max}` : `must be below ${max}`;
   }
   if (issue.code === 'invalid_format' && issue.format === 'url' && issue.message === 'Invalid URL') return 'must be a valid URL';
+  // `2.5` where an integer goes: zod says "expected int, received number".
+  if (issue.code === 'invalid_type' && issue.expected === 'int' && issue.message.startsWith('Invalid input')) return 'must be a whole number';
   return undefined;
 }

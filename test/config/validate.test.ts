@@ -38,6 +38,10 @@ describe('describeZodError', () => {
     );
   });
 
+  it('says a fraction where a whole number goes in plain words', () => {
+    expect(describeZodError(zodError({ type: 'local', command: ['x'], max_concurrent_calls: 2.5 })).message).toBe('max_concurrent_calls: must be a whole number');
+  });
+
   it('names each unknown field itself', () => {
     const d = describeZodError(zodError({ type: 'local', command: ['x'], colour: 1, size: 2 }));
     expect(d.field).toBe('colour');
