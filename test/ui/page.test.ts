@@ -400,6 +400,12 @@ describe('the management page', () => {
 
   it('shows the journal, filterable by server', async () => {
     await page.getByRole('tab', { name: 'Journal' }).click();
+    // One choice per server and "All servers": the worker's own events (no server) add no empty one.
+    const choices = await page.locator('#journal-filter option').evaluateAll((options) => options.map((o) => (o as any).textContent));
+    expect(choices[0]).toBe('All servers');
+    expect(choices.slice(1).every((label: string) => label !== '')).toBe(true);
+    // Fewer events than the page shows: no line saying some are left out.
+    expect(await page.locator('#journal-more').isHidden()).toBe(true);
     await page.getByLabel('Server', { exact: true }).selectOption('beta');
     const servers = await page.locator('#journal-body tr').evaluateAll((rows) => rows.map((r) => (r as any).dataset.server));
     expect(servers.length).toBeGreaterThan(3);

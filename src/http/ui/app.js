@@ -7,7 +7,7 @@ import { detailNodes, emptyDetail, sinceText } from './details.js';
 import { forgetInputs } from './user-inputs.js';
 import { $, $$, h, badge, label, replaceKeeping, shownState } from './dom.js';
 import { renderFleet } from './fleet.js';
-import { filterOptions, journalRows } from './journal.js';
+import { filterOptions, JOURNAL_ROWS, journalRows } from './journal.js';
 import { closePlayground, openPlayground, openToolApp, playgroundEvent } from './playground.js';
 import { selectTab, tablist } from './tabs.js';
 import { toolSearch } from './tool-search.js';
@@ -512,6 +512,8 @@ function renderJournal() {
   const rows = journalRows(state.events, select.value);
   $('#journal-body').replaceChildren(...rows);
   $('#journal-empty').hidden = rows.length > 0;
+  // Only the newest are shown: say so rather than let the list look whole.
+  $('#journal-more').hidden = rows.length < JOURNAL_ROWS;
 }
 
 function select(name, { scroll = true } = {}) {

@@ -134,7 +134,8 @@ function plural(count, noun) {
 /** The filter's options: every server seen in the journal or configured now, sorted. */
 export function filterOptions(select, events, servers) {
   const names = new Set(servers);
-  for (const event of events) names.add(event.server);
+  // A worker's own events name no server: they show under "All servers", not as an empty choice.
+  for (const event of events) if (event.server !== undefined) names.add(event.server);
   const current = select.value;
   const sorted = [...names].sort((a, b) => a.localeCompare(b));
   select.replaceChildren(h('option', { value: '' }, 'All servers'), ...sorted.map((name) => h('option', { value: name }, name)));
