@@ -6,7 +6,9 @@
 import { resultToText } from '../catalog/tools/adapter.js';
 import type { AgentTool, AgentToolResult, ExecuteOptions, ToolProgress } from '../catalog/index.js';
 import { foundTools } from '../catalog/tools/search-tools-tool.js';
-import { AssistantMessage, type ChatMessage, type HostModel, type ModelTool, type ToolCall } from './host-model.js';
+import { z } from 'zod';
+import { AssistantMessage, ChatMessage, type HostModel, type ModelTool, type ToolCall } from './host-model.js';
+import { checkOptions, fn } from '../checked-options.js';
 import { describeZodError } from '../config/zod-errors.js';
 
 /** Where the tools come from: an `McpHost` fits. */
@@ -31,6 +33,16 @@ export interface AgentTurnOptions {
    */
   loading?: 'eager' | 'deferred';
 }
+
+/** The options as given: a misspelled name (`maxround`) would otherwise run on the default. */
+const TurnOptions = z
+  .strictObject({
+    maxRounds: z.number().int('must be an integer').min(1),
+    signal: z.custom<AbortSignal>((value) => value instanceof AbortSignal, { message: 'must be an AbortSignal' }),
+    onToolCall: fn('a function (event)'),
+    loading: z.enum(['eager', 'deferred']),
+  } satisfies Record<keyof AgentTurnOptions, z.ZodType>)
+  .partial();
 
 export type ToolCallEvent =
   | { type: 'call'; call: ToolCall }
@@ -57,10 +69,11 @@ export async function runAgentTurn(
   host: ToolHost,
   options: AgentTurnOptions = {},
 ): Promise<AgentTurnResult> {
+  checkOptions('runAgentTurn', TurnOptions, options);
   const maxRounds = options.maxRounds ?? DEFAULT_MAX_ROUNDS;
-  if (!Number.isInteger(maxRounds) || maxRounds < 1) {
-    throw new RangeError(`maxRounds must be an integer >= 1, got ${maxRounds}`);
-  }
+  if (!Array.isArray(messages)) throw new TypeError('runAgentTurn: messages must be an array of chat messages');
+  const asked = z.array(ChatMessage).safeParse(messages);
+  if (!asked.success) throw new TypeError(`runAgentTurn: messages: ${describeZodError(asked.error).message}`);
   const conversation = [...messages];
   const loading = options.loading ?? 'eager';
   /** Tools `search_tools` found in this turn, by name: loaded for the rest of it. */

@@ -7,6 +7,8 @@
  * is rolled back to the previous config. The work it invokes is provided
  * here; the transactions coordinator runs one transaction per server at a time.
  */
+import { z } from 'zod';
+import { checkOptions } from '../checked-options.js';
 import { fromPromise, waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { isSettling, SETTLE_MARGIN_MS, settled } from '../machines/server.queries.js';
@@ -49,6 +51,8 @@ export interface UpdateOptions {
   /** Change only if the stored config is still at this version (HTTP `If-Match`); else `PreconditionFailedError`. */
   ifMatch?: number;
 }
+
+const UpdateOptionsSchema = z.strictObject({ ifMatch: z.number().int('must be an integer') } satisfies Record<keyof UpdateOptions, z.ZodType>).partial();
 
 export interface Management {
   add(name: string, input: ServerConfigInput): Promise<ServerView>;
@@ -167,7 +171,16 @@ export function createManagement(deps: ManagementDeps): Management {
     busy: (name) => transactions.busy(name),
     idle: (name) => transactions.idle(name),
     add: async (name, input) => viewOf({ kind: 'add', name, config: parseServerConfig(name, input) }),
-    update: (name, patch, { ifMatch } = {}) => viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) }),
+    update: (name, patch, options = {}) => {
+      // A misspelled `ifMatch` would change the server unconditionally: refused, as a rejection like every other.
+      try {
+        checkOptions('updateServer', UpdateOptionsSchema, options);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      const { ifMatch } = options;
+      return viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) });
+    },
     remove: async (name) => {
       await transactions.run({ kind: 'remove', name });
     },

@@ -108,8 +108,18 @@ describe('runAgentTurn', () => {
     expect(endpoint.requests).toHaveLength(3);
     expect(turn.messages.at(-1)).toEqual({ role: 'tool', tool_call_id: 'c3', content: 'Echo: more' });
     await expect(runAgentTurn(modelOf(endpoint), [{ role: 'user', content: 'x' }], host, { maxRounds: 0 })).rejects.toThrow(
-      'maxRounds must be an integer >= 1, got 0',
+      new RangeError('runAgentTurn: maxRounds: must be at least 1'),
     );
+  });
+
+  test('options and messages it cannot use are refused before the model is asked, naming what is wrong', async () => {
+    endpoint = await startScriptedModel([]);
+    const model = modelOf(endpoint);
+    const refused = (messages: unknown, options?: unknown) => runAgentTurn(model, messages as never, host, options as never).then(() => 'ran', (error: Error) => `${error.name}: ${error.message}`);
+    expect(await refused([{ role: 'user', content: 'x' }], { maxround: 2 })).toMatch(/^TypeError: runAgentTurn: unknown option maxround; the options are maxRounds, /);
+    expect(await refused('hi')).toBe('TypeError: runAgentTurn: messages must be an array of chat messages');
+    expect(await refused([{ role: 'wizard', content: 'x' }])).toMatch(/^TypeError: runAgentTurn: messages: 0\.role: /);
+    expect(endpoint.requests).toHaveLength(0);
   });
 
   test("an adapter's answer is read as the AssistantMessage schema reads it: no tool_calls is none, anything else is named", async () => {

@@ -22,6 +22,14 @@ describe('createMcpHost options', () => {
     );
   });
 
+  test("a member's options are checked too: a misspelled ifMatch is refused, not an unconditional change", async () => {
+    const host = createMcpHost({ stateDir: stateDirWith({}) });
+    await expect(host.updateServer('x', {}, { ifmatch: 1 } as never)).rejects.toThrow(
+      new TypeError('updateServer: unknown option ifmatch (did you mean ifMatch?); the options are ifMatch'),
+    );
+    await expect(host.updateServer('x', {}, { ifMatch: 1.5 })).rejects.toThrow(new RangeError('updateServer: ifMatch: must be an integer'));
+  });
+
   test('a store without the methods of its kind is refused where it is given, not at start()', () => {
     expect(refused({ eventStore: {} })).toBe('TypeError: createMcpHost: eventStore: must be an EventStore (e.g. from openSharedStores)');
     expect(refused({ configStore: { load() {} } })).toBe('TypeError: createMcpHost: configStore: must be a ConfigStore (e.g. from openSharedStores)');
