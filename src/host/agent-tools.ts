@@ -145,7 +145,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       server: (result) => result?.details.server || ownerByName(name),
       isError: (result) => result.details.is_error,
       refused({ limit, retry_after_seconds, message }) {
-        const result = errorResult(ownerByName(name) ?? '', name, message);
+        // `details.tool` is the server's own name of the tool, as on every other result of a call that reached it.
+        const owner = ownerByName(name);
+        const original =
+          mount.get(name)?.originalName ??
+          sessions.owner(name)?.original ??
+          (owner === undefined ? undefined : own(projected().servers, owner)?.known_tools?.find((known) => known.name === name)?.original);
+        const result = errorResult(owner ?? '', original ?? name, message);
         result.details.quota = { limit, retry_after_seconds };
         return result;
       },

@@ -68,6 +68,8 @@ describe('a handed-out tool calls as callTool does', () => {
     const third = await echo!.execute({ text: 'three' });
     expect(third.details.is_error).toBe(true);
     expect(third.details.quota?.limit).toBe('calls_per_minute');
+    // Named as every result of a call names its tool: the server's own name of it.
+    expect([third.details.server, third.details.tool]).toEqual(['team', 'echo']);
     expect(called.slice(before).map((event) => event.type === 'tool.called' && [event.principal, event.outcome, event.refused_by ?? null])).toEqual([
       ['alice', 'ok', null],
       ['alice', 'ok', null],

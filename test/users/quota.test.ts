@@ -111,7 +111,7 @@ describe('quotas on real calls', () => {
     }
     const refused = await echo('alice', 'one too many');
     expect(refused.status).toBe(200);
-    expect(refused.json.details).toMatchObject({ is_error: true, server: 'tools', tool: 'tools__echo', quota: { limit: 'calls_per_minute' } });
+    expect(refused.json.details).toMatchObject({ is_error: true, server: 'tools', tool: 'echo', quota: { limit: 'calls_per_minute' } });
     const wait = refused.json.details.quota.retry_after_seconds as number;
     expect(wait).toBeGreaterThanOrEqual(1);
     expect(wait).toBeLessThanOrEqual(60);
