@@ -111,7 +111,7 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   const { stateDir, bindHost, port } = options;
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp, mcpSessionsOf }, { openSharedStores }, { createAppFrames }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
@@ -222,8 +222,8 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
     unwatch();
     unsubscribePresence();
     stopReaching.abort();
-    // The MCP sessions of both endpoints end first, each ending its own streams, rather than being cut with the sockets.
-    await mcpSessionsOf(app).close();
+    // The MCP endpoints' streams and sessions end first, each ending its own streams, rather than being cut with the sockets.
+    await closeMcpEndpoints(app);
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
     await Promise.all([started.shutdown(), portClosed, appsClosed]);

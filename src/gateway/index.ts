@@ -133,9 +133,11 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     async close() {
       unsubscribe?.();
       rounds.close();
+      // Listen streams first, each ended with the empty result that tells its client the end is meant
+      // ('graceful'), not cut; then their subscriptions are let go, and the 2025 sessions end.
+      await modern.close();
       listen.close();
       await sessions.close();
-      await modern.close();
     },
   };
 }

@@ -26,7 +26,7 @@ import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
 import { serverEndpoint } from '../gateway/server-endpoint.js';
-import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type GatewaySessionLimits, type RoundLimits, type SessionPool } from '../gateway/index.js';
+import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type Gateway, type GatewaySessionLimits, type RoundLimits, type SessionPool } from '../gateway/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
 function untilReady(notReady: () => string | null): RequestHandler {
@@ -83,9 +83,19 @@ export interface ManagementAppOptions {
   gatewayRounds?: RoundLimits;
 }
 
-/** The 2025-era MCP sessions of an app made by `createManagementApp`, both endpoints': a worker ends them on its way down. */
+/** The 2025-era MCP sessions of an app made by `createManagementApp`, both endpoints'. */
 export function mcpSessionsOf(app: Express): SessionPool {
   return app.locals.mcpSessions as SessionPool;
+}
+
+/**
+ * Ends what the MCP endpoints of an app hold open, as a worker does on its way
+ * down before its port closes: the 2026 listen streams, each with the result
+ * that says the end is meant, then the 2025 sessions of both endpoints.
+ */
+export async function closeMcpEndpoints(app: Express): Promise<void> {
+  await (app.locals.gateway as Gateway).close();
+  await mcpSessionsOf(app).close();
 }
 
 /**

@@ -2,12 +2,14 @@
 // (it has no shared connection until a user calls it), and the startup summary
 // still comes, counting it as ready for users. On SIGTERM the worker ends the
 // 2025 MCP sessions of `/mcp` and `/mcp/servers/:name` itself: a client's open
-// stream ends cleanly instead of being cut with its socket.
+// stream ends cleanly instead of being cut with its socket, and a 2026
+// listen stream ends with the result that says so.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
 import { BIN } from '../support/cli.js';
@@ -70,10 +72,17 @@ test('prints the summary with a per_user server configured, and ends both MCP en
 
     const gateway = await sessionWithStream(`${base}/mcp`);
     const server = await sessionWithStream(`${base}/mcp/servers/one`);
+    // A 2026 client listening for changes: its stream is ended as meant, not cut.
+    const modern = new Client({ name: 'listener', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await modern.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+    expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+    const listening = await modern.listen({ toolsListChanged: true });
     worker.kill('SIGTERM');
     await exited;
     expect(await gateway.stream).toBe('ended');
     expect(await server.stream).toBe('ended');
+    expect(await listening.closed).toBe('graceful');
+    await modern.close();
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) {
       worker.kill('SIGKILL');
