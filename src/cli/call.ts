@@ -65,7 +65,7 @@ export function approvalWait(pending: Pick<PendingApproval, 'id' | 'tool' | 'exp
     ...(flags.stateDir !== undefined && flags.stateDir !== '' ? ['--state-dir', resolve(flags.stateDir)] : []),
     ...(flags.url !== undefined ? ['--url', flags.url] : []),
   ];
-  const command = (verb: string) => `${thisCli()} ${[verb, pending.id, ...where].map(shellWord).join(' ')}`;
+  const command = (verb: string) => `${thisCli({ anywhere: true })} ${[verb, pending.id, ...where].map(shellWord).join(' ')}`;
   return (
     `waiting for approval ${pending.id} to call ${pending.tool} (until ${pending.expires_at}); decide with:\n` +
     `  ${command('approve')}\n` +

@@ -7,14 +7,18 @@ import path from 'node:path';
  * mcp-fleet` from a project that installed the package (its bin link in
  * node_modules/.bin), `mcp-fleet` from a global install.
  */
-export function cliCommand(script: string): string {
-  if (script.endsWith('.js')) return `node ${display(script)}`;
+export function cliCommand(script: string, { anywhere = false } = {}): string {
+  if (script.endsWith('.js')) return `node ${anywhere ? shellWord(path.resolve(script)) : display(script)}`;
   return script.split(path.sep).includes('node_modules') ? 'npx mcp-fleet' : 'mcp-fleet';
 }
 
-/** The command of the CLI running now. */
-export function thisCli(): string {
-  return cliCommand(process.argv[1] ?? 'bin/mcp-fleet.js');
+/**
+ * The command of the CLI running now; `anywhere`: for a line to paste in
+ * another terminal, in any directory (a script run by its path is named by
+ * its absolute path).
+ */
+export function thisCli(options: { anywhere?: boolean } = {}): string {
+  return cliCommand(process.argv[1] ?? 'bin/mcp-fleet.js', options);
 }
 
 /** A path relative to the working directory when it is below it, for short readable lines. */

@@ -54,15 +54,16 @@ async function announcedCall(text: string, where: string[]): Promise<{ said: str
   child.stderr.on('data', (chunk) => (stderr += chunk));
   const call = new Promise<Run>((done) => child.on('exit', (code) => done({ code, stdout, stderr })));
   const deadline = Date.now() + 20_000;
-  while (!/\n {2}node bin\/mcp-fleet\.js deny .*\n/.test(stderr)) {
+  const printed = (verb: string) => new RegExp(`^ {2}node ${BIN.replaceAll(/[.*+?^${}()|[\]\\/]/g, '\\$&')} (${verb} .*)$`, 'm');
+  while (!printed('deny').test(stderr)) {
     if (Date.now() > deadline || child.exitCode !== null) {
       child.kill('SIGKILL');
       throw new Error(`the call did not say it waits: ${stderr}`);
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  // As this CLI was run (from the clone's root): the same program, pasted.
-  const command = (verb: string) => stderr.match(new RegExp(`^ {2}node bin/mcp-fleet\\.js (${verb} .*)$`, 'm'))![1]!.split(' ');
+  // As this CLI was run, by the script's absolute path: the same program, pasted anywhere.
+  const command = (verb: string) => stderr.match(printed(verb))![1]!.split(' ');
   return { said: stderr, approve: command('approve'), deny: command('deny'), call };
 }
 
@@ -75,8 +76,9 @@ describe('mcp-fleet call of an ask tool', () => {
     const pending = approvals.find((approval) => approval.arguments.text === 'announced')!;
     expect(said).toBe(
       `waiting for approval ${pending.id} to call alpha__echo (until ${pending.expires_at}); decide with:\n` +
-        `  node bin/mcp-fleet.js approve ${pending.id} --state-dir ${dir}\n` +
-        `  node bin/mcp-fleet.js deny ${pending.id} --state-dir ${dir}\n`,
+        // The script by its absolute path: the line works pasted in any directory.
+        `  node ${BIN} approve ${pending.id} --state-dir ${dir}\n` +
+        `  node ${BIN} deny ${pending.id} --state-dir ${dir}\n`,
     );
     expect(await cli(approve)).toMatchObject({ code: 0, stdout: `allowed ${pending.id}\n` });
     expect(await call).toEqual({ code: 0, stdout: 'announced\n', stderr: said });
@@ -94,7 +96,7 @@ describe('mcp-fleet call of an ask tool', () => {
 
   it('quotes what a shell would split', () => {
     const text = approvalWait({ id: 'a1', tool: 's__t', expires_at: 'soon' }, { stateDir: "/tmp/my dir/it's" });
-    expect(text).toContain(`  ${thisCli()} approve a1 --state-dir '/tmp/my dir/it'\\''s'\n`);
+    expect(text).toContain(`  ${thisCli({ anywhere: true })} approve a1 --state-dir '/tmp/my dir/it'\\''s'\n`);
     // A relative state dir is made absolute: the command reaches the same worker from any directory.
     expect(approvalWait({ id: 'a1', tool: 's__t', expires_at: 'soon' }, { stateDir: 'rw' })).toContain(` deny a1 --state-dir ${join(process.cwd(), 'rw')}\n`);
   });

@@ -11,3 +11,10 @@ test.each([
 ])('%s', (_how, script, command) => {
   expect(cliCommand(script)).toBe(command);
 });
+
+test('a line to paste in any directory names a script by its absolute path, even from the clone’s root', () => {
+  const script = path.join(process.cwd(), 'bin', 'mcp-fleet.js');
+  expect(cliCommand(script, { anywhere: true })).toBe(`node ${script}`);
+  expect(cliCommand(path.join(process.cwd(), 'sub dir', 'mcp-fleet.js'), { anywhere: true })).toBe(`node '${path.join(process.cwd(), 'sub dir', 'mcp-fleet.js')}'`);
+  expect(cliCommand('/home/ada/agent/node_modules/.bin/mcp-fleet', { anywhere: true })).toBe('npx mcp-fleet');
+});
