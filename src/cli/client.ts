@@ -3,7 +3,7 @@ import type { CliIO } from '../cli.js';
 import { readApiToken } from '../http/api-token.js';
 import { CliError } from './errors.js';
 import { directory, httpUrl, stateDirOf } from './flags.js';
-import { shellWord, thisCli } from './invocation.js';
+import { commandFor } from './invocation.js';
 import { readWorkerFile } from './worker-file.js';
 import { processAlive } from '../files/process-alive.js';
 
@@ -57,7 +57,7 @@ export class ApiClient {
     if (url === undefined) {
       const worker = await readable(stateDir, () => readWorkerFile(stateDir));
       if (!worker || !processAlive(worker.pid)) {
-        throw new CliError(`no running worker for ${stateDir}: start one with \`${thisCli()} serve --state-dir ${shellWord(stateDir)}\`, or pass --url`);
+        throw new CliError(`no running worker for ${stateDir}: start one with \`${commandFor('serve', stateDir)}\`, or pass --url`);
       }
       url = worker.url;
     }

@@ -1,6 +1,7 @@
 // How a person runs this CLI again, for the commands it prints to paste: the
 // same program, and paths that mean the same from any directory.
 import path from 'node:path';
+import { PROFILE_ENV } from '../config/paths.js';
 
 /**
  * The command of this CLI: `node bin/mcp-fleet.js` from a clone, `npx
@@ -30,4 +31,19 @@ export function display(file: string): string {
 /** A word as a POSIX shell reads it back: bare when safe, else single-quoted. */
 export function shellWord(word: string): string {
   return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * A command of this CLI to paste, reaching the state dir `stateDir` (as
+ * resolved): with a profile (`$MCP_FLEET_PROFILE`) the dir is named by its
+ * base and the profile set before the command, as the CLI resolves them
+ * again; naming the resolved dir with the profile still set would add the
+ * profile a second time.
+ */
+export function commandFor(words: string, stateDir: string): string {
+  const profile = process.env[PROFILE_ENV]?.trim();
+  const suffix = profile ? path.join('profiles', profile) : '';
+  const base = suffix !== '' && stateDir.endsWith(`${path.sep}${suffix}`) ? stateDir.slice(0, -suffix.length - 1) : undefined;
+  if (base === undefined) return `${thisCli()} ${words} --state-dir ${shellWord(stateDir)}`;
+  return `${PROFILE_ENV}=${shellWord(profile!)} ${thisCli()} ${words} --state-dir ${shellWord(base)}`;
 }

@@ -8,7 +8,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
 import { checkDatabaseUrl, checkRegistryUrlEnv, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
-import { display, shellWord, thisCli } from './invocation.js';
+import { commandFor, display, shellWord } from './invocation.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
@@ -387,14 +387,13 @@ function statusPrinter(host: McpHost, io: CliIO, stateDir: string, workerId: str
     const users = servers.filter(perUser).length;
     const demanded = servers.filter(onDemand).length;
     const enabled = servers.length - count('disabled');
-    const cli = thisCli();
     io.stdout(
       `\n${count('ready') + users + demanded} of ${enabled} enabled servers ready` +
         (users > 0 ? `, ${users} of them per_user (ready for users: a session opens on each user's first call)` : '') +
         (demanded > 0 ? `, ${demanded} of them on_demand (each starts on its first call)` : '') +
         (count('error') > 0 ? `, ${count('error')} in error` : '') +
         (count('disabled') > 0 ? ` (${count('disabled')} disabled)` : '') +
-        `. Tools: ${cli} list --tools --state-dir ${shellWord(stateDir)}\n` +
+        `. Tools: ${commandFor('list --tools', stateDir)}\n` +
         configWarnings.map((warning) => `  ! ${warning}\n`).join(''),
     );
   };
