@@ -229,7 +229,7 @@ describe('the tool playground', { timeout: 60_000 }, () => {
     // A call that says nothing for a while: the page says what it may be waiting for.
     await status().locator('.pg-waiting', { hasText: 'needs an approval' }).waitFor();
     await drawer().getByRole('button', { name: 'Cancel' }).click();
-    await status().locator('[data-outcome="cancelled"]').waitFor();
+    await status().locator('[data-outcome="cancelled"]', { hasText: 'the server was told to stop' }).waitFor();
     await untilLogged(join(fleet.dir, 'cancel.log'), 'cancelled');
     await expect(result().textContent()).resolves.toBe('');
     await expect(drawer().getByRole('button', { name: 'Run' }).isVisible()).resolves.toBe(true);
@@ -253,6 +253,14 @@ describe('the tool playground', { timeout: 60_000 }, () => {
     await status().getByRole('button', { name: 'Deny' }).click();
     await result().locator('[data-is-error="true"]').waitFor();
     await expect(page.locator('#approvals-panel').isVisible()).resolves.toBe(false);
+
+    // Cancelled while it waits: it never reached the server, and the page does not say it told the server to stop.
+    await drawer().getByRole('button', { name: 'Run' }).click();
+    await status().locator('[data-outcome="approval"]').waitFor();
+    await drawer().getByRole('button', { name: 'Cancel' }).click();
+    await status().locator('[data-outcome="cancelled"]', { hasText: 'the call waited for approval and was not made' }).waitFor();
+    // The wait ended with the call: the panel learns it from the stream.
+    await page.locator('#approvals-panel').waitFor({ state: 'hidden' });
   });
 
   it('shows a tool error as is_error', async () => {

@@ -249,7 +249,9 @@ async function start(tool, args, ui) {
     }
   } catch (err) {
     if (controller.signal.aborted) {
-      ui.status.replaceChildren(h('span', { class: 'pg-cancelled', 'data-outcome': 'cancelled' }, `Cancelled after ${seconds(Date.now() - started)}; the server was told to stop.`));
+      // Still waiting for a person, the call never reached the server: there was nothing to stop.
+      const what = run.approval !== undefined && run.approval.decision !== 'allow' ? 'the call waited for approval and was not made' : 'the server was told to stop';
+      ui.status.replaceChildren(h('span', { class: 'pg-cancelled', 'data-outcome': 'cancelled' }, `Cancelled after ${seconds(Date.now() - started)}; ${what}.`));
     } else {
       ui.status.replaceChildren(h('span', { class: 'pg-failed', 'data-outcome': 'failed' }, `The call did not complete: ${err.message}`));
     }
