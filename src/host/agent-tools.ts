@@ -229,6 +229,9 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     return journaled(name, args, callOptions, principal);
   }
 
+  /** The tools handed out, by the tool they call and the principal they were listed for (none: the admin). */
+  const forAdmin = new WeakMap<AgentTool, AgentTool>();
+  const forPrincipal = new WeakMap<PrincipalInput, WeakMap<AgentTool, AgentTool>>();
   /**
    * A tool as the embedder gets it: its `execute` is `callTool` (access rules,
    * quota, journal, the caller's own session), as the principal it was listed
@@ -236,11 +239,19 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
    * server directly, past all of them.
    */
   function handedOut(tool: AgentTool, listedFor: PrincipalInput | undefined): AgentTool {
-    return {
-      ...tool,
-      execute: (args, executeOptions) =>
-        callTool(tool.name, args, listedFor === undefined || executeOptions?.principal !== undefined ? executeOptions : { ...executeOptions, principal: listedFor }),
-    };
+    // One per tool and principal given: a tool unchanged between two listings is the same object in both.
+    let made = listedFor === undefined ? forAdmin : forPrincipal.get(listedFor);
+    if (made === undefined) forPrincipal.set(listedFor!, (made = new WeakMap()));
+    let out = made.get(tool);
+    if (out === undefined) {
+      out = {
+        ...tool,
+        execute: (args, executeOptions) =>
+          callTool(tool.name, args, listedFor === undefined || executeOptions?.principal !== undefined ? executeOptions : { ...executeOptions, principal: listedFor }),
+      };
+      made.set(tool, out);
+    }
+    return out;
   }
 
   return {

@@ -253,7 +253,10 @@ describe('the library', () => {
     const admin = { principal: { id: 'admin' } };
     expect(() => host.tools(admin)).toThrow('"admin" is the admin\'s: pass no principal to act as the admin');
     expect(() => host.searchTools('add', admin)).toThrow('"admin" is the admin\'s');
-    await expect(host.callTool('open__add', { a: 1, b: 2 }, admin)).rejects.toThrow('"admin" is the admin\'s');
+    // A call answers as every failed call does: an error result, never a throw.
+    const refused = await host.callTool('open__add', { a: 1, b: 2 }, admin);
+    expect(refused.details.is_error).toBe(true);
+    expect((refused.content[0] as { text: string }).text).toContain('"admin" is the admin\'s');
     expect(host.events().some((event) => event.type === 'tool.called' && event.principal === 'admin' && event.tool === 'add')).toBe(false);
   });
 });
