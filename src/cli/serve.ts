@@ -8,7 +8,7 @@ import type { Logger } from '../telemetry/logger.js';
 import type { JournalEvent } from '../journal/index.js';
 import { CliError, UsageError } from './errors.js';
 import { checkDatabaseUrl, checkRegistryUrlEnv, choice, directory, httpUrl, integer, limitValue, quotaLimit, seconds, stateDirOf, stateDirSource } from './flags.js';
-import { commandFor, display, shellWord } from './invocation.js';
+import { commandFor, shellWord } from './invocation.js';
 import type { TelemetryExport } from './telemetry.js';
 import { OIDC_CLIENT_SECRET_ENV, type OidcOptions } from '../users/index.js';
 import { parseAppsUrl, parsePublicUrl, parseWorkerId, startWorker, type Worker } from './worker.js';
@@ -343,12 +343,13 @@ function parseDatabaseUrl(value: string): string {
 
 /** What `serve` prints once it listens: where it is and where the token is, never the token unless asked. */
 function banner(stateDir: string, url: string, token: ApiToken, showToken: boolean, appsUrl: string): string {
-  const tokenWhere = token.source === 'env' ? 'from $MCP_FLEET_API_TOKEN' : `in ${display(token.path)}`;
+  // Absolute, as the lines below are: the banner is read (and pasted from) in other directories too.
+  const tokenWhere = token.source === 'env' ? 'from $MCP_FLEET_API_TOKEN' : `in ${token.path}`;
   // Pasted in another terminal, in another directory: the absolute path.
   const tokenExpr = token.source === 'env' ? '$MCP_FLEET_API_TOKEN' : `$(cat ${shellWord(token.path)})`;
   const lines = [
     'mcp-fleet worker',
-    `  state dir  ${display(stateDir)}`,
+    `  state dir  ${stateDir}`,
     `  API        ${url}`,
     `  apps       ${appsUrl} (sandbox origin of app frames)`,
     `  token      ${tokenWhere}`,

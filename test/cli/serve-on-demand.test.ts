@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { expect, test } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
@@ -19,7 +19,9 @@ const servers = {
 
 /** Runs `serve` on `dir` until its summary, then stops it: what it printed. */
 async function serveUntilSummary(dir: string): Promise<string> {
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0', '--apps-port', '0'], {
+  // Started from the dir above the state dir, named relatively: the banner still names it absolutely.
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', basename(dir), '--port', '0', '--apps-port', '0'], {
+    cwd: dirname(dir),
     env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -44,6 +46,7 @@ test('prints the summary while an on_demand server waits for its first call', { 
     expect(await serveUntilSummary(dir)).toContain('2 of 2 enabled servers ready');
     // The second knows it: no process, and the summary says so.
     const second = await serveUntilSummary(dir);
+    expect(second).toContain(`  state dir  ${dir}\n`);
     expect(second).toContain('2 of 2 enabled servers ready, 1 of them on_demand (each starts on its first call)');
     expect(second).toMatch(/eager\s+pending → ready/);
     expect(second).not.toMatch(/lazy\s+pending → ready/);
