@@ -84,8 +84,15 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
 
   // On `/mcp` itself only: the per-server endpoints below it bring their own steps (and read their own bodies).
   const parseBody: RequestHandler = function parseBody(req, res, next) {
-    if (req.method === 'POST') parseJson(req, res, next);
-    else next();
+    if (req.method !== 'POST') return next();
+    parseJson(req, res, (error?: unknown) => {
+      // A body that is no JSON is a JSON-RPC parse error, as an MCP client reads one; a body too large stays the API's 413.
+      if (error instanceof SyntaxError) {
+        res.status(400).json({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the request body is not valid JSON' }, id: null });
+        return;
+      }
+      next(error);
+    });
   };
   const checkOrigin = originCheck(options);
   const authenticate = gatewayAuth(options);

@@ -100,6 +100,16 @@ describe('/mcp: the fleet as one MCP server', () => {
     expect(metadata).toMatchObject({ resource: `${base}/mcp`, authorization_servers: [idp.issuer] });
   });
 
+  it('answers a body that is no JSON with a JSON-RPC parse error, as an MCP client reads one', async () => {
+    const answer = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${adminToken}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: '{"jsonrpc": "2.0", "method": ',
+    });
+    expect(answer.status).toBe(400);
+    expect(await answer.json()).toEqual({ jsonrpc: '2.0', error: { code: -32700, message: 'Parse error: the request body is not valid JSON' }, id: null });
+  });
+
   it('lists and calls as the v2 client in the 2026 era: a user sees the tools of their group only', async () => {
     const alice = await v2(keys.alice!, 'auto');
     expect(alice.getNegotiatedProtocolVersion()).toBe('2026-07-28');
