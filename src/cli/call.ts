@@ -1,11 +1,11 @@
-import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { CliIO } from '../cli.js';
 import type { AgentToolResult } from '../catalog/index.js';
 import type { PendingApproval } from '../approvals/index.js';
 import { action, ApiClient, CliError, printJson, withClientOptions, type ClientFlags } from './client.js';
 import { jsonObject } from './flags.js';
-import { shellWord, thisCli } from './invocation.js';
+import { commandFor, shellWord } from './invocation.js';
+import { resolveStateDir } from '../config/paths.js';
 
 /**
  * Registers `mcp-fleet call TOOL [JSON]`: calls an agent tool through the
@@ -60,12 +60,10 @@ async function callStreamed(
  * this call was given so they reach the same worker.
  */
 export function approvalWait(pending: Pick<PendingApproval, 'id' | 'tool' | 'expires_at'>, flags: ClientFlags): string {
-  // Absolute: pasted in another terminal, in another directory, it reaches the same worker.
-  const where = [
-    ...(flags.stateDir !== undefined && flags.stateDir !== '' ? ['--state-dir', resolve(flags.stateDir)] : []),
-    ...(flags.url !== undefined ? ['--url', flags.url] : []),
-  ];
-  const command = (verb: string) => `${thisCli({ anywhere: true })} ${[verb, pending.id, ...where].map(shellWord).join(' ')}`;
+  // The state dir as this call resolved it (the flag, else $MCP_FLEET_STATE_DIR and the profile, else the default),
+  // absolute: pasted in another terminal, in another directory, without those variables, it reaches the same worker.
+  const url = flags.url !== undefined ? ` --url ${shellWord(flags.url)}` : '';
+  const command = (verb: string) => `${commandFor([verb, pending.id].map(shellWord).join(' '), resolveStateDir(flags.stateDir), { anywhere: true })}${url}`;
   return (
     `waiting for approval ${pending.id} to call ${pending.tool} (until ${pending.expires_at}); decide with:\n` +
     `  ${command('approve')}\n` +

@@ -40,10 +40,11 @@ export function shellWord(word: string): string {
  * again; naming the resolved dir with the profile still set would add the
  * profile a second time.
  */
-export function commandFor(words: string, stateDir: string): string {
+export function commandFor(words: string, stateDir: string, options: { anywhere?: boolean } = {}): string {
+  const cli = thisCli(options);
   const profile = process.env[PROFILE_ENV]?.trim();
   const suffix = profile ? path.join('profiles', profile) : '';
   const base = suffix !== '' && stateDir.endsWith(`${path.sep}${suffix}`) ? stateDir.slice(0, -suffix.length - 1) : undefined;
-  if (base === undefined) return `${thisCli()} ${words} --state-dir ${shellWord(stateDir)}`;
-  return `${PROFILE_ENV}=${shellWord(profile!)} ${thisCli()} ${words} --state-dir ${shellWord(base)}`;
+  if (base === undefined) return `${cli} ${words} --state-dir ${shellWord(stateDir)}`;
+  return `${PROFILE_ENV}=${shellWord(profile!)} ${cli} ${words} --state-dir ${shellWord(base)}`;
 }

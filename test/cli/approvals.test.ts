@@ -99,6 +99,15 @@ describe('mcp-fleet call of an ask tool', () => {
     expect(text).toContain(`  ${thisCli({ anywhere: true })} approve a1 --state-dir '/tmp/my dir/it'\\''s'\n`);
     // A relative state dir is made absolute: the command reaches the same worker from any directory.
     expect(approvalWait({ id: 'a1', tool: 's__t', expires_at: 'soon' }, { stateDir: 'rw' })).toContain(` deny a1 --state-dir ${join(process.cwd(), 'rw')}\n`);
+    // A state dir the call found through $MCP_FLEET_STATE_DIR is named too: another terminal may not have the variable.
+    const was = process.env.MCP_FLEET_STATE_DIR;
+    process.env.MCP_FLEET_STATE_DIR = '/srv/fleet-from-env';
+    try {
+      expect(approvalWait({ id: 'a1', tool: 's__t', expires_at: 'soon' }, {})).toContain(' approve a1 --state-dir /srv/fleet-from-env\n');
+    } finally {
+      if (was === undefined) delete process.env.MCP_FLEET_STATE_DIR;
+      else process.env.MCP_FLEET_STATE_DIR = was;
+    }
   });
 });
 
