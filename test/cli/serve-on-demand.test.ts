@@ -1,15 +1,13 @@
 // A real `mcp-fleet serve` with an `on_demand` server whose catalog an earlier
 // run learnt: that server waits in `pending` with no process until a tool of
 // it is called, and the startup summary still comes, counting it as ready.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { expect, test } from 'vitest';
 import { fixtureCommand } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
-import { BIN } from '../support/cli.js';
-import { cleanEnv } from '../support/env.js';
+import { spawnServe } from '../support/cli.js';
 import { until } from '../support/wait.js';
 
 const servers = {
@@ -20,18 +18,13 @@ const servers = {
 /** Runs `serve` on `dir` until its summary, then stops it: what it printed. */
 async function serveUntilSummary(dir: string): Promise<string> {
   // Started from the dir above the state dir, named relatively: the banner still names it absolutely.
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', basename(dir), '--port', '0', '--apps-port', '0'], {
+  const { child: worker, stdout, exited } = spawnServe(['--state-dir', basename(dir), '--port', '0', '--apps-port', '0'], {
+    env: { MCP_FLEET_API_TOKEN: TOKEN },
     cwd: dirname(dir),
-    env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
-  let stdout = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  worker.stderr!.resume();
   try {
-    await until(() => /servers ready/.test(stdout) || worker.exitCode !== null, 'the startup summary', 60_000);
-    return stdout;
+    await until(() => /servers ready/.test(stdout()) || worker.exitCode !== null, 'the startup summary', 60_000);
+    return stdout();
   } finally {
     worker.kill('SIGTERM');
     await exited;

@@ -4,7 +4,6 @@
 // 2025 MCP sessions of `/mcp` and `/mcp/servers/:name` itself: a client's open
 // stream ends cleanly instead of being cut with its socket, and a 2026
 // listen stream ends with the result that says so.
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,8 +11,7 @@ import { expect, test } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { fixtureCommand, whoamiPerUser } from '../fixtures/index.js';
 import { TOKEN } from '../http/helpers.js';
-import { BIN } from '../support/cli.js';
-import { cleanEnv } from '../support/env.js';
+import { spawnServe } from '../support/cli.js';
 import { until } from '../support/wait.js';
 
 const servers = {
@@ -56,16 +54,10 @@ async function sessionWithStream(url: string): Promise<{ session: string; stream
 test('prints the summary with a per_user server configured, and ends both MCP endpoints’ sessions on SIGTERM', { timeout: 90_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-per-user-'));
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], {
-    env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise<void>((done) => worker.once('exit', () => done()));
-  let stdout = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  worker.stderr!.resume();
+  const { child: worker, stdout: printed, exited } = spawnServe(['--state-dir', dir, '--port', '0'], { env: { MCP_FLEET_API_TOKEN: TOKEN } });
   try {
-    await until(() => /servers ready/.test(stdout) || worker.exitCode !== null, 'the startup summary', 60_000);
+    await until(() => /servers ready/.test(printed()) || worker.exitCode !== null, 'the startup summary', 60_000);
+    const stdout = printed();
     expect(stdout).toContain("2 of 2 enabled servers ready, 1 of them per_user (ready for users: a session opens on each user's first call) (1 disabled)");
     expect(stdout).toMatch(/one\s+pending → ready/);
     const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(stdout)![1]!;
