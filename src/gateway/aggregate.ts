@@ -11,6 +11,7 @@
  * reach the sessions that subscribed, under the URI they subscribed to. One
  * instance per 2025 session, or per 2026 request.
  */
+import { sentContentOf } from '../catalog/tools/sent-content.js';
 import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
@@ -247,7 +248,8 @@ function resourceNotFound(uri: string): ProtocolError {
 
 /** A host result as MCP's `tools/call` result. */
 export function toCallToolResult(result: AgentToolResult): CallToolResult {
-  const content: ContentBlock[] = result.content.map((block) => ({ ...block }));
+  // The blocks as the server sent them (resource links, embedded resources, annotations), when the result holds them all.
+  const content: ContentBlock[] = sentContentOf(result) ?? result.content.map((block) => ({ ...block }));
   const structured = result.details.structured;
   return {
     content,

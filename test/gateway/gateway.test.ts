@@ -177,6 +177,27 @@ describe('/mcp: the fleet as one MCP server', () => {
     }
   });
 
+  it('passes a result’s blocks on as the server sent them: resource links and embedded resources stay what they are', async () => {
+    const added = await api('/api/mcp/servers', adminToken, { method: 'POST', body: JSON.stringify({ name: 'odd', type: 'local', command: fixtureCommand('odd-content') }) });
+    expect(added.status).toBe(201);
+    try {
+      for (const mode of ['legacy', 'auto'] as const) {
+        const client = await v2(adminToken, mode);
+        const result = await client.callTool({ name: 'odd__mixed', arguments: {} });
+        expect(result.content).toEqual([
+          { type: 'text', text: 'before' },
+          // A block of a type no MCP revision defines is its JSON, as text.
+          { type: 'text', text: '{"type":"mystery","z":1}' },
+          { type: 'resource_link', uri: 'file:///notes.txt', name: 'notes' },
+          { type: 'resource', resource: { uri: 'file:///a.bin', mimeType: 'application/octet-stream', blob: 'AAEC' } },
+        ]);
+        expect(result.structuredContent).toEqual({ answer: 42 });
+      }
+    } finally {
+      expect((await api('/api/mcp/servers/odd', adminToken, { method: 'DELETE' })).status).toBeLessThan(300);
+    }
+  });
+
   it('calls a per_user server with each user’s own credentials, whichever way they authenticate', async () => {
     const aliceJwt = await idp.token('alice', `${base}/mcp`);
     for (const [user, token] of [['alice', keys.alice!], ['bob', keys.bob!], ['alice', aliceJwt]] as const) {

@@ -1,4 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/client';
+import { keepSentContent } from './sent-content.js';
 import { errorResult } from './agent-tool.js';
 import type { AgentContentBlock, AgentTool, AgentToolResult, ExecuteOptions } from './agent-tool.js';
 import { DEFAULT_MAX_RESULT_BYTES } from '../../config/schema.js';
@@ -447,8 +448,11 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
       if (callOptions.signal?.aborted) return cancelledResult(ctx);
       try {
         const raw = await call(original, args ?? {}, callOptions);
-        if (options.spill === undefined) return convertCallResult(raw, ctx, { maxResultBytes: max });
-        return await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx, callOptions.principal?.id);
+        const result =
+          options.spill === undefined
+            ? convertCallResult(raw, ctx, { maxResultBytes: max })
+            : await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx, callOptions.principal?.id);
+        return keepSentContent(result, (raw as { content?: unknown } | null)?.content);
       } catch (err) {
         // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
         if (callOptions.signal?.aborted) return cancelledResult(ctx);
