@@ -10,7 +10,7 @@ import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
 import { toStorage } from './masking.js';
 import { CONFIG_PARSE, ServerConfig, type ServerConfigInput } from './schema.js';
-import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument } from './validate.js';
+import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument, repeatedServerWarning } from './validate.js';
 import type { ServerEntry } from './validate.js';
 import { own } from '../records.js';
 
@@ -351,8 +351,10 @@ async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapsho
   if (memo.snapshot !== undefined && memo.file === file && memo.bytes?.equals(bytes)) return memo.snapshot;
   let snapshot: Snapshot;
   try {
-    const { value, serverOrder } = parseJsonText(bytes.toString('utf8'));
-    snapshot = { state: 'ok', doc: parseServersDocument(value, serverOrder) };
+    const { value, serverOrder, repeatedServers } = parseJsonText(bytes.toString('utf8'));
+    const doc = parseServersDocument(value, serverOrder);
+    doc.warnings.unshift(...repeatedServers.map(repeatedServerWarning));
+    snapshot = { state: 'ok', doc };
     for (const [, config] of snapshot.doc.servers) deepFreeze(config);
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;

@@ -94,6 +94,8 @@ export interface ParsedJsonText {
   value: unknown;
   /** Keys of the top-level `servers` object as written (JS objects put integer-like keys first). */
   serverOrder: string[] | undefined;
+  /** Names written more than once in the top-level `servers` object: `JSON.parse` keeps only the last entry of each. */
+  repeatedServers: string[];
 }
 
 /**
@@ -109,14 +111,20 @@ export function parseJsonText(text: string): ParsedJsonText {
   } catch {
     throw new ConfigError(`invalid JSON: ${locateJsonError(source)}`);
   }
+  const scanner = new JsonScanner(source);
   let serverOrder: string[] | undefined;
   try {
-    serverOrder = new JsonScanner(source).run();
+    serverOrder = scanner.run();
   } catch {
     // The scan only recovers key order; JSON.parse already accepted the text.
     serverOrder = undefined;
   }
-  return { value, serverOrder };
+  return { value, serverOrder, repeatedServers: scanner.repeated };
+}
+
+/** The warning for a server name written twice: the earlier entry never took effect, and a write keeps only the last. */
+export function repeatedServerWarning(name: string): string {
+  return `server ${quoteName(name)} is written more than once; the last entry is used, and the next write keeps only it`;
 }
 
 function locateJsonError(source: string): string {
@@ -166,6 +174,8 @@ class JsonScanner {
   private i = 0;
   private order: string[] | undefined;
   texts: Map<string, string> | undefined;
+  /** Names repeated in the top-level `servers` object. */
+  repeated: string[] = [];
 
   constructor(
     private readonly text: string,
@@ -195,6 +205,7 @@ class JsonScanner {
   private object(role: 'root' | 'servers' | 'other'): void {
     this.i++;
     const keys: string[] = [];
+    const repeated: string[] = [];
     const texts = role === 'servers' && this.keepTexts ? new Map<string, string>() : undefined;
     this.ws();
     if (this.text[this.i] === '}') {
@@ -206,6 +217,7 @@ class JsonScanner {
         this.string();
         const key = JSON.parse(this.text.slice(start, this.i)) as string;
         if (!keys.includes(key)) keys.push(key);
+        else if (!repeated.includes(key)) repeated.push(key);
         this.ws();
         if (this.text[this.i] !== ':') this.fail("':' after a property name");
         this.i++;
@@ -230,6 +242,7 @@ class JsonScanner {
     if (role === 'servers') {
       this.order = keys;
       this.texts = texts;
+      this.repeated = repeated;
     }
   }
 

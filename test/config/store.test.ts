@@ -88,6 +88,26 @@ describe('load', () => {
     expect(loaded.invalid.map((entry) => entry.name)).toEqual(['broken']);
   });
 
+  it('warns of a server name written twice, using the last entry as JSON does', async () => {
+    await writeFile(
+      file,
+      `{"servers": {
+        "twice": {"type": "local", "command": ["first"]},
+        "other": {"type": "local", "command": ["o"]},
+        "twice": {"type": "local", "command": ["second"]}
+      }}`,
+    );
+    const { store, logger } = storeFor();
+    const loaded = await store.load();
+    expect(loaded.servers.map(([name, config]) => [name, config.type === 'local' ? config.command : null])).toEqual([
+      ['twice', ['second']],
+      ['other', ['o']],
+    ]);
+    expect(loaded.warnings).toEqual(['server "twice" is written more than once; the last entry is used, and the next write keeps only it']);
+    expect(logger.lines).toEqual(loaded.warnings);
+    expect(loaded.broken).toBeNull();
+  });
+
   it('logs a warning again once it went away and came back', async () => {
     const { store, logger } = storeFor();
     await store.load();
