@@ -51,6 +51,8 @@ const state = {
 const FLEET_EVERY_MS = 5_000;
 /** Journal events after which the tools view asks its search again: what is callable may have changed. */
 const SEARCH_AGAIN_ON = new Set(['server.transitioned', 'server.removed', 'tools.registered', 'tools.unregistered']);
+/** Events that change nothing the catalog says: a server that logs or is called often would have it read again and again. */
+const CATALOG_UNCHANGED_BY = new Set(['server.log', 'tool.called', 'approval.requested', 'approval.decided']);
 
 /** The tools view's search box; made in `boot`. */
 let search;
@@ -247,7 +249,7 @@ function setLive(mode) {
   $('#live-text').textContent = text;
 }
 
-/** One journal event: a state change shows at once; the rest comes with the next catalog read. */
+/** One journal event: a state change shows at once; the rest comes with the next catalog read, for an event that may change it. */
 function onEvent(event) {
   if (event.seq <= state.lastSeq) return;
   state.lastSeq = event.seq;
@@ -291,7 +293,7 @@ function onEvent(event) {
   renderServers();
   renderJournal();
   if (state.view === 'tools' && SEARCH_AGAIN_ON.has(event.type)) search.refresh();
-  scheduleRefresh();
+  if (!CATALOG_UNCHANGED_BY.has(event.type)) scheduleRefresh();
 }
 
 /** A journal's tool entry as the catalog lists it. */
