@@ -81,6 +81,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const parseJson = express.json({ limit: options.bodyLimit });
   // Subscribed on the first request, not before: creating the app must not touch the host.
   let unsubscribe: (() => void) | undefined;
+  let closing = false;
 
   // On `/mcp` itself only: the per-server endpoints below it bring their own steps (and read their own bodies).
   const parseBody: RequestHandler = function parseBody(req, res, next) {
@@ -116,13 +117,17 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     // A `subscriptions/listen` stream's resource subscriptions are held for its caller around the request.
     await listen.serve(caller.principal, body, res, async () => {
       let response: globalThis.Response;
+      const id = (body as { id?: unknown } | undefined)?.id;
+      const answer = (status: number, code: number, message: string) =>
+        Response.json({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status });
       try {
         response = await modern.fetch(exchange.request, { authInfo, ...(body !== undefined && { parsedBody: body }) });
       } catch (error) {
         onerror(error instanceof Error ? error : new Error(String(error)));
-        const id = (body as { id?: unknown } | undefined)?.id;
-        response = Response.json({ jsonrpc: '2.0', error: { code: -32603, message: 'Internal server error' }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status: 500 });
+        response = answer(500, -32603, 'Internal server error');
       }
+      // A call the closing gateway cut off is answered as a 2025 session's is (sessions.ts), not with the SDK's bodyless 499.
+      if (closing && response.status === 499) response = answer(503, -32000, 'this worker is shutting down');
       await exchange.respond(response);
     });
   });
@@ -138,6 +143,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     sessions,
     rounds,
     async close() {
+      closing = true;
       unsubscribe?.();
       rounds.close();
       // Listen streams first, each ended with the empty result that tells its client the end is meant

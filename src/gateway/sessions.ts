@@ -59,6 +59,8 @@ interface Session {
   transport: WebStandardStreamableHTTPServerTransport | undefined;
   /** Requests (and streams) still open on it. */
   active: number;
+  /** The ids of its requests not answered yet: a pool that closes answers them. */
+  pending: Set<string | number>;
   idle: NodeJS.Timeout | undefined;
   ended: boolean;
 }
@@ -98,15 +100,24 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
   const open = new Set<Session>();
   const byId = new Map<string, Session>();
 
-  /** Ends a session; resolves once its transport and server closed. */
-  function end(session: Session): Promise<void> {
-    if (session.ended) return Promise.resolve();
+  /**
+   * Ends a session; resolves once its transport and server closed. With `reason` (the pool
+   * closes), its requests still under way are answered with it first: closing the transport
+   * alone ends their streams with no answer, and a client waits for one until its own timeout.
+   */
+  async function end(session: Session, reason?: string): Promise<void> {
+    if (session.ended) return;
     session.ended = true;
     clearTimeout(session.idle);
     open.delete(session);
     if (session.id !== undefined) byId.delete(session.id);
     session.made?.ended?.();
-    return Promise.all([session.transport?.close().catch(() => {}), session.made?.server.close().catch(() => {})]).then(() => {});
+    if (reason !== undefined && session.transport !== undefined) {
+      const transport = session.transport;
+      // One answered meanwhile has no stream left to send on: the send fails, and that is fine.
+      await Promise.all([...session.pending].map((id) => transport.send({ jsonrpc: '2.0', id, error: { code: -32000, message: reason } }).catch(() => {})));
+    }
+    await Promise.all([session.transport?.close().catch(() => {}), session.made?.server.close().catch(() => {})]);
   }
 
   /** Counts one open request; the idle clock runs only while none is. */
@@ -136,6 +147,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       made: undefined,
       transport: undefined,
       active: 0,
+      pending: new Set(),
       idle: undefined,
       ended: false,
     };
@@ -168,14 +180,20 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       throw error;
     }
     enter(session, res);
-    await serve(transport, req, res, request);
+    await serve(session, transport, req, res, request);
   }
 
   /** One request on a session's transport, its answer written in as few writes as it allows (web-exchange.ts). */
-  async function serve(transport: WebStandardStreamableHTTPServerTransport, req: Request, res: Response, request: SessionRequest, server?: Server): Promise<void> {
+  async function serve(session: Session, transport: WebStandardStreamableHTTPServerTransport, req: Request, res: Response, request: SessionRequest, server?: Server): Promise<void> {
     const exchange = request.exchange ?? (await webExchange(req, res, request.body, DEFAULT_MAX_REQUEST_BODY_SIZE));
     const whole = server !== undefined && req.method === 'POST' && request.whole?.(request.body, server) === true;
-    await exchange.respond(await transport.handleRequest(exchange.request, request.body === undefined ? {} : { parsedBody: request.body }), { whole });
+    const ids = (Array.isArray(request.body) ? request.body : [request.body]).filter(isJSONRPCRequest).map((message) => message.id);
+    for (const id of ids) session.pending.add(id);
+    try {
+      await exchange.respond(await transport.handleRequest(exchange.request, request.body === undefined ? {} : { parsedBody: request.body }), { whole });
+    } finally {
+      for (const id of ids) session.pending.delete(id);
+    }
   }
 
   function count(principal?: string, scope?: string): number {
@@ -200,7 +218,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
       // The same user's later requests carry their current groups.
       session.principal = request.principal;
       enter(session, res);
-      await serve(session.transport, req, res, request, session.made?.server);
+      await serve(session, session.transport, req, res, request, session.made?.server);
     },
 
     each(scope, visit) {
@@ -210,7 +228,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
     count,
 
     async close(scope) {
-      await Promise.all([...open].filter((session) => scope === undefined || session.scope === scope).map(end));
+      await Promise.all([...open].filter((session) => scope === undefined || session.scope === scope).map((session) => end(session, 'this worker is shutting down')));
     },
   };
 }

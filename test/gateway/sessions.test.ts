@@ -4,10 +4,12 @@
 // the endpoint that opened it (another answers 404), while 2026-era requests
 // are stateless and any worker serves them. Two apps on one host stand for two
 // workers behind one load balancer.
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import type { Gateway } from '../../src/gateway/index.js';
-import { createManagementApp, mcpSessionsOf } from '../../src/http/app.js';
+import { closeMcpEndpoints, createManagementApp, mcpSessionsOf } from '../../src/http/app.js';
 import type { SessionPool } from '../../src/gateway/sessions.js';
 import { listen, type Listening } from '../../src/http/bind.js';
 import { healthy, startFleet, type Fleet } from '../http/fleet.js';
@@ -28,7 +30,8 @@ const keys: Record<string, string> = {};
 const limits = { idleMs: 400, maxSessions: 4, maxPerPrincipal: 2 };
 
 beforeAll(async () => {
-  fleet = await startFleet((dir) => ({ one: healthy(dir, 'one') }));
+  // `wait_for_cancel` notes each call as it arrives: a call is known to be under way.
+  fleet = await startFleet((dir) => ({ one: healthy(dir, 'one', { env: { FIXTURE_WAIT_LOG: join(dir, 'one.waiting') } }) }));
   [one, other, third] = await Promise.all([worker(), worker(), worker()]);
   await until(() => fleet.host.server('one')?.state === 'ready', 'the server ready');
   for (const name of ['alice', 'bob']) {
@@ -172,5 +175,41 @@ describe('/mcp/servers/:name sessions', () => {
     expect(third.pool.count()).toBe(0);
     await expect(client.callTool({ name: 'echo', arguments: { text: 'gone' } })).rejects.toThrow(/404|Session not found/);
     await client.close();
+  });
+});
+
+describe('a worker that stops', () => {
+  it('answers the calls still under way, a 2025 session’s and a 2026 request’s, rather than leaving their clients waiting', async () => {
+    const app = createManagementApp(fleet.host, { token: TOKEN });
+    const stopping = await listen(app, { port: 0 });
+    const url = new URL(`http://127.0.0.1:${stopping.port}/mcp`);
+    const connect = async (mode: 'legacy' | 'auto') => {
+      const client = new Client({ name: `stopping-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode } });
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+      return client;
+    };
+    const clients = [await connect('legacy'), await connect('auto')];
+    expect(clients.map((client) => client.getNegotiatedProtocolVersion())).toEqual(['2025-11-25', '2026-07-28']);
+    const log = join(fleet.dir, 'one.waiting');
+    const arrived = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith('waiting')).length : 0);
+    const before = arrived();
+    try {
+      const calls = clients.map((client) =>
+        client.callTool({ name: 'one__wait_for_cancel', arguments: {} }, { timeout: 20_000 }).then(
+          () => 'a result',
+          (error: Error) => error.message,
+        ),
+      );
+      await until(() => arrived() === before + 2, 'both calls at the server');
+      const started = Date.now();
+      await closeMcpEndpoints(app);
+      const outcomes = await Promise.all(calls);
+      // Answered at once, not at the client's timeout.
+      expect(Date.now() - started).toBeLessThan(5_000);
+      expect(outcomes).toEqual([expect.stringMatching(/this worker is shutting down/), expect.stringMatching(/this worker is shutting down/)]);
+    } finally {
+      await Promise.allSettled(clients.map((client) => client.close()));
+      await stopping.close();
+    }
   });
 });
