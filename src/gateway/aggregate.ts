@@ -246,6 +246,15 @@ function resourceNotFound(uri: string): ProtocolError {
   return new ProtocolError(ProtocolErrorCode.ResourceNotFound, `no server offers the resource ${uri}`, { uri });
 }
 
+/**
+ * The gateway lists everything in one page and hands out no cursor: a cursor is one it did
+ * not issue, refused as MCP says an invalid one is, rather than listed from the start as if absent.
+ */
+function refuseCursor(params: { cursor?: string | undefined } | undefined): void {
+  const cursor = params?.cursor;
+  if (cursor !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `invalid cursor "${cursor}": this server lists everything in one page and issues no cursors`, { cursor });
+}
+
 /** A host result as MCP's `tools/call` result. */
 export function toCallToolResult(result: AgentToolResult): CallToolResult {
   // The blocks as the server sent them (resource links, embedded resources, annotations), when the result holds them all.
@@ -280,7 +289,8 @@ export function createGatewayServer(
     return { principal, as: principal === undefined ? {} : { principal } };
   };
 
-  server.setRequestHandler('tools/list', async (_request, ctx) => {
+  server.setRequestHandler('tools/list', async (request, ctx) => {
+    refuseCursor(request.params);
     const { principal, as } = callerOf();
     // Listing opens the caller's sessions of per_user servers, as for resources and prompts.
     await Promise.all([openOwnSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
@@ -317,13 +327,15 @@ export function createGatewayServer(
     return answer;
   });
 
-  server.setRequestHandler('resources/list', async (_request, ctx) => {
+  server.setRequestHandler('resources/list', async (request, ctx) => {
+    refuseCursor(request.params);
     const { principal } = callerOf();
     const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
     return { resources: gatewayResources(host, principal, own) };
   });
 
-  server.setRequestHandler('resources/templates/list', async (_request, ctx) => {
+  server.setRequestHandler('resources/templates/list', async (request, ctx) => {
+    refuseCursor(request.params);
     const { principal } = callerOf();
     const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
     return {
@@ -352,7 +364,8 @@ export function createGatewayServer(
     return { contents, ...(meta && { _meta: meta }) };
   });
 
-  server.setRequestHandler('prompts/list', async (_request, ctx) => {
+  server.setRequestHandler('prompts/list', async (request, ctx) => {
+    refuseCursor(request.params);
     const { principal } = callerOf();
     const [own] = await Promise.all([ownSessions(host, principal, ctx.mcpReq.signal), host.freshen()]);
     return {

@@ -315,6 +315,25 @@ describe('/mcp: the fleet as one MCP server', () => {
     }
   });
 
+  it('refuses a list cursor it did not issue with invalid params, in both eras, rather than listing from the start', async () => {
+    for (const mode of ['legacy', 'auto'] as const) {
+      const client = await v2(keys.bob!, mode);
+      const lists = [
+        () => client.listTools({ cursor: 'nonsense' }),
+        () => client.listResources({ cursor: 'nonsense' }),
+        () => client.listResourceTemplates({ cursor: 'nonsense' }),
+        () => client.listPrompts({ cursor: 'nonsense' }),
+      ];
+      for (const list of lists) {
+        const refused = await list().then(
+          () => 'listed',
+          (error: { code?: number; message?: string }) => [error.code, error.message],
+        );
+        expect(refused, `${mode}: ${String(list)}`).toEqual([-32602, expect.stringMatching(/invalid cursor "nonsense"/)]);
+      }
+    }
+  });
+
   it('lists prompts as server:prompt and renders them through their server', async () => {
     const bob = await v2(keys.bob!, 'legacy');
     const prompts = (await bob.listPrompts()).prompts.map((prompt) => prompt.name);
