@@ -12,7 +12,20 @@
  * instance per 2025 session, or per 2026 request.
  */
 import { sentContentOf } from '../catalog/tools/sent-content.js';
-import { isInputRequiredResult, ProtocolError, ProtocolErrorCode, Server, type CallToolResult, type ContentBlock, type Prompt, type Resource, type ResourceUpdatedNotification, type ServerContext } from '@modelcontextprotocol/server';
+import {
+  isInputRequiredResult,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  type CallToolResult,
+  type ContentBlock,
+  type JSONRPCRequest,
+  type Prompt,
+  type Resource,
+  type ResourceUpdatedNotification,
+  type Result,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
 import type { Client } from '@modelcontextprotocol/client';
 import { z } from 'zod';
 import { describeZodError } from '../config/zod-errors.js';
@@ -255,6 +268,30 @@ function refuseCursor(params: { cursor?: string | undefined } | undefined): void
   if (cursor !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `invalid cursor "${cursor}": this server lists everything in one page and issues no cursors`, { cursor });
 }
 
+/**
+ * The gateway's server: a `prompts/get` whose arguments are not all strings is refused
+ * as invalid params naming the argument, before the SDK's own check of the request,
+ * which answers it as an internal error (-32603) with its validator's issues.
+ */
+class GatewayServer extends Server {
+  protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
+    const wrapped = super._wrapHandler(method, handler);
+    if (method !== 'prompts/get') return wrapped;
+    return (request, ctx) => {
+      const args: unknown = request.params?.arguments;
+      if (args !== undefined && (args === null || typeof args !== 'object' || Array.isArray(args))) {
+        return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, 'prompts/get: arguments must be an object of strings'));
+      }
+      for (const [name, value] of Object.entries(args ?? {})) {
+        if (typeof value !== 'string') {
+          return Promise.reject(new ProtocolError(ProtocolErrorCode.InvalidParams, `prompts/get: argument "${name}" must be a string, not ${value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value}`, { argument: name }));
+        }
+      }
+      return wrapped(request, ctx);
+    };
+  }
+}
+
 /** A host result as MCP's `tools/call` result. */
 export function toCallToolResult(result: AgentToolResult): CallToolResult {
   // The blocks as the server sent them (resource links, embedded resources, annotations), when the result holds them all.
@@ -278,7 +315,7 @@ export function createGatewayServer(
   outputSchemaOf: (tool: AgentTool) => Record<string, unknown> | undefined,
   rounds?: Rounds,
 ): Server {
-  const server = new Server({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
+  const server = new GatewayServer({ name: 'mcp-fleet', version: CLIENT_INFO.version }, { capabilities: GATEWAY_CAPABILITIES, instructions: GATEWAY_INSTRUCTIONS });
   /** Runs a request to `target`'s server so its requests to its client come to this request's client (a 2025 session's only). */
   const forwarding = <T>(target: string | undefined, ctx: ServerContext, run: () => Promise<T>) => asCaller(host, target, requestingClient(server, ctx, era), run);
   /** Runs a call to `target`'s server so its requests to its client come to this request's client (2026: as input_required rounds). */

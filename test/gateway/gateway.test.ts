@@ -334,6 +334,18 @@ describe('/mcp: the fleet as one MCP server', () => {
     }
   });
 
+  it('refuses a prompt argument that is not a string with invalid params naming it, in both eras', async () => {
+    for (const mode of ['legacy', 'auto'] as const) {
+      const client = await v2(keys.bob!, mode);
+      // Raw, as a client that does not check its own request would send it.
+      const refused = await client.request({ method: 'prompts/get', params: { name: 'docs:greet', arguments: { name: 5 } } } as never).then(
+        () => 'rendered',
+        (error: { code?: number; message?: string }) => [error.code, error.message],
+      );
+      expect(refused, mode).toEqual([-32602, 'prompts/get: argument "name" must be a string, not number']);
+    }
+  });
+
   it('lists prompts as server:prompt and renders them through their server', async () => {
     const bob = await v2(keys.bob!, 'legacy');
     const prompts = (await bob.listPrompts()).prompts.map((prompt) => prompt.name);
