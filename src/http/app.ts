@@ -169,7 +169,9 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, users }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));
   // A user's app bridge follows the access policy: only the apps of tools they may see, calling as them.
-  app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS }));
+  app.use('/api/mcp/apps', appRoutes(host, options.apps, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, users }));
+  // A key rotated or a user removed here: the apps opened with it close (no key reaches them any more).
+  users.onSignedOut((name) => void options.apps?.closeOpenedBy(name, 'the key it was opened with no longer signs in'));
   app.use('/api/mcp/registry', adminOnly, registryRoutes(host, { registryUrl: options.registryUrl, onSecrets: options.onSecrets }));
   app.get('/api/mcp/me', function me(_req, res) {
     res.json(meOf(res));

@@ -33,6 +33,20 @@ export function userOf(res: Response): Principal | undefined {
   return (res.locals.caller as Caller | undefined)?.user;
 }
 
+/**
+ * Records which key of a user the request came with (its hash; a page session
+ * carries the key it was made with): what they open belongs to that sign-in,
+ * not to whoever holds the name later.
+ */
+export function setUserKey(res: Response, hash: string): void {
+  res.locals.userKey = hash;
+}
+
+/** The hash of the user key a request came with; undefined for the admin and for an OIDC session. */
+export function userKeyOf(res: Response): string | undefined {
+  return res.locals.userKey as string | undefined;
+}
+
 /** Records how a long request asks again whether its user's key (or page session) still holds. */
 export function setStillSignedIn(res: Response, check: () => Promise<boolean>): void {
   res.locals.stillSignedIn = check;

@@ -3,8 +3,8 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { tokensEqual } from './api-token.js';
 import { HttpError } from './errors.js';
 import { claimedUser, hasValidSession, oidcSessionPrincipal, readSessionCookie, userSessionValue } from './session.js';
-import { setCaller, setStillSignedIn } from './caller.js';
-import { ADMIN_PRINCIPAL, principalOfUser, type Principal, type Users } from '../users/index.js';
+import { setCaller, setStillSignedIn, setUserKey } from './caller.js';
+import { ADMIN_PRINCIPAL, keyHash, principalOfUser, type Principal, type Users } from '../users/index.js';
 
 const MUTATIONS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -92,6 +92,7 @@ function bearerAuth(token: string, users: Users | undefined): RequestHandler {
         }
         res.locals.viaSessionCookie = true;
         setCaller(res, principalOfUser(stored));
+        setUserKey(res, stored.key_hash);
         // A long request (an event stream) asks again whether the cookie still holds.
         const cookie = readSessionCookie(req) ?? '';
         setStillSignedIn(res, async () => {
@@ -113,6 +114,7 @@ function bearerAuth(token: string, users: Users | undefined): RequestHandler {
     return users.authenticate(presented).then((user: Principal | undefined) => {
       if (user === undefined) return refuse(res, next);
       setCaller(res, user);
+      setUserKey(res, keyHash(presented));
       setStillSignedIn(res, async () => (await users.authenticate(presented))?.id === user.id);
       next();
     });

@@ -8,7 +8,10 @@ import { InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest';
 import { createMcpHost, type McpHost } from '../../src/host.js';
 import type { JournalEvent } from '../../src/journal/events.js';
-import type { PrincipalInput } from '../../src/users/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createFileUsersStore, createUsers, type PrincipalInput, type UsersStore } from '../../src/users/index.js';
 import { listen, type Listening } from '../../src/http/bind.js';
 import { createAppFrames, type AppFrames } from '../../src/http/apps/frames.js';
 import { fixtureCommand } from '../fixtures/index.js';
@@ -118,13 +121,22 @@ describe('the apps routes for users', { timeout: 30_000 }, () => {
   let fleet: Fleet;
   let frames: AppFrames;
   let sandbox: Listening;
+  let usersDir: string;
+  let usersStore: UsersStore;
   const keys: Record<string, string> = {};
 
   beforeAll(async () => {
     frames = createAppFrames({ bindHost: '127.0.0.1' });
     sandbox = await listen(frames.app, { port: 0 });
     frames.listeningOn(sandbox.port);
-    fleet = await startFleet(() => ({ fx: appsServer(), secret: { ...appsServer(), access: { users: ['alice'] } } }), { apps: frames });
+    usersDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-users-'));
+    usersStore = createFileUsersStore(usersDir);
+    // A heartbeat of 200 ms: a stream asks that often whether its key still holds.
+    fleet = await startFleet(() => ({ fx: appsServer(), secret: { ...appsServer(), access: { users: ['alice'] } } }), {
+      apps: frames,
+      heartbeatMs: 200,
+      users: usersStore,
+    });
     await Promise.all([untilFleetState(fleet, 'fx', 'ready', 30_000), untilFleetState(fleet, 'secret', 'ready', 30_000)]);
     for (const [name, groups] of [['alice', ['eng']], ['bob', []]] as const) {
       const reply = await fleet.request('/api/mcp/users', { method: 'POST', body: { name, groups } });
@@ -136,6 +148,7 @@ describe('the apps routes for users', { timeout: 30_000 }, () => {
     await frames?.closeAll();
     await sandbox?.close();
     await fleet?.close();
+    rmSync(usersDir, { recursive: true, force: true });
   });
 
   const as = (user: string, path: string, options: Parameters<Fleet['request']>[1] = {}) =>
@@ -162,5 +175,42 @@ describe('the apps routes for users', { timeout: 30_000 }, () => {
     expect((await as('bob', `/api/mcp/apps/${opened.json.id}/messages`, { method: 'POST', body: message })).status).toBe(202);
     expect((await as('bob', `/api/mcp/apps/${opened.json.id}`, { method: 'DELETE' })).status).toBe(204);
     expect(frames.get(opened.json.id)).toBeUndefined();
+  });
+
+  test("a user removed here takes their apps with them; a new user of the same name reaches none of it", async () => {
+    const added = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'wil', groups: ['eng'] } });
+    keys.wil = added.json.key;
+    const opened = await as('wil', '/api/mcp/apps', { method: 'POST', body: { tool: 'fx__show' } });
+    expect(opened.status).toBe(201);
+    const stream = await fetch(new URL(`/api/mcp/apps/${opened.json.id}/stream`, fleet.served.url), { headers: { authorization: `Bearer ${keys.wil}` } });
+    expect(stream.status).toBe(200);
+    const streamEnded = stream.body!.pipeTo(new WritableStream()).then(() => 'ended', () => 'ended');
+
+    expect((await fleet.request('/api/mcp/users/wil', { method: 'DELETE' })).status).toBe(204);
+    await untilValue(() => frames.get(opened.json.id) === undefined || undefined, "wil's app to close");
+    await expect(streamEnded).resolves.toBe('ended');
+
+    const again = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'wil', groups: [] } });
+    keys.wil = again.json.key;
+    const message = { message: { jsonrpc: '2.0', method: 'ui/notifications/initialized' } };
+    expect((await as('wil', `/api/mcp/apps/${opened.json.id}/messages`, { method: 'POST', body: message })).status).toBe(404);
+  });
+
+  test('a key rotated on another worker: the stream opened with the old key ends, and the new key reaches none of its apps', async () => {
+    const added = await fleet.request('/api/mcp/users', { method: 'POST', body: { name: 'yan', groups: [] } });
+    keys.yan = added.json.key;
+    const opened = await as('yan', '/api/mcp/apps', { method: 'POST', body: { tool: 'fx__show' } });
+    expect(opened.status).toBe(201);
+    const stream = await fetch(new URL(`/api/mcp/apps/${opened.json.id}/stream`, fleet.served.url), { headers: { authorization: `Bearer ${keys.yan}` } });
+    expect(stream.status).toBe(200);
+    const streamEnded = stream.body!.pipeTo(new WritableStream()).then(() => 'ended', () => 'ended');
+
+    // Another worker's hand: the same store (a database, for a fleet), through users of its own, which tell this worker nothing.
+    const elsewhere = createUsers(usersStore);
+    const rotated = await elsewhere.rotate('yan');
+    await expect(streamEnded).resolves.toBe('ended');
+    const message = { message: { jsonrpc: '2.0', method: 'ui/notifications/initialized' } };
+    const reply = await fleet.request(`/api/mcp/apps/${opened.json.id}/messages`, { method: 'POST', body: message, headers: { authorization: `Bearer ${rotated!.key}` } });
+    expect(reply.status).toBe(404);
   });
 });

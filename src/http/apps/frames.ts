@@ -40,8 +40,10 @@ export type AppEvent =
 /** One open app. */
 export interface OpenApp {
   id: string;
-  /** Who opened it: a user's id, or null for the admin. Only they reach it. */
+  /** Who opened it: a user's id, or null for the admin. Only they reach it, and a user only with the key they opened it with. */
   opener: string | null;
+  /** The hash of the user key it was opened with; undefined for the admin and an OIDC session. */
+  openerKey: string | undefined;
   ui: ToolUi;
   pageOrigin: string;
   csp: FrameCsp;
@@ -74,6 +76,8 @@ export interface OpenAppRequest {
   pageHost: string;
   /** The user the app is opened for (their access, quota and journal); absent for the admin. */
   principal?: Principal | undefined;
+  /** The hash of the user key they opened it with (`userKeyOf`): a rotated key, or a new user of the same name, does not reach it. */
+  userKey?: string | undefined;
   input?: Record<string, unknown>;
   result?: CallToolResult;
 }
@@ -89,6 +93,8 @@ export interface AppFrames {
   open(host: McpHost, request: OpenAppRequest): Promise<AppFrame>;
   get(id: string): OpenApp | undefined;
   close(id: string, reason: string): Promise<void>;
+  /** Closes every app user `name` opened: their key went (rotated, or the user removed), and with it their apps. */
+  closeOpenedBy(name: string, reason: string): Promise<void>;
   closeAll(): Promise<void>;
 }
 
@@ -190,6 +196,7 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     const app: OpenApp = {
       id,
       opener: principal?.id ?? null,
+      openerKey: request.userKey,
       ui,
       pageOrigin,
       csp,
@@ -240,6 +247,9 @@ export function createAppFrames(options: AppFramesOptions): AppFrames {
     open,
     get: (id) => (ID.test(id) ? apps.get(id) : undefined),
     close,
+    async closeOpenedBy(name, reason) {
+      await Promise.all([...apps.values()].filter((app) => app.opener === name).map((app) => close(app.id, reason)));
+    },
     async closeAll() {
       await Promise.all([...apps.keys()].map((id) => close(id, 'the worker is stopping')));
     },

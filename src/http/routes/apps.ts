@@ -7,7 +7,8 @@ import { HttpError } from '../errors.js';
 import { openEventStream } from '../event-stream.js';
 import type { AppFrames } from '../apps/frames.js';
 import { NotJsonRpcError } from '../apps/relay.js';
-import { userOf } from '../caller.js';
+import { endWhenSignedOut, userKeyOf, userOf } from '../caller.js';
+import type { Users } from '../../users/index.js';
 
 /** A tool result as its server answered it, which the app is handed after its handshake. */
 const ToolResult = z.looseObject({
@@ -28,6 +29,8 @@ const MessageBody = z.strictObject({ message: z.unknown() });
 
 export interface AppRoutesOptions {
   heartbeatMs: number;
+  /** Who signs in with user keys: a user's stream ends with their key. */
+  users?: Users;
 }
 
 /**
@@ -37,10 +40,15 @@ export interface AppRoutesOptions {
  */
 export function appRoutes(host: McpHost, frames: AppFrames | undefined, options: AppRoutesOptions): Router {
   const router = loadExpress().Router();
-  /** An app the caller opened: another caller's (a user's, or the admin's) is as unknown as a closed one. */
+  /**
+   * An app the caller opened, with the key they opened it with: another caller's (a user's, the
+   * admin's, or a former user's of the same name) is as unknown as a closed one.
+   */
   const openApp = (id: string, res: Response) => {
     const app = frames?.get(id);
-    if (app === undefined || app.opener !== (userOf(res)?.id ?? null)) throw new HttpError(404, 'not_found', 'no such app open');
+    if (app === undefined || app.opener !== (userOf(res)?.id ?? null) || app.openerKey !== userKeyOf(res)) {
+      throw new HttpError(404, 'not_found', 'no such app open');
+    }
     return app;
   };
 
@@ -51,6 +59,7 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
       tool: body.tool,
       pageHost: req.headers.host ?? '',
       principal: userOf(res),
+      userKey: userKeyOf(res),
       ...(body.input === undefined ? {} : { input: body.input }),
       ...(body.result === undefined ? {} : { result: body.result as CallToolResult }),
     });
@@ -60,8 +69,16 @@ export function appRoutes(host: McpHost, frames: AppFrames | undefined, options:
   router.get('/:id/stream', function streamApp(req, res) {
     const app = openApp(req.params.id, res);
     openEventStream(res);
-    const heartbeat = setInterval(() => res.write(': alive\n\n'), options.heartbeatMs);
-    res.on('close', () => clearInterval(heartbeat));
+    // A user's stream ends with their key: at once when it went here (their apps close then), else at the next heartbeat.
+    const signedIn = endWhenSignedOut(res, options.users, () => res.end());
+    const heartbeat = setInterval(() => {
+      res.write(': alive\n\n');
+      signedIn.recheck();
+    }, options.heartbeatMs);
+    res.on('close', () => {
+      clearInterval(heartbeat);
+      signedIn.stop();
+    });
     app.watch(res);
   });
 
