@@ -89,8 +89,12 @@ export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {
   if (databaseUrl !== undefined && databaseUrl !== '') {
     checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
   }
-  // The servers are published before the port opens: a --host this machine cannot bind is found first.
-  await checkBindable(bindHost);
+  // The servers are published before the port opens: a --host this machine cannot bind, or a port taken, is
+  // found first, before the state dir is written (a token, a journal) for a worker that would never listen.
+  await checkBindable(bindHost, [
+    [options.port, '--port'],
+    [options.appsPort ?? 0, '--apps-port'],
+  ]);
   await makeStateDir(stateDir, options.stateDirSource);
   // The state dir is this worker's from here to its stop: a second one started at the same moment is refused too.
   const claim = await claimStateDir(stateDir);
@@ -274,18 +278,25 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   };
 }
 
-/** Binds `host` on a passing port and lets go: a name or address this machine does not have is a usage error. */
-async function checkBindable(host: string): Promise<void> {
-  const probe = createServer();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      probe.once('error', reject);
-      probe.listen({ host, port: 0 }, resolve);
-    });
-  } catch (err) {
-    throw listenFailure(err, host, null);
-  } finally {
-    if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+/**
+ * Binds `host` on a passing port, then on each fixed port of `ports`, and lets
+ * go: a name or address this machine does not have is a usage error, a port
+ * taken the error `listen` would give. Taken between this and the listen, the
+ * port is still refused there.
+ */
+async function checkBindable(host: string, ports: ReadonlyArray<readonly [port: number, flag: string]>): Promise<void> {
+  for (const [port, flag] of [[0, '--port'] as const, ...ports.filter(([fixed]) => fixed !== 0)]) {
+    const probe = createServer();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        probe.once('error', reject);
+        probe.listen({ host, port }, resolve);
+      });
+    } catch (err) {
+      throw listenFailure(err, host, port === 0 ? null : port, flag);
+    } finally {
+      if (probe.listening) await new Promise((resolve) => probe.close(resolve));
+    }
   }
 }
 

@@ -3,7 +3,7 @@
 // moment never sees an empty or partial fleet, and the worker prints each
 // transition once and its summary only once the config is read.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -58,12 +58,12 @@ test('under load, every answer from the first moment the port accepts lists ever
   }
 });
 
-test('a port in use, found once the servers are published: exit 1 with the message, the host stopped, no worker.json', { timeout: 60_000 }, async () => {
+test('a port in use is found before anything starts: one line, exit 1, nothing written to the state dir, no server started', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
-  // Connecting when the port turns out busy: the worker must stop it to exit at all.
+  const pidFile = join(dir, 'slow.pid');
   writeFileSync(
     join(dir, 'mcp_servers.json'),
-    JSON.stringify({ servers: { slow: { type: 'local', command: fixtureCommand('slow-start.mjs'), env: { FIXTURE_DELAY_MS: '30000' } } } }),
+    JSON.stringify({ servers: { slow: { type: 'local', command: fixtureCommand('slow-start.mjs'), env: { FIXTURE_DELAY_MS: '30000', FIXTURE_PID_FILE: pidFile } } } }),
   );
   const blocker = createServer();
   await new Promise<void>((done) => blocker.listen(0, '127.0.0.1', done));
@@ -71,14 +71,19 @@ test('a port in use, found once the servers are published: exit 1 with the messa
   try {
     const busy = await cli(['serve', '--state-dir', dir, '--port', String(port)]);
     expect(busy.code).toBe(1);
-    expect(busy.stderr).toContain(`error: port ${port} is in use; pick another with --port (0 = any free port)`);
-    expect(existsSync(join(dir, 'worker.json'))).toBe(false);
+    // The error alone: no log line of a host that was started for nothing.
+    expect(busy.stderr).toBe(`error: port ${port} is in use; pick another with --port (0 = any free port)\n`);
+    // No token, journal, lock or worker.json for a worker that never listened; its server never spawned.
+    expect(readdirSync(dir)).toEqual(['mcp_servers.json']);
+    // A state dir that did not exist is not made.
+    const fresh = join(dir, 'fresh');
+    expect((await cli(['serve', '--state-dir', fresh, '--port', String(port)])).code).toBe(1);
+    expect(existsSync(fresh)).toBe(false);
   } finally {
     blocker.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
 
 test('the sandbox origin of apps: printed in the banner, framed by the page; a busy --apps-port is named', { timeout: 60_000 }, async () => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-startup-'));
