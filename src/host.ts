@@ -20,6 +20,7 @@ import { createPerUser } from './host/user-inputs.js';
 import { createServerLinks } from './host/server-link.js';
 import { createConsents } from './host/consents.js';
 import { createCatalogRefresh } from './host/catalog-refresh.js';
+import { checkReadEvents } from './host/options.js';
 
 export type { CatalogCounts, CatalogDiff, CatalogEntry, HostLogger, InputsView, McpHost, McpHostOptions } from './host/api.js';
 export type { SessionView } from './host/sessions.js';
@@ -131,7 +132,10 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     status: () => selectors.status(projected()),
     server: (name) => selectors.server(projected(), name),
     events: (since) => journal.since(since),
-    readEvents: (since, limit) => journal.read(since, limit),
+    async readEvents(since, limit) {
+      checkReadEvents(since, limit); // refused as a rejection, as the read's own failures are
+      return journal.read(since, limit);
+    },
     subscribe: (listener) => journal.subscribe(listener),
 
     addServer: (name, input) => management.add(name, input),

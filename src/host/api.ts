@@ -202,7 +202,8 @@ export interface McpHost {
   /**
    * Stored journal events after `since`, oldest first, at most `limit`; reaches
    * back across worker restarts. `{ gone }` names the oldest readable `seq`
-   * when the events after `since` were compacted into a snapshot.
+   * when the events after `since` were compacted into a snapshot. `since` and
+   * `limit` are whole numbers from 0, else it rejects naming the argument.
    */
   readEvents(since: number, limit?: number): Promise<JournalEvent[] | { gone: number }>;
   /** Live journal; returns the unsubscribe function. */

@@ -1,5 +1,6 @@
 /**
- * `createMcpHost`'s options checked where they are given: a misspelled name
+ * `createMcpHost`'s options (and the arguments of host methods that take
+ * numbers) checked where they are given: a misspelled name
  * or a value of the wrong kind is refused at once, naming the option, instead
  * of running on a default (a misspelled `stateDir` would run on
  * `~/.mcp-fleet`) or failing later, far from the mistake.
@@ -43,4 +44,19 @@ const McpHostOptionsSchema = z.strictObject({
 /** Throws naming the options that are unknown or of the wrong kind (a RangeError for a number out of range); `undefined` counts as not given. */
 export function checkHostOptions(options: unknown): void {
   checkOptions('createMcpHost', McpHostOptionsSchema, options);
+}
+
+/**
+ * `readEvents(since, limit)`: a seq is a whole number from 0. Unchecked, a
+ * negative `since` read as a gap (`{ gone: 1 }`) and a fraction as the seq
+ * below it, answers a caller would act on rather than see its mistake.
+ */
+const ReadEventsArguments = z.strictObject({
+  since: z.number().int('must be an integer (a seq)').min(0),
+  limit: z.number().int('must be an integer').min(0).optional(),
+});
+
+/** Throws naming the argument of `readEvents` that is not a whole number from 0 (a RangeError, or a TypeError for no number). */
+export function checkReadEvents(since: unknown, limit: unknown): void {
+  checkOptions('readEvents', ReadEventsArguments, { since, limit }, true);
 }

@@ -30,6 +30,23 @@ describe('createMcpHost options', () => {
     await expect(host.updateServer('x', {}, { ifMatch: 1.5 })).rejects.toThrow(new RangeError('updateServer: ifMatch: must be an integer'));
   });
 
+  test('readEvents refuses a since or limit that is no seq, where it answered a negative since as a gap', async () => {
+    const host = createMcpHost({ stateDir: stateDirWith({}), persistJournal: false, watchConfig: false });
+    await host.start();
+    try {
+      await expect(host.readEvents(-1)).rejects.toThrow(new RangeError('readEvents: since: must be at least 0'));
+      await expect(host.readEvents(1.5)).rejects.toThrow(new RangeError('readEvents: since: must be an integer (a seq)'));
+      await expect(host.readEvents('0' as never)).rejects.toThrow(new TypeError('readEvents: since: expected number, received string'));
+      await expect(host.readEvents(0, -1)).rejects.toThrow(new RangeError('readEvents: limit: must be at least 0'));
+      await expect(host.readEvents(0, 2.5)).rejects.toThrow(new RangeError('readEvents: limit: must be an integer'));
+      // From the start, and with a limit: read as before.
+      expect(await host.readEvents(0)).toEqual(expect.arrayContaining([expect.objectContaining({ seq: 1 })]));
+      expect(await host.readEvents(0, 1)).toHaveLength(1);
+    } finally {
+      await host.shutdown();
+    }
+  });
+
   test('a store without the methods of its kind is refused where it is given, not at start()', () => {
     expect(refused({ eventStore: {} })).toBe('TypeError: createMcpHost: eventStore: must be an EventStore (e.g. from openSharedStores)');
     expect(refused({ configStore: { load() {} } })).toBe('TypeError: createMcpHost: configStore: must be a ConfigStore (e.g. from openSharedStores)');
