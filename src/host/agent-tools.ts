@@ -26,6 +26,8 @@ import { principalOf, toolVisible, visibleTo } from './access.js';
 import type { Sessions } from './sessions.js';
 import { modelVisible } from '../apps/tool-meta.js';
 import { own } from '../records.js';
+import { checkOptions } from '../checked-options.js';
+import { z } from 'zod';
 
 export interface AgentToolsOptions {
   mount: ToolMount;
@@ -44,6 +46,14 @@ export interface AgentToolsOptions {
   /** The sessions of per_user servers: their tools and calls. */
   sessions: Sessions;
 }
+
+/**
+ * The listings' options, checked as `createMcpHost`'s are: a misspelled or
+ * mistyped `loading` listed every tool eagerly, unseen. The principal is
+ * checked by its own parser, which names its field.
+ */
+const ToolsOptionsSchema = z.strictObject({ loading: z.enum(['eager', 'deferred']), principal: z.unknown() }).partial();
+const AllToolsOptionsSchema = z.strictObject({ principal: z.unknown() }).partial();
 
 export type AgentTools = Pick<McpHost, 'tools' | 'allTools' | 'searchTools' | 'hasTool' | 'tool' | 'toolServer' | 'callTool'>;
 
@@ -263,6 +273,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       }),
 
     tools(toolOptions) {
+      checkOptions('tools', ToolsOptionsSchema, toolOptions);
       freshenSoon();
       const principal = principalOf(toolOptions?.principal);
       const tools = deferredTools.marked(
@@ -273,6 +284,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     },
 
     allTools(allOptions) {
+      checkOptions('allTools', AllToolsOptionsSchema, allOptions);
       freshenSoon();
       const principal = principalOf(allOptions?.principal);
       return visibleTo(projected(), [...mount.list(), ...sessions.tools(principal?.id)], principal).map((tool) => handedOut(tool, allOptions?.principal));

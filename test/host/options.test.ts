@@ -30,6 +30,28 @@ describe('createMcpHost options', () => {
     await expect(host.updateServer('x', {}, { ifMatch: 1.5 })).rejects.toThrow(new RangeError('updateServer: ifMatch: must be an integer'));
   });
 
+  test("tools() and allTools() check their options: a misspelled or mistyped loading is refused, not listed eagerly", () => {
+    const host = createMcpHost({ stateDir: stateDirWith({}) });
+    const listing = (run: () => unknown) => {
+      try {
+        run();
+      } catch (error) {
+        return `${(error as Error).name}: ${(error as Error).message}`;
+      }
+      return 'accepted';
+    };
+    expect(listing(() => host.tools({ Loading: 'deferred' } as never))).toBe(
+      'TypeError: tools: unknown option Loading (did you mean loading?); the options are loading, principal',
+    );
+    expect(listing(() => host.tools({ loading: 'lazy' } as never))).toMatch(/^TypeError: tools: loading: .*"eager".*"deferred"/);
+    expect(listing(() => host.tools('deferred' as never))).toBe('TypeError: tools: options must be an object (or nothing)');
+    expect(listing(() => host.allTools({ loading: 'deferred' } as never))).toBe('TypeError: allTools: unknown option loading; the options are principal');
+    // What they take is taken, and undefined counts as not given.
+    expect(listing(() => host.tools({ loading: 'deferred', principal: { id: 'ann' } }))).toBe('accepted');
+    expect(listing(() => host.tools({ loading: undefined }))).toBe('accepted');
+    expect(listing(() => host.allTools({ principal: { id: 'ann' } }))).toBe('accepted');
+  });
+
   test('readEvents refuses a since or limit that is no seq, where it answered a negative since as a gap', async () => {
     const host = createMcpHost({ stateDir: stateDirWith({}), persistJournal: false, watchConfig: false });
     await host.start();
