@@ -5,7 +5,7 @@
  * (a 20 MB line took ~5 s of CPU) and stops at 10 MiB; this one copies each
  * byte once, when its line is complete.
  */
-import { deserializeMessage, specTypeSchemas, type JSONRPCMessage, type StandardSchemaV1Sync } from '@modelcontextprotocol/client';
+import { deserializeMessage, ProtocolErrorCode, specTypeSchemas, type JSONRPCMessage, type StandardSchemaV1, type StandardSchemaV1Sync } from '@modelcontextprotocol/client';
 
 /**
  * The largest message a stdio server may send. Above it the line cannot be
@@ -90,8 +90,29 @@ function parseMessage(line: string): JSONRPCMessage {
   if (schema !== undefined) {
     const result = schema['~standard'].validate(value);
     if (result.issues === undefined) return result.value as JSONRPCMessage;
+    const malformed = malformedAnswer(value as Record<string, unknown>, result.issues);
+    if (malformed !== undefined) return malformed;
   }
   return deserializeMessage(line);
+}
+
+/**
+ * An answer to a request (an `id` and a `result` or an `error`) that is not a
+ * valid one (`"result": null`, an error without a code), as an error answer
+ * to that id saying so. Skipped as a line that is not JSON-RPC, it left its
+ * request waiting out its timeout; an answer to no request is dropped by the
+ * SDK as before.
+ */
+function malformedAnswer(value: Record<string, unknown>, issues: readonly StandardSchemaV1.Issue[]): JSONRPCMessage | undefined {
+  const { id } = value;
+  const what = Object.hasOwn(value, 'result') ? 'result' : Object.hasOwn(value, 'error') ? 'error' : undefined;
+  if (what === undefined || Object.hasOwn(value, 'method') || (typeof id !== 'string' && typeof id !== 'number')) return undefined;
+  // Where and what, in zod's words (types, never the values sent).
+  const issue = issues.find((candidate) => candidate.path?.length) ?? issues[0];
+  const at = (issue?.path ?? []).map((key) => String(typeof key === 'object' ? key.key : key)).join('.');
+  const why = at === '' ? '' : ` (${at}: ${(issue?.message ?? 'invalid').replace(/^Invalid input: /, '')})`;
+  const message = `the server's answer was malformed: its ${what} is not a valid JSON-RPC ${what}${why}`;
+  return { jsonrpc: '2.0', id, error: { code: ProtocolErrorCode.InternalError, message } };
 }
 
 function variantOf(value: unknown): StandardSchemaV1Sync | undefined {

@@ -123,7 +123,7 @@ describe('LineBuffer', () => {
     expect(buffer.readMessage()).toEqual({ jsonrpc: '2.0', id: 5, result: {} });
   });
 
-  test('every kind of line reads as the SDK reads it: the same message, or the same error', () => {
+  test('every kind of line reads as the SDK reads it: the same message, or the same error; an invalid answer to a request, an error answer', () => {
     const lines = [
       { jsonrpc: '2.0', id: 1, method: 'ping' },
       { jsonrpc: '2.0', id: 'a', method: 'roots/list', params: { _meta: { progressToken: 3 } } },
@@ -133,12 +133,9 @@ describe('LineBuffer', () => {
       { jsonrpc: '2.0', id: 3, error: { code: -32601, message: 'Method not found' } },
       { jsonrpc: '2.0', error: { code: -32700, message: 'Parse error', data: { at: 1 } } },
       // Not JSON-RPC: each must fail with the SDK's own error.
-      { jsonrpc: '2.0', id: 4, result: 'not an object' },
-      { jsonrpc: '2.0', id: 5, error: { code: 'x', message: 1 } },
       { jsonrpc: '2.0', id: 6, method: 'ping', result: {} },
       { jsonrpc: '2.0', method: 7 },
-      { jsonrpc: '1.0', id: 8, result: {} },
-      { id: 9, result: {}, error: { code: 1, message: 'both' } },
+      { jsonrpc: '2.0', id: 10 },
       {},
       [],
       'text',
@@ -155,6 +152,26 @@ describe('LineBuffer', () => {
       const buffer = new LineBuffer(1024);
       buffer.append(Buffer.from(`${line}\n`));
       expect(outcome(() => buffer.readMessage()), line).toEqual(outcome(() => deserializeMessage(line)));
+    }
+    // An answer (an id, a result or an error) that is not a valid one: an error answer to its id, which the SDK
+    // gives the request it answers, where skipping it left the request waiting out its timeout.
+    const answers = [
+      { jsonrpc: '2.0', id: 4, result: 'not an object' },
+      { jsonrpc: '2.0', id: 5, error: { code: 'x', message: 1 } },
+      { jsonrpc: '1.0', id: 8, result: {} },
+      { id: 9, result: {}, error: { code: 1, message: 'both' } },
+      { jsonrpc: '2.0', id: 'eleven', result: null },
+    ];
+    for (const answer of answers) {
+      const line = JSON.stringify(answer);
+      expect(() => deserializeMessage(line), line).toThrow();
+      const buffer = new LineBuffer(1024);
+      buffer.append(Buffer.from(`${line}\n`));
+      expect(buffer.readMessage(), line).toEqual({
+        jsonrpc: '2.0',
+        id: answer.id,
+        error: { code: -32603, message: expect.stringMatching(/^the server's answer was malformed: its (result|error) is not a valid JSON-RPC (result|error)/) },
+      });
     }
   });
 
