@@ -22,7 +22,7 @@ import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, ty
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
 import { listenSubscriptions } from './listen.js';
 import { createOutputSchemas } from './output-schemas.js';
-import { webExchange } from './web-exchange.js';
+import { answerModern, webExchange } from './web-exchange.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
@@ -115,21 +115,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
       extra: { [PRINCIPAL]: caller.principal },
     };
     // A `subscriptions/listen` stream's resource subscriptions are held for its caller around the request.
-    await listen.serve(caller.principal, body, res, async () => {
-      let response: globalThis.Response;
-      const id = (body as { id?: unknown } | undefined)?.id;
-      const answer = (status: number, code: number, message: string) =>
-        Response.json({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status });
-      try {
-        response = await modern.fetch(exchange.request, { authInfo, ...(body !== undefined && { parsedBody: body }) });
-      } catch (error) {
-        onerror(error instanceof Error ? error : new Error(String(error)));
-        response = answer(500, -32603, 'Internal server error');
-      }
-      // A call the closing gateway cut off is answered as a 2025 session's is (sessions.ts), not with the SDK's bodyless 499.
-      if (closing && response.status === 499) response = answer(503, -32000, 'this worker is shutting down');
-      await exchange.respond(response);
-    });
+    await listen.serve(caller.principal, body, res, () => answerModern(modern, exchange, body, { authInfo, closing: () => closing, onerror }));
   });
 
   return {

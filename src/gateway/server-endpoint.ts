@@ -16,6 +16,7 @@ import {
   createMcpHandler,
   DEFAULT_MAX_REQUEST_BODY_SIZE,
   InMemoryServerEventBus,
+  type McpHttpHandler,
   isLegacyRequest,
   ProtocolError,
   ProtocolErrorCode,
@@ -24,7 +25,6 @@ import {
   type ServerCapabilities,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import type { Client } from '@modelcontextprotocol/client';
 import { notificationsOf } from '../connection/index.js';
 import type { McpHost, ServerLink } from '../host.js';
@@ -39,6 +39,7 @@ import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
+import { answerModern, webExchange, type WebExchange } from './web-exchange.js';
 import { holdSubscription, releaseSubscription } from '../connection/index.js';
 
 export interface ServerEndpointOptions {
@@ -59,7 +60,12 @@ export interface ServerEndpointOptions {
   rounds?: Rounds;
 }
 
-/** The endpoint and what it holds open: `close()` ends every 2025-era session (and the 2026-era calls it holds, unless shared). */
+/**
+ * The endpoint and what it holds open: `close()` answers the 2026-era requests under way
+ * "this worker is shutting down" (ending `subscriptions/listen` streams with the result that
+ * says the end is meant), ends every 2025-era session (its requests under way answered alike),
+ * and the 2026-era calls it holds across rounds, unless shared.
+ */
 export interface ServerEndpoint {
   router: Router;
   close(): Promise<void>;
@@ -123,6 +129,9 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     return bus;
   };
   const warn = (message: string) => options.logger?.warn(message);
+  /** The 2026-era requests under way, each its own handler: closing the endpoint closes them. */
+  const handlers = new Set<McpHttpHandler>();
+  let closing = false;
 
   /** The journal is followed from the first client on: until then the endpoint costs the host nothing. */
   let unsubscribe: (() => void) | undefined;
@@ -144,9 +153,10 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     follow();
     const parsed = await bodyOf(req, res);
     if (parsed === NO_BODY) return;
-    const webRequest = await toWebRequest(req, parsed);
-    if (!(await isLegacyRequest(webRequest, parsed))) {
-      await serveModern(link, principal, req, res, parsed);
+    // One web Request for the era check and the server that answers.
+    const exchange = await webExchange(req, res, parsed, DEFAULT_MAX_REQUEST_BODY_SIZE);
+    if (!(await isLegacyRequest(exchange.request, parsed))) {
+      await serveModern(link, principal, res, parsed, exchange);
       return;
     }
     const scope = scopeOf(name);
@@ -155,6 +165,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       scope,
       principal,
       body: parsed,
+      exchange,
       // A new session: the server's own client is reached first, so its capabilities are known.
       async open() {
         const proxy = createProxy(link, await reach(link), 'legacy', principal);
@@ -182,7 +193,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   }
 
   /** One 2026-era request: a fresh instance answers it (the era is stateless), list changes through the server's bus. */
-  async function serveModern(link: ServerLink, principal: Principal | undefined, req: Request, res: Response, parsed: unknown): Promise<void> {
+  async function serveModern(link: ServerLink, principal: Principal | undefined, res: Response, parsed: unknown, exchange: WebExchange): Promise<void> {
     const client = await reach(link);
     const made: Array<{ server: string; proxy: Proxy }> = [];
     const handler = createMcpHandler(
@@ -194,14 +205,16 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
       },
       { legacy: 'reject', bus: busOf(link.server), onerror: (error) => warn(`/mcp/servers/${link.server}: ${error.message}`) },
     );
+    handlers.add(handler);
     res.on('close', () => {
+      handlers.delete(handler);
       for (const entry of made) {
         live.delete(entry);
         entry.proxy.close();
       }
       void handler.close();
     });
-    await toNodeHandler(handler)(req, res, parsed);
+    await answerModern(handler, exchange, parsed, { closing: () => closing, onerror: (error) => warn(`/mcp/servers/${link.server}: ${error.message}`) });
   }
 
   /**
@@ -329,8 +342,12 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
   return {
     router,
     async close() {
+      closing = true;
       unsubscribe?.();
       unsubscribe = undefined;
+      // A request under way is cut off by its handler's close, and answered that the worker is shutting down (web-exchange.ts).
+      await Promise.all([...handlers].map((handler) => handler.close()));
+      handlers.clear();
       await Promise.all([...scopes].map((scope) => pool.close(scope)));
       // Shared ones are their owner's (the gateway's) to cancel.
       if (options.rounds === undefined) rounds.close();

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { DEFAULT_MAX_REQUEST_BODY_SIZE, isInitializeRequest, isJSONRPCRequest, WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import { ADMIN_PRINCIPAL, type Principal } from '../users/index.js';
-import { webExchange, type WebExchange } from './web-exchange.js';
+import { SHUTTING_DOWN, webExchange, type WebExchange } from './web-exchange.js';
 
 export interface GatewaySessionLimits {
   /** A session with no request for this long ends. Default 30 minutes. */
@@ -160,7 +160,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
         // The pool closed while the server was made: nothing else will close it.
         made.ended?.();
         await made.server.close().catch(() => {});
-        return jsonRpcError(res, 503, -32000, 'this worker is shutting down');
+        return jsonRpcError(res, 503, -32000, SHUTTING_DOWN);
       }
       session.made = made;
       transport = new WebStandardStreamableHTTPServerTransport({
@@ -228,7 +228,7 @@ export function createSessionPool(limits: GatewaySessionLimits = {}): SessionPoo
     count,
 
     async close(scope) {
-      await Promise.all([...open].filter((session) => scope === undefined || session.scope === scope).map((session) => end(session, 'this worker is shutting down')));
+      await Promise.all([...open].filter((session) => scope === undefined || session.scope === scope).map((session) => end(session, SHUTTING_DOWN)));
     },
   };
 }

@@ -5,6 +5,10 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
+import type { AuthInfo, McpHttpHandler } from '@modelcontextprotocol/server';
+
+/** What a request still under way when the worker stops is answered with (-32000), on both endpoints and in both eras. */
+export const SHUTTING_DOWN = 'this worker is shutting down';
 
 /** A request as the web-standard servers take it, with a signal that aborts when the client goes away before the answer is written. */
 export interface WebExchange {
@@ -31,6 +35,33 @@ export async function webExchange(req: IncomingMessage, res: ServerResponse, bod
       }
     },
   };
+}
+
+/**
+ * One 2026-era request to a web-standard MCP handler, answered on `exchange`. A handler
+ * that throws is answered as a JSON-RPC internal error (500). A request cut off by the
+ * handler's `close()` while its endpoint is `closing` (the worker stops), which the SDK
+ * answers with a bodyless 499, is answered `SHUTTING_DOWN` (-32000, HTTP 503) as a 2025
+ * session's is (sessions.ts), so its client fails at once rather than on its own timeout.
+ */
+export async function answerModern(
+  handler: McpHttpHandler,
+  exchange: WebExchange,
+  body: unknown,
+  options: { authInfo?: AuthInfo; closing(): boolean; onerror(error: Error): void },
+): Promise<void> {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  const answer = (status: number, code: number, message: string) =>
+    Response.json({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status });
+  let response: globalThis.Response;
+  try {
+    response = await handler.fetch(exchange.request, { ...(options.authInfo && { authInfo: options.authInfo }), ...(body !== undefined && { parsedBody: body }) });
+  } catch (error) {
+    options.onerror(error instanceof Error ? error : new Error(String(error)));
+    response = answer(500, -32603, 'Internal server error');
+  }
+  if (options.closing() && response.status === 499) response = answer(503, -32000, SHUTTING_DOWN);
+  await exchange.respond(response);
 }
 
 /** An SSE stream that holds one message and nothing else, as the SDK writes it: that message's JSON. */

@@ -25,7 +25,7 @@ import { oidcRoutes } from './routes/oidc.js';
 import { adminOnly, meOf, userOf } from './caller.js';
 import { appRoutes } from './routes/apps.js';
 import type { AppFrames } from './apps/frames.js';
-import { serverEndpoint } from '../gateway/server-endpoint.js';
+import { serverEndpoint, type ServerEndpoint } from '../gateway/server-endpoint.js';
 import { createGateway, createSessionPool, GATEWAY_METADATA_PATH, type Gateway, type GatewaySessionLimits, type RoundLimits, type SessionPool } from '../gateway/index.js';
 
 /** 503 `not_ready` with the reason while `notReady` gives one. */
@@ -90,11 +90,13 @@ export function mcpSessionsOf(app: Express): SessionPool {
 
 /**
  * Ends what the MCP endpoints of an app hold open, as a worker does on its way
- * down before its port closes: the 2026 listen streams, each with the result
- * that says the end is meant, then the 2025 sessions of both endpoints.
+ * down before its port closes: the 2026 requests of both endpoints (their listen
+ * streams each with the result that says the end is meant, the others answered
+ * that the worker is shutting down), then the 2025 sessions of both endpoints.
  */
 export async function closeMcpEndpoints(app: Express): Promise<void> {
   await (app.locals.gateway as Gateway).close();
+  await (app.locals.serverEndpoint as ServerEndpoint).close();
   await mcpSessionsOf(app).close();
 }
 
@@ -156,7 +158,9 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   // Fetched by clients before they hold a token: public by nature.
   app.get(GATEWAY_METADATA_PATH, gateway.metadata);
   // One server as an MCP endpoint of its own, behind the same auth as `/mcp` (mounted first: `/mcp`'s router takes only its root).
-  app.use('/mcp/servers', ...ready, serverEndpoint(host, { auth: gateway.auth, pool, rounds: gateway.rounds, ...(options.logger && { logger: options.logger }) }).router);
+  const endpoint = serverEndpoint(host, { auth: gateway.auth, pool, rounds: gateway.rounds, ...(options.logger && { logger: options.logger }) });
+  app.locals.serverEndpoint = endpoint;
+  app.use('/mcp/servers', ...ready, endpoint.router);
   app.use('/mcp', ...ready, gateway.router);
 
   app.get('/api/mcp/servers', guard, ...ready, list);

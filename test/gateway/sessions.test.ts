@@ -213,3 +213,37 @@ describe('a worker that stops', () => {
     }
   });
 });
+
+describe('a worker that stops, on /mcp/servers/:name', () => {
+  it('answers the calls still under way there too, a 2025 session’s and a 2026 request’s', async () => {
+    const app = createManagementApp(fleet.host, { token: TOKEN });
+    const stopping = await listen(app, { port: 0 });
+    const url = new URL(`http://127.0.0.1:${stopping.port}/mcp/servers/one`);
+    const connect = async (mode: 'legacy' | 'auto') => {
+      const client = new Client({ name: `stopping-one-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode } });
+      await client.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { authorization: `Bearer ${TOKEN}` } } }));
+      return client;
+    };
+    const clients = [await connect('legacy'), await connect('auto')];
+    expect(clients.map((client) => client.getNegotiatedProtocolVersion())).toEqual(['2025-11-25', '2026-07-28']);
+    const log = join(fleet.dir, 'one.waiting');
+    const arrived = () => (existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter((line) => line.startsWith('waiting')).length : 0);
+    const before = arrived();
+    try {
+      const calls = clients.map((client) =>
+        client.callTool({ name: 'wait_for_cancel', arguments: {} }, { timeout: 20_000 }).then(
+          () => 'a result',
+          (error: Error) => error.message,
+        ),
+      );
+      await until(() => arrived() === before + 2, 'both calls at the server');
+      await closeMcpEndpoints(app);
+      // Answered at once, not at the client's timeout (nor when the port closes).
+      const outcomes = await Promise.race([Promise.all(calls), new Promise((done) => setTimeout(() => done('no answer within 5s'), 5_000))]);
+      expect(outcomes).toEqual([expect.stringMatching(/this worker is shutting down/), expect.stringMatching(/this worker is shutting down/)]);
+    } finally {
+      await Promise.allSettled(clients.map((client) => client.close()));
+      await stopping.close();
+    }
+  });
+});
