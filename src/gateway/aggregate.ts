@@ -262,8 +262,9 @@ function resourceNotFound(uri: string): ProtocolError {
 /**
  * The gateway lists everything in one page and hands out no cursor: a cursor is one it did
  * not issue, refused as MCP says an invalid one is, rather than listed from the start as if absent.
+ * Every list of `/mcp`, and `/mcp/servers/:name`'s `tools/list` (its other lists page as the server does).
  */
-function refuseCursor(params: { cursor?: string | undefined } | undefined): void {
+export function refuseCursor(params: { cursor?: string | undefined } | undefined): void {
   const cursor = params?.cursor;
   if (cursor !== undefined) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `invalid cursor "${cursor}": this server lists everything in one page and issues no cursors`, { cursor });
 }

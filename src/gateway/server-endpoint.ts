@@ -34,6 +34,7 @@ import { userOf } from '../http/caller.js';
 import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { MissingInputsError } from '../host/sessions.js';
+import { refuseCursor } from './aggregate.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
 import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
@@ -264,7 +265,11 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     };
 
     if (offered.tools) {
-      server.setRequestHandler('tools/list', async (_request, ctx) => ({ tools: await link.tools(ctx.mcpReq.signal) }));
+      // The server's tools as the worker listed them, every page: one page here, and a cursor one never issued.
+      server.setRequestHandler('tools/list', async (list, ctx) => {
+        refuseCursor(list.params);
+        return { tools: await link.tools(ctx.mcpReq.signal) };
+      });
       server.setRequestHandler('tools/call', async (call, ctx) => {
         const { name, arguments: args = {} } = call.params;
         // A tool the server does not list, its filter hides or the principal may not see: unknown, as the server's SDK says it.

@@ -108,6 +108,17 @@ describe('a client sees the server itself', () => {
     }
   });
 
+  it('refuses a tools/list cursor it did not issue with invalid params, in both eras, rather than listing from the start', async () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      const client = await v2('open', era);
+      const refused = await client.listTools({ cursor: 'nonsense' }).then(
+        () => 'listed',
+        (error: { code?: number; message?: string }) => [error.code, error.message],
+      );
+      expect(refused, era).toEqual([-32602, expect.stringMatching(/invalid cursor "nonsense"/)]);
+    }
+  });
+
   it('progress of a call reaches the calling client', async () => {
     const client = await v2('open', 'legacy');
     const seen: number[] = [];
