@@ -270,11 +270,11 @@ export function refuseCursor(params: { cursor?: string | undefined } | undefined
 }
 
 /**
- * The gateway's server: a `prompts/get` whose arguments are not all strings is refused
- * as invalid params naming the argument, before the SDK's own check of the request,
- * which answers it as an internal error (-32603) with its validator's issues.
+ * The gateway's server, `/mcp`'s and each `/mcp/servers/:name` proxy's: a `prompts/get` whose
+ * arguments are not all strings is refused as invalid params naming the argument, before the
+ * SDK's own check of the request, which answers it as an internal error (-32603) with its validator's issues.
  */
-class GatewayServer extends Server {
+export class GatewayServer extends Server {
   protected override _wrapHandler(method: string, handler: (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result>): (request: JSONRPCRequest, ctx: ServerContext) => Promise<Result> {
     const wrapped = super._wrapHandler(method, handler);
     if (method !== 'prompts/get') return wrapped;

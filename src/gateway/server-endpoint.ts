@@ -34,7 +34,7 @@ import { userOf } from '../http/caller.js';
 import { HttpError } from '../http/errors.js';
 import { loadExpress } from '../http/express.js';
 import { MissingInputsError } from '../host/sessions.js';
-import { refuseCursor } from './aggregate.js';
+import { GatewayServer, refuseCursor } from './aggregate.js';
 import { asCaller, forwardCall, requestingClient } from './forward.js';
 import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
@@ -233,7 +233,7 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     };
     const instructions = client.getInstructions();
     const info = client.getServerVersion() ?? { name: link.server, version: '0.0.0' };
-    const server = new Server({ ...info }, { capabilities, ...(instructions !== undefined && { instructions }) });
+    const server = new GatewayServer({ ...info }, { capabilities, ...(instructions !== undefined && { instructions }) });
     const request = (ctx: ServerContext) => ({ signal: ctx.mcpReq.signal });
     // The client of the moment: a server that reconnected serves an open session on its new connection.
     const now = (ctx: ServerContext) => link.client(ctx.mcpReq.signal);

@@ -119,6 +119,18 @@ describe('a client sees the server itself', () => {
     }
   });
 
+  it('refuses a prompt argument that is not a string with invalid params naming it, in both eras', async () => {
+    for (const era of ['legacy', 'modern'] as const) {
+      const client = await v2('modern', era);
+      // Raw, as a client that does not check its own request would send it.
+      const refused = await client.request({ method: 'prompts/get', params: { name: 'greet', arguments: { name: 5 } } } as never).then(
+        () => 'rendered',
+        (error: { code?: number; message?: string }) => [error.code, error.message],
+      );
+      expect(refused, era).toEqual([-32602, 'prompts/get: argument "name" must be a string, not number']);
+    }
+  });
+
   it('progress of a call reaches the calling client', async () => {
     const client = await v2('open', 'legacy');
     const seen: number[] = [];
