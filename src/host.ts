@@ -104,11 +104,11 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     sessions,
   });
 
-  const apps = createHostApps({ mount, selectors, projected, current, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
+  const links = createServerLinks({ mount, sessions, projected, current, running, meter: meterAppCall });
+
+  const apps = createHostApps({ mount, selectors, projected, current, sessions, serverLink: links.serverLink, meter: meterAppCall, subscribe: (listener) => journal.subscribe(listener) });
 
   const consents = createConsents({ auth, management, sessions, append, current, servers, running, tokensStored: (name) => lifecycle.tokensStored(name) });
-
-  const links = createServerLinks({ mount, sessions, projected, current, running, meter: meterAppCall });
 
   const host: McpHost = {
     stateDir,

@@ -19,9 +19,8 @@ import {
   type McpUiSizeChangedNotification,
   type McpUiUpdateModelContextRequest,
 } from '@modelcontextprotocol/ext-apps/app-bridge';
-import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Transport } from '@modelcontextprotocol/client';
+import { ProtocolError, ProtocolErrorCode, type CallToolResult, type Client, type Transport } from '@modelcontextprotocol/client';
 import type { CallFunction } from '../catalog/tools/adapter.js';
-import type { LiveConnection } from '../connection/index.js';
 import { CLIENT_INFO } from '../connection/connection.js';
 import { observeRequest } from '../telemetry/requests.js';
 import { ATTR } from '../telemetry/attributes.js';
@@ -69,10 +68,14 @@ export interface AppSession {
 export interface OpenAppBridgeOptions {
   tool: string;
   server: string;
-  /** The server's live connection now (it may reconnect while the app is open); throws while it is not ready. */
-  live(): LiveConnection;
+  /**
+   * The client of the server's connection now: a shared server's live one (it may
+   * reconnect while the app is open), a per_user server's session of the app's user
+   * (opened again once it ended). Throws while there is none to serve the app.
+   */
+  client(): Client | Promise<Client>;
   /** The call of the server's tool `original` through the host's path, or undefined when it has no such tool. */
-  callFor(original: string): CallFunction | undefined;
+  callFor(original: string): CallFunction | undefined | Promise<CallFunction | undefined>;
   /** Whether the app may read its server's resources now (its principal may still see the server). */
   mayReadResources?(): boolean;
   /** Bound on one forwarded request, in ms (the server's `call_timeout_seconds`). */
@@ -95,8 +98,7 @@ function errorCall(text: string): CallToolResult {
 
 export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSession> {
   const { server, options } = open;
-  const client = () => open.live().connection.client;
-  const offered = client().getServerCapabilities() ?? {};
+  const offered = (await open.client()).getServerCapabilities() ?? {};
   const capabilities: McpUiHostCapabilities = {
     serverTools: {},
     ...(offered.resources ? { serverResources: {} } : {}),
@@ -110,7 +112,7 @@ export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSess
   const request = (signal: AbortSignal) => ({ signal, timeout: open.timeoutMs });
 
   bridge.oncalltool = async (params, extra) => {
-    const call = open.callFor(params.name);
+    const call = await open.callFor(params.name);
     // Another server's tool, one its server does not have, or one hidden from the app's user: refused, never routed.
     if (call === undefined) return errorCall(`tool "${params.name}" is not a tool of server "${server}"`);
     try {
@@ -120,24 +122,24 @@ export async function openAppBridge(open: OpenAppBridgeOptions): Promise<AppSess
     }
   };
   /** The connection of the moment, once the app is still allowed to read its server's resources. */
-  const reader = () => {
+  const reader = async () => {
     if (open.mayReadResources?.() === false) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, `the resources of server "${server}" are not available`);
-    return client();
+    return open.client();
   };
   if (offered.resources) {
     // The connection of the moment: a server that reconnected serves the open app on its new one.
-    bridge.onreadresource = (params, extra) => {
-      const now = reader();
+    bridge.onreadresource = async (params, extra) => {
+      const now = await reader();
       return observeRequest(now, 'resources/read', { detail: { [ATTR.resourceUri]: params.uri } }, () =>
         now.readResource({ uri: params.uri }, request(extra.mcpReq.signal)),
       );
     };
-    bridge.onlistresources = (params, extra) => {
-      const now = reader();
+    bridge.onlistresources = async (params, extra) => {
+      const now = await reader();
       return observeRequest(now, 'resources/list', {}, () => now.listResources(params, request(extra.mcpReq.signal)));
     };
-    bridge.onlistresourcetemplates = (params, extra) => {
-      const now = reader();
+    bridge.onlistresourcetemplates = async (params, extra) => {
+      const now = await reader();
       return observeRequest(now, 'resources/templates/list', {}, () => now.listResourceTemplates(params, request(extra.mcpReq.signal)));
     };
   }

@@ -12,7 +12,7 @@ export {
   modelVisible,
   toolUiRef,
 } from './tool-meta.js';
-export { AppCsp, AppPermissions, ToolUi, createToolUis, readyConnection, type ToolUis } from './tool-ui.js';
+export { AppCsp, AppPermissions, ToolUi, createToolUis, readAppResource, readyConnection, type ToolUis } from './tool-ui.js';
 export {
   openAppBridge,
   type AppBridgeOptions,

@@ -61,7 +61,7 @@ export const ToolUi = z.object({
 export type ToolUi = z.infer<typeof ToolUi>;
 
 /** What the resource read gives, shared by every tool naming that resource. */
-type AppResource = Pick<ToolUi, 'html' | 'csp' | 'permissions' | 'prefersBorder' | 'domain'>;
+export type AppResource = Pick<ToolUi, 'html' | 'csp' | 'permissions' | 'prefersBorder' | 'domain'>;
 
 /** The per-server cache: the connection it was read on, and each resource read (or being read). */
 interface ServerCache {
@@ -124,6 +124,19 @@ export function appResource(server: string, uri: string, result: ReadResourceRes
   };
 }
 
+/** Reads the app resource `uri` of `server` through `client`; a failure is said without `secrets`. */
+export async function readAppResource(server: string, client: Client, uri: string, timeoutMs: number, secrets: readonly string[]): Promise<AppResource> {
+  let result: ReadResourceResult;
+  try {
+    result = await observeRequest(client, 'resources/read', { detail: { [ATTR.resourceUri]: uri } }, () => client.readResource({ uri }, { timeout: timeoutMs }));
+  } catch (error) {
+    // Said as any failed read of a server is (`protocol`, redacted): the page and the API show why the app cannot open.
+    const why = `server ${server}: resource ${uri} could not be read: ${oneLine(error instanceof Error ? error.message : String(error))}`;
+    throw new FleetError('protocol', redact(why, secrets));
+  }
+  return appResource(server, uri, result);
+}
+
 /** The live connection of a ready server, or NotReadyError. */
 export function readyConnection(current: ToolUisOptions['current'], server: string): LiveConnection {
   const snapshot = current(server)?.getSnapshot();
@@ -183,17 +196,9 @@ export function createToolUis(options: ToolUisOptions): ToolUis {
     return cache;
   }
 
-  async function read(server: string, client: Client, uri: string, timeoutMs: number): Promise<AppResource> {
-    let result: ReadResourceResult;
-    try {
-      result = await observeRequest(client, 'resources/read', { detail: { [ATTR.resourceUri]: uri } }, () => client.readResource({ uri }, { timeout: timeoutMs }));
-    } catch (error) {
-      // Said as any failed read of a server is (`protocol`, redacted): the page and the API show why the app cannot open.
-      const config = current(server)?.getSnapshot().context.config;
-      const why = `server ${server}: resource ${uri} could not be read: ${oneLine(error instanceof Error ? error.message : String(error))}`;
-      throw new FleetError('protocol', redact(why, config === undefined ? [] : secretValues(config)));
-    }
-    return appResource(server, uri, result);
+  function read(server: string, client: Client, uri: string, timeoutMs: number): Promise<AppResource> {
+    const config = current(server)?.getSnapshot().context.config;
+    return readAppResource(server, client, uri, timeoutMs, config === undefined ? [] : secretValues(config));
   }
 
   /**

@@ -334,7 +334,8 @@ export interface McpHost {
    * announces a list change, updates the resource or leaves `ready`. Null when
    * no tool of that name names a UI; rejects with NotReadyError while its
    * server is not ready, and with a `protocol` FleetError when the resource
-   * is not an app (`text/html;profile=mcp-app`).
+   * is not an app (`text/html;profile=mcp-app`). A per_user server's app is
+   * read through the principal's own session of it (opened when none is).
    */
   toolUi(name: string, options?: { principal?: PrincipalInput }): Promise<ToolUi | null>;
   /**

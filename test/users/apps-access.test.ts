@@ -117,6 +117,55 @@ describe('the bridge of a user', { timeout: 30_000 }, () => {
   });
 });
 
+describe('the app of a per_user server', { timeout: 30_000 }, () => {
+  let host: McpHost;
+  beforeAll(async () => {
+    host = createMcpHost({
+      stateDir: stateDirWith({ pu: { ...appsServer(), scope: 'per_user' } }),
+      watchConfig: false,
+      persistJournal: false,
+      logger: { info() {}, warn() {} },
+    });
+    await host.start();
+    await host.settled();
+  }, 30_000);
+  afterAll(async () => {
+    await host?.shutdown();
+  });
+
+  test("is read, and served, through its user's own session of the server", async () => {
+    // A user's first call opens their session, which lists the server's tools for them.
+    for (const principal of [ALICE, BOB]) expect(textOf(await host.callTool('pu__show', {}, { principal }))).toBe('shown v1');
+    const alices = await host.toolUi('pu__show', { principal: ALICE });
+    expect(alices).toMatchObject({ tool: 'pu__show', server: 'pu', original: 'show', resourceUri: 'ui://fixture/app.html' });
+    expect(alices?.html).toContain('<p>v1</p>');
+
+    const app = (await connectApp(host, 'pu__show', closers, { principal: ALICE })).app;
+    expect(textOf(await app.callServerTool({ name: 'bump', arguments: {} }))).toBe('v2');
+    expect(textOf(await app.callServerTool({ name: 'app_echo', arguments: { text: 'hi' } }))).toBe('app says hi');
+    expect((await app.readServerResource({ uri: 'ui://fixture/app.html' })).contents[0]).toMatchObject({ text: expect.stringContaining('<p>v2</p>') });
+    // Alice's process changed; Bob's, his own, did not.
+    expect((await host.toolUi('pu__show', { principal: ALICE }))?.html).toContain('<p>v2</p>');
+    expect((await host.toolUi('pu__show', { principal: BOB }))?.html).toContain('<p>v1</p>');
+
+    // Bob's app calls only what he may see, in his own process.
+    const bobs = (await connectApp(host, 'pu__show', closers, { principal: BOB })).app;
+    expect(textOf(await bobs.callServerTool({ name: 'app_echo', arguments: { text: 'hi' } }))).toBe('tool "app_echo" is not a tool of server "pu"');
+    expect(textOf(await bobs.callServerTool({ name: 'show', arguments: {} }))).toBe('shown v1');
+    const journaled = await untilValue(() => {
+      const mine = calls(host).filter((event) => event.server === 'pu');
+      return mine.length >= 5 ? mine : undefined;
+    }, 'the calls of pu to be journaled');
+    expect(journaled.map(({ tool, principal }) => `${principal} ${tool}`)).toEqual([
+      'alice pu__show',
+      'bob pu__show',
+      'alice pu__bump',
+      'alice pu__app_echo',
+      'bob pu__show',
+    ]);
+  });
+});
+
 describe('the apps routes for users', { timeout: 30_000 }, () => {
   let fleet: Fleet;
   let frames: AppFrames;
@@ -132,7 +181,7 @@ describe('the apps routes for users', { timeout: 30_000 }, () => {
     usersDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-users-'));
     usersStore = createFileUsersStore(usersDir);
     // A heartbeat of 200 ms: a stream asks that often whether its key still holds.
-    fleet = await startFleet(() => ({ fx: appsServer(), secret: { ...appsServer(), access: { users: ['alice'] } } }), {
+    fleet = await startFleet(() => ({ fx: appsServer(), secret: { ...appsServer(), access: { users: ['alice'] } }, pu: { ...appsServer(), scope: 'per_user' } }), {
       apps: frames,
       heartbeatMs: 200,
       users: usersStore,
@@ -175,6 +224,17 @@ describe('the apps routes for users', { timeout: 30_000 }, () => {
     expect((await as('bob', `/api/mcp/apps/${opened.json.id}/messages`, { method: 'POST', body: message })).status).toBe(202);
     expect((await as('bob', `/api/mcp/apps/${opened.json.id}`, { method: 'DELETE' })).status).toBe(204);
     expect(frames.get(opened.json.id)).toBeUndefined();
+  });
+
+  test("a user opens the app of a per_user server's tool, in their own session of it", async () => {
+    expect((await as('bob', '/api/mcp/tools/pu__show/call', { method: 'POST', body: { arguments: {} } })).json.details.is_error).toBe(false);
+    const ui = await as('bob', '/api/mcp/tools/pu__show/ui');
+    expect(ui.status).toBe(200);
+    const opened = await as('bob', '/api/mcp/apps', { method: 'POST', body: { tool: 'pu__show' } });
+    expect(opened.status).toBe(201);
+    expect(opened.json).toMatchObject({ tool: 'pu__show', server: 'pu' });
+    expect(fleet.host.sessions({ principal: { id: 'bob' } }).map((session) => session.server)).toEqual(['pu']);
+    expect((await as('bob', `/api/mcp/apps/${opened.json.id}`, { method: 'DELETE' })).status).toBe(204);
   });
 
   test("a user removed here takes their apps with them; a new user of the same name reaches none of it", async () => {

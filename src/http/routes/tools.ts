@@ -52,9 +52,8 @@ export function toolRoutes(host: McpHost): Router {
   router.get('/:name/ui', async function toolUi(req, res) {
     const name = req.params.name;
     const principal = userOf(res);
-    // A tool the user may not see has no app, as far as they can tell.
-    if (principal !== undefined && !host.hasTool(name, { principal })) throw new HttpError(404, 'not_found', `no tool named "${name}" with an app`);
-    const ui = await host.toolUi(name);
+    // A tool the user may not see has no app, as far as they can tell; a per_user server's is read in their own session.
+    const ui = await host.toolUi(name, principal === undefined ? {} : { principal });
     if (ui === null) throw new HttpError(404, 'not_found', `no tool named "${name}" with an app`);
     res.json(ui);
   });
