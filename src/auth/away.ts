@@ -24,17 +24,18 @@ export function isAuthorizationServerAway(err: unknown): err is AuthorizationSer
  * `inner` (default: the global fetch) for the OAuth requests of the MCP
  * server at `serverUrl`, except that a request that got no answer, or a
  * 5xx, rejects with an AuthorizationServerAwayError: "could not reach the
- * authorization server of <server>: connection refused (ECONNREFUSED)". The
- * SDK's OAuth helpers would read a 5xx as a broken answer, and its
- * discovery skips a metadata URL that did not answer: neither is what
- * happened.
+ * authorization server <its origin> (of <server>): connection refused
+ * (ECONNREFUSED)". The SDK's OAuth helpers would read a 5xx as a broken
+ * answer, and its discovery skips a metadata URL that did not answer:
+ * neither is what happened.
  */
 export function fetchNotingAway(serverUrl: string, inner: FetchLike = fetch): FetchLike {
   const server = new URL(serverUrl).origin;
   return async function fetchOrAway(url, init) {
     const origin = new URL(url).origin;
-    // Discovery asks the MCP server itself first (its protected resource metadata).
-    const whom = origin === server ? server : `the authorization server of ${server}`;
+    // Discovery asks the MCP server itself first (its protected resource metadata). Otherwise the
+    // host that did not answer is named, for that is where to look; an origin holds no path, query or userinfo.
+    const whom = origin === server ? server : `the authorization server ${origin} (of ${server})`;
     let response: Response;
     try {
       response = await inner(url, init);

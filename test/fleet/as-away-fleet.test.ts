@@ -69,7 +69,7 @@ it('a worker waiting for the authorization server retries at once when another w
     // Back; w2 refreshes (as its own connect would) and stores the tokens: w1 connects with them at once.
     await as.resume();
     const stored = host.server('remote')!;
-    expect(stored.error).toContain('could not reach the authorization server of');
+    expect(stored.error).toContain(`could not reach the authorization server ${as.issuer} (of `);
     const parsed = ServerConfig.parse(config);
     if (!isOAuthConfig(parsed)) throw new Error('not an OAuth config');
     const provider = await createOAuthProvider({ credentials: w2.credentials, name: 'remote', config: parsed });

@@ -73,7 +73,7 @@ describe('a remote server nobody answers at', () => {
       await untilState(host, 'o', 'error');
       expect(host.server('o')).toMatchObject({
         error_kind: 'unreachable',
-        error: `could not reach the authorization server of ${origin}: connection refused (ECONNREFUSED)`,
+        error: `could not reach the authorization server ${deadAs} (of ${origin}): connection refused (ECONNREFUSED)`,
       });
 
       // The same server added through management fails so, and leaves no trace: no config entry, no credentials file.

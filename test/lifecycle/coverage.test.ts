@@ -821,7 +821,7 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     await watch.took('ob', 'ready', 'pending', RESTART_READY);
     await watch.took('ob', 'pending', 'authenticating', MUST_REFRESH);
     const away = await watch.took('ob', 'authenticating', 'error', AS_AWAY);
-    expect(away).toMatchObject({ error_kind: 'unreachable', error: expect.stringContaining('could not reach the authorization server of') });
+    expect(away).toMatchObject({ error_kind: 'unreachable', error: expect.stringContaining(`could not reach the authorization server ${oauth.as3.issuer} (of `) });
     // Back before the first retry (about reconnect.initial_delay_seconds): that retry refreshes, no consent.
     await oauth.as3.resume();
     await watch.took('ob', 'error', 'pending', AS_BACK);

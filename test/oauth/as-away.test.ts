@@ -110,7 +110,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     const view = fleet.host.server('remote')!;
     expect(view.error_kind).toBe('unreachable');
     // Refused, as a rule; a pooled connection cut by the stop reads as reset or closed.
-    expect(view.error).toMatch(new RegExp(`^could not reach the authorization server of ${new URL(mcp.url).origin}: connection (refused|reset|closed)`));
+    expect(view.error).toMatch(new RegExp(`^could not reach the authorization server ${as.issuer} \\(of ${new URL(mcp.url).origin}\\): connection (refused|reset|closed)`));
     expect(await expectFailure(fleet.host)).toContain('not ready');
     const seen = transitions(fleet.host, consented);
     expect(seen.some((event) => event.to === 'error' && event.error_kind === 'unreachable')).toBe(true);
@@ -132,13 +132,13 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
   });
 
   it('a cold start on an expired token while the token endpoint answers 503: error/unreachable, then ready once it answers', async () => {
-    const { as, fleet } = await consentedFleet();
+    const { as, mcp, fleet } = await consentedFleet();
     expireStoredToken(fleet);
     as.failWith({ status: 503, pathSuffix: '/token' });
     const host = await restartedHost(fleet);
     await untilState(host, 'remote', 'error');
     expect(host.server('remote')).toMatchObject({ error_kind: 'unreachable', ready: false });
-    expect(host.server('remote')?.error).toContain('HTTP 503');
+    expect(host.server('remote')?.error).toBe(`the authorization server ${as.issuer} (of ${new URL(mcp.url).origin}) answered HTTP 503 (/token)`);
     expect(await expectFailure(host)).toContain('HTTP 503');
     const refreshesWhileAway = as.grants.length;
 
@@ -174,7 +174,7 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     const begun = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
     expect(begun.status, begun.text).toBe(503);
     expect(begun.json.error.code).toBe('unreachable');
-    expect(begun.json.error.message).toMatch(/could not reach the authorization server of http:\/\/127\.0\.0\.1:\d+: connection/);
+    expect(begun.json.error.message).toContain(`could not reach the authorization server ${as.issuer} (of ${new URL(mcp.url).origin}): connection`);
     expect(fleet.host.server('remote')?.state).toBe('needs_reauth');
 
     // Back: the same request starts the consent.
@@ -183,6 +183,34 @@ describe('the authorization server away', { timeout: 90_000 }, () => {
     expect(again.status, again.text).toBe(200);
     expect((await consentAsUser(again.json.authorization_url)).status).toBe(200);
     await untilState(fleet.host, 'remote', 'ready');
+  });
+
+  it('a failure names the authorization server by its own address, not that of the MCP server: stopped, then answering 503', async () => {
+    const as = await authorizationServer();
+    const mcp = await startMcpResourceServer(as.issuer);
+    cleanups.push(() => mcp.close());
+    const fleet = await startFleet(() => ({ remote: oauthServer(mcp.url) }));
+    cleanups.push(() => fleet.close());
+    await untilState(fleet.host, 'remote', 'needs_reauth');
+    const server = new URL(mcp.url).origin;
+    expect(as.issuer).not.toBe(server);
+
+    // Where to look is the authorization server's host: the MCP server answered.
+    await as.pause();
+    const stopped = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
+    expect(stopped.status, stopped.text).toBe(503);
+    expect(stopped.json.error.message).toBe(
+      `cannot start OAuth consent with ${server}: could not reach the authorization server ${as.issuer} (of ${server}): connection refused (ECONNREFUSED)`,
+    );
+
+    await as.resume();
+    as.failWith({ status: 503, pathSuffix: '/.well-known/oauth-authorization-server' });
+    const failing = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
+    expect(failing.status, failing.text).toBe(503);
+    expect(failing.json.error.message).toBe(
+      `cannot start OAuth consent with ${server}: the authorization server ${as.issuer} (of ${server}) answered HTTP 503 (/.well-known/oauth-authorization-server)`,
+    );
+    expect(fleet.host.server('remote')?.state).toBe('needs_reauth');
   });
 
   it('a real serve process: unreachable while the authorization server is stopped, ready by itself after it restarts', async () => {

@@ -21,7 +21,7 @@ export const failures = {
   lost: () => new FleetError('transport_closed', 'process exited with code 7'),
   refresh: () => new FleetError('transport_closed', 'token endpoint unreachable'),
   consent: () => new FleetError('auth', 'consent refused'),
-  away: () => new AuthorizationServerAwayError('could not reach the authorization server of https://mcp.example.com: connection refused (ECONNREFUSED)'),
+  away: () => new AuthorizationServerAwayError('could not reach the authorization server https://as.example.com (of https://mcp.example.com): connection refused (ECONNREFUSED)'),
 };
 
 /** The tools every fake server lists. */
