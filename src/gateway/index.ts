@@ -22,7 +22,7 @@ import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, ty
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
 import { listenSubscriptions } from './listen.js';
 import { createOutputSchemas } from './output-schemas.js';
-import { answerModern, webExchange } from './web-exchange.js';
+import { answerModern, refuseShuttingDown, webExchange } from './web-exchange.js';
 
 export { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, resourceOf, metadataUrlOf, WELL_KNOWN_PREFIX, type GatewayAuthOptions, type GatewayCaller } from './auth.js';
 export { createGatewayServer, CLASH_SCHEME } from './aggregate.js';
@@ -103,6 +103,8 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
     const body: unknown = req.body;
     // One web Request for the era check and the server that answers; a session id is 2025's alone (2026 has none): such a request skips the era check.
     const exchange = await webExchange(req, res, body, options.bodyLimit);
+    // The worker stops: the 2026 handler is closed (a request would fail as an internal error) and the sessions end.
+    if (closing) return refuseShuttingDown(exchange, body);
     if (req.headers['mcp-session-id'] !== undefined || (await isLegacyRequest(exchange.request, body))) {
       await sessions.handle(req, res, caller.principal, body, exchange);
       return;

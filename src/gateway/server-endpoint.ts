@@ -40,7 +40,7 @@ import type { ProgressRoute } from './progress.js';
 import { createRounds, type Rounds } from './rounds.js';
 import type { Logger } from '../telemetry/index.js';
 import { createSessionPool, type SessionPool } from './sessions.js';
-import { answerModern, webExchange, type WebExchange } from './web-exchange.js';
+import { answerModern, refuseShuttingDown, webExchange, type WebExchange } from './web-exchange.js';
 import { holdSubscription, releaseSubscription } from '../connection/index.js';
 
 export interface ServerEndpointOptions {
@@ -151,11 +151,13 @@ export function serverEndpoint(host: McpHost, options: ServerEndpointOptions): S
     const link = host.serverLink(name, principal === undefined ? {} : { principal });
     // A server they may not see is as missing as one that does not exist.
     if (link === undefined) throw new HttpError(404, 'not_found', `no server named "${name}"`);
-    follow();
     const parsed = await bodyOf(req, res);
     if (parsed === NO_BODY) return;
     // One web Request for the era check and the server that answers.
     const exchange = await webExchange(req, res, parsed, DEFAULT_MAX_REQUEST_BODY_SIZE);
+    // The worker stops: neither a 2026 handler (which close() already ran past) nor a session is made, nor the journal followed again.
+    if (closing) return refuseShuttingDown(exchange, parsed);
+    follow();
     if (!(await isLegacyRequest(exchange.request, parsed))) {
       await serveModern(link, principal, res, parsed, exchange);
       return;

@@ -37,6 +37,22 @@ export async function webExchange(req: IncomingMessage, res: ServerResponse, bod
   };
 }
 
+/** A JSON-RPC error answering the request `body` (its id, when it has one). */
+function errorAnswer(body: unknown, status: number, code: number, message: string): globalThis.Response {
+  const id = (body as { id?: unknown } | undefined)?.id;
+  return Response.json({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status });
+}
+
+/**
+ * A request that arrives once its endpoint is closing (the worker stops), of either era:
+ * answered `SHUTTING_DOWN` (-32000, HTTP 503) at once, as one the close cuts off is, rather
+ * than handed to a 2026 handler that is closed (or made anew, which no close would end) or
+ * opening a 2025 session after the sessions were ended.
+ */
+export function refuseShuttingDown(exchange: WebExchange, body: unknown): Promise<void> {
+  return exchange.respond(errorAnswer(body, 503, -32000, SHUTTING_DOWN));
+}
+
 /**
  * One 2026-era request to a web-standard MCP handler, answered on `exchange`. A handler
  * that throws is answered as a JSON-RPC internal error (500). A request cut off by the
@@ -50,9 +66,7 @@ export async function answerModern(
   body: unknown,
   options: { authInfo?: AuthInfo; closing(): boolean; onerror(error: Error): void },
 ): Promise<void> {
-  const id = (body as { id?: unknown } | undefined)?.id;
-  const answer = (status: number, code: number, message: string) =>
-    Response.json({ jsonrpc: '2.0', error: { code, message }, id: typeof id === 'string' || typeof id === 'number' ? id : null }, { status });
+  const answer = (status: number, code: number, message: string) => errorAnswer(body, status, code, message);
   let response: globalThis.Response;
   try {
     response = await handler.fetch(exchange.request, { ...(options.authInfo && { authInfo: options.authInfo }), ...(body !== undefined && { parsedBody: body }) });

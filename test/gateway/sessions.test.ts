@@ -214,3 +214,49 @@ describe('a worker that stops', () => {
     }
   });
 });
+
+describe('a worker whose shutdown has begun', () => {
+  it('refuses a request that arrives now, a 2026 one and a 2025 initialize, on /mcp and /mcp/servers/:name, that the worker is shutting down', async () => {
+    const app = createManagementApp(fleet.host, { token: TOKEN });
+    const stopping = await listen(app, { port: 0 });
+    const base = `http://127.0.0.1:${stopping.port}`;
+    const headers = { authorization: `Bearer ${TOKEN}` };
+    const connect = async (path: string, mode: 'legacy' | 'auto') => {
+      const client = new Client({ name: `late-${mode}`, version: '1.0.0' }, { versionNegotiation: { mode } });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers } }));
+      return client;
+    };
+    // Connected (the era negotiated) before the shutdown: a 2026 client's next request is a new POST of its own.
+    const modern = [await connect('/mcp', 'auto'), await connect('/mcp/servers/one', 'auto')];
+    expect(modern.map((client) => client.getNegotiatedProtocolVersion())).toEqual(['2026-07-28', '2026-07-28']);
+    try {
+      await closeMcpEndpoints(app);
+      const [gateway, endpoint] = await Promise.all([
+        modern[0]!.callTool({ name: 'one__echo', arguments: { text: 'late' } }, { timeout: 5_000 }).then(() => 'a result', (error: Error) => error.message),
+        modern[1]!.callTool({ name: 'echo', arguments: { text: 'late' } }, { timeout: 5_000 }).then(() => 'a result', (error: Error) => error.message),
+      ]);
+      expect([gateway, endpoint]).toEqual([expect.stringMatching(/this worker is shutting down/), expect.stringMatching(/this worker is shutting down/)]);
+      // On the wire: what a call cut off by the close gets (-32000, HTTP 503), and a 2025 initialize the same.
+      const late = async (path: string, body: object, version?: string) => {
+        const answer = await fetch(`${base}${path}`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(version && { 'mcp-protocol-version': version }) },
+          body: JSON.stringify(body),
+        });
+        // A session opened or a request served answers with a stream: kept as text, for the diff.
+        const text = await answer.text();
+        return { status: answer.status, body: answer.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text };
+      };
+      const refused = { status: 503, body: { jsonrpc: '2.0', id: 7, error: { code: -32000, message: 'this worker is shutting down' } } };
+      const call = { jsonrpc: '2.0', id: 7, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } };
+      const initialize = { jsonrpc: '2.0', id: 7, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+      for (const path of ['/mcp', '/mcp/servers/one']) {
+        expect(await late(path, call, '2026-07-28'), path).toEqual(refused);
+        expect(await late(path, initialize), path).toEqual(refused);
+      }
+    } finally {
+      await Promise.allSettled(modern.map((client) => client.close()));
+      await stopping.close();
+    }
+  });
+});
