@@ -272,6 +272,11 @@ const USER_TEMPLATE_ONLY = /^\$\{user\.[A-Za-z_][A-Za-z0-9_]*\}$/;
  */
 const CREDENTIAL_PARAMETER = /key|token|secret|passw|pwd|auth|sig|session|credential|code/i;
 
+/** Whether a query parameter of `url` named like a credential carries a value (`?api_key=…`): such a URL is stored sealed. */
+export function hasCredentialParameter(url: string): boolean {
+  return urlQueryValues(url).length > 0;
+}
+
 /** The values of a URL's query parameters named like a credential, as written and decoded. */
 function urlQueryValues(url: string): string[] {
   const query = url.split('#')[0]!.split('?')[1];

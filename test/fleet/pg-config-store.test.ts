@@ -70,6 +70,15 @@ describe('PostgreSQL config store', () => {
     expect(dump).not.toContain('canary-env');
   });
 
+  it('keeps the credential of a remote url out of the table, and reads the url back exactly', async () => {
+    const { dbs, stores: [a, b] } = await stores(2);
+    const url = 'http://127.0.0.1:18302/mcp?api_key=canary-url-query-123&format=json';
+    await a!.save([['bear', { type: 'remote', url, headers: { 'X-Secret': 'canary-header-9' }, auth: { kind: 'bearer', token: 'canary-bearer-55' } }]]);
+    expect((await b!.load()).servers[0]![1]).toMatchObject({ url });
+    const rows = await dbs[0]!.pool.query<{ text: string }>('select config::text as text from servers');
+    expect(rows.rows[0]!.text).not.toContain('canary');
+  });
+
   it('racing updates from three workers: each lands, none lost, in one order', async () => {
     const { stores: all } = await stores(3);
     await all[0]!.save([['counter', { type: 'local', command: ['node'], env: {} }]]);

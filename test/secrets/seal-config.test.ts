@@ -23,6 +23,11 @@ const configs: Record<string, ServerConfig> = {
     headers: { 'X-Api-Key': 'canary-header-2b9c' },
     auth: { kind: 'bearer', token: 'canary-bearer-55aa' },
   }),
+  urlKey: cfg({
+    type: 'remote',
+    url: 'https://mcp.example.com/mcp?api_key=canary-url-key-6b6b&format=json',
+    auth: { kind: 'bearer', token: 'canary-bearer-66bb' },
+  }),
   oauth: cfg({
     type: 'remote',
     url: 'https://mcp.example.com/mcp',
@@ -98,6 +103,27 @@ describe('sealServerConfig and openServerConfig', () => {
     expect(isSealed(headers['X-Api-Key'])).toBe(true);
     expect(auth.kind).toBe('bearer');
     expect(isSealed(auth.token)).toBe(true);
+  });
+
+  it('seals a url whole when a query parameter named like a credential carries a value; keeps any other url readable', () => {
+    const withKey = sealServerConfig(key, 'urlKey', configs.urlKey!) as Record<string, any>;
+    expect(isSealed(withKey.url)).toBe(true);
+    expect(JSON.stringify(withKey)).not.toContain('canary-url-key');
+    expect(openServerConfig(key, 'urlKey', withKey)).toMatchObject({ url: (configs.urlKey as { url: string }).url });
+    const url = 'https://mcp.example.com/mcp?format=json&api_key=';
+    expect((sealServerConfig(key, 'plain', cfg({ type: 'remote', url })) as Record<string, any>).url).toBe(url);
+  });
+
+  it('still opens a row written before urls were sealed, the url in plain text', () => {
+    const stored = sealServerConfig(key, 'urlKey', configs.urlKey!) as Record<string, any>;
+    const old = { ...stored, url: (configs.urlKey as { url: string }).url };
+    expect(parseServerConfig('urlKey', openServerConfig(key, 'urlKey', old))).toEqual(configs.urlKey);
+  });
+
+  it('does not open a sealed url moved to another server', () => {
+    const stored = sealServerConfig(key, 'urlKey', configs.urlKey!) as Record<string, any>;
+    const other = sealServerConfig(key, 'other', configs.bearer!) as Record<string, any>;
+    expect(openFailure(() => openServerConfig(key, 'other', { ...other, url: stored.url })).context).toBe('server:other:url');
   });
 
   it('seals empty values too, and leaves null secrets null', () => {

@@ -81,6 +81,15 @@ describe('sealCredentialsRecord and openCredentialsRecord', () => {
     expect(isSealed(stored.dpop_key.private_jwk.d)).toBe(true);
   });
 
+  it('seals a server_url whose query carries a credential, and still opens a record written with it in plain text', () => {
+    const record = emptyRecord('https://mcp.example.com/mcp?access_token=canary-url-token-5c5c', null);
+    const stored = sealCredentialsRecord(key, 'remote', record) as Record<string, any>;
+    expect(isSealed(stored.server_url)).toBe(true);
+    expect(leaks(JSON.stringify(stored), ['canary-url-token-5c5c'])).toEqual([]);
+    expect(CredentialsRecord.parse(openCredentialsRecord(key, 'remote', stored))).toEqual(record);
+    expect(CredentialsRecord.parse(openCredentialsRecord(key, 'remote', { ...stored, server_url: record.server_url }))).toEqual(record);
+  });
+
   it('does not open under another server name', async () => {
     const stored = sealCredentialsRecord(key, 'remote', await fullRecord());
     expect(() => openCredentialsRecord(key, 'other', stored)).toThrow(SecretOpenError);

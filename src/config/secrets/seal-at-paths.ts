@@ -3,6 +3,7 @@
  * bound to its own context (`<prefix>:<field>:<key>…`). Shared by the server
  * config and the OAuth credentials record.
  */
+import { hasCredentialParameter } from '../masking.js';
 import { open, seal, SecretOpenError, type SealedValue } from './sealed.js';
 import type { SecretKey } from './secret-key.js';
 import { contextOf, mapAtPaths, type SecretPath } from './secret-paths.js';
@@ -34,4 +35,21 @@ export function openAtPaths(
     if (typeof found === 'object' && found !== null && '$sealed' in found) return open(keys, found as SealedValue, context);
     return found;
   });
+}
+
+/**
+ * `url` sealed whole at `context` when a query parameter named like a
+ * credential carries a value (`?api_key=…`, a secret as a header is), else as
+ * it is: the rest of a URL is no secret, and stays readable in the row.
+ */
+export function sealUrl(key: SecretKey, url: unknown, context: string): unknown {
+  return typeof url === 'string' && hasCredentialParameter(url) ? seal(key, url, context) : url;
+}
+
+/**
+ * A URL stored by {@link sealUrl}: a sealed one opened, a plain string as it
+ * is (a URL with no credential, or a row written before URLs were sealed).
+ */
+export function openUrl(keys: SecretKey | readonly SecretKey[], stored: unknown, context: string): unknown {
+  return typeof stored === 'object' && stored !== null && '$sealed' in stored ? open(keys, stored as SealedValue, context) : stored;
 }

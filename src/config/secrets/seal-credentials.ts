@@ -1,13 +1,14 @@
 /**
  * The OAuth credentials of one server (oauth/credentials-file.ts) as the
  * database stores them: the record's JSON with every secret sealed, bound to
- * `oauth:<server>:<field>…`. Discovery metadata, scopes, issuers and the
- * redirect port are not secrets and stay readable.
+ * `oauth:<server>:<field>…`, and `server_url` sealed whole when its query
+ * carries a credential (`?api_key=…`). Discovery metadata, scopes, issuers
+ * and the redirect port are not secrets and stay readable.
  */
 import type { CredentialsRecord } from '../../auth/index.js';
-import { openAtPaths, sealAtPaths } from './seal-at-paths.js';
+import { openAtPaths, openUrl, sealAtPaths, sealUrl } from './seal-at-paths.js';
 import type { SecretKey } from './secret-key.js';
-import { EACH, type SecretPath } from './secret-paths.js';
+import { contextOf, EACH, type SecretPath } from './secret-paths.js';
 
 /** Where a credentials record keeps its secrets. */
 export const CREDENTIALS_SECRET_PATHS: readonly SecretPath[] = [
@@ -29,7 +30,9 @@ export type StoredCredentialsRecord = Readonly<Record<string, unknown>>;
 
 /** `record` with every secret sealed with `key`, bound to `server`. */
 export function sealCredentialsRecord(key: SecretKey, server: string, record: CredentialsRecord): StoredCredentialsRecord {
-  return sealAtPaths(key, record, CREDENTIALS_SECRET_PATHS, contextPrefix(server)) as StoredCredentialsRecord;
+  const sealed = sealAtPaths(key, record, CREDENTIALS_SECRET_PATHS, contextPrefix(server)) as StoredCredentialsRecord;
+  // The server URL the record is bound to is the config's: its credential parameter (`?api_key=…`) sealed as there.
+  return { ...sealed, server_url: sealUrl(key, record.server_url, urlContext(server)) };
 }
 
 /**
@@ -38,7 +41,13 @@ export function sealCredentialsRecord(key: SecretKey, server: string, record: Cr
  * SecretOpenError when a secret does not open or is stored in clear.
  */
 export function openCredentialsRecord(keys: SecretKey | readonly SecretKey[], server: string, stored: unknown): unknown {
-  return openAtPaths(keys, stored, CREDENTIALS_SECRET_PATHS, contextPrefix(server));
+  const opened = openAtPaths(keys, stored, CREDENTIALS_SECRET_PATHS, contextPrefix(server));
+  if (typeof opened !== 'object' || opened === null || !Object.hasOwn(opened, 'server_url')) return opened;
+  return { ...opened, server_url: openUrl(keys, (opened as Record<string, unknown>).server_url, urlContext(server)) };
+}
+
+function urlContext(server: string): string {
+  return contextOf([...contextPrefix(server), 'server_url']);
 }
 
 function contextPrefix(server: string): string[] {
