@@ -199,6 +199,8 @@ export function envName(flag: string): (value: string) => string {
 
 /** `--database-url` (or `source`, the variable standing in for it): a PostgreSQL URL; the refusal never shows its password. */
 export function checkDatabaseUrl(source: string, value: string): void {
+  // Given empty (a deploy script's unset `$DB`), the worker would quietly keep a private config outside the fleet.
+  if (value === '') throw new UsageError(source, 'empty; give postgres://user[:password]@host[:port]/database, or leave it out to keep the config in the state dir');
   const problem = databaseUrlProblem(value);
   if (problem !== null) {
     throw new UsageError(source, `${problem}: ${JSON.stringify(redactUrl(value))}; expected postgres://user[:password]@host[:port]/database`);

@@ -336,8 +336,8 @@ function collectAllowedHost(value: string, previous: string[]): string[] {
 }
 
 function parseDatabaseUrl(value: string): string {
-  // Empty means none, as for $MCP_FLEET_DATABASE_URL: the state dir holds everything.
-  if (value !== '') checkDatabaseUrl('--database-url', value);
+  // Empty is refused, unlike an empty $MCP_FLEET_DATABASE_URL (unset): a flag is given on purpose.
+  checkDatabaseUrl('--database-url', value);
   return value;
 }
 

@@ -42,7 +42,7 @@ export interface WorkerOptions {
   publicUrl?: string;
   /** The public origin of the sandbox port (`--apps-url`), e.g. behind a TLS proxy; checked here. */
   appsUrl?: string;
-  /** The `--database-url` flag; `$MCP_FLEET_DATABASE_URL` (checked here) when absent; empty means none. */
+  /** The `--database-url` flag (refused empty); `$MCP_FLEET_DATABASE_URL` (checked here) when absent, empty meaning none. */
   databaseUrl?: string;
   registryUrl?: string;
   /** Every user's limits on this worker (`--user-calls-per-minute`, `--user-max-concurrent-calls`). */
@@ -85,8 +85,9 @@ export interface Worker {
 export async function startWorker(options: WorkerOptions, hooks: WorkerHooks = {}): Promise<Worker> {
   const { stateDir, bindHost } = options;
   // A bad value stops it before anything is written: the database URL (its variable too) first.
+  // The variable set empty counts as unset (an exported blank); the flag given empty is refused.
   const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
-  if (databaseUrl !== undefined && databaseUrl !== '') {
+  if (databaseUrl !== undefined && (databaseUrl !== '' || options.databaseUrl !== undefined)) {
     checkDatabaseUrl(options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url', databaseUrl);
   }
   // The servers are published before the port opens: a --host this machine cannot bind, or a port taken, is

@@ -86,6 +86,7 @@ const cases: Array<[string[], string]> = [
   [['registry', 'search', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   // import
   [['import', 'whatever.json', '--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
+  [['import', 'whatever.json', '--database-url', ''], 'error: --database-url: empty; give postgres://user[:password]@host[:port]/database, or leave it out to keep the config in the state dir'],
   [['import', 'whatever.json', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
   // diagrams
   [['diagrams', '--out', file], `error: --out: not a directory: ${JSON.stringify(file)}`],
@@ -127,6 +128,8 @@ const serveCases: Array<[string[], string]> = [
   [['--apps-url', 'https://u:p@apps.example.com'], 'error: --apps-url: expected no credentials: "https://u:••••@apps.example.com"'],
   [['--public-url', 'https://mcp.example.com/fleet', '--apps-url', 'https://MCP.example.com'], 'error: --apps-url: must be another origin than --public-url\'s: "https://MCP.example.com"'],
   [['--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
+  // Given empty (a deploy script's unset variable), not taken as "no database": the worker would serve outside the fleet.
+  [['--database-url', ''], 'error: --database-url: empty; give postgres://user[:password]@host[:port]/database, or leave it out to keep the config in the state dir'],
   [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres: "mysql://h/db"; expected postgres://user[:password]@host[:port]/database'],
   // A password PostgreSQL's parser cannot read either: none of it is shown, and the message says how to write it.
   [['--database-url', 'postgres://fleet:pa/ss-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "postgres://…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
