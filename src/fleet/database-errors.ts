@@ -129,10 +129,25 @@ export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
 /** What is wrong with `url` as a PostgreSQL URL (`postgres://user[:password]@host[:port]/database`), or null. */
 export function databaseUrlProblem(url: string): string | null {
   const parsed = parseDatabaseUrl(url);
-  if (parsed === null) {
-    return url.includes('@') ? 'not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)' : 'not a URL';
-  }
+  if (parsed === null) return unparsableProblem(url);
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return `the scheme is ${parsed.protocol.replace(/:$/, '')}, not postgres`;
   if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'no host';
   return null;
+}
+
+/**
+ * Why `url` does not parse: a port that is no number (or above 65535) named
+ * as such; how to write the password only when the URL parses with a plain
+ * user and password in place of what was given (so they are the problem).
+ */
+function unparsableProblem(url: string): string {
+  const authority = /^([a-z][a-z0-9+.-]*:\/\/)(?:(.*)@)?([^@]*)$/is.exec(url);
+  if (authority !== null) {
+    const [, scheme, userinfo, rest] = authority as unknown as [string, string, string | undefined, string];
+    const hostPort = rest.split(/[/?#]/)[0]!;
+    const port = /^(?:\[[^\]]*\]|[^:[\]]*)(?::(.*))?$/s.exec(hostPort)?.[1] ?? '';
+    if (!/^\d*$/.test(port) || Number(port) > 65_535) return 'the port is not a number from 0 to 65535';
+    if (userinfo === undefined || parseDatabaseUrl(`${scheme}user:password@${rest}`) === null) return 'not a URL';
+  }
+  return url.includes('@') ? 'not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)' : 'not a URL';
 }

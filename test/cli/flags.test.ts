@@ -86,6 +86,7 @@ const cases: Array<[string[], string]> = [
   [['registry', 'search', '--registry-url', 'nope'], 'error: --registry-url: not a URL: "nope"'],
   // import
   [['import', 'whatever.json', '--database-url', 'nope'], 'error: --database-url: not a URL: "nope"; expected postgres://user[:password]@host[:port]/database'],
+  [['import', 'whatever.json', '--database-url', 'postgres://u:hunter2pw@h:notaport/db'], 'error: --database-url: the port is not a number from 0 to 65535: "postgres://…@h:notaport/db"; expected postgres://user[:password]@host[:port]/database'],
   [['import', 'whatever.json', '--database-url', ''], 'error: --database-url: empty; give postgres://user[:password]@host[:port]/database, or leave it out to keep the config in the state dir'],
   [['import', 'whatever.json', '--state-dir', file], `error: --state-dir: not a directory: ${JSON.stringify(file)}`],
   // diagrams
@@ -133,6 +134,8 @@ const serveCases: Array<[string[], string]> = [
   [['--database-url', 'mysql://h/db'], 'error: --database-url: the scheme is mysql, not postgres: "mysql://h/db"; expected postgres://user[:password]@host[:port]/database'],
   // A password PostgreSQL's parser cannot read either: none of it is shown, and the message says how to write it.
   [['--database-url', 'postgres://fleet:pa/ss-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "postgres://…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
+  // The port, not the password, is what the URL cannot carry: the message says so (and still shows no password).
+  [['--database-url', 'postgres://u:hunter2pw@h:notaport/db'], 'error: --database-url: the port is not a number from 0 to 65535: "postgres://…@h:notaport/db"; expected postgres://user[:password]@host[:port]/database'],
   [['--database-url', 'postgres//fleet:pass-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
   [['--worker-id', 'a b'], 'error: --worker-id: expected 1-128 letters, digits and . _ : @ -: "a b"'],
   [['--log-level', 'loud'], 'error: --log-level: expected one of trace, debug, info, warn, error, fatal, silent: "loud"'],

@@ -257,4 +257,12 @@ describe('databaseUrlProblem', () => {
     expect(databaseUrlProblem('postgres://fleet:pa%23ss@db/fleet')).toBeNull();
     expect(databaseUrlProblem('nope')).toBe('not a URL');
   });
+
+  test('names a bad port as such, without the hint about the password', () => {
+    for (const url of ['postgres://u:hunter2pw@h:notaport/db', 'postgres://u:pw@h:99999/db', 'postgres://h:x/db', 'postgres://u:pa/ss@[::1]:x/db']) {
+      expect(databaseUrlProblem(url), url).toBe('the port is not a number from 0 to 65535');
+    }
+    // A URL that parses with a plain password in place of the one given has no password problem.
+    expect(databaseUrlProblem('postgres://u:pw@h b/db')).toBe('not a URL');
+  });
 });
