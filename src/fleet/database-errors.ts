@@ -132,8 +132,15 @@ export function databaseUrlProblem(url: string): string | null {
   if (parsed === null) return unparsableProblem(url);
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return `the scheme is ${parsed.protocol.replace(/:$/, '')}, not postgres`;
   if (parsed.hostname === '' && !parsed.searchParams.has('host')) return 'no host';
+  // pg takes any other sslmode silently as "SSL, verified": the failure came later, as the server's "does not support SSL".
+  const sslModes = parsed.searchParams.get('uselibpqcompat') === 'true' ? LIBPQ_SSL_MODES : SSL_MODES;
+  if (parsed.searchParams.getAll('sslmode').some((mode) => !sslModes.includes(mode))) return `sslmode is not one of ${sslModes.join(', ')}`;
   return null;
 }
+
+/** The sslmode values pg's connection-string parser (pg-connection-string 2.x) acts on; `uselibpqcompat=true` drops `no-verify`. */
+const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', 'no-verify'];
+const LIBPQ_SSL_MODES = SSL_MODES.filter((mode) => mode !== 'no-verify');
 
 /**
  * Why `url` does not parse: a port that is no number (or above 65535) named

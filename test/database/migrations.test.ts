@@ -265,4 +265,17 @@ describe('databaseUrlProblem', () => {
     // A URL that parses with a plain password in place of the one given has no password problem.
     expect(databaseUrlProblem('postgres://u:pw@h b/db')).toBe('not a URL');
   });
+
+  test('refuses an sslmode pg does not know, naming the ones it does', () => {
+    const modes = 'disable, prefer, require, verify-ca, verify-full, no-verify';
+    expect(databaseUrlProblem('postgres://u:pw@127.0.0.1:5432/db?sslmode=bogus')).toBe(`sslmode is not one of ${modes}`);
+    // pg treats these as "SSL, verified", not as libpq would: refused too rather than silently strict.
+    expect(databaseUrlProblem('postgres://u:pw@h/db?sslmode=allow')).toBe(`sslmode is not one of ${modes}`);
+    expect(databaseUrlProblem('postgres://u:pw@h/db?sslmode=')).toBe(`sslmode is not one of ${modes}`);
+    for (const mode of modes.split(', ')) expect(databaseUrlProblem(`postgres://u:pw@h/db?sslmode=${mode}`), mode).toBeNull();
+    // In libpq compatibility mode pg does not act on no-verify.
+    expect(databaseUrlProblem('postgres://u:pw@h/db?sslmode=no-verify&uselibpqcompat=true')).toBe(
+      'sslmode is not one of disable, prefer, require, verify-ca, verify-full',
+    );
+  });
 });
