@@ -8,13 +8,13 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { auth } from '@modelcontextprotocol/client';
+import { auth, OAuthError, OAuthErrorCode } from '@modelcontextprotocol/client';
 import { redact, secretValues } from '../config/masking.js';
 import { FleetError } from '../errors.js';
 import { describeAuthFailure } from './oauth-errors.js';
 import type { PendingConsents } from './pending-consents.js';
 import { exchangeCode } from './exchange.js';
-import { CALLBACK_PATH, type FleetOAuthProvider, type OAuthServerConfig } from './provider.js';
+import { CALLBACK_PATH, type FleetOAuthProvider, type OAuthServerConfig, type SharedConsent } from './provider.js';
 
 /** Default bound on a consent: the user has this long to finish it in the browser. */
 export const DEFAULT_CONSENT_TIMEOUT_MS = 10 * 60_000;
@@ -79,7 +79,10 @@ export async function beginConsent(
     done = true;
     clearTimeout(timer);
     disarm();
-    if (recordedState !== null) void pending?.consents.drop(recordedState).catch(() => undefined);
+    if (recordedState !== null) {
+      void pending?.consents.drop(recordedState).catch(() => undefined);
+      void provider.endConsent(recordedState).catch(() => undefined);
+    }
     if (callback.listening) {
       callback.close();
       if (answering) callback.closeIdleConnections();
@@ -113,26 +116,45 @@ export async function beginConsent(
 
   if (pending === undefined) await listen(callback, provider.port);
   const timeoutMs = options.timeoutMs ?? DEFAULT_CONSENT_TIMEOUT_MS;
-  timer = setTimeout(
-    () => end(new FleetError('auth', `consent was not completed within ${Math.round(timeoutMs / 1000)}s`)),
-    timeoutMs,
-  );
-  timer.unref();
+  const waitFor = (ms: number) => {
+    clearTimeout(timer);
+    timer = setTimeout(
+      () => end(new FleetError('auth', `consent was not completed within ${Math.round(timeoutMs / 1000)}s`)),
+      Math.max(0, ms),
+    );
+    timer.unref();
+  };
+  waitFor(timeoutMs);
+  /** Another worker's consent of this server is pending: this one answers its URL and waits for its tokens. */
+  const join = (other: SharedConsent): URL => {
+    waitFor(other.until - Date.now());
+    return new URL(other.url);
+  };
 
   let authorizationUrl: URL | undefined;
   try {
-    disarm = provider.armConsent({ onAuthorizationUrl: (at) => (authorizationUrl = at) });
-    await provider.invalidateCredentials('tokens');
-    // Read afresh: the authorization server may have moved, and one that is away says so now rather than in the browser.
-    await provider.invalidateCredentials('discovery');
-    const result = await auth(provider, { serverUrl: config.url, scope: provider.clientMetadata.scope });
-    if (result !== 'REDIRECT' || authorizationUrl === undefined) {
-      throw new FleetError('auth', `${origin} did not ask for a consent`);
-    }
-    const state = provider.expectedState;
-    if (pending !== undefined && state !== null) {
-      await pending.consents.add(state, pending.server, pending.worker);
-      recordedState = state;
+    // Asked again anywhere in the fleet while a consent waits: the same URL, its state and verifier untouched.
+    const other = pending === undefined ? null : await provider.sharedConsent();
+    if (other !== null) authorizationUrl = join(other);
+    else {
+      disarm = provider.armConsent({ onAuthorizationUrl: (at) => (authorizationUrl = at), holdVerifier: pending !== undefined });
+      await provider.invalidateCredentials('tokens');
+      // Read afresh: the authorization server may have moved, and one that is away says so now rather than in the browser.
+      await provider.invalidateCredentials('discovery');
+      const result = await auth(provider, { serverUrl: config.url, scope: provider.clientMetadata.scope });
+      if (result !== 'REDIRECT' || authorizationUrl === undefined) {
+        throw new FleetError('auth', `${origin} did not ask for a consent`);
+      }
+      const state = provider.expectedState;
+      if (pending !== undefined && state !== null) {
+        // Two workers asked at once: the consent recorded first is everyone's.
+        const first = await provider.recordConsent(authorizationUrl.href, state, Date.now() + timeoutMs);
+        if (first !== null) authorizationUrl = join(first);
+        else {
+          recordedState = state;
+          await pending.consents.add(state, pending.server, pending.worker);
+        }
+      }
     }
   } catch (err) {
     const [kind, why] = describeAuthFailure(err, origin) ?? ['auth', err instanceof Error ? err.message : String(err)];
@@ -178,7 +200,11 @@ export async function redeemAnswer(provider: FleetOAuthProvider, config: OAuthSe
     await exchangeCode(provider, config.url, query);
     return null;
   } catch (err) {
-    const [, why] = describeAuthFailure(err, origin) ?? ['auth', 'the code exchange failed'];
+    // Said as what it is: the authorization server would not redeem the code (its error code; never the code itself).
+    const why =
+      err instanceof OAuthError && err.code === OAuthErrorCode.InvalidGrant
+        ? `the authorization server refused the code (${err.code})`
+        : (describeAuthFailure(err, origin)?.[1] ?? 'the code exchange failed');
     return {
       status: 502,
       error: new FleetError('auth', `consent for ${origin} failed: ${why}`),

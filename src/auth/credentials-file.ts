@@ -54,6 +54,12 @@ export const CredentialsRecord = z.looseObject({
   discovery: z.looseObject({ authorizationServerUrl: z.string() }).nullable().default(null),
   /** PKCE verifier of the consent under way. */
   code_verifier: z.string().nullable().default(null),
+  /**
+   * The consent under way whose callback any worker may answer (`--public-url`): every worker asked for a consent
+   * meanwhile answers this URL, so none replaces its verifier. `state_hash` names it (a hash of its `state`);
+   * `until` (epoch ms) is when it times out. Kept here, sealed with the rest: the URL carries the state.
+   */
+  consent: z.object({ authorization_url: z.string(), state_hash: z.string(), until: z.number() }).nullable().default(null),
   /** The scope the server last asked for (`403 insufficient_scope`): every later consent requests it. */
   step_up_scope: z.string().nullable().default(null),
   /** With `auth.dpop`: the key the tokens are bound to (RFC 9449). */
@@ -77,6 +83,7 @@ export function emptyRecord(serverUrl: string, configuredClientId: string | null
     tokens: null,
     discovery: null,
     code_verifier: null,
+    consent: null,
     step_up_scope: null,
     dpop_key: null,
   };

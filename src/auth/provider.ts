@@ -14,7 +14,7 @@
  * the next authorization back to discovery: the server may have moved to
  * another authorization server (SEP-2352).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   DpopSession,
   extractWWWAuthenticateParams,
@@ -172,7 +172,21 @@ export function credentialsStoreOf(options: CredentialsOption): CredentialsStore
 /** Where a consent under way is told the authorization URL. */
 export interface ConsentHooks {
   onAuthorizationUrl(url: URL): void;
+  /**
+   * Keep the PKCE verifier in memory until `recordConsent`: a consent that another worker's consent
+   * (begun meanwhile) supersedes must not replace the verifier that one's callback needs.
+   */
+  holdVerifier?: boolean;
 }
+
+/** A consent of the server under way somewhere in the fleet (`CredentialsRecord.consent`). */
+export interface SharedConsent {
+  url: string;
+  /** Epoch ms when it times out. */
+  until: number;
+}
+
+const stateHashOf = (state: string) => createHash('sha256').update(state).digest('base64url');
 
 /** Loads (or creates) the server's credentials and returns its provider. */
 export async function createOAuthProvider(options: OAuthProviderOptions): Promise<FleetOAuthProvider> {
@@ -219,6 +233,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   /** `<publicUrl>/oauth/callback`, when the worker has one. */
   readonly #publicCallback: string | undefined;
   #consent: ConsentHooks | null = null;
+  /** The verifier of an armed consent that holds it (`holdVerifier`), not stored yet. */
+  #heldVerifier: string | null = null;
   #state: string | null = null;
   #refreshing: Promise<void> | null = null;
   #refreshingRefused: Promise<void> | null = null;
@@ -353,7 +369,8 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     const held = this.#record.tokens;
     if (held !== null && sameTokens(held, stored) && held.issuer === stored.issuer) return;
     // Persisted before the SDK uses it: a rotated refresh token is never lost to a crash.
-    await this.#change((current) => ({ ...current, tokens: stored }));
+    // Tokens end the consent under way: the next one asked for is a new one.
+    await this.#change((current) => ({ ...current, tokens: stored, consent: null }));
   }
 
   redirectToAuthorization(authorizationUrl: URL): void {
@@ -378,6 +395,10 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   }
 
   async saveCodeVerifier(codeVerifier: string): Promise<void> {
+    if (this.#consent?.holdVerifier === true) {
+      this.#heldVerifier = codeVerifier;
+      return;
+    }
     await this.#change((current) => ({ ...current, code_verifier: codeVerifier }));
   }
 
@@ -493,9 +514,51 @@ export class FleetOAuthProvider implements OAuthClientProvider {
   armConsent(hooks: ConsentHooks): () => void {
     if (this.#consent !== null) throw new FleetError('auth', `a consent for server "${this.#name}" is already under way`);
     this.#consent = hooks;
+    this.#heldVerifier = null;
     return () => {
       if (this.#consent === hooks) this.#consent = null;
     };
+  }
+
+  /** The consent of this server pending in the fleet (read afresh), unless none is or it timed out. */
+  async sharedConsent(): Promise<SharedConsent | null> {
+    const { url, auth } = this.#config;
+    return liveConsent(await this.#credentials.load(this.#name, url, auth.client_id), this.#now());
+  }
+
+  /**
+   * Records the consent just prepared (its URL, `state` and held verifier) as the one pending fleet-wide, in one
+   * locked change: unless another worker recorded one first that has not timed out, which is then answered instead
+   * (ours is dropped, its verifier never stored). Null when ours was recorded.
+   */
+  async recordConsent(authorizationUrl: string, state: string, until: number): Promise<SharedConsent | null> {
+    const verifier = this.#heldVerifier;
+    if (verifier === null) throw new FleetError('auth', 'no PKCE verifier: no consent was started');
+    const { url, auth } = this.#config;
+    const now = this.#now();
+    const { record, other } = await this.#credentials.lockForRefresh<{ record: CredentialsRecord; other: SharedConsent | null }>(this.#name, url, auth.client_id, async (current) => {
+      const other = liveConsent(current, now);
+      if (other !== null) return { record: null, result: { record: current, other } };
+      const next: CredentialsRecord = {
+        ...current,
+        code_verifier: verifier,
+        consent: { authorization_url: authorizationUrl, state_hash: stateHashOf(state), until },
+      };
+      return { record: next, result: { record: next, other: null } };
+    });
+    this.#heldVerifier = null;
+    this.#adopt(record);
+    return other;
+  }
+
+  /** Forgets the pending consent of `state` (answered, cancelled or timed out); one recorded since stays. */
+  async endConsent(state: string): Promise<void> {
+    const hash = stateHashOf(state);
+    const { url, auth } = this.#config;
+    const record = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, async (current) =>
+      current.consent?.state_hash === hash ? { record: { ...current, consent: null }, result: { ...current, consent: null } } : { record: null, result: current },
+    );
+    this.#adopt(record);
   }
 
   /**
@@ -795,6 +858,12 @@ function storedTokens(tokens: OAuthTokens, now: number): StoredTokens {
   const stored: StoredTokens = { ...rest, obtained_at: now };
   if (lifetime !== undefined) stored.expires_at = now + lifetime * 1000;
   return stored;
+}
+
+/** The record's pending consent, unless it timed out by `now`. */
+function liveConsent(record: CredentialsRecord, now: number): SharedConsent | null {
+  const consent = record.consent;
+  return consent === null || consent.until <= now ? null : { url: consent.authorization_url, until: consent.until };
 }
 
 /** Whether two token sets are the same grant state: same access and refresh token. */

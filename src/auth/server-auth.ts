@@ -84,6 +84,8 @@ export class CallbackRefusedError extends Error {
   constructor(
     readonly status: 400 | 502,
     message: string,
+    /** An answer to a pending consent that did not authorize: whose consent, and why (for the server's status and the journal). */
+    readonly failed?: { server: string; principal?: string; error: FleetError },
   ) {
     super(message);
   }
@@ -248,7 +250,7 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       const state = query.get('state');
       const pending = state === null || state === '' ? null : await pendingConsents.take(state);
       // Not an answer to a request of ours (no state, a wrong one, one already used, one expired): it changes nothing.
-      if (pending === null) throw new CallbackRefusedError(400, 'Refused: the state does not match a pending authorization request.');
+      if (pending === null || state === null) throw new CallbackRefusedError(400, 'Refused: the state does not match a pending authorization request.');
       const name = pending.server;
       const config = configOf(name);
       if (config === undefined || !isOAuthConfig(config)) {
@@ -256,8 +258,12 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       }
       const owner = pending.owner;
       if (owner === undefined) {
-        const refusal = await redeemAnswer(await create(name, config), config, query);
-        if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page);
+        const oauth = await create(name, config);
+        const refusal = await redeemAnswer(oauth, config, query).finally(() =>
+          // Answered either way: the next consent asked for is a new one (tokens stored cleared it already).
+          oauth.endConsent(state).catch(() => undefined),
+        );
+        if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page, { server: name, error: refusal.error });
         return { server: name };
       }
       // A user's consent: only in the browser that began it, and not while someone else is signed in there.
@@ -272,7 +278,9 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       }
       if (config.scope !== 'per_user') throw new CallbackRefusedError(400, `Refused: server "${name}" is no longer a per_user server.`);
       const refusal = await redeemAnswer(await grantProvider(name, owner.principal, config), config, query);
-      if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page);
+      if (refusal !== null) {
+        throw new CallbackRefusedError(refusal.status, refusal.page, { server: name, principal: owner.principal, error: refusal.error });
+      }
       return { server: name, principal: owner.principal };
     },
   };

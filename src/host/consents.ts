@@ -8,7 +8,7 @@ import type { McpHost } from './api.js';
 import type { Management } from './management.js';
 import type { Sessions } from './sessions.js';
 import { principalOf } from './access.js';
-import { AuthNotApplicableError, type ServerAuth } from '../auth/server-auth.js';
+import { AuthNotApplicableError, CallbackRefusedError, type ServerAuth } from '../auth/server-auth.js';
 import { isOAuthConfig } from '../auth/provider.js';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import { ADMIN_PRINCIPAL } from '../users/index.js';
@@ -68,7 +68,18 @@ export function createConsents(deps: ConsentsDeps): Consents {
 
     async answerConsentCallback(query, browser) {
       running();
-      const answered = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config, browser);
+      let answered;
+      try {
+        answered = await auth.answerCallback(query, (candidate) => current(candidate)?.getSnapshot().context.config, browser);
+      } catch (error) {
+        // An answer to a pending consent that did not authorize: recorded where the callback's page sends the user.
+        if (error instanceof CallbackRefusedError && error.failed !== undefined) {
+          const { server, principal, error: why } = error.failed;
+          append({ type: 'consent.failed', server, principal: principal ?? ADMIN_PRINCIPAL, error: why.message });
+          if (principal === undefined) current(server)?.send({ type: 'auth.refused', error: why });
+        }
+        throw error;
+      }
       if (answered.principal === undefined) {
         deps.tokensStored(answered.server);
       } else {

@@ -38,6 +38,8 @@ class ServerBridge {
   private readonly name: string;
   private configured: ServerConfig | null = null;
   private last: ServerState | null = null;
+  /** The error the last transition journaled. */
+  private lastError: string | null = null;
   private subscriptions: Subscription[] = [];
   // Telemetry: the server's lifecycle span, and when it last became ready (for the session duration).
   private readonly lifecycle: LifecycleOwner = { span: undefined };
@@ -52,7 +54,9 @@ class ServerBridge {
       this.options.append({ type: 'server.configured', server: this.name, actor: ref.id, config: toResponse(this.configured) });
     }
     const state = topState(snapshot);
-    if (state !== this.last) this.journalTransition(state);
+    // A failed server told a new reason without leaving its state (a consent's answer refused at the callback): the view shows it.
+    const newReason = (state === 'error' || state === 'needs_reauth') && snapshot.context.error !== this.lastError;
+    if (state !== this.last || newReason) this.journalTransition(state);
     // Done: the process is gone (a `closing` actor already showed `stopped`).
     if (snapshot.status !== 'active') this.stop();
   };
@@ -106,6 +110,7 @@ class ServerBridge {
     options.lifecycles?.noteTransition(this.lifecycle, name, last, state, failed ? errorKind : null);
     this.readySince = noteSession(name, config, this.readySince, state, failed ? errorKind : null);
     this.last = state;
+    this.lastError = error;
   }
 }
 

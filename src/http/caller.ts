@@ -138,6 +138,7 @@ const OWNED: ReadonlySet<JournalEvent['type']> = new Set([
   'approval.decided',
   'consent.begun',
   'consent.completed',
+  'consent.failed',
   'inputs.changed',
   'session.changed',
 ] as const);

@@ -178,6 +178,12 @@ export const JournalEvent = z.discriminatedUnion('type', [
    */
   z.object({ ...base, type: z.literal('consent.completed'), principal: z.string() }),
   /**
+   * A consent's answer came back (the callback at `<publicUrl>/oauth/callback`) but did not authorize: the
+   * authorization server refused the code, or the user refused. `error` says why, never the code or a token.
+   * `principal`: whose grant it was for (`admin` for a shared server's).
+   */
+  z.object({ ...base, type: z.literal('consent.failed'), principal: z.string(), error: z.string() }),
+  /**
    * `principal` set (`set`) or removed (`removed`) their own values of the server's
    * `user_inputs`: names only, never a value.
    */

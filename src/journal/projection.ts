@@ -127,6 +127,7 @@ export function project(context: ProjectionContext, event: JournalEvent): Projec
     // Audit records: who did what, not server state.
     case 'consent.begun':
     case 'consent.completed':
+    case 'consent.failed':
     case 'inputs.changed':
     // A session is one principal's, not the server's state: the host's sessions list them.
     case 'session.changed':

@@ -37,7 +37,9 @@ export type ServerMachineEvent =
   /** The invoked consent stored the tokens. */
   | { type: 'auth.completed' }
   /** The invoked consent was refused, timed out or could not start. */
-  | { type: 'auth.failed'; error: FleetError };
+  | { type: 'auth.failed'; error: FleetError }
+  /** A consent's answer came back to this worker's public callback and did not authorize (refused, or the code refused). */
+  | { type: 'auth.refused'; error: FleetError };
 
 /** Events a server actor emits for the host to act on. */
 export type ServerEmitted =

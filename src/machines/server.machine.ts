@@ -499,6 +499,7 @@ export const serverMachine = setup({
             'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event.url } },
             'auth.completed': { target: 'connecting' },
             'auth.failed': { target: '#server.needs_reauth', actions: [recordError, 'reportConsentFailure'] },
+            'auth.refused': { target: '#server.needs_reauth', actions: [recordError, 'reportConsentFailure'] },
           },
         },
         connecting: {
@@ -631,6 +632,8 @@ export const serverMachine = setup({
       entry: 'markNeedsReauth',
       on: {
         'auth.begin': { target: '#server.authenticating.consenting' },
+        // Why the last consent's answer did not authorize: the status the callback's page sends the user to says so.
+        'auth.refused': { actions: [recordError, 'markNeedsReauth'] },
         ...whenIdle,
       },
     },

@@ -12,6 +12,7 @@ import { consentAsUser } from '../oauth/servers.js';
 import { oauthServersForFile } from './oauth-servers.js';
 import { deadPort } from '../security/processes.js';
 import { fleetTestBed, untilStateOn, type FleetWorkerProcess } from './workers.js';
+import { until } from '../support/wait.js';
 
 const bed = fleetTestBed();
 const { secretKey } = bed;
@@ -54,6 +55,66 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     // The state was taken: the same answer again changes nothing.
     const replay = await fetch(`${all[1]!.url}/oauth/callback?state=made-up&code=x`);
     expect(replay.status).toBe(400);
+  });
+
+  it('a consent asked for on a second worker while it waits answers the same URL; the first one finishes on a third', async () => {
+    const url = await bed.database();
+    const port = await deadPort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
+    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
+    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'needs_reauth');
+
+    const first = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(first.status, first.text).toBe(200);
+    const second = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(second.status, second.text).toBe(200);
+    // The same consent: b neither began another nor replaced the verifier of c's.
+    expect(second.json.authorization_url).toBe(first.json.authorization_url);
+
+    const callback = await consentAsUser(first.json.authorization_url);
+    expect(callback.status, callback.text).toBe(200);
+    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'ready');
+  });
+
+  it('a code the authorization server refuses at the callback is recorded in the status and the journal of the worker it landed on', async () => {
+    const url = await bed.database();
+    const port = await deadPort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
+    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+    for (const on of [a, c]) await untilStateOn(on, 'lin', 'needs_reauth');
+
+    const begun = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(begun.status, begun.text).toBe(200);
+    // The browser comes back with our state and a code the authorization server never issued.
+    const callback = await consentAsUser(begun.json.authorization_url, 'alice', (at) => {
+      const tampered = new URL(at);
+      tampered.searchParams.set('code', 'not-a-code-it-issued');
+      return fetch(tampered);
+    });
+    expect(callback.status, callback.text).toBe(502);
+    // Where the callback's page sends the user: the status of the worker it landed on (written behind the answer).
+    let view: any;
+    await until(async () => /refused the code/.test((view = (await a.request('/api/mcp/servers/lin')).json).error ?? ''), 'the refusal in the status').catch(
+      (error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(view)}`);
+      },
+    );
+    expect(view.state).toBe('needs_reauth');
+    let failed: any[] = [];
+    await until(async () => {
+      failed = (await a.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
+        (event: { type: string; server?: string }) => event.type === 'consent.failed' && event.server === 'lin',
+      );
+      return failed.length > 0;
+    }, 'consent.failed in the journal');
+    expect(failed).toHaveLength(1);
+    expect(failed[0].error).toMatch(/refused the code/);
+    expect(JSON.stringify(failed[0])).not.toContain('not-a-code-it-issued');
   });
 
   it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {

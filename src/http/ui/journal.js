@@ -78,6 +78,8 @@ function detail(event) {
       ];
     case 'consent.begun':
       return h('span', {}, `OAuth consent begun by ${event.principal}`);
+    case 'consent.failed':
+      return h('span', {}, `OAuth consent for ${event.principal} failed: ${event.error}`);
     case 'inputs.changed':
       return h('span', {}, `${event.principal} changed their inputs`, event.set.length > 0 ? `; set ${event.set.join(', ')}` : '', event.removed.length > 0 ? `; removed ${event.removed.join(', ')}` : '');
     case 'session.changed':
