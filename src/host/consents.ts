@@ -50,9 +50,10 @@ export function createConsents(deps: ConsentsDeps): Consents {
         append({ type: 'consent.begun', server: name, principal });
         return begun;
       }
-      const begun = await management.beginAuth(name);
-      append({ type: 'consent.begun', server: name, principal });
-      return begun;
+      const { begun, ...answer } = await management.beginAuth(name);
+      // Once per consent: asked again while it waits, the same URL is answered and nothing new is journaled.
+      if (begun) append({ type: 'consent.begun', server: name, principal });
+      return answer;
     },
 
     consentBindingKey: () => auth.bindingKey(),

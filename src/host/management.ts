@@ -59,7 +59,8 @@ export interface Management {
   update(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
   remove(name: string): Promise<void>;
   restart(name: string): Promise<ServerView>;
-  beginAuth(name: string): Promise<AuthBegun>;
+  /** The consent's URL; `begun`: this call started it (false: it was already waiting, and answers its URL again). */
+  beginAuth(name: string): Promise<AuthBegun & { begun: boolean }>;
   /** Whether a transaction on `name` is under way (a hand edit of it then waits for the next read). */
   busy(name: string): boolean;
   /** Resolves once no transaction on `name` is under way. */
@@ -206,7 +207,10 @@ export function createManagement(deps: ManagementDeps): Management {
         const after = await waitFor(ref, (snapshot) => snapshot.context.authorizationUrl !== null || !consenting(snapshot), {
           timeout: Infinity,
         });
-        if (after.context.authorizationUrl !== null && consenting(after)) return { authorization_url: after.context.authorizationUrl };
+        if (after.context.authorizationUrl !== null && consenting(after)) {
+          // Checked and sent with no await between: of two asking at once, only the first begins it.
+          return { authorization_url: after.context.authorizationUrl, begun: !consenting(before) };
+        }
         throw failure ?? new FleetError('auth', after.context.error ?? `the consent of server "${name}" could not start`);
       } finally {
         listening.unsubscribe();

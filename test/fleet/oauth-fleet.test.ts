@@ -79,6 +79,25 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'ready');
   });
 
+  it('a consent asked for twice on one worker is journaled once', async () => {
+    const url = await bed.database();
+    const port = await deadPort();
+    const a = await worker('w1', url, { port, args: ['--public-url', `http://127.0.0.1:${port}`] });
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+    await untilStateOn(a, 'lin', 'needs_reauth');
+    const first = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    const again = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(again.json.authorization_url).toBe(first.json.authorization_url);
+    const begun = async () =>
+      (await a.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
+        (event: { type: string; server?: string }) => event.type === 'consent.begun' && event.server === 'lin',
+      );
+    // The journal is written behind the answer: once the first is in, a second would be too.
+    await until(async () => (await begun()).length > 0, 'consent.begun in the journal');
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await begun()).toHaveLength(1);
+  });
+
   it('a code the authorization server refuses at the callback is recorded in the status and the journal of the worker it landed on', async () => {
     const url = await bed.database();
     const port = await deadPort();
