@@ -113,6 +113,11 @@ const INTERNAL: Record<string, InternalNote> = {
   'authenticating_consenting --> authenticating_consenting : auth.url': {
     observed: 'POST /auth answers with the authorization URL the consent reported',
   },
+  'needs_reauth --> needs_reauth : auth.refused': {
+    unobservable:
+      "a consent's code refused at a worker's public callback (`--public-url`) while the server waits for a person; this run answers " +
+      'consents on the loopback callback; test/fleet/oauth-fleet.test.ts drives it on workers sharing a database',
+  },
   'authenticating_consenting --> authenticating_connecting : auth.completed': {
     observed: 'the loopback callback answers 200, then authenticating → ready',
   },
@@ -216,6 +221,9 @@ const derived = deriveRows(readServerDiagram());
 
 /** Diagram edges the journal would show that no scenario drives, and why. */
 const NOT_DRIVEN: Record<string, string> = {
+  'authenticating_consenting --> needs_reauth : auth.refused':
+    "needs a consent's answer refused at a worker's public callback (`--public-url`); this run answers consents on the " +
+    'loopback callback (the journal edge is taken via auth.failed); test/fleet/oauth-fleet.test.ts drives it on workers sharing a database',
   'authenticating_connecting --> needs_reauth : connect failed [needsAPerson]':
     'needs an MCP server refusing the token a refresh or consent just produced; the fixture accepts every token its ' +
     'authorization server issues (the journal edge is taken via refreshToken failed and auth.failed)',
