@@ -140,7 +140,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
 
     addServer: (name, input) => management.add(name, input),
     updateServer: (name, patch, updateOptions) => management.update(name, patch, updateOptions),
-    removeServer: (name) => management.remove(name),
+    removeServer: (name, removeOptions) => management.remove(name, removeOptions),
     restartServer: (name) => management.restart(name),
     ...consents,
 

@@ -212,7 +212,8 @@ export interface McpHost {
   addServer(name: string, config: ServerConfigInput): Promise<ServerView>;
   /** PATCH semantics (docs/credentials.md); persisted only when the restart does not end in `error`. */
   updateServer(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
-  removeServer(name: string): Promise<void>;
+  /** Stops and forgets the server, and deletes its entry and credentials; with `ifMatch`, only while its stored config is at that version. */
+  removeServer(name: string, options?: UpdateOptions): Promise<void>;
   restartServer(name: string): Promise<ServerView>;
   /**
    * Starts OAuth consent for a server in `needs_reauth` (it moves to

@@ -48,7 +48,7 @@ export interface ManagementDeps {
 }
 
 export interface UpdateOptions {
-  /** Change only if the stored config is still at this version (HTTP `If-Match`); else `PreconditionFailedError`. */
+  /** Change (or remove) only if the stored config is still at this version (HTTP `If-Match`); else `PreconditionFailedError`. */
   ifMatch?: number;
 }
 
@@ -57,7 +57,7 @@ const UpdateOptionsSchema = z.strictObject({ ifMatch: z.number().int('must be an
 export interface Management {
   add(name: string, input: ServerConfigInput): Promise<ServerView>;
   update(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
-  remove(name: string): Promise<void>;
+  remove(name: string, options?: UpdateOptions): Promise<void>;
   restart(name: string): Promise<ServerView>;
   /** The consent's URL; `begun`: this call started it (false: it was already waiting, and answers its URL again). */
   beginAuth(name: string): Promise<AuthBegun & { begun: boolean }>;
@@ -182,8 +182,11 @@ export function createManagement(deps: ManagementDeps): Management {
       const { ifMatch } = options;
       return viewOf({ kind: 'update', name, patch, ...(ifMatch !== undefined ? { ifMatch } : {}) });
     },
-    remove: async (name) => {
-      await transactions.run({ kind: 'remove', name });
+    remove: async (name, options = {}) => {
+      // A misspelled `ifMatch` would remove the server unconditionally: refused, as for an update.
+      checkOptions('removeServer', UpdateOptionsSchema, options);
+      const { ifMatch } = options;
+      await transactions.run({ kind: 'remove', name, ...(ifMatch !== undefined ? { ifMatch } : {}) });
     },
     restart: (name) => viewOf({ kind: 'restart', name }),
 

@@ -9,7 +9,7 @@ import { ConflictError, NotFoundError, PreconditionFailedError } from '../errors
 export type TransactionInput =
   | { kind: 'add'; name: string; config: ServerConfig }
   | { kind: 'update'; name: string; patch: Record<string, unknown>; ifMatch?: number }
-  | { kind: 'remove'; name: string }
+  | { kind: 'remove'; name: string; ifMatch?: number }
   | { kind: 'restart'; name: string };
 
 export type TransactionKind = TransactionInput['kind'];
@@ -186,7 +186,7 @@ export const transactionMachine = setup({
     name: input.name,
     config: input.kind === 'add' ? input.config : null,
     patch: input.kind === 'update' ? input.patch : null,
-    ifMatch: input.kind === 'update' ? (input.ifMatch ?? null) : null,
+    ifMatch: input.kind === 'update' || input.kind === 'remove' ? (input.ifMatch ?? null) : null,
     read: null,
     written: null,
     view: null,
@@ -203,6 +203,7 @@ export const transactionMachine = setup({
           { guard: and(['isAdd', 'exists']), target: 'failed', actions: { type: 'refuseConflict', params: readParams } },
           { guard: 'isAdd', target: 'installing', actions: withRead },
           { guard: and(['isRemove', 'unknown']), target: 'failed', actions: 'refuseNotFound' },
+          { guard: and(['isRemove', 'versionMoved']), target: 'failed', actions: { type: 'refuseVersion', params: readParams } },
           { guard: 'isRemove', target: 'removing', actions: withRead },
           { guard: and(['isUpdate', 'entryInvalid']), target: 'failed', actions: { type: 'refuseInvalidEntry', params: readParams } },
           { guard: 'notRunning', target: 'failed', actions: 'refuseNotFound' },

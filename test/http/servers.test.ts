@@ -309,13 +309,23 @@ describe('versions: ETag and If-Match on the file store', () => {
     expect(fleet.configText()).toBe(before);
     const bad = await fleet.request('/api/mcp/servers/off', { method: 'PATCH', body: { timeout_seconds: 9 }, headers: { 'if-match': 'yesterday' } });
     expect(bad.status).toBe(400);
+    // A removal at a version the server moved past removes nothing.
+    const staleRemoval = await fleet.request('/api/mcp/servers/off', { method: 'DELETE', headers: { 'if-match': `"${first.json.version}"` } });
+    expect(staleRemoval.status).toBe(412);
+    expect(staleRemoval.json.error).toMatchObject({ code: 'version_mismatch', version: changed.json.version });
+    expect(fleet.configText()).toBe(before);
+    expect((await fleet.request('/api/mcp/servers/off')).status).toBe(200);
     // A hand edit moves the version too.
     writeFileSync(
       join(fleet.dir, 'mcp_servers.json'),
       JSON.stringify({ servers: { off: { ...disabledLocal, timeout_seconds: 33 }, other: { ...disabledLocal, command: ['node', 'other.js'] } } }),
     );
     await expect.poll(async () => (await fleet!.request('/api/mcp/servers/off')).json.config.timeout_seconds).toBe(33);
-    expect((await fleet.request(`/api/mcp/servers/off`)).json.version).toBeGreaterThan(changed.json.version);
+    const current = await fleet.request(`/api/mcp/servers/off`);
+    expect(current.json.version).toBeGreaterThan(changed.json.version);
+    // At the version it is at, the removal goes ahead.
+    expect((await fleet.request('/api/mcp/servers/off', { method: 'DELETE', headers: { 'if-match': current.headers.etag as string } })).status).toBe(204);
+    expect(fleet.config().servers.off).toBeUndefined();
   });
 });
 

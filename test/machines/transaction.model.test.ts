@@ -21,13 +21,16 @@ const scenarios: Array<{ label: string; input: TransactionInput }> = [
   { label: 'update at If-Match 1', input: { kind: 'update', name: NAME, patch: { timeout_seconds: 7 }, ifMatch: 1 } },
   { label: 'update with a patch that is not a valid config', input: { kind: 'update', name: NAME, patch: { timeout_seconds: 'soon' } } },
   { label: 'remove', input: { kind: 'remove', name: NAME } },
+  { label: 'remove at If-Match 1', input: { kind: 'remove', name: NAME, ifMatch: 1 } },
   { label: 'restart', input: { kind: 'restart', name: NAME } },
 ];
 
 const walks = scenarios.map(({ label, input }) => ({ label, input, paths: getSimplePaths(transactionGraph(), traversal(input)) }));
 const runs: PathRun[] = [];
+/** The runs of each scenario, by its label. */
+const runsOf = new Map<string, PathRun[]>();
 
-describe.each(walks)('transaction: $label', ({ input, paths }) => {
+describe.each(walks)('transaction: $label', ({ label, input, paths }) => {
   test(`every path (${paths.length} paths, ${stepsOf(paths)} steps) holds the model at every step`, async () => {
     expect(paths.length).toBeGreaterThan(5);
     const mismatches = createMismatches();
@@ -35,6 +38,7 @@ describe.each(walks)('transaction: $label', ({ input, paths }) => {
       const run = await runPath(input, path);
       mismatches.add(run.mismatch);
       runs.push(run);
+      runsOf.set(label, [...(runsOf.get(label) ?? []), run]);
     }
     mismatches.assertNone();
   });
@@ -78,6 +82,13 @@ test('the walks reach the outcomes that matter: kept, refused, undone', () => {
     finished.some(
       ({ work, stored, outcome }) =>
         work.join(', ') === 'read, install added, persist add, uninstall' && stored === null && outcome !== 'running' && !outcome.ok,
+    ),
+  ).toBe(true);
+  // A removal at a version the entry moved past: refused before anything stopped, the entry kept.
+  expect(
+    (runsOf.get('remove at If-Match 1') ?? []).some(
+      ({ observation: { work, stored, outcome } }) =>
+        work.join(', ') === 'read' && stored?.version === 2 && outcome !== 'running' && !outcome.ok && outcome.error.startsWith('PreconditionFailedError'),
     ),
   ).toBe(true);
   // A removal: stopped, its entry gone, its credentials forgotten.

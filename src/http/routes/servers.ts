@@ -67,7 +67,8 @@ export function serverRoutes(host: McpHost, options: ServerRoutesOptions = {}): 
   router.delete('/:name', async function removeServer(req, res) {
     requireAdmin(res);
     // The host removes an entry in the file that does not validate too (it has no view), and answers 404 for an unknown name.
-    await host.removeServer(req.params.name);
+    const ifMatch = versionOf(req.get('if-match'));
+    await host.removeServer(req.params.name, ifMatch === undefined ? {} : { ifMatch });
     res.status(204).end();
   });
 

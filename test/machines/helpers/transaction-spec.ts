@@ -187,6 +187,10 @@ export function expected(input: TransactionInput, events: readonly ModelEvent[])
       }
       case 'remove': {
         if (!facts.running && !facts.stored && !facts.invalid) return fail(new NotFoundError(NAME));
+        // Only what the caller saw is removed: an entry changed since (or one that does not validate, which has no version) stays.
+        if (input.ifMatch !== undefined && facts.version !== input.ifMatch) {
+          return fail(new PreconditionFailedError(NAME, input.ifMatch, facts.version));
+        }
         if (does('uninstall').type === 'throws') return fail(broke('uninstall'));
         // Whatever of it is stored goes, an entry that does not validate included.
         if (facts.stored || facts.invalid) {
