@@ -109,6 +109,25 @@ describe('recovery of a ready server', () => {
     await untilState(host, 'slowback', 'ready');
   });
 
+  test('a server lost again after each reconnect opens the circuit and says so in its status', async () => {
+    const dir = stateDirWith({});
+    await writeConfig(dir, {
+      // Each reconnect succeeds; the connection is lost again (a crash) before it counts as stable (max_delay_seconds).
+      shortlived: { type: 'local', command: fixtureCommand('crash-mid-call'), reconnect: { max_attempts: 2, initial_delay_seconds: 0.05, max_delay_seconds: 30 } },
+    });
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    for (let loss = 0; loss < 3; loss += 1) {
+      await untilState(host, 'shortlived', 'ready');
+      await host.callTool('shortlived__crash', {});
+    }
+    await expect.poll(() => host!.server('shortlived')?.error ?? '', { timeout: 20_000 }).toContain('gave up after 2 reconnect attempt(s)');
+    expect(host.server('shortlived')?.state).toBe('error');
+    // The journal says it too: whoever reads the events sees the circuit open, not a server waiting to retry.
+    const last = host.events().filter((event) => event.type === 'server.transitioned' && event.server === 'shortlived').at(-1);
+    expect(last).toMatchObject({ to: 'error', error: expect.stringContaining('gave up after 2 reconnect attempt(s)') });
+  });
+
   test('a server that keeps failing opens the circuit and says so in its status', async () => {
     const dir = stateDirWith({});
     const marker = join(dir, 'flaky.marker');
