@@ -82,8 +82,12 @@ export function redactUrl(url: string): string {
  * `url` as a URL, or null. Beside what the WHATWG parser takes, the socket
  * form with a user and no host (`postgresql://user@/db?host=/var/run/postgresql`),
  * which PostgreSQL's own parser takes: read as the same URL without the user.
+ * Null without `scheme://`: the WHATWG parser reads `postgres:u:pw@h/db` (or
+ * `db.example:5432/db`) as a scheme and an opaque path, with no user or
+ * password to redact and no host.
  */
 function parseDatabaseUrl(url: string): URL | null {
+  if (!/^[a-z][a-z0-9+.-]*:\/\//i.test(url)) return null;
   try {
     return new URL(url);
   } catch {
@@ -143,18 +147,20 @@ const SSL_MODES = ['disable', 'prefer', 'require', 'verify-ca', 'verify-full', '
 const LIBPQ_SSL_MODES = SSL_MODES.filter((mode) => mode !== 'no-verify');
 
 /**
- * Why `url` does not parse: a port that is no number (or above 65535) named
- * as such; how to write the password only when the URL parses with a plain
- * user and password in place of what was given (so they are the problem).
+ * Why `url` does not parse: a postgres scheme without `://` and a port that
+ * is no number (or above 65535) named as such; how to write the password
+ * only when the URL has its `scheme://` and parses with a plain user and
+ * password in place of what was given (so they are the problem).
  */
 function unparsableProblem(url: string): string {
+  // postgres//u:pw@h/db, postgres:/…: the password may be fine; what is missing is the ://.
+  if (/^postgres(?:ql)?(?!:\/\/)[:/]/i.test(url)) return 'the scheme is not followed by ://';
   const authority = /^([a-z][a-z0-9+.-]*:\/\/)(?:(.*)@)?([^@]*)$/is.exec(url);
-  if (authority !== null) {
-    const [, scheme, userinfo, rest] = authority as unknown as [string, string, string | undefined, string];
-    const hostPort = rest.split(/[/?#]/)[0]!;
-    const port = /^(?:\[[^\]]*\]|[^:[\]]*)(?::(.*))?$/s.exec(hostPort)?.[1] ?? '';
-    if (!/^\d*$/.test(port) || Number(port) > 65_535) return 'the port is not a number from 0 to 65535';
-    if (userinfo === undefined || parseDatabaseUrl(`${scheme}user:password@${rest}`) === null) return 'not a URL';
-  }
-  return url.includes('@') ? 'not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)' : 'not a URL';
+  if (authority === null) return 'not a URL';
+  const [, scheme, userinfo, rest] = authority as unknown as [string, string, string | undefined, string];
+  const hostPort = rest.split(/[/?#]/)[0]!;
+  const port = /^(?:\[[^\]]*\]|[^:[\]]*)(?::(.*))?$/s.exec(hostPort)?.[1] ?? '';
+  if (!/^\d*$/.test(port) || Number(port) > 65_535) return 'the port is not a number from 0 to 65535';
+  if (userinfo === undefined || parseDatabaseUrl(`${scheme}user:password@${rest}`) === null) return 'not a URL';
+  return 'not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A)';
 }

@@ -138,7 +138,8 @@ const serveCases: Array<[string[], string]> = [
   [['--database-url', 'postgres://u:hunter2pw@h:notaport/db'], 'error: --database-url: the port is not a number from 0 to 65535: "postgres://…@h:notaport/db"; expected postgres://user[:password]@host[:port]/database'],
   // An sslmode pg does not know is refused before any connect (pg took it as "SSL required" and failed on a server without it).
   [['--database-url', 'postgres://u:pw@127.0.0.1:5432/db?sslmode=bogus'], 'error: --database-url: sslmode is not one of disable, prefer, require, verify-ca, verify-full, no-verify: "postgres://u@127.0.0.1:5432/db?sslmode=bogus"; expected postgres://user[:password]@host[:port]/database'],
-  [['--database-url', 'postgres//fleet:pass-SECRET@db/fleet'], 'error: --database-url: not a URL (in the password, write / ? # @ : as %2F %3F %23 %40 %3A): "…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
+  // A missing : after the scheme is named as such: the password is fine, encoding it would not help.
+  [['--database-url', 'postgres//fleet:pass-SECRET@db/fleet'], 'error: --database-url: the scheme is not followed by ://: "…@db/fleet"; expected postgres://user[:password]@host[:port]/database'],
   [['--worker-id', 'a b'], 'error: --worker-id: expected 1-128 letters, digits and . _ : @ -: "a b"'],
   [['--log-level', 'loud'], 'error: --log-level: expected one of trace, debug, info, warn, error, fatal, silent: "loud"'],
   [['--startup-concurrency', '0'], 'error: --startup-concurrency: not an integer >= 1: "0"'],

@@ -266,6 +266,18 @@ describe('databaseUrlProblem', () => {
     expect(databaseUrlProblem('postgres://u:pw@h b/db')).toBe('not a URL');
   });
 
+  test('names a scheme not followed by :// as such, not as a password to encode, and shows no password', () => {
+    for (const url of ['postgres//fleet:pass-s3cret@db/fleet', 'postgresql:/fleet:pass-s3cret@db/fleet', 'postgres:fleet:pass-s3cret@db/fleet', 'POSTGRES//db/fleet']) {
+      expect(databaseUrlProblem(url), url).toBe('the scheme is not followed by ://');
+      expect(redactUrl(url), url).not.toContain('s3cret');
+    }
+    // Neither postgres:// nor anything like it: no scheme to name, and no password hint either.
+    for (const url of ['fleet:pass-s3cret@db/fleet', 'db.example:5432/fleet']) {
+      expect(databaseUrlProblem(url), url).toBe('not a URL');
+      expect(redactUrl(url), url).not.toContain('s3cret');
+    }
+  });
+
   test('refuses an sslmode pg does not know, naming the ones it does', () => {
     const modes = 'disable, prefer, require, verify-ca, verify-full, no-verify';
     expect(databaseUrlProblem('postgres://u:pw@127.0.0.1:5432/db?sslmode=bogus')).toBe(`sslmode is not one of ${modes}`);
@@ -279,3 +291,4 @@ describe('databaseUrlProblem', () => {
     );
   });
 });
+
