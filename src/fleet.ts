@@ -12,7 +12,7 @@ export type { PgEventStore } from './journal/pg-event-store.js';
 export { createPgCredentialsStore } from './auth/pg-credentials-store.js';
 export { createPgUsersStore } from './users/pg-users-store.js';
 export { pgPendingConsents } from './auth/pending-consents.js';
-export { DATABASE_URL_ENV, openDatabase, withTransaction } from './fleet/database.js';
+export { DATABASE_URL_ENV, DatabaseUrlError, openDatabase, withTransaction } from './fleet/database.js';
 export type { Database } from './fleet/database.js';
 export { migrate } from './fleet/migrations.js';
 export { generateSecretKeyText, loadSecretKey, SecretKeyError } from './config/secrets/secret-key.js';

@@ -10,7 +10,7 @@ import { PROFILE_ENV, resolveStateDir, STATE_DIR_ENV } from '../config/paths.js'
 import { HEADER_NAME, SERVER_NAME_RULE } from '../config/schema.js';
 import { MASK, maskUrl } from '../config/masking.js';
 import { ConfigError } from '../errors.js';
-import { databaseUrlProblem, redactUrl } from '../fleet/database-errors.js';
+import { assertDatabaseUrl, DatabaseUrlError } from '../fleet/database-errors.js';
 import { makeDirs } from '../files/make-dirs.js';
 import { REGISTRY_URL_ENV } from '../mcp-registry/registry-url.js';
 import { UsageError } from './errors.js';
@@ -201,9 +201,11 @@ export function envName(flag: string): (value: string) => string {
 export function checkDatabaseUrl(source: string, value: string): void {
   // Given empty (a deploy script's unset `$DB`), the worker would quietly keep a private config outside the fleet.
   if (value === '') throw new UsageError(source, 'empty; give postgres://user[:password]@host[:port]/database, or leave it out to keep the config in the state dir');
-  const problem = databaseUrlProblem(value);
-  if (problem !== null) {
-    throw new UsageError(source, `${problem}: ${JSON.stringify(redactUrl(value))}; expected postgres://user[:password]@host[:port]/database`);
+  // The library's own check (openDatabase makes it too), its words under the flag's name.
+  try {
+    assertDatabaseUrl(value);
+  } catch (error) {
+    throw error instanceof DatabaseUrlError ? new UsageError(source, error.detail) : error;
   }
 }
 

@@ -130,8 +130,38 @@ function causeText(url: string, cause: unknown): string {
 /** Where `serve` and `import` read the database URL when `--database-url` is not given. */
 export const DATABASE_URL_ENV = 'MCP_FLEET_DATABASE_URL';
 
+/** The form a database URL takes, as the refusals name it. */
+const DATABASE_URL_FORM = 'postgres://user[:password]@host[:port]/database';
+
+/**
+ * A database URL refused before any connection (`openDatabase`,
+ * `openSharedStores`, `serve --database-url`): `problem` is what is wrong
+ * (`databaseUrlProblem`), `detail` that with the URL shown without its password.
+ */
+export class DatabaseUrlError extends Error {
+  override readonly name = 'DatabaseUrlError';
+  readonly code = 'invalid_database_url';
+  readonly detail: string;
+  constructor(
+    url: string,
+    readonly problem: string,
+  ) {
+    const detail = `${problem}: ${JSON.stringify(redactUrl(url))}; expected ${DATABASE_URL_FORM}`;
+    super(`invalid database URL: ${detail}`);
+    this.detail = detail;
+  }
+}
+
+/** Throws `DatabaseUrlError` when `url` is no PostgreSQL URL pg would take as meant. */
+export function assertDatabaseUrl(url: string): void {
+  const problem = databaseUrlProblem(url);
+  if (problem !== null) throw new DatabaseUrlError(url, problem);
+}
+
 /** What is wrong with `url` as a PostgreSQL URL (`postgres://user[:password]@host[:port]/database`), or null. */
 export function databaseUrlProblem(url: string): string | null {
+  // pg reads an empty string as "no URL": the PG* variables, else localhost.
+  if (url === '') return 'empty';
   const parsed = parseDatabaseUrl(url);
   if (parsed === null) return unparsableProblem(url);
   if (parsed.protocol !== 'postgres:' && parsed.protocol !== 'postgresql:') return `the scheme is ${parsed.protocol.replace(/:$/, '')}, not postgres`;

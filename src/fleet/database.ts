@@ -5,7 +5,7 @@
  */
 import { createRequire } from 'node:module';
 import type pg from 'pg';
-import { DatabaseUnavailableError, isConnectionError } from './database-errors.js';
+import { assertDatabaseUrl, DatabaseUnavailableError, isConnectionError } from './database-errors.js';
 
 
 export interface Database {
@@ -45,8 +45,14 @@ export function loadPg(): typeof pg {
 /** How long a connect may take before the pool gives up: without it an unreachable host hangs a query forever. */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** Opens a pool; no connection is made until the first query. */
+/**
+ * Opens a pool; no connection is made until the first query. A URL pg would
+ * not take as meant (a port that is no number, an sslmode it does not act on)
+ * throws `DatabaseUrlError` here, naming the problem, not at the first query
+ * with pg's own unrelated words.
+ */
 export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Database {
+  assertDatabaseUrl(url);
   const pool = new (loadPg().Pool)({
     connectionString: url,
     application_name: options.applicationName,
@@ -76,7 +82,7 @@ export function openDatabase(url: string, options: OpenDatabaseOptions = {}): Da
   };
 }
 
-export { DATABASE_URL_ENV, databaseAddress, DatabaseUnavailableError, isConnectionError, redactUrl } from './database-errors.js';
+export { DATABASE_URL_ENV, databaseAddress, DatabaseUnavailableError, DatabaseUrlError, isConnectionError, redactUrl } from './database-errors.js';
 
 /**
  * `store` with every method's connection error turned into

@@ -8,6 +8,7 @@
  */
 import type { ConfigStore } from '../config/index.js';
 import { createPgConfigStore } from '../config/pg-config-store.js';
+import { assertDatabaseUrl } from './database-errors.js';
 import { isConnectionError, openDatabase, redactUrl, type Database } from './database.js';
 import { migrate } from './migrations.js';
 import { createPgEventStore, type PgEventStore } from '../journal/pg-event-store.js';
@@ -58,8 +59,13 @@ export interface SharedStores {
 const FIRST_RETRY_MS = 500;
 const MAX_RETRY_MS = 10_000;
 
-/** Opens the stores; throws `SecretKeyError` without a key. No connection is made until `reach`. */
+/**
+ * Opens the stores; throws `DatabaseUrlError` for a bad URL (before the key is
+ * read, as `serve` checks it), `SecretKeyError` without a key. No connection
+ * is made until `reach`.
+ */
 export function openSharedStores(options: SharedStoresOptions): SharedStores {
+  assertDatabaseUrl(options.url);
   const key = loadSecretKey({ env: options.env, configDir: options.stateDir });
   const { workerId, logger } = options;
   const where = redactUrl(options.url);

@@ -1,6 +1,9 @@
 // The schema on a real PostgreSQL (test/support/postgres.ts): migrations run
 // once even when three workers start together, a newer schema is refused, and
 // the connection helpers tell "the database is away" from "the query is wrong".
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
 import {
@@ -12,6 +15,7 @@ import {
   type Database,
 } from '../../src/fleet/database.js';
 import { databaseUrlProblem } from '../../src/fleet/database-errors.js';
+import { DatabaseUrlError, generateSecretKeyText, openSharedStores } from '../../src/fleet.js';
 import { latestVersion, migrate, MigrationError, migrations, SchemaTooNewError } from '../../src/fleet/migrations.js';
 import { newDatabase, postgresAvailable, startPostgres, type PgCluster } from '../support/postgres.js';
 
@@ -292,3 +296,33 @@ describe('databaseUrlProblem', () => {
   });
 });
 
+describe('a bad database URL given to the library', () => {
+  const bad: Array<[string, string]> = [
+    ['postgres://u:hunter2pw@127.0.0.1:5432/db?sslmode=bogus', 'sslmode is not one of disable, prefer, require, verify-ca, verify-full, no-verify'],
+    ['postgres://u:hunter2pw@h:notaport/db', 'the port is not a number from 0 to 65535'],
+    ['postgres//u:hunter2pw@h/db', 'the scheme is not followed by ://'],
+    ['mysql://u:hunter2pw@h/db', 'the scheme is mysql, not postgres'],
+    ['', 'empty'],
+  ];
+
+  test('openDatabase and openSharedStores refuse it up front with the CLI\'s words, naming no password', () => {
+    const stateDir = mkdtempSync(join(tmpdir(), 'mcp-fleet-badurl-'));
+    const env = { MCP_FLEET_SECRET_KEY: generateSecretKeyText() };
+    for (const [url, problem] of bad) {
+      for (const open of [() => openDatabase(url), () => openSharedStores({ url, workerId: 'w', stateDir, env, logger: { info() {}, warn() {} } })]) {
+        let thrown: unknown;
+        try {
+          const opened = open();
+          void ('close' in opened ? opened.close() : undefined);
+        } catch (error) {
+          thrown = error;
+        }
+        expect(thrown, url).toMatchObject({ name: 'DatabaseUrlError', code: 'invalid_database_url', problem });
+        expect(thrown, url).toBeInstanceOf(DatabaseUrlError);
+        expect((thrown as Error).message, url).toMatch(/^invalid database URL: /);
+        expect((thrown as Error).message, url).toContain(`${problem}: `);
+        expect((thrown as Error).message, url).not.toContain('hunter2');
+      }
+    }
+  });
+});
