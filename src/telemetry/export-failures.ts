@@ -3,8 +3,9 @@
  * the SDK's diag logger, which is silent unless an application registers one,
  * so a worker exporting to a collector that is down or refusing said nothing.
  * This logs each failure through the worker's logger, at most one line per
- * endpoint per window (a minute), the next line carrying how many failures it
- * held back. The endpoint is shown without credentials, query or fragment, and
+ * signal and endpoint per window (a minute), the next line carrying how many
+ * failures it held back. Traces and metrics may post to the same URL: each
+ * signal keeps its own window, so neither's failures are told as the other's. The endpoint is shown without credentials, query or fragment, and
  * no value of `OTEL_EXPORTER_OTLP_*_HEADERS` reaches a line.
  */
 import { MASK, redact } from '../config/masking.js';
@@ -29,6 +30,7 @@ export type ExportFailureSink = (fields: ExportFailureFields, message: string) =
 const EXPORT_FAILURE_WINDOW_MS = 60_000;
 
 interface EndpointState {
+  endpoint: string;
   signal: ExportSignal;
   suppressed: number;
   latest: string;
@@ -40,6 +42,7 @@ export class ExportFailureLog {
   #sink: ExportFailureSink;
   readonly #windowMs: number;
   readonly #secrets: string[];
+  /** By signal and endpoint. */
   readonly #open = new Map<string, EndpointState>();
 
   constructor(options: { sink: ExportFailureSink; secrets?: Iterable<string>; windowMs?: number }) {
@@ -56,7 +59,7 @@ export class ExportFailureLog {
   /** One failed export to `endpoint` (already shown without credentials). */
   failed(endpoint: string, signal: ExportSignal, error: unknown): void {
     const reason = this.#reasonOf(error);
-    const open = this.#open.get(endpoint);
+    const open = this.#open.get(windowKey(signal, endpoint));
     if (open !== undefined) {
       open.suppressed += 1;
       open.latest = reason;
@@ -68,34 +71,37 @@ export class ExportFailureLog {
 
   /** Writes the count held back for every endpoint and stops the timers. */
   flush(): void {
-    for (const [endpoint, state] of this.#open) {
+    for (const state of this.#open.values()) {
       clearTimeout(state.timer);
-      this.#writeHeldBack(endpoint, state);
+      this.#writeHeldBack(state);
     }
     this.#open.clear();
   }
 
   #openWindow(endpoint: string, signal: ExportSignal, latest: string): void {
+    const key = windowKey(signal, endpoint);
     const state: EndpointState = {
+      endpoint,
       signal,
       suppressed: 0,
       latest,
       timer: setTimeout(() => {
-        this.#open.delete(endpoint);
+        this.#open.delete(key);
         // Failures went on through the window: one line for all of them, and a new window.
         if (state.suppressed > 0) {
-          this.#writeHeldBack(endpoint, state);
+          this.#writeHeldBack(state);
           this.#openWindow(endpoint, signal, state.latest);
         }
       }, this.#windowMs),
     };
     // A pending count must not keep the worker alive; `flush()` writes it at shutdown.
     state.timer.unref();
-    this.#open.set(endpoint, state);
+    this.#open.set(key, state);
   }
 
-  #writeHeldBack(endpoint: string, state: EndpointState): void {
+  #writeHeldBack(state: EndpointState): void {
     if (state.suppressed === 0) return;
+    const { endpoint } = state;
     const times = state.suppressed === 1 ? '1 more time' : `${state.suppressed} more times`;
     this.#sink(
       { endpoint, signal: state.signal, reason: state.latest, suppressed: state.suppressed },
@@ -116,6 +122,8 @@ export class ExportFailureLog {
     return redact(text.replace(/\s+/g, ' ').trim().slice(0, 300), this.#secrets);
   }
 }
+
+const windowKey = (signal: ExportSignal, endpoint: string) => `${signal} ${endpoint}`;
 
 /**
  * The URL the OTLP/HTTP exporter of `signal` posts to, resolved as the

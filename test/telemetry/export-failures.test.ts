@@ -1,6 +1,6 @@
 // Failed exports are heard: a real `mcp-fleet serve` exporting to a closed
 // local port, or to a collector answering 500, logs through its logger one
-// line per endpoint (not one per failure), then the count it held back when it
+// line per signal and endpoint (not one per failure), then the count it held back when it
 // stops; the endpoint is named without its credentials or query, and no header
 // value of OTEL_EXPORTER_OTLP_HEADERS is printed anywhere.
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -174,6 +174,20 @@ describe('the failure log on its own', () => {
     ]);
     log.flush();
     expect(lines).toHaveLength(4);
+  });
+
+  it('keeps a window per signal: traces and metrics posting to one URL are each told as themselves', () => {
+    const lines: string[] = [];
+    const log = new ExportFailureLog({ sink: (_fields, message) => lines.push(message), windowMs: 60_000 });
+    log.failed('http://c/otlp', 'traces', new Error('refused'));
+    log.failed('http://c/otlp', 'metrics', new Error('refused'));
+    log.failed('http://c/otlp', 'metrics', new Error('again'));
+    log.flush();
+    expect(lines).toEqual([
+      'telemetry: traces export to http://c/otlp failed: refused',
+      'telemetry: metrics export to http://c/otlp failed: refused',
+      'telemetry: metrics export to http://c/otlp failed 1 more time since the last line (latest: again)',
+    ]);
   });
 
   it('resolves and shows endpoints as the exporter does, without userinfo, query or fragment', () => {
