@@ -36,6 +36,11 @@ export interface ConsentOptions {
 export interface ConsentSession {
   /** Where the user authorizes (the authorization server's page). */
   readonly authorizationUrl: string;
+  /**
+   * Whether this session answers a consent another worker began (`--public-url`): it did not begin one,
+   * so it is not journaled as begun again.
+   */
+  readonly joined: boolean;
   /** Resolves once the tokens are stored; rejects with a FleetError (`auth`) on refusal, timeout or cancel. */
   readonly completed: Promise<void>;
   /** Ends the consent: closes the callback socket and rejects `completed`. Idempotent. */
@@ -126,7 +131,9 @@ export async function beginConsent(
   };
   waitFor(timeoutMs);
   /** Another worker's consent of this server is pending: this one answers its URL and waits for its tokens. */
+  let joined = false;
   const join = (other: SharedConsent): URL => {
+    joined = true;
     waitFor(other.until - Date.now());
     return new URL(other.url);
   };
@@ -168,6 +175,7 @@ export async function beginConsent(
   }
   return {
     authorizationUrl: authorizationUrl.href,
+    joined,
     completed,
     cancel: (reason = 'consent cancelled') => end(new FleetError('auth', reason)),
   };

@@ -59,7 +59,7 @@ export class AuthNotApplicableError extends Error {
 
 /** What a running consent tells its server actor. */
 export type ConsentReport =
-  | { type: 'auth.url'; url: string }
+  | { type: 'auth.url'; url: string; joined: boolean }
   | { type: 'auth.completed' }
   | { type: 'auth.failed'; error: FleetError };
 
@@ -177,7 +177,7 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
           // Left `authenticating` while the consent was being prepared: nobody waits for it.
           if (cancelled) return begun.cancel();
           session = begun;
-          report({ type: 'auth.url', url: begun.authorizationUrl });
+          report({ type: 'auth.url', url: begun.authorizationUrl, joined: begun.joined });
           await begun.completed;
           report({ type: 'auth.completed' });
         } catch (error) {

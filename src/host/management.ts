@@ -59,7 +59,7 @@ export interface Management {
   update(name: string, patch: Record<string, unknown>, options?: UpdateOptions): Promise<ServerView>;
   remove(name: string, options?: UpdateOptions): Promise<void>;
   restart(name: string): Promise<ServerView>;
-  /** The consent's URL; `begun`: this call started it (false: it was already waiting, and answers its URL again). */
+  /** The consent's URL; `begun`: this call started it (false: it was already waiting and answers its URL again, or it answers a consent another worker began). */
   beginAuth(name: string): Promise<AuthBegun & { begun: boolean }>;
   /** Whether a transaction on `name` is under way (a hand edit of it then waits for the next read). */
   busy(name: string): boolean;
@@ -211,8 +211,9 @@ export function createManagement(deps: ManagementDeps): Management {
           timeout: Infinity,
         });
         if (after.context.authorizationUrl !== null && consenting(after)) {
-          // Checked and sent with no await between: of two asking at once, only the first begins it.
-          return { authorization_url: after.context.authorizationUrl, begun: !consenting(before) };
+          // Checked and sent with no await between: of two asking at once, only the first begins it. A consent
+          // another worker began and this one answers was begun there: the fleet journals it once.
+          return { authorization_url: after.context.authorizationUrl, begun: !consenting(before) && !after.context.consentJoined };
         }
         throw failure ?? new FleetError('auth', after.context.error ?? `the consent of server "${name}" could not start`);
       } finally {

@@ -32,8 +32,11 @@ export type ServerMachineEvent =
   | { type: 'catalog.tools_changed' }
   /** The user started OAuth consent for a server that needs it. */
   | { type: 'auth.begin' }
-  /** The invoked consent knows where the user must go. */
-  | { type: 'auth.url'; url: string }
+  /**
+   * The invoked consent knows where the user must go. `joined`: that is the consent another worker of the
+   * fleet began and still waits on (`--public-url`), not one begun here.
+   */
+  | { type: 'auth.url'; url: string; joined?: boolean }
   /** The invoked consent stored the tokens. */
   | { type: 'auth.completed' }
   /** The invoked consent was refused, timed out or could not start. */

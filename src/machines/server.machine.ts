@@ -63,6 +63,8 @@ export interface ServerContext {
   failures: number;
   /** The consent's page, once the invoked consent knows it. */
   authorizationUrl: string | null;
+  /** That page is of a consent another worker began (`auth.url` `joined`): this one answers it, it did not begin it. */
+  consentJoined: boolean;
   /** An `on_demand` server was asked for and connects (until it goes idle). */
   demanded: boolean;
   /** The error recorded is the authorization server's absence: retried without limit, no consent. */
@@ -354,8 +356,11 @@ export const serverMachine = setup({
     takeConfig: assign({ config: ({ context }, config: ServerConfig | undefined) => config ?? context.config }),
     markDemanded: assign({ demanded: true }),
     forgetDemand: assign({ demanded: false }),
-    keepAuthorizationUrl: assign({ authorizationUrl: (_, url: string) => url }),
-    forgetAuthorizationUrl: assign({ authorizationUrl: null }),
+    keepAuthorizationUrl: assign((_, params: { url: string; joined?: boolean }) => ({
+      authorizationUrl: params.url,
+      consentJoined: params.joined ?? false,
+    })),
+    forgetAuthorizationUrl: assign({ authorizationUrl: null, consentJoined: false }),
   },
 }).createMachine({
   id: 'server',
@@ -369,6 +374,7 @@ export const serverMachine = setup({
     errorKind: null,
     failures: 0,
     authorizationUrl: null,
+    consentJoined: false,
     demanded: false,
     awaitingAuthServer: false,
     authWaits: 0,
@@ -496,7 +502,7 @@ export const serverMachine = setup({
             input: workOf,
           },
           on: {
-            'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event.url } },
+            'auth.url': { actions: { type: 'keepAuthorizationUrl', params: ({ event }) => event } },
             'auth.completed': { target: 'connecting' },
             'auth.failed': { target: '#server.needs_reauth', actions: [recordError, 'reportConsentFailure'] },
             'auth.refused': { target: '#server.needs_reauth', actions: [recordError, 'reportConsentFailure'] },

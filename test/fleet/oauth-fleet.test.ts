@@ -136,6 +136,27 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     expect(JSON.stringify(failed[0])).not.toContain('not-a-code-it-issued');
   });
 
+  it("a worker answering another's pending consent does not journal it again: one consent.begun for the fleet", async () => {
+    const url = await bed.database();
+    const port = await deadPort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
+    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+    for (const on of [a, b]) await untilStateOn(on, 'lin', 'needs_reauth');
+    const first = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    const joined = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(joined.json.authorization_url).toBe(first.json.authorization_url);
+    const begun = async (on: FleetWorkerProcess) =>
+      (await on.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
+        (event: { type: string; server?: string }) => event.type === 'consent.begun' && event.server === 'lin',
+      );
+    // The shared journal, as each worker reads it: a's event is in; b's would be by now.
+    for (const on of [a, b]) await until(async () => (await begun(on)).length > 0, `consent.begun on ${on.id}`);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    for (const on of [a, b]) expect(await begun(on)).toHaveLength(1);
+  });
+
   it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {
     const url = await bed.database();
     await consentedFleet(url);
