@@ -86,7 +86,8 @@ export async function beginConsent(
     disarm();
     if (recordedState !== null) {
       void pending?.consents.drop(recordedState).catch(() => undefined);
-      void provider.endConsent(recordedState).catch(() => undefined);
+      // Ended without tokens (timed out, cancelled, refused here): the workers waiting on it are told why.
+      void provider.endConsent(recordedState, error?.message).catch(() => undefined);
     }
     if (callback.listening) {
       callback.close();

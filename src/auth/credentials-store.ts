@@ -56,6 +56,17 @@ export interface CredentialsStore {
    */
   watchTokens?(onTokens: (server: string) => void): () => void;
   /**
+   * Tells every other worker sharing this store that the pending consent of `server` named `consent` (the
+   * hash of its `state`, `CredentialsRecord.consent.state_hash`) ended without tokens: refused, timed out
+   * or cancelled; `error` says why. Absent for a store only this process writes.
+   */
+  tellConsentEnded?(server: string, consent: string, error: string): Promise<void>;
+  /**
+   * Calls `onEnded` whenever another worker tells that a pending consent ended (`tellConsentEnded`);
+   * returns the stop function. Absent for a store only this process writes.
+   */
+  watchConsents?(onEnded: (server: string, consent: string, error: string) => void): () => void;
+  /**
    * Deletes the per-user grants (records under `grantKey`) of one server, of
    * one principal, or of that principal on that server. Absent for a store
    * that keeps no grants.

@@ -48,6 +48,10 @@ const LOCK_SQL = "select pg_advisory_xact_lock(hashtext('mcp-fleet:credentials')
 const LOCK_TIMEOUT = '60s';
 /** Notified on every commit that stores tokens: `{server, by}`. */
 export const TOKENS_CHANNEL = 'mcp_fleet_tokens';
+/** Notified when a pending consent ended without tokens (refused, timed out, cancelled): `{server, consent, error, by}`. */
+export const CONSENTS_CHANNEL = 'mcp_fleet_consents';
+/** A notification's payload is at most 8000 bytes: the reason is cut well short of that. */
+const MAX_REASON = 1000;
 
 export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsStoreOptions): CredentialsStore {
   /** The record of `stored` (a row's jsonb, or undefined for no row), opened, checked and bound as `load` promises. */
@@ -164,6 +168,24 @@ export function createPgCredentialsStore({ db, key, workerId }: PgCredentialsSto
           },
         },
       );
+    },
+
+    async tellConsentEnded(server, consent, error) {
+      const payload = JSON.stringify({ server, consent, error: error.slice(0, MAX_REASON), by: workerId });
+      try {
+        await db.pool.query('select pg_notify($1, $2)', [CONSENTS_CHANNEL, payload]);
+      } catch (failure) {
+        throw unavailable(failure);
+      }
+    },
+
+    watchConsents(onEnded) {
+      // Only while a consent waits here (server-auth.ts opens it then): a notification lost to an outage leaves
+      // that worker waiting until its own deadline, which is the consent's, as before.
+      return listen(db, CONSENTS_CHANNEL, (payload) => {
+        const { server, consent, error, by } = JSON.parse(payload) as { server: string; consent: string; error: string; by: string };
+        if (by !== workerId) onEnded(server, consent, error);
+      });
     },
 
     async load(server, serverUrl, configuredClientId) {

@@ -188,6 +188,12 @@ export interface SharedConsent {
 
 const stateHashOf = (state: string) => createHash('sha256').update(state).digest('base64url');
 
+/** The name of the consent whose authorization URL is `authorizationUrl`: the hash of its `state` (`CredentialsRecord.consent.state_hash`). */
+export function consentNameOf(authorizationUrl: string): string | null {
+  const state = new URL(authorizationUrl).searchParams.get('state');
+  return state === null ? null : stateHashOf(state);
+}
+
 /** Loads (or creates) the server's credentials and returns its provider. */
 export async function createOAuthProvider(options: OAuthProviderOptions): Promise<FleetOAuthProvider> {
   const { name, config } = options;
@@ -551,14 +557,21 @@ export class FleetOAuthProvider implements OAuthClientProvider {
     return other;
   }
 
-  /** Forgets the pending consent of `state` (answered, cancelled or timed out); one recorded since stays. */
-  async endConsent(state: string): Promise<void> {
+  /**
+   * Forgets the pending consent of `state` (answered, cancelled or timed out); one recorded since stays. `error`:
+   * it ended without tokens, and why; the other workers waiting on it are told, so they stop waiting.
+   */
+  async endConsent(state: string, error?: string): Promise<void> {
     const hash = stateHashOf(state);
     const { url, auth } = this.#config;
-    const record = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, async (current) =>
-      current.consent?.state_hash === hash ? { record: { ...current, consent: null }, result: { ...current, consent: null } } : { record: null, result: current },
-    );
+    const { record, ended } = await this.#credentials.lockForRefresh(this.#name, url, auth.client_id, async (current) => {
+      if (current.consent?.state_hash !== hash) return { record: null, result: { record: current, ended: false } };
+      const next = { ...current, consent: null };
+      return { record: next, result: { record: next, ended: true } };
+    });
     this.#adopt(record);
+    // Tokens stored cleared it already: only a consent that ended without them is told.
+    if (ended && error !== undefined) await this.#credentials.tellConsentEnded?.(this.#name, hash, error);
   }
 
   /**

@@ -11,12 +11,13 @@ import type { ServerConfig } from '../config/index.js';
 import { redact, secretValues } from '../config/masking.js';
 import { FleetError } from '../errors.js';
 import { publicClientMetadataUrl } from './client-metadata-document.js';
-import { beginConsent, redeemAnswer, type ConsentSession } from './consent.js';
+import { beginConsent, redeemAnswer, type ConsentSession, type Refusal } from './consent.js';
 import { bindingHash, canBindBrowser, type ConsentBinding } from './consent-binding.js';
 import { grantKey } from './credentials-store.js';
 import { describeAuthFailure } from './oauth-errors.js';
 import { memoryPendingConsents, type PendingConsents } from './pending-consents.js';
 import {
+  consentNameOf,
   createOAuthProvider,
   credentialsStoreOf,
   isOAuthConfig,
@@ -152,6 +153,30 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
   const consentTtlMs = options.consentTimeoutMs ?? USER_CONSENT_TTL_MS;
   const worker = options.workerId ?? `pid-${process.pid}`;
 
+  /**
+   * The consents this worker waits on that any worker's callback may end (`--public-url`), by the consent's name
+   * (consentNameOf). Another worker that ends one without tokens tells it (`tellConsentEnded`): each one waiting
+   * here ends with that reason, so its server leaves `authenticating` for `needs_reauth` at once, and the next
+   * consent asked for is a new one. Watched only while one waits.
+   */
+  const waiting = new Map<ConsentSession, { server: string; consent: string }>();
+  let stopWatching: (() => void) | null = null;
+  const consentEnded = (server: string, consent: string, error: string) => {
+    for (const [session, on] of waiting) if (on.server === server && on.consent === consent) session.cancel(error);
+  };
+  const waitOn = (server: string, session: ConsentSession): (() => void) => {
+    const consent = options.publicUrl === undefined ? null : consentNameOf(session.authorizationUrl);
+    if (consent === null || credentials.watchConsents === undefined) return () => {};
+    waiting.set(session, { server, consent });
+    stopWatching ??= credentials.watchConsents(consentEnded);
+    return () => {
+      waiting.delete(session);
+      if (waiting.size > 0 || stopWatching === null) return;
+      stopWatching();
+      stopWatching = null;
+    };
+  };
+
   return {
     providerFor: provider,
 
@@ -177,8 +202,9 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
           // Left `authenticating` while the consent was being prepared: nobody waits for it.
           if (cancelled) return begun.cancel();
           session = begun;
+          const done = waitOn(name, begun);
           report({ type: 'auth.url', url: begun.authorizationUrl, joined: begun.joined });
-          await begun.completed;
+          await begun.completed.finally(done);
           report({ type: 'auth.completed' });
         } catch (error) {
           if (cancelled) return;
@@ -259,10 +285,15 @@ export function createServerAuth(options: ServerAuthOptions): ServerAuth {
       const owner = pending.owner;
       if (owner === undefined) {
         const oauth = await create(name, config);
-        const refusal = await redeemAnswer(oauth, config, query).finally(() =>
-          // Answered either way: the next consent asked for is a new one (tokens stored cleared it already).
-          oauth.endConsent(state).catch(() => undefined),
-        );
+        let refusal: Refusal | null = null;
+        try {
+          refusal = await redeemAnswer(oauth, config, query);
+        } finally {
+          // Answered either way: the next consent asked for is a new one (tokens stored cleared it already). One
+          // that did not authorize ends on every worker waiting on it, with why.
+          const why = refusal === null ? undefined : refusal.error.message;
+          await oauth.endConsent(state, why ?? 'the answer to the consent could not be redeemed').catch(() => undefined);
+        }
         if (refusal !== null) throw new CallbackRefusedError(refusal.status, refusal.page, { server: name, error: refusal.error });
         return { server: name };
       }

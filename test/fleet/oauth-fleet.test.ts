@@ -136,6 +136,48 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
     expect(JSON.stringify(failed[0])).not.toContain('not-a-code-it-issued');
   });
 
+  it('a consent refused at the callback ends on every worker waiting on it; asked again, a new one begins', async () => {
+    const url = await bed.database();
+    const port = await deadPort();
+    const publicUrl = `http://127.0.0.1:${port}`;
+    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
+    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
+    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
+    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'needs_reauth');
+
+    // c begins it, b joins it; the callback lands on a, with a code the authorization server never issued.
+    const begun = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(begun.status, begun.text).toBe(200);
+    const joined = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(joined.json.authorization_url).toBe(begun.json.authorization_url);
+    for (const on of [b, c]) await untilStateOn(on, 'lin', 'authenticating');
+    const callback = await consentAsUser(begun.json.authorization_url, 'alice', (at) => {
+      const tampered = new URL(at);
+      tampered.searchParams.set('code', 'not-a-code-it-issued');
+      return fetch(tampered);
+    });
+    expect(callback.status, callback.text).toBe(502);
+
+    // Neither waits for the ten-minute timeout: both say why, at once.
+    for (const on of [b, c]) {
+      let view: any;
+      await until(async () => /refused the code/.test((view = (await on.request('/api/mcp/servers/lin')).json).error ?? ''), `the refusal on ${on.id}`, 15_000).catch(
+        (error: Error) => {
+          throw new Error(`${error.message}: ${JSON.stringify(view)}`);
+        },
+      );
+      expect(view.state).toBe('needs_reauth');
+    }
+    // The old URL's state is used: asked again, c begins a new consent, which every worker then answers.
+    const again = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+    expect(again.status, again.text).toBe(200);
+    expect(again.json.authorization_url).not.toBe(begun.json.authorization_url);
+    const answered = await consentAsUser(again.json.authorization_url);
+    expect(answered.status, answered.text).toBe(200);
+    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'ready');
+  });
+
   it("a worker answering another's pending consent does not journal it again: one consent.begun for the fleet", async () => {
     const url = await bed.database();
     const port = await deadPort();
