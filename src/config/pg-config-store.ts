@@ -26,6 +26,7 @@ import {
   type StoredConfig,
   type StoredEntry,
 } from './store.js';
+import { shortForm } from './short-form.js';
 import { parseServerConfig } from './validate.js';
 
 /** The channel every config write notifies; the payload is the new global version. */
@@ -92,8 +93,9 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
 
   /**
    * Writes `next` (validated) in one transaction: changed and new servers
-   * get the next global version, `removed` ones a tombstone; a row not named
-   * in either stays as it is.
+   * get the next global version and are stored as the file stores them
+   * (short-form.ts: no defaults, nested ones included), `removed` ones a
+   * tombstone; a row not named in either stays as it is.
    */
   async function write(client: pg.PoolClient, rows: readonly Row[], current: LoadedConfig, next: Map<string, ServerConfig>, removed: readonly string[]) {
     const live = new Map(current.servers);
@@ -108,7 +110,7 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
         `insert into servers (name, position, config, version, updated_at, updated_by) values ($1, $2, $3, $4, now(), $5)
          on conflict (name) do update set position = excluded.position, config = excluded.config, version = excluded.version,
            updated_at = now(), updated_by = excluded.updated_by`,
-        [name, positions.get(name) ?? String((position += 1)), sealServerConfig(key, name, config), version, workerId],
+        [name, positions.get(name) ?? String((position += 1)), sealServerConfig(key, name, shortForm(config)), version, workerId],
       );
     }
     for (const name of removed) {

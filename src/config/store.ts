@@ -8,8 +8,8 @@ import { createSerialQueue } from '../files/serial-queue.js';
 import { configPath } from './paths.js';
 import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
-import { toStorage } from './masking.js';
-import { CONFIG_PARSE, ServerConfig, type ServerConfigInput } from './schema.js';
+import type { ServerConfig, ServerConfigInput } from './schema.js';
+import { shortForm } from './short-form.js';
 import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument, repeatedServerWarning } from './validate.js';
 import type { ServerEntry } from './validate.js';
 import { own } from '../records.js';
@@ -215,17 +215,19 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
     const entries = Array.isArray(servers) ? servers : Object.entries(servers);
     // Validate first: the store never writes what `load` would then skip.
     const seen = new Set<string>();
-    const stored = entries.map(([name, config]): [string, unknown] => {
+    const parsed = entries.map(([name, config]): [string, ServerConfig] => {
       if (seen.has(name)) throw new ConfigError(`servers.${name}: duplicate name`, `servers.${name}`);
       seen.add(name);
-      return [name, toStorage(parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }))];
+      return [name, parseServerConfig(name, config, { fieldPrefix: `servers.${name}` })];
     });
+    // Written as every change is (short-form.ts); remembered as parsed, as `load` would read it back.
+    const stored = parsed.map(([name, config]): [string, unknown] => [name, shortForm(config)]);
     await withFileLock(target, async () => {
       const snapshot = await read(target);
       if (snapshot.state === 'broken') throw new ConfigFileBrokenError(target, snapshot.problem);
       await writeDocument(target, stored, logger);
     });
-    await remember(stored as Array<[string, ServerConfig]>);
+    await remember(parsed);
   }
 
   async function update(mutator: ServersMutator): Promise<StoredConfig> {
@@ -278,7 +280,7 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
  * also keeps its raw form, so a write does not spell out every default. Both
  * go back as the text `written` has for them (the file as read), layout and
  * all; without one, as JSON of their raw form. A changed or new entry is
- * written in its short form.
+ * written in its short form (short-form.ts): no default, nested ones included.
  */
 function mergeEntries(
   entries: ServerEntry[],
@@ -303,22 +305,6 @@ function mergeEntries(
   }
   for (const [name, config] of next) if (!placed.has(name)) out.push([name, shortForm(config)]);
   return out;
-}
-
-/**
- * A config as a change writes it: without the fields that hold their
- * default, so an entry the API wrote reads like one written by hand. A field
- * is left out only if the entry without it still reads back as the same
- * config (a default may depend on another field).
- */
-function shortForm(config: ServerConfig): Record<string, unknown> {
-  let form: Record<string, unknown> = toStorage(config);
-  for (const key of Object.keys(form)) {
-    const { [key]: _left, ...without } = form;
-    const read = ServerConfig.safeParse(without, CONFIG_PARSE);
-    if (read.success && isDeepStrictEqual(read.data, config)) form = without;
-  }
-  return form;
 }
 
 type Snapshot =

@@ -8,7 +8,6 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ServerConfig } from '../../src/config/schema.js';
 import type { ServerConfigInput } from '../../src/config/schema.js';
 import { createConfigStore } from '../../src/config/store.js';
 import { DOC_A, DOC_B } from './fixtures/documents.js';
@@ -51,9 +50,8 @@ afterAll(async () => {
   await removeDirs(dirs);
 });
 
-const expected = (doc: Array<[string, ServerConfigInput]>) => ({
-  servers: Object.fromEntries(doc.map(([name, config]) => [name, ServerConfig.parse(config)])),
-});
+// A save writes each entry as given, less the fields that hold their default (these documents spell out none).
+const expected = (doc: Array<[string, ServerConfigInput]>) => ({ servers: Object.fromEntries(doc) });
 const A = expected(DOC_A);
 const B = expected(DOC_B);
 

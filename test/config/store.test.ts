@@ -243,6 +243,15 @@ describe('save', () => {
     expect((await store.load()).servers.map(([n]) => n)).toEqual(['zeta', '1']);
   });
 
+  it('writes what was given, not the defaults, a nested object\'s included', async () => {
+    const { store } = storeFor();
+    const given = local('z', { tools: { approval: {} }, reconnect: { max_attempts: 2, initial_delay_seconds: 1 }, call_timeout_seconds: 120 });
+    await store.save([['z', given]]);
+    const written = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
+    expect(written.servers.z).toEqual({ type: 'local', command: ['z'], tools: { approval: {} }, reconnect: { max_attempts: 2 } });
+    expect(store.stored('z')?.config).toEqual((await store.load()).servers[0]![1]);
+  });
+
   it('formats exactly like JSON.stringify with 2 spaces plus a newline', () => {
     const entries: Array<[string, unknown]> = [
       ['a', { x: [1, { y: 'multi\nline' }], z: {} }],
@@ -432,7 +441,7 @@ describe('update', () => {
     expect(loaded.invalid.map((entry) => entry.name)).toEqual(['bad']);
   });
 
-  it('writes a changed or added entry without its defaults, keeping what a default depends on, and it reads back the same', async () => {
+  it('writes a changed or added entry without its defaults, nested ones too, keeping what a default depends on, and it reads back the same', async () => {
     await writeFile(file, JSON.stringify({ servers: { a: local('a') } }));
     const { store } = storeFor();
     const perUser = {
@@ -448,9 +457,10 @@ describe('update', () => {
     }));
     const written = JSON.parse(await readFile(file, 'utf8')) as { servers: Record<string, unknown> };
     expect(written.servers).toEqual({
-      a: { type: 'local', command: ['a'], timeout_seconds: 30, reconnect: { max_attempts: 2, initial_delay_seconds: 1, max_delay_seconds: 30 } },
-      // scope stays: without it the ${user.…} reference would not validate; a nested default is spelled.
-      n: { type: 'local', command: ['n', '${user.KEY}'], scope: 'per_user', user_inputs: { KEY: { description: 'the key', secret: true } } },
+      // A nested object keeps only the fields that differ from their default.
+      a: { type: 'local', command: ['a'], timeout_seconds: 30, reconnect: { max_attempts: 2 } },
+      // scope stays: without it the ${user.…} reference would not validate; an input's `secret: true` is its default.
+      n: { type: 'local', command: ['n', '${user.KEY}'], scope: 'per_user', user_inputs: { KEY: { description: 'the key' } } },
     });
     // What it wrote reads back as the configs it was given, at the versions it returned.
     const loaded = await store.load();

@@ -4,6 +4,8 @@
 // plain text in the table.
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPgConfigStore } from '../../src/config/pg-config-store.js';
+import { sealServerConfig } from '../../src/config/secrets/seal-config.js';
+import { parseServerConfig } from '../../src/config/validate.js';
 import type { ConfigStore } from '../../src/config/store.js';
 import { openDatabase, type Database } from '../../src/fleet/database.js';
 import { migrate } from '../../src/fleet/migrations.js';
@@ -77,6 +79,24 @@ describe('PostgreSQL config store', () => {
     expect((await b!.load()).servers[0]![1]).toMatchObject({ url });
     const rows = await dbs[0]!.pool.query<{ text: string }>('select config::text as text from servers');
     expect(rows.rows[0]!.text).not.toContain('canary');
+  });
+
+  it('stores what was set, not the defaults, a nested object\'s included; a row that spells them out stays as it is', async () => {
+    const { dbs, stores: [a] } = await stores(1);
+    await a!.save([['spelled', local('1')], ['short', local('2')]]);
+    // A row as a write before short forms left it: every default spelled out.
+    const spelled = sealServerConfig(key, 'spelled', parseServerConfig('spelled', local('1')));
+    expect(spelled).toMatchObject({ tools: { include: null, exclude: [], always_load: [] }, reconnect: { max_attempts: 5 } });
+    await dbs[0]!.pool.query("update servers set config = $1 where name = 'spelled'", [spelled]);
+    await a!.update((servers) => ({ ...servers, short: { ...servers['short']!, tools: { ...servers['short']!.tools, approval: {} } } }));
+    const rows = await dbs[0]!.pool.query<{ name: string; config: Record<string, unknown> }>('select name, config from servers order by name');
+    const config = (name: string) => rows.rows.find((row) => row.name === name)!.config;
+    // jsonb keeps its own key order.
+    expect(Object.keys(config('short')).sort()).toEqual(['command', 'env', 'tools', 'type']);
+    expect(config('short')['tools']).toEqual({ approval: {} });
+    expect(config('spelled')).toEqual(JSON.parse(JSON.stringify(spelled)));
+    const loaded = await a!.load();
+    expect(loaded.servers.find(([name]) => name === 'short')![1].tools).toEqual({ include: null, exclude: [], always_load: [], approval: {} });
   });
 
   it('racing updates from three workers: each lands, none lost, in one order', async () => {

@@ -163,6 +163,31 @@ describe('management is all-or-nothing', () => {
     expect(probe.content[0]).toEqual({ type: 'text', text: JSON.stringify({ set: true, length: 'new-value'.length }) });
   });
 
+  test('updateServer writes into a nested object what the patch set, not the defaults of its other fields', async () => {
+    // `spelled` holds its nested defaults as an older write left them: unchanged, it keeps them.
+    const spelled = { type: 'local', command: fixtureCommand('healthy'), tools: { include: null, exclude: [], always_load: [] }, reconnect: { max_attempts: 5, initial_delay_seconds: 1, max_delay_seconds: 30 } };
+    const dir = stateDirWith({ h: { type: 'local', command: fixtureCommand('healthy') }, spelled });
+    const spelledText = JSON.stringify(spelled, null, 2).replaceAll('\n', '\n    ');
+    host = createMcpHost({ stateDir: dir });
+    await host.start();
+    await host.settled();
+    await host.updateServer('h', { tools: { approval: {} } });
+    // An empty approval map is kept: the config it reads back as has `approval: {}`, not an absent one.
+    expect(readConfigFile(dir).servers['h']).toEqual({ type: 'local', command: fixtureCommand('healthy'), tools: { approval: {} } });
+    await host.updateServer('h', { reconnect: { max_attempts: 2 }, tools: { exclude: ['echo'] } });
+    expect(readConfigFile(dir).servers['h']).toEqual({
+      type: 'local',
+      command: fixtureCommand('healthy'),
+      tools: { exclude: ['echo'], approval: {} },
+      reconnect: { max_attempts: 2 },
+    });
+    expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toContain(`"spelled": ${spelledText}`);
+    // A change of `spelled` writes it in short form, nested objects included.
+    await host.updateServer('spelled', { reconnect: { max_delay_seconds: 10 } });
+    expect(readConfigFile(dir).servers['spelled']).toEqual({ type: 'local', command: fixtureCommand('healthy'), reconnect: { max_delay_seconds: 10 } });
+    expect(host.server('h')?.config.tools).toMatchObject({ include: null, exclude: ['echo'], always_load: [], approval: {} });
+  });
+
   test('a PATCH whose restart fails leaves the file byte-for-byte and brings the old config back', async () => {
     const dir = stateDirWith({ s: { type: 'local', command: fixtureCommand('healthy') } });
     host = createMcpHost({ stateDir: dir });

@@ -5,7 +5,7 @@
  * `url` whose query carries a credential (`?api_key=…`) sealed whole at
  * `server:<name>:url`.
  */
-import type { ServerConfig } from '../schema.js';
+import type { ServerConfig, ServerConfigInput } from '../schema.js';
 import { openAtPaths, openUrl, sealAtPaths, sealUrl } from './seal-at-paths.js';
 import type { SecretKey } from './secret-key.js';
 import { contextOf, SERVER_SECRET_PATHS } from './secret-paths.js';
@@ -13,8 +13,8 @@ import { contextOf, SERVER_SECRET_PATHS } from './secret-paths.js';
 /** A server config with its secrets sealed: JSON fit for a database column, no secret in it. */
 export type StoredServerConfig = { readonly type: ServerConfig['type'] } & Readonly<Record<string, unknown>>;
 
-/** `config` with every secret sealed with `key`, bound to server `name`. */
-export function sealServerConfig(key: SecretKey, name: string, config: ServerConfig): StoredServerConfig {
+/** `config` (parsed, or as a write stores it: short-form.ts) with every secret sealed with `key`, bound to server `name`. */
+export function sealServerConfig(key: SecretKey, name: string, config: ServerConfig | ServerConfigInput): StoredServerConfig {
   const sealed = sealAtPaths(key, config, SERVER_SECRET_PATHS, contextPrefix(name)) as StoredServerConfig;
   // The URL's credential is a secret too (docs/credentials.md): a pg_dump must not show it.
   return config.type === 'remote' ? { ...sealed, url: sealUrl(key, config.url, urlContext(name)) } : sealed;
