@@ -80,7 +80,9 @@ it(`leaves A or B, whole and 0600, after each of ${KILLS} SIGKILLs`, async () =>
       const writer = startWriter(stateDir);
       try {
         await writer.ready;
-        await new Promise((resolve) => setTimeout(resolve, Math.random() * 150));
+        // Up to a few saves' time (a save of these documents takes ~0.1 s on a loaded machine): kills land
+        // before, inside and between later saves, A's and B's alike.
+        await new Promise((resolve) => setTimeout(resolve, Math.random() * 400));
       } finally {
         writer.child.kill('SIGKILL');
         await writer.exited;
