@@ -5,7 +5,7 @@ import { toServerConfig, type ConvertedConfig } from '../mcp-registry/convert.js
 import { MissingInputsError, RegistryError } from '../mcp-registry/registry-errors.js';
 import { installInputs, missingInputs, type InstallInput, type InstallValues } from '../mcp-registry/inputs.js';
 import { chooseOption, installOptions, type InstallOption } from '../mcp-registry/options.js';
-import { ask } from '../mcp-registry/prompt.js';
+import { askInput } from '../mcp-registry/prompt.js';
 import type { RegistryServer } from '../mcp-registry/index.js';
 import { action, CliError, formatTable, printJson } from './client.js';
 import { UsageError } from './errors.js';
@@ -151,16 +151,9 @@ function valuesFromFlags(flags: FromRegistryFlags, inputs: InstallInput[]): Inst
 }
 
 
-/** Asks for one input on the terminal; a secret is typed without echo and never printed back. */
+/** Asks for one input on the terminal (see {@link askInput}) and records the answer. */
 async function askFor(input: InstallInput, values: InstallValues): Promise<void> {
-  const about = [input.description, input.choices ? `one of ${input.choices.join(', ')}` : undefined].filter(Boolean).join('; ');
-  for (;;) {
-    const answer = (await ask(`${input.kind} ${input.name}${about ? ` (${about})` : ''}${input.secret ? ' [secret, not shown]' : ''}: `, { secret: input.secret })).trim();
-    if (answer !== '') {
-      (values[input.kind] ??= {})[input.name] = answer;
-      return;
-    }
-  }
+  (values[input.kind] ??= {})[input.name] = await askInput(input);
 }
 
 function alternatives(server: RegistryServer, chosen: InstallOption): string {

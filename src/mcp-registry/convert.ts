@@ -10,8 +10,9 @@ export type ConvertedConfig =
 
 /**
  * The mcp-fleet config that runs `option` with `values`. Every required input
- * must have a value or a default, else a {@link MissingInputsError} naming
- * them; nothing is written by this function in any case.
+ * must have a value given (its default does not count), else a
+ * {@link MissingInputsError} naming them; optional ones take their defaults.
+ * Nothing is written by this function in any case.
  */
 export function toServerConfig(option: InstallOption, values: InstallValues = {}): ConvertedConfig {
   if (option.problem !== undefined) throw new RegistryError('unsupported', option.problem);

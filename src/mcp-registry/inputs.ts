@@ -73,12 +73,11 @@ export function installInputs(option: InstallOption): InstallInput[] {
   return [...inputs.values()];
 }
 
-/** The value given for `input`, else its default. */
-export function valueOf(input: Pick<InstallInput, 'kind' | 'name' | 'default'>, values: InstallValues): string | undefined {
-  return values[input.kind]?.[input.name] ?? input.default;
-}
-
-/** Required inputs with neither a value nor a default. */
+/**
+ * Required inputs without a value given. A required input's default does not
+ * count: entries use it for examples (filesystem's `/Users/username/Desktop`),
+ * so it is only offered when asking, never taken unasked.
+ */
 export function missingInputs(inputs: InstallInput[], values: InstallValues): InstallInput[] {
-  return inputs.filter((input) => input.required && (valueOf(input, values) ?? '') === '');
+  return inputs.filter((input) => input.required && (values[input.kind]?.[input.name] ?? '') === '');
 }

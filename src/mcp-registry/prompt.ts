@@ -1,5 +1,6 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
+import type { InstallInput } from './inputs.js';
 
 export interface PromptOptions {
   /** Typed characters are not echoed (isSecret inputs). */
@@ -32,4 +33,20 @@ export function ask(question: string, { secret = false, input = process.stdin, o
     // The question itself is shown; from here on, with a secret, nothing typed is.
     muted = secret;
   });
+}
+
+/**
+ * Asks for one install input until it has a value; a secret is typed without
+ * echo and never printed back. The entry's default is offered and taken on an
+ * empty answer: offered, not assumed, since a required input's default is
+ * often only an example (filesystem's `/Users/username/Desktop`).
+ */
+export async function askInput(input: InstallInput, options: Omit<PromptOptions, 'secret'> = {}): Promise<string> {
+  const about = [input.description, input.choices ? `one of ${input.choices.join(', ')}` : undefined].filter(Boolean).join('; ');
+  const offered = input.default !== undefined && input.default !== '' ? input.default : undefined;
+  const question = `${input.kind} ${input.name}${about ? ` (${about})` : ''}${input.secret ? ' [secret, not shown]' : ''}${offered !== undefined ? ` [Enter for ${offered}]` : ''}: `;
+  for (;;) {
+    const answer = (await ask(question, { ...options, secret: input.secret })).trim() || offered;
+    if (answer !== undefined && answer !== '') return answer;
+  }
 }

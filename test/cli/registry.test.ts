@@ -133,7 +133,7 @@ describe('mcp-fleet add --from-registry', () => {
     expect(npm.code).toBe(0);
     expect(npm.stdout).toContain('using npm @modelcontextprotocol/server-filesystem@1.0.2 (also offered: oci; pick with --package)');
     expect(config().fs.command).toEqual(['npx', '-y', '@modelcontextprotocol/server-filesystem@1.0.2', '/srv/data']);
-    const oci = await add('fs-docker', 'io.github.modelcontextprotocol/filesystem', '--package', 'oci', '--var', 'source_path=/srv/data', '--disabled');
+    const oci = await add('fs-docker', 'io.github.modelcontextprotocol/filesystem', '--package', 'oci', '--var', 'source_path=/srv/data', '--var', 'target_path=/project', '--disabled');
     expect(oci.code).toBe(0);
     expect(config()['fs-docker'].command).toEqual([
       'docker', 'run', '-i', '--rm', '--mount', 'type=bind,src=/srv/data,dst=/project', '-e', 'LOG_LEVEL', 'docker.io/mcp/filesystem:1.0.2', '/project',
@@ -172,6 +172,10 @@ describe('mcp-fleet add --from-registry', () => {
     const run = await add('brave2', 'io.modelcontextprotocol.anonymous/brave-search');
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('error: missing required input: env BRAVE_API_KEY; give --env BRAVE_API_KEY=… (nothing was added)\n');
+    // A required input's default is an example here (/Users/username/Desktop): not taken unasked.
+    const byDefault = await add('fsreg', 'io.github.modelcontextprotocol/filesystem', '--disabled');
+    expect(byDefault.code).toBe(1);
+    expect(byDefault.stderr).toBe('error: missing required input: arg target_dir; give --arg target_dir=… (nothing was added)\n');
     const header = await add('remote2', 'io.github.user/remote-weather');
     expect(header.stderr).toContain('missing required input: header Authorization; give --header Authorization=…');
     expect(configText()).toBe(before);

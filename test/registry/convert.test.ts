@@ -83,7 +83,7 @@ describe('the config', () => {
   });
 
   it('OCI → docker run -i --rm, runtime arguments with variables, -e NAME per env var, the image', () => {
-    const config = toServerConfig(chooseOption(entry('filesystem'), 'oci'), { variable: { source_path: '/home/me' }, env: { LOG_LEVEL: 'debug' } });
+    const config = toServerConfig(chooseOption(entry('filesystem'), 'oci'), { variable: { source_path: '/home/me', target_path: '/project' }, env: { LOG_LEVEL: 'debug' } });
     expect(config).toEqual({
       type: 'local',
       command: ['docker', 'run', '-i', '--rm', '--mount', 'type=bind,src=/home/me,dst=/project', '-e', 'LOG_LEVEL', 'docker.io/mcp/filesystem:1.0.2', '/project'],
@@ -115,5 +115,22 @@ describe('the config', () => {
     expect((err as MissingInputsError).missing.map((m) => m.name)).toEqual(['BRAVE_API_KEY']);
     expect((err as Error).message).toContain('env BRAVE_API_KEY');
     expect((err as Error).message).not.toContain('not-this');
+  });
+  it("a required input's default is not taken unasked: it is missing until given", () => {
+    // filesystem's target_dir is required, its default an example path (/Users/username/Desktop).
+    const missing = (values: Parameters<typeof toServerConfig>[1]) => {
+      try {
+        toServerConfig(chooseOption(entry('filesystem')), values);
+      } catch (e) {
+        return e;
+      }
+    };
+    expect(missing({})).toBeInstanceOf(MissingInputsError);
+    expect((missing({}) as MissingInputsError).missing.map((m) => `${m.kind}:${m.name}`)).toEqual(['arg:target_dir']);
+    expect(missing({ arg: { target_dir: '' } })).toBeInstanceOf(MissingInputsError);
+    // The same for a {variable}: target_path's default /project is not assumed either.
+    expect(() => toServerConfig(chooseOption(entry('filesystem'), 'oci'), { variable: { source_path: '/home/me' } })).toThrow('missing required input: variable target_path');
+    // An optional input still takes its default (LOG_LEVEL=info).
+    expect(toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: '/srv/data' } })).toMatchObject({ env: { LOG_LEVEL: 'info' } });
   });
 });

@@ -93,7 +93,7 @@ describe('POST /api/mcp/registry/install', () => {
     });
     const oci = await fleet.request('/api/mcp/registry/install', {
       method: 'POST',
-      body: { name: 'fs-docker', server: 'io.github.modelcontextprotocol/filesystem', package: 'oci', values: { variable: { source_path: '/tmp' } }, enabled: false },
+      body: { name: 'fs-docker', server: 'io.github.modelcontextprotocol/filesystem', package: 'oci', values: { variable: { source_path: '/tmp', target_path: '/project' } }, enabled: false },
     });
     expect(oci.status).toBe(201);
     expect(fleet.config().servers['fs-docker'].command.slice(0, 4)).toEqual(['docker', 'run', '-i', '--rm']);
@@ -114,6 +114,13 @@ describe('POST /api/mcp/registry/install', () => {
     expect(unsupported.status).toBe(422);
     expect(unsupported.json.error.code).toBe('unsupported');
     expect(unsupported.json.error.message).toContain('package type nuget is not supported');
+    // A required input's default (filesystem's example /Users/username/Desktop) is not taken unasked.
+    const byDefault = await fleet.request('/api/mcp/registry/install', {
+      method: 'POST',
+      body: { name: 'fs2', server: 'io.github.modelcontextprotocol/filesystem', values: {}, enabled: false },
+    });
+    expect(byDefault.status).toBe(400);
+    expect(byDefault.json.error).toMatchObject({ code: 'missing_input', field: 'values.arg.target_dir' });
     const unknown = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'x', server: 'io.github.nobody/nothing' } });
     expect(unknown.status).toBe(404);
     const badName = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'no spaces', server: 'io.github.example/weather-mcp' } });

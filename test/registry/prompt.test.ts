@@ -1,7 +1,7 @@
 // The terminal prompt: the question is shown; a secret answer is not echoed.
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ask } from '../../src/mcp-registry/prompt.js';
+import { ask, askInput } from '../../src/mcp-registry/prompt.js';
 
 function terminal() {
   const input = new PassThrough();
@@ -27,5 +27,16 @@ describe('ask', () => {
     t.input.write('/srv/data\r');
     await expect(answer).resolves.toBe('/srv/data');
     expect(t.shown()).toContain('/srv/data');
+  });
+  it("an input's default is offered, and an empty answer takes it", async () => {
+    const t = terminal();
+    const input = { kind: 'arg' as const, name: 'target_dir', required: true, secret: false, description: 'Path to access', default: '/Users/username/Desktop' };
+    const answer = askInput(input, { input: t.input, output: t.output });
+    t.input.write('\r');
+    await expect(answer).resolves.toBe('/Users/username/Desktop');
+    expect(t.shown()).toContain('arg target_dir (Path to access) [Enter for /Users/username/Desktop]: ');
+    const typed = askInput(input, { input: t.input, output: t.output });
+    t.input.write('/srv/data\r');
+    await expect(typed).resolves.toBe('/srv/data');
   });
 });
