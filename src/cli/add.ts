@@ -67,7 +67,7 @@ export function registerAddCommand(program: Command, io: CliIO): void {
     .option('--var <NAME=VALUE>', "with --from-registry: a value of a {variable} of the entry's URL or arguments", namedValues('--var'), [])
     .action(
       action(io, async (name: string, command: string[], flags: AddFlags) => {
-        const config = flags.fromRegistry === undefined ? buildConfig(command, flags) : await registryConfig(command, flags, io);
+        const { config, choice } = flags.fromRegistry === undefined ? { config: buildConfig(command, flags) } : await registryConfig(command, flags, io);
         // The NAME argument names the server: a `name` in --config may only repeat it.
         if (config.name !== undefined && config.name !== name) {
           throw new UsageError('--config', `its name ${JSON.stringify(config.name)} is not the NAME given (${JSON.stringify(name)}): leave it out`);
@@ -84,20 +84,27 @@ export function registerAddCommand(program: Command, io: CliIO): void {
         }
         const client = await ApiClient.connect({ ...flags, url: flags.workerUrl });
         const view = await client.request<ServerView>('POST', '/api/mcp/servers', { name, ...config });
+        // Which registry option was used, said only now: a failure prints nothing on stdout. With --json stdout is the answer alone.
+        if (choice !== undefined) (flags.json ? io.stderr : io.stdout)(choice);
         if (flags.json) printJson(io, view);
         else io.stdout(`${formatServerTable([view])}\n`);
       }),
     );
 }
 
-/** `--from-registry`: the entry's config, with the flags that still apply (`--timeout`, `--disabled`, `--token-env`). */
-async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Promise<Record<string, unknown>> {
+/**
+ * `--from-registry`: the entry's config, with the flags that still apply
+ * (`--timeout`, `--disabled`, `--token-env`), and the line saying which option
+ * was chosen (`RegistryConfig` of ./registry.ts).
+ */
+async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Promise<{ config: Record<string, unknown>; choice?: string }> {
   if (command.length > 0 || flags.url !== undefined || flags.config !== undefined) {
     throw new UsageError('--from-registry', 'makes the whole config: give no command, --url or --config with it');
   }
   // The registry client loads only for --from-registry.
   const { configFromRegistry } = await import('./registry.js');
-  const config: Record<string, unknown> = { ...(await configFromRegistry(flags.fromRegistry!, flags, io)) };
+  const fromEntry = await configFromRegistry(flags.fromRegistry!, flags, io);
+  const config: Record<string, unknown> = { ...fromEntry.config };
   if (flags.tokenEnv !== undefined) {
     if (config.type !== 'remote') throw new UsageError('--token-env', 'is for a remote server; this entry runs locally');
     config.auth = { kind: 'bearer', token: fromEnv(flags.tokenEnv, '--token-env') };
@@ -110,7 +117,7 @@ async function registryConfig(command: string[], flags: AddFlags, io: CliIO): Pr
   if (flags.cwd !== undefined && config.type === 'local') config.cwd = resolve(flags.cwd);
   if (flags.timeout !== undefined) config.timeout_seconds = Number(flags.timeout);
   if (flags.disabled) config.enabled = false;
-  return config;
+  return { config, ...(fromEntry.choice !== undefined && { choice: fromEntry.choice }) };
 }
 
 function collect(value: string, previous: string[]): string[] {

@@ -53,13 +53,24 @@ export interface FromRegistryFlags {
   json?: boolean;
 }
 
+/** What `add --from-registry` adds, and the line that says which option it chose. */
+export interface RegistryConfig {
+  config: ConvertedConfig;
+  /**
+   * `SERVER@VERSION: using …`, for the caller to print once the server is
+   * added, so a failure prints nothing on stdout; absent when it was already
+   * said on stderr, before asking for inputs on a terminal.
+   */
+  choice?: string;
+}
+
 /**
  * The config for `add NAME --from-registry SERVER[@version]`: the entry is
- * fetched, an option chosen and said, inputs taken from the flags, and the
- * missing required ones asked for on a terminal (secrets without echo) or
- * reported as an error. Nothing is written here.
+ * fetched, an option chosen, inputs taken from the flags, and the missing
+ * required ones asked for on a terminal (secrets without echo) or reported as
+ * an error. Nothing is written here, and nothing printed on stdout.
  */
-export async function configFromRegistry(spec: string, flags: FromRegistryFlags, io: CliIO): Promise<ConvertedConfig> {
+export async function configFromRegistry(spec: string, flags: FromRegistryFlags, io: CliIO): Promise<RegistryConfig> {
   const { name, version } = parseSpec(spec);
   const client = registryClient(flags.registryUrl);
   const server = await viaCli(() => client.server(name, version));
@@ -72,17 +83,19 @@ export async function configFromRegistry(spec: string, flags: FromRegistryFlags,
       throw err;
     }
   });
-  // With --json stdout is the API's answer alone; the choice goes to stderr then.
-  const say = flags.json ? io.stderr : io.stdout;
-  say(`${server.name}@${server.version}: using ${option.label}${alternatives(server, option)}\n`);
+  let choice: string | undefined = `${server.name}@${server.version}: using ${option.label}${alternatives(server, option)}\n`;
   const inputs = installInputs(option);
   const values = valuesFromFlags(flags, inputs);
   const missing = missingInputs(inputs, values);
   if (missing.length > 0) {
     if (process.stdin.isTTY !== true) throw new CliError(missingMessage(missing));
+    // The person answering should know which option the questions are for; stderr, as the questions.
+    io.stderr(choice);
+    choice = undefined;
     for (const input of missing) await askFor(input, values);
   }
-  return viaCliSync(() => toServerConfig(option, values));
+  const config = viaCliSync(() => toServerConfig(option, values));
+  return { config, ...(choice !== undefined && { choice }) };
 }
 
 /** `name@version` → both; the registry's names never contain `@`. */

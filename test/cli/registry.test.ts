@@ -161,17 +161,19 @@ describe('mcp-fleet add --from-registry', () => {
     const onRemote = await add('remote3', 'io.github.mcp-fleet-test/local-http', '--header', `X-Api-Key=${HEADER_SECRET}`, '--env', 'FOO=bar');
     expect([onRemote.code, onRemote.stderr]).toEqual([2, 'error: --env: is for a server that runs locally; this entry is remote (it takes --header)\n']);
     const onLocal = await add('brave3', 'io.modelcontextprotocol.anonymous/brave-search', '--env', 'BRAVE_API_KEY=k-123456', '--header', 'X=y');
-    expect([onLocal.code, onLocal.stderr]).toEqual([2, 'error: --header: is for a remote server; this entry runs locally (it takes --env)\n']);
+    expect([onLocal.code, onLocal.stderr, onLocal.stdout]).toEqual([2, 'error: --header: is for a remote server; this entry runs locally (it takes --env)\n', '']);
     const transport = await add('remote4', 'io.github.mcp-fleet-test/local-http', '--header', `X-Api-Key=${HEADER_SECRET}`, '--transport', 'sse');
     expect([transport.code, transport.stderr]).toEqual([2, 'error: --transport: the registry entry names its transport: leave it out\n']);
     expect(configText()).toBe(before);
   });
 
-  it('without a terminal, a missing required input is an error naming it; nothing is written', async () => {
+  it('without a terminal, a missing required input is an error naming it; nothing is written, nothing printed on stdout', async () => {
     const before = configText();
     const run = await add('brave2', 'io.modelcontextprotocol.anonymous/brave-search');
     expect(run.code).toBe(1);
     expect(run.stderr).toBe('error: missing required input: env BRAVE_API_KEY; give --env BRAVE_API_KEY=… (nothing was added)\n');
+    // A failure is its one line on stderr and nothing on stdout: which option was chosen is said only once added.
+    expect(run.stdout).toBe('');
     // A required input's default is an example here (/Users/username/Desktop): not taken unasked.
     const byDefault = await add('fsreg', 'io.github.modelcontextprotocol/filesystem', '--disabled');
     expect(byDefault.code).toBe(1);
