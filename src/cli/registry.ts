@@ -117,9 +117,7 @@ async function viaCli<T>(run: () => Promise<T>): Promise<T> {
   try {
     return await run();
   } catch (err) {
-    if (err instanceof MissingInputsError) throw new CliError(missingMessage(err.missing));
-    if (err instanceof RegistryError) throw new CliError(err.message);
-    throw err;
+    throw cliError(err);
   }
 }
 
@@ -127,10 +125,16 @@ function viaCliSync<T>(run: () => T): T {
   try {
     return run();
   } catch (err) {
-    if (err instanceof MissingInputsError) throw new CliError(missingMessage(err.missing));
-    if (err instanceof RegistryError) throw new CliError(err.message);
-    throw err;
+    throw cliError(err);
   }
+}
+
+function cliError(err: unknown): unknown {
+  if (err instanceof MissingInputsError) return new CliError(missingMessage(err.missing));
+  // A value given by a flag that is wrong (an unknown --var, one that breaks the URL): that flag's usage error.
+  if (err instanceof RegistryError && err.input !== undefined) return new UsageError(FLAG[err.input.kind as InstallInput['kind']] ?? `--${err.input.kind}`, err.message);
+  if (err instanceof RegistryError) return new CliError(err.message);
+  return err;
 }
 
 const FLAG: Record<InstallInput['kind'], string> = { env: '--env', header: '--header', arg: '--arg', variable: '--var' };

@@ -1,5 +1,5 @@
 import { MissingInputsError, RegistryError } from './registry-errors.js';
-import { argumentName, installInputs, missingInputs, type InstallValues } from './inputs.js';
+import { argumentName, installInputs, missingInputs, type InstallInput, type InstallValues } from './inputs.js';
 import type { InstallOption } from './options.js';
 import type { KeyValueInput, RegistryArgument, RegistryInput, RegistryPackage, RegistryTransport } from './server-json.js';
 
@@ -16,16 +16,44 @@ export type ConvertedConfig =
  */
 export function toServerConfig(option: InstallOption, values: InstallValues = {}): ConvertedConfig {
   if (option.problem !== undefined) throw new RegistryError('unsupported', option.problem);
-  const missing = missingInputs(installInputs(option), values);
+  const inputs = installInputs(option);
+  checkKnown(option, inputs, values);
+  const missing = missingInputs(inputs, values);
   if (missing.length > 0) throw new MissingInputsError(missing, '');
   return option.source.kind === 'remote' ? remoteConfig(option.source.remote, values) : localConfig(option.source.pkg, values);
 }
+
+/**
+ * Values for arguments or `{variables}` the option does not have would be
+ * dropped without a word (a typo, another option's input): refused, naming
+ * them. Extra env vars and headers are kept, not refused: a server may read
+ * variables its entry does not list, a remote may sit behind a gateway's header.
+ */
+function checkKnown(option: InstallOption, inputs: InstallInput[], values: InstallValues): void {
+  const url = option.source.kind === 'remote' ? (option.source.remote.url ?? '') : '';
+  const known = {
+    arg: inputs.filter((i) => i.kind === 'arg').map((i) => i.name),
+    // Also a {name} the URL uses without declaring it: substitute() fills it.
+    variable: [...new Set([...inputs.filter((i) => i.kind === 'variable').map((i) => i.name), ...[...url.matchAll(VARIABLE)].map((m) => m[1]!)])],
+  };
+  const noun = { arg: 'argument', variable: 'variable' } as const;
+  for (const kind of ['arg', 'variable'] as const) {
+    for (const name of Object.keys(values[kind] ?? {})) {
+      if (known[kind].includes(name)) continue;
+      const has = known[kind].length === 0 ? 'it has none' : `it has: ${known[kind].join(', ')}`;
+      throw new RegistryError('invalid_request', `${kind} ${name}: this entry has no such ${noun[kind]} (${has})`, { input: { kind, name } });
+    }
+  }
+}
+
+const VARIABLE = /\{([A-Za-z0-9_.-]+)\}/g;
 
 function remoteConfig(remote: RegistryTransport, values: InstallValues): ConvertedConfig {
   const fill = substitute(values, remote.variables);
   if (remote.url === undefined) throw new RegistryError('invalid_response', `remote ${remote.type} has no url`);
   const url = fill(remote.url);
   if (/\{[^}]*\}/.test(url)) throw new RegistryError('invalid_request', `remote URL ${url} still has a {variable} without a value`);
+  checkUrl(remote.url, url, values);
   const headers = keyValues(remote.headers, values.header, values);
   return {
     type: 'remote',
@@ -33,6 +61,20 @@ function remoteConfig(remote: RegistryTransport, values: InstallValues): Convert
     transport: remote.type === 'sse' ? 'sse' : 'streamable_http',
     ...(Object.keys(headers).length > 0 && { headers }),
   };
+}
+
+/**
+ * The filled URL must be one the config takes (http(s), parsable); when it is
+ * not, the value given for one of its `{variables}` made it so, and that
+ * variable is named (the caller sent no `url`). The value is not quoted: a
+ * variable may be secret.
+ */
+function checkUrl(template: string, url: string, values: InstallValues): void {
+  const ok = URL.canParse(url) && ['http:', 'https:'].includes(new URL(url).protocol);
+  if (ok) return;
+  const given = [...template.matchAll(VARIABLE)].map((m) => m[1]!).find((name) => values.variable?.[name] !== undefined);
+  if (given === undefined) throw new RegistryError('invalid_request', `the entry's remote URL ${template}, filled in, is not a valid http(s) URL`);
+  throw new RegistryError('invalid_request', `variable ${given}: its value does not make ${template} a valid http(s) URL`, { input: { kind: 'variable', name: given } });
 }
 
 function localConfig(pkg: RegistryPackage, values: InstallValues): ConvertedConfig {

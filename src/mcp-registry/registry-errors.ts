@@ -21,12 +21,15 @@ export class RegistryError extends Error {
   constructor(
     readonly kind: RegistryErrorKind,
     message: string,
-    options: { cause?: unknown; url?: string; status?: number } = {},
+    options: { cause?: unknown; url?: string; status?: number; input?: { kind: string; name: string } } = {},
   ) {
     super(message, { cause: options.cause });
     this.url = options.url;
     this.status = options.status;
+    this.input = options.input;
   }
+  /** The value given that is wrong (an unknown variable, one that breaks the URL), so callers can name its field or flag. */
+  readonly input: { kind: string; name: string } | undefined;
   /** The registry URL asked, when there was one. */
   readonly url: string | undefined;
   /** The HTTP status it answered, when it answered. */

@@ -167,6 +167,15 @@ describe('mcp-fleet add --from-registry', () => {
     expect(configText()).toBe(before);
   });
 
+  it('a --var the entry does not have, or one that breaks its URL, is a usage error naming it; nothing is written', async () => {
+    const before = configText();
+    const nosuch = await add('rw', 'io.github.user/remote-weather', '--header', `Authorization=${HEADER_SECRET}`, '--var', 'nosuch=v');
+    expect([nosuch.code, nosuch.stderr, nosuch.stdout]).toEqual([2, 'error: --var: variable nosuch: this entry has no such variable (it has: host)\n', '']);
+    const badHost = await add('rw', 'io.github.user/remote-weather', '--header', `Authorization=${HEADER_SECRET}`, '--var', 'host=bad host/x');
+    expect([badHost.code, badHost.stderr]).toEqual([2, 'error: --var: variable host: its value does not make https://{host}/mcp a valid http(s) URL\n']);
+    expect(configText()).toBe(before);
+  });
+
   it('without a terminal, a missing required input is an error naming it; nothing is written, nothing printed on stdout', async () => {
     const before = configText();
     const run = await add('brave2', 'io.modelcontextprotocol.anonymous/brave-search');

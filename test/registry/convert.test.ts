@@ -133,4 +133,36 @@ describe('the config', () => {
     // An optional input still takes its default (LOG_LEVEL=info).
     expect(toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: '/srv/data' } })).toMatchObject({ env: { LOG_LEVEL: 'info' } });
   });
+  it('a value for an argument or {variable} the option lacks is refused naming it; extra env vars and headers are kept', () => {
+    const refused = (run: () => unknown) => {
+      try {
+        run();
+      } catch (e) {
+        return e as RegistryError;
+      }
+      throw new Error('not refused');
+    };
+    const weather = chooseOption(entry('remote-weather'));
+    const nosuch = refused(() => toServerConfig(weather, { header: { Authorization: 'x' }, variable: { nosuch: 'v' } }));
+    expect([nosuch.kind, nosuch.input, nosuch.message]).toEqual(['invalid_request', { kind: 'variable', name: 'nosuch' }, 'variable nosuch: this entry has no such variable (it has: host)']);
+    const arg = refused(() => toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: '/srv', bogus: '1' } }));
+    expect([arg.input, arg.message]).toEqual([{ kind: 'arg', name: 'bogus' }, 'arg bogus: this entry has no such argument (it has: target_dir)']);
+    expect(toServerConfig(weather, { header: { Authorization: 'x', 'X-Extra': 'y' } })).toMatchObject({ headers: { Authorization: 'x', 'X-Extra': 'y' } });
+  });
+
+  it('a {variable} value that does not make a valid URL is refused naming the variable, not the url', () => {
+    const err = (() => {
+      try {
+        toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: 'x' }, variable: { host: 'bad host/x' } });
+      } catch (e) {
+        return e as RegistryError;
+      }
+    })();
+    expect(err).toBeInstanceOf(RegistryError);
+    expect([err?.kind, err?.input, err?.message]).toEqual([
+      'invalid_request',
+      { kind: 'variable', name: 'host' },
+      'variable host: its value does not make https://{host}/mcp a valid http(s) URL',
+    ]);
+  });
 });

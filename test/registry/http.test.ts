@@ -62,6 +62,15 @@ describe('GET /api/mcp/registry/servers', () => {
     expect(second.json.next_cursor).toBeNull();
   });
 
+  it('a limit that is not an integer from 1 to 100 is a 400 naming limit, as the tool search answers', async () => {
+    const asked = registry.requests.length;
+    for (const limit of ['abc', '0', '101', '1.5']) {
+      const reply = await fleet.request(`/api/mcp/registry/servers?q=x&limit=${limit}`);
+      expect([limit, reply.status, reply.json.error]).toEqual([limit, 400, expect.objectContaining({ code: 'invalid_request', field: 'limit' })]);
+    }
+    expect(registry.requests.length).toBe(asked);
+  });
+
   it('needs the API token like every /api route', async () => {
     expect((await fleet.request('/api/mcp/registry/servers', { noAuth: true })).status).toBe(401);
   });
@@ -121,6 +130,17 @@ describe('POST /api/mcp/registry/install', () => {
     });
     expect(byDefault.status).toBe(400);
     expect(byDefault.json.error).toMatchObject({ code: 'missing_input', field: 'values.arg.target_dir' });
+    // A value that is wrong is tied to the input it was given for, never to a field the caller did not send.
+    const weather = (variable: Record<string, string>, header: Record<string, string> = {}) =>
+      fleet.request('/api/mcp/registry/install', {
+        method: 'POST',
+        body: { name: 'rw', server: 'io.github.user/remote-weather', values: { header: { Authorization: 'Bearer abcdefabcdef12345', ...header }, variable } },
+      });
+    const badHost = await weather({ host: 'bad host/x' });
+    expect([badHost.status, badHost.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.variable.host' })]);
+    expect(badHost.json.error.message).toContain('variable host');
+    const nosuch = await weather({ nosuch: 'v' });
+    expect([nosuch.status, nosuch.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.variable.nosuch' })]);
     const unknown = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'x', server: 'io.github.nobody/nothing' } });
     expect(unknown.status).toBe(404);
     const badName = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'no spaces', server: 'io.github.example/weather-mcp' } });

@@ -55,7 +55,7 @@ export function registryRoutes(host: McpHost, options: RegistryRoutesOptions = {
   router.get('/servers', async function searchRegistry(req, res) {
     const q = typeof req.query.q === 'string' ? req.query.q : '';
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : undefined;
-    const limit = Math.min(Math.max(Number(req.query.limit ?? 20) || 20, 1), 100);
+    const limit = searchLimit(req.query.limit);
     const page = await answerOf(() => client().search(q, { limit, cursor }));
     res.json({ servers: page.servers.map(entryView), next_cursor: page.nextCursor ?? null });
   });
@@ -71,6 +71,19 @@ export function registryRoutes(host: McpHost, options: RegistryRoutesOptions = {
   });
 
   return router;
+}
+
+/** Largest page the registry serves. */
+const MAX_LIMIT = 100;
+const SearchLimit = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(MAX_LIMIT));
+
+/** `?limit=`: optional (20), else an integer from 1 to 100, as the tool search's; a repeated one counts by its first value. */
+function searchLimit(value: unknown): number {
+  const first = Array.isArray(value) ? value[0] : value;
+  if (first === undefined) return 20;
+  const parsed = SearchLimit.safeParse(first);
+  if (!parsed.success) throw new HttpError(400, 'invalid_request', `limit: must be an integer from 1 to ${MAX_LIMIT}`, 'limit');
+  return parsed.data;
 }
 
 function entryView(server: RegistryServer): RegistryEntryView {
@@ -106,7 +119,8 @@ async function answerOf<T>(run: () => Promise<T>): Promise<T> {
       case 'unsupported':
         throw new HttpError(422, 'unsupported', err.message);
       case 'invalid_request':
-        throw new HttpError(400, 'invalid_request', err.message);
+        // A value given that is wrong is named by its field, as a missing one is.
+        throw new HttpError(400, 'invalid_request', err.message, err.input ? `values.${err.input.kind}.${err.input.name}` : undefined);
       default:
         throw new HttpError(502, 'registry_unavailable', err.message);
     }
