@@ -41,6 +41,8 @@ export function importServers(text: string): ImportResult {
   const result: ImportResult = { servers: [], skipped: [], warnings: [] };
   const others = serverMaps(value).filter((candidate) => candidate.map !== map);
   for (const other of others) result.warnings.push(`${other.where} ignored: only the first server map of the file is read`);
+  // VS Code's prompted values: nothing here asks for them, so the ${input:...} that use them stay literal (warned per field).
+  for (const where of inputsOf(value)) result.warnings.push(`${where} ignored: mcp-fleet does not prompt for VS Code inputs`);
   for (const [name, entry] of Object.entries(map)) {
     if (!SERVER_NAME_PATTERN.test(name)) {
       result.skipped.push({ name, reason: `name ${SERVER_NAME_RULE}` });
@@ -67,6 +69,12 @@ function serverMaps(doc: unknown): Array<{ where: string; map: Record<string, un
   if (isObject(doc.servers)) found.push({ where: '"servers"', map: doc.servers });
   if (isObject(doc.mcp) && isObject(doc.mcp.servers)) found.push({ where: '"mcp.servers"', map: doc.mcp.servers });
   return found;
+}
+
+/** Where the file holds VS Code's top-level `inputs` (in `.vscode/mcp.json`, or under `mcp` in settings). */
+function inputsOf(doc: unknown): string[] {
+  if (!isObject(doc)) return [];
+  return [...(doc.inputs !== undefined ? ['"inputs"'] : []), ...(isObject(doc.mcp) && doc.mcp.inputs !== undefined ? ['"mcp.inputs"'] : [])];
 }
 
 function serverMap(doc: unknown): Record<string, unknown> {
@@ -101,8 +109,13 @@ function convertEntry(entry: unknown): { config: ServerConfigInput; warnings: st
     const args = entry.args ?? [];
     if (!isStringArray(command)) throw new ConfigError('command: expected a string');
     if (!isStringArray(args)) throw new ConfigError('args: expected an array of strings');
-    const env = stringMap('env', entry.env, warnings);
     if (entry.cwd !== undefined && typeof entry.cwd !== 'string') throw new ConfigError('cwd: expected a string');
+    // ${workspaceFolder}, ${input:...} in the command line or cwd are as literal as in env: warned the same.
+    if (typeof entry.command === 'string') placeholder('command', entry.command, warnings);
+    else command.forEach((v, i) => placeholder(`command[${i}]`, v, warnings));
+    args.forEach((v, i) => placeholder(`args[${i}]`, v, warnings));
+    if (typeof entry.cwd === 'string') placeholder('cwd', entry.cwd, warnings);
+    const env = stringMap('env', entry.env, warnings);
     return {
       config: {
         type: 'local',
@@ -117,6 +130,7 @@ function convertEntry(entry: unknown): { config: ServerConfigInput; warnings: st
 
   if (hasUrl) {
     if (typeof entry.url !== 'string') throw new ConfigError('url: expected a string');
+    placeholder('url', entry.url, warnings);
     const transport = transportOf(entry.type);
     const headers = stringMap('headers', entry.headers, warnings);
     return { config: { type: 'remote', url: entry.url, transport, headers, ...enabled }, warnings };
@@ -148,11 +162,15 @@ function stringMap(field: string, value: unknown, warnings: string[]): Record<st
   const out = new Map<string, string>();
   for (const [key, v] of Object.entries(value)) {
     if (typeof v !== 'string') throw new ConfigError(`${field}.${key}: expected a string`);
-    // ${input:...} and ${env:...} are expanded by the editor that wrote the file, not by us.
-    if (v.includes('${')) warnings.push(`${field}.${key} contains a \${...} placeholder, imported literally`);
+    placeholder(`${field}.${key}`, v, warnings);
     out.set(key, v);
   }
   return Object.fromEntries(out);
+}
+
+/** ${input:...}, ${env:...}, ${workspaceFolder} are expanded by the editor that wrote the file, not by us: said per field, never with its value. */
+function placeholder(field: string, value: string, warnings: string[]): void {
+  if (value.includes('${')) warnings.push(`${field} contains a \${...} placeholder, imported literally`);
 }
 
 /**

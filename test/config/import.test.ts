@@ -48,6 +48,7 @@ describe('importServers', () => {
     ]);
     expect(result.skipped).toEqual([]);
     expect(result.warnings).toEqual([
+      '"inputs" ignored: mcp-fleet does not prompt for VS Code inputs',
       'server "perplexity": ignored fields: envFile',
       'server "perplexity": env.PERPLEXITY_API_KEY contains a ${...} placeholder, imported literally',
     ]);
@@ -60,6 +61,28 @@ describe('importServers', () => {
     expect(result.servers.map(([name]) => name)).toEqual(['g', 'h']);
     expect(result.warnings).toEqual(['server "g": ignored fields: headers', 'server "h": ignored fields: env, args, cwd']);
     expect(JSON.stringify(result)).not.toMatch(/SECRET/);
+  });
+
+  it('warns of a ${...} placeholder in every field that can hold one, naming the field, never its value', () => {
+    const local = single({ command: '${env:HOME}/bin/srv', args: ['${workspaceFolder}/server.js', '--plain'], cwd: '${workspaceFolder}', env: { K: 'a-${input:k}' } });
+    expect(local.warnings).toEqual([
+      'server "s": command contains a ${...} placeholder, imported literally',
+      'server "s": args[0] contains a ${...} placeholder, imported literally',
+      'server "s": cwd contains a ${...} placeholder, imported literally',
+      'server "s": env.K contains a ${...} placeholder, imported literally',
+    ]);
+    expect(single({ command: ['node', '${workspaceFolder}/x.js'] }).warnings).toEqual(['server "s": command[1] contains a ${...} placeholder, imported literally']);
+    const remote = single({ url: 'https://x.example/${input:tenant}/mcp', headers: { Authorization: 'Bearer ${input:token}' } });
+    expect(remote.warnings).toEqual([
+      'server "s": url contains a ${...} placeholder, imported literally',
+      'server "s": headers.Authorization contains a ${...} placeholder, imported literally',
+    ]);
+  });
+
+  it("says it left out VS Code's top-level inputs, in mcp.json or under mcp in settings", () => {
+    const input = '[{"type": "promptString", "id": "k", "password": true}]';
+    expect(importServers(`{"inputs": ${input}, "servers": {"a": {"command": "x"}}}`).warnings).toEqual(['"inputs" ignored: mcp-fleet does not prompt for VS Code inputs']);
+    expect(importServers(`{"mcp": {"inputs": ${input}, "servers": {"a": {"command": "x"}}}}`).warnings).toEqual(['"mcp.inputs" ignored: mcp-fleet does not prompt for VS Code inputs']);
   });
 
   it('reads VS Code settings ("mcp": {"servers": …}) and Cursor-style url entries', () => {
