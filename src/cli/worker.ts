@@ -116,7 +116,7 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   const { stateDir, bindHost, port } = options;
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints }, { openSharedStores }, { createAppFrames }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints, closeToolCalls }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
@@ -218,7 +218,7 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   let unsubscribePresence = (): void => {};
   /**
    * The way down, from a failed start as from `stop()`: nothing is watched or
-   * awaited any more; the servers stop while the port closes; then the
+   * awaited any more; the calls under way are answered; the servers stop while the port closes; then the
    * heartbeat and the pool (the shared stores stop their presence); worker.json last.
    * An open port starts closing first: its event streams end before any server
    * leaves its state, so a page keeps the states the worker ran with as last known.
@@ -229,6 +229,8 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
     stopReaching.abort();
     // The MCP endpoints' streams and sessions end first, each ending its own streams, rather than being cut with the sockets.
     await closeMcpEndpoints(app);
+    // So do the API's tool calls under way: each is answered that the worker is shutting down, not cut with its socket.
+    await closeToolCalls(app);
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
     await Promise.all([started.shutdown(), portClosed, appsClosed]);

@@ -6,7 +6,7 @@ import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
 import { promptRoutes } from './routes/prompts.js';
 import { serverList, serverRoutes } from './routes/servers.js';
-import { toolRoutes } from './routes/tools.js';
+import { toolRoutes, type ToolRoutes } from './routes/tools.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { consentCallback } from './routes/oauth-callback.js';
@@ -101,6 +101,15 @@ export async function closeMcpEndpoints(app: Express): Promise<void> {
 }
 
 /**
+ * Answers the management API's tool calls still under way, as a worker does on
+ * its way down before its port closes: each is cancelled and answered with an
+ * `is_error` result saying the worker is shutting down, rather than cut.
+ */
+export async function closeToolCalls(app: Express): Promise<void> {
+  await (app.locals.toolCalls as ToolRoutes).close();
+}
+
+/**
  * The management API (docs/http-and-cli.md) as an express app. Security runs in order:
  * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
  * the bearer token (or the page's session cookie), the Origin of mutations,
@@ -167,7 +176,9 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api', guard, ...ready);
   app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
   app.use('/api/mcp/catalog', catalogRoutes(host));
-  app.use('/api/mcp/tools', toolRoutes(host));
+  const tools = toolRoutes(host);
+  app.locals.toolCalls = tools;
+  app.use('/api/mcp/tools', tools.router);
   app.use('/api/mcp/prompts', promptRoutes(host));
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, users }));

@@ -1,6 +1,7 @@
 // A signal to `mcp-fleet serve` while it is still starting (waiting for a
 // database that does not answer): it stops as a running worker does, exit 0,
-// nothing left behind (the port, worker.json).
+// nothing left behind (the port, worker.json). A running worker answers the
+// API's calls still under way before its port closes.
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,6 +14,7 @@ import { cleanEnv } from '../support/env.js';
 import { until } from '../support/wait.js';
 import { isAlive } from '../support/processes.js';
 import { freePort } from './startup-window.js';
+import { TOKEN } from '../http/helpers.js';
 
 test.each(['SIGTERM', 'SIGINT'] as const)('%s while waiting for the database: exit 0, worker.json removed', { timeout: 30_000 }, async (signal) => {
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-signal-'));
@@ -81,6 +83,47 @@ test('a second SIGINT while stopping exits 130 at once, killing a server that ig
     expect(await exited, output).toBe(130);
     expect(output).toContain('SIGINT again: exiting without waiting');
     await until(() => !isAlive(pid), 'the stubborn server to be gone');
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a management-API call still running on SIGTERM is answered (is_error: the worker is shutting down) before the port closes', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-call-'));
+  const arrived = join(dir, 'arrived.log');
+  const good = { type: 'local', command: fixtureCommand('healthy'), env: { FIXTURE_WAIT_LOG: arrived } };
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { good } }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let output = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
+    const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!;
+    const call = (accept: string) =>
+      fetch(`${base}/api/mcp/tools/good__wait_for_cancel/call`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept },
+        body: '{}',
+      })
+        .then(async (res) => ({ status: res.status, body: await res.text() }))
+        .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
+    const plain = call('application/json');
+    const streamed = call('text/event-stream');
+    // Both calls reached the server: the stop cuts calls under way, not ones still on their way.
+    await until(() => existsSync(arrived) && readFileSync(arrived, 'utf8').split('\n').filter(Boolean).length === 2, 'both calls to reach the server', 30_000);
+    worker.kill('SIGTERM');
+    const [json, stream] = await Promise.all([plain, streamed]);
+    expect(await exited, output).toBe(0);
+    expect(json.status, json.body).toBe(200);
+    expect(JSON.parse(json.body)).toEqual({
+      content: [{ type: 'text', text: 'the call to good/wait_for_cancel was cancelled: this worker is shutting down' }],
+      details: { is_error: true, server: 'good', tool: 'wait_for_cancel' },
+    });
+    expect(stream.status, stream.body).toBe(200);
+    expect(stream.body).toContain('event: result\ndata: {"content":[{"type":"text","text":"the call to good/wait_for_cancel was cancelled: this worker is shutting down"}]');
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
