@@ -8,6 +8,7 @@ import { waitFor } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
 import type { ProjectionContext } from '../journal/index.js';
 import { own } from '../records.js';
+import { isSettling, SETTLE_MARGIN_MS } from '../machines/server.queries.js';
 
 type ServerSnapshot = ReturnType<ServerActorRef['getSnapshot']>;
 
@@ -24,16 +25,20 @@ export interface OnDemand {
   /**
    * Starts `name` if it is an `on_demand` server (a no-op for one already on
    * its way) and resolves true once it is ready, false when it is not such a
-   * server or did not become ready within its `timeout_seconds`.
+   * server or its start ended otherwise (its state then says why).
    */
   start(name: string, signal?: AbortSignal): Promise<boolean>;
   /** Tools of these servers were loaded through search: each starts now, so it is ready when called. */
   load(servers: Iterable<string>): void;
 }
 
-/** A server that will not become ready without a human or a reconnect: a call stops waiting for it. */
-function cannotStart(snapshot: ServerSnapshot): boolean {
-  return snapshot.status !== 'active' || snapshot.hasTag('cannotStart');
+/**
+ * Whether a demanded server's start has an outcome: ready, failed (its error
+ * set), waiting for a human, stopped. Still on its way while settling or
+ * waiting for its turn in the startup queue.
+ */
+function startEnded(snapshot: ServerSnapshot): boolean {
+  return !isSettling(snapshot) && !snapshot.matches({ pending: 'queued' });
 }
 
 export function createOnDemand({ current, projected, stopping }: OnDemandOptions): OnDemand {
@@ -50,8 +55,11 @@ export function createOnDemand({ current, projected, stopping }: OnDemandOptions
       if (ref === undefined) return false;
       ref.send({ type: 'server.demand' });
       try {
-        const reached = await waitFor(ref, (snapshot) => snapshot.hasTag('callable') || cannotStart(snapshot), {
-          timeout: ref.getSnapshot().context.config.timeout_seconds * 1000,
+        // Waits for the start's outcome, not a timer as long as its connect timeout, which fired first and
+        // left the call with "not ready (state: pending)" instead of the reason the start failed. The connect
+        // bounds the wait itself; the margin is only a backstop.
+        const reached = await waitFor(ref, startEnded, {
+          timeout: ref.getSnapshot().context.config.timeout_seconds * 1000 + SETTLE_MARGIN_MS,
           ...(signal === undefined ? {} : { signal }),
         });
         return reached.hasTag('callable');

@@ -57,7 +57,7 @@ async function ranOnce(extra: Record<string, unknown> = {}): Promise<{ dir: stri
   await first.start();
   await untilState(first, 'od', 'ready');
   await first.shutdown();
-  rmSync(pidFile);
+  rmSync(pidFile, { force: true });
   return { dir, pidFile };
 }
 
@@ -122,6 +122,24 @@ describe('start: on_demand', () => {
     expect(seen.filter((state) => state !== 'ready')).toEqual([]);
     await untilState(host, 'od', 'pending');
     await untilGone(pid);
+  });
+
+  test('a call whose start times out is answered with the reason the start failed, not a wait given up as long', async () => {
+    const marker = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-od-')), 'ran');
+    // Its second start never answers initialize: the connect times out after timeout_seconds. (It writes no pid file.)
+    const { dir } = await ranOnce({
+      command: fixtureCommand('first-run-only'),
+      env: { FIXTURE_MARKER: marker, FIXTURE_THEN_HANG: '1' },
+      timeout_seconds: 2,
+    });
+    const host = open(dir);
+    await host.start();
+    await host.settled();
+    const result = await host.callTool('od__echo', { text: 'hello' });
+    expect(result.details).toMatchObject({ is_error: true, server: 'od', tool: 'echo' });
+    expect(result.content).toEqual([
+      { type: 'text', text: expect.stringContaining('is not ready (state: error — no answer to initialize within 2s') },
+    ]);
   });
 
   test('a tool the server never had is no reason to start it', async () => {
