@@ -116,7 +116,7 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   const { stateDir, bindHost, port } = options;
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints, closeToolCalls }, { openSharedStores }, { createAppFrames }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints, closeRequestsUnderWay }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
@@ -229,8 +229,8 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
     stopReaching.abort();
     // The MCP endpoints' streams and sessions end first, each ending its own streams, rather than being cut with the sockets.
     await closeMcpEndpoints(app);
-    // So do the API's tool calls under way: each is answered that the worker is shutting down, not cut with its socket.
-    await closeToolCalls(app);
+    // So do the API's calls and renders under way: each is answered that the worker is shutting down, not cut with its socket.
+    await closeRequestsUnderWay(app);
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
     await Promise.all([started.shutdown(), portClosed, appsClosed]);

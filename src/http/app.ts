@@ -6,7 +6,8 @@ import { catalogRoutes } from './routes/catalog.js';
 import { eventRoutes } from './routes/events.js';
 import { promptRoutes } from './routes/prompts.js';
 import { serverList, serverRoutes } from './routes/servers.js';
-import { toolRoutes, type ToolRoutes } from './routes/tools.js';
+import { toolRoutes } from './routes/tools.js';
+import { requestsUnderWay, type RequestsUnderWay } from './under-way.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { pageRoutes, sessionRoutes } from './routes/ui.js';
 import { consentCallback } from './routes/oauth-callback.js';
@@ -101,12 +102,13 @@ export async function closeMcpEndpoints(app: Express): Promise<void> {
 }
 
 /**
- * Answers the management API's tool calls still under way, as a worker does on
- * its way down before its port closes: each is cancelled and answered with an
- * `is_error` result saying the worker is shutting down, rather than cut.
+ * Answers the management API's requests still under way (tool calls, prompt
+ * renders), as a worker does on its way down before its port closes: each is
+ * cancelled and answered that the worker is shutting down (a tool call with an
+ * `is_error` result, a render `503 shutting_down`), rather than cut.
  */
-export async function closeToolCalls(app: Express): Promise<void> {
-  await (app.locals.toolCalls as ToolRoutes).close();
+export async function closeRequestsUnderWay(app: Express): Promise<void> {
+  await (app.locals.underWay as RequestsUnderWay).close();
 }
 
 /**
@@ -176,10 +178,11 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
   app.use('/api', guard, ...ready);
   app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
   app.use('/api/mcp/catalog', catalogRoutes(host));
-  const tools = toolRoutes(host);
-  app.locals.toolCalls = tools;
-  app.use('/api/mcp/tools', tools.router);
-  app.use('/api/mcp/prompts', promptRoutes(host));
+  // The routes whose work runs on after the request came: the worker's stop answers those still under way.
+  const underWay = requestsUnderWay();
+  app.locals.underWay = underWay;
+  app.use('/api/mcp/tools', toolRoutes(host, underWay));
+  app.use('/api/mcp/prompts', promptRoutes(host, underWay));
   app.use('/api/mcp/approvals', approvalRoutes(host));
   app.use('/api/mcp/events', eventRoutes(host, { heartbeatMs: options.heartbeatMs ?? DEFAULT_HEARTBEAT_MS, users }));
   app.get('/api/mcp/fleet', adminOnly, fleetRoute(host, options.fleet));

@@ -129,3 +129,36 @@ test('a management-API call still running on SIGTERM is answered (is_error: the 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a prompt render still running on SIGTERM is answered (503 shutting_down) before the port closes', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-render-'));
+  const arrived = join(dir, 'arrived.log');
+  const cat = { type: 'local', command: fixtureCommand('changing-catalog', '--hang-prompt'), env: { FIXTURE_WAIT_LOG: arrived } };
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { cat } }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let output = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
+    const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!;
+    const render = fetch(`${base}/api/mcp/prompts/cat:hang/render`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: '{}',
+    })
+      .then(async (res) => ({ status: res.status, body: await res.text() }))
+      .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
+    // The render reached the server: the stop cuts renders under way, not ones still on their way.
+    await until(() => existsSync(arrived) && readFileSync(arrived, 'utf8').includes('waiting'), 'the render to reach the server', 30_000);
+    worker.kill('SIGTERM');
+    const answer = await render;
+    expect(await exited, output).toBe(0);
+    expect(answer.status, answer.body).toBe(503);
+    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'shutting_down', message: 'this worker is shutting down' } });
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

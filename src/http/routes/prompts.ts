@@ -6,12 +6,13 @@ import { PromptNotFoundError } from '../../connection/capabilities/prompts.js';
 import { FleetError } from '../../errors.js';
 import { HttpError } from '../errors.js';
 import { userOf, viewFor } from '../caller.js';
+import { shuttingDown, stoppedBy, type RequestsUnderWay } from '../under-way.js';
 
 /** `POST /api/mcp/prompts/:name/render`: `{"arguments": {...}}` (omitted = none). */
 const RenderBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
 
 /** The prompts of every ready server as slash commands, and rendering one. */
-export function promptRoutes(host: McpHost): Router {
+export function promptRoutes(host: McpHost, underWay: RequestsUnderWay): Router {
   const router = loadExpress().Router();
 
   router.get('/', async function listPrompts(_req, res) {
@@ -30,13 +31,13 @@ export function promptRoutes(host: McpHost): Router {
     if (user !== undefined && viewFor(host.server(server), user) === undefined) {
       throw new HttpError(404, 'not_found', `no prompt "${req.params.name}" (expected "server:prompt" of a ready server)`);
     }
-    const controller = new AbortController();
-    res.on('close', function abortIfUnanswered() {
-      if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));
-    });
+    // A client that hangs up, or the worker's stop, cancels the render.
+    const signal = underWay.begin(res);
     try {
-      res.json(await host.renderPrompt(req.params.name, body.arguments, { signal: controller.signal }));
+      res.json(await host.renderPrompt(req.params.name, body.arguments, { signal }));
     } catch (error) {
+      // Cut short by the worker's stop: answered so, before the port closes.
+      if (stoppedBy(signal)) throw shuttingDown();
       if (error instanceof PromptNotFoundError) throw new HttpError(404, 'not_found', error.message);
       // The server refused or failed: its one-line, redacted reason, as a bad gateway.
       if (error instanceof FleetError) throw new HttpError(502, 'prompt_failed', error.message);

@@ -11,6 +11,7 @@ import { userOf } from '../caller.js';
 import { catalogUi } from '../../apps/tool-meta.js';
 import { errorResult } from '../../catalog/tools/agent-tool.js';
 import { SHUTTING_DOWN } from '../../gateway/web-exchange.js';
+import { stoppedBy, type RequestsUnderWay } from '../under-way.js';
 
 /** `POST /api/mcp/tools/:name/call`: `{"arguments": {...}}` (omitted = no arguments). */
 const CallBody = z.strictObject({ arguments: z.record(z.string(), z.unknown()).default({}) });
@@ -20,26 +21,9 @@ export const MAX_SEARCH_LIMIT = 100;
 /** `?limit=`: digits only, so `1e1`, `0x10` and `5.0` are refused rather than read as numbers. */
 const SearchLimit = z.string().regex(/^\d+$/).transform(Number).pipe(z.number().int().min(1).max(MAX_SEARCH_LIMIT));
 
-/** The tool routes, and the calls under way on them, which a worker answers before its port closes. */
-export interface ToolRoutes {
-  router: Router;
-  /**
-   * Cancels every call under way, each answered with an `is_error` result saying the worker is
-   * shutting down, and resolves once each answer is written; a call arriving from then on is
-   * answered `503 shutting_down`. Closing the port would otherwise cut them without an answer.
-   */
-  close(): Promise<void>;
-}
-
-/** The reason a call is aborted with when the worker stops: its answer then says so. */
-const STOPPING = new Error(SHUTTING_DOWN);
-
 /** The agent tools, a search over them, and a call to one of them. */
-export function toolRoutes(host: McpHost): ToolRoutes {
+export function toolRoutes(host: McpHost, underWay: RequestsUnderWay): Router {
   const router = loadExpress().Router();
-  /** Each call under way: its abort, and its response's end (written, or cut). */
-  const calls = new Map<AbortController, Promise<void>>();
-  let closing = false;
 
   // Listings that expired (catalog_max_age_seconds, a server's ttlMs) are listed again before the answer.
   router.get('/', async function listTools(_req, res) {
@@ -85,38 +69,23 @@ export function toolRoutes(host: McpHost): ToolRoutes {
     if (!host.hasTool(name, who)) {
       throw new HttpError(404, 'not_found', `no tool named "${name}"${principal === undefined ? whyNoTool(host, name) : ''}`);
     }
-    if (closing) throw new HttpError(503, 'shutting_down', SHUTTING_DOWN);
     // A client that hangs up no longer wants the answer: cancel the MCP call
-    // (the server gets notifications/cancelled) instead of letting it run on.
-    const controller = new AbortController();
-    calls.set(controller, new Promise((ended) => res.once('close', ended)));
-    res.on('close', function abortIfUnanswered() {
-      calls.delete(controller);
-      if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));
-    });
+    // (the server gets notifications/cancelled) instead of letting it run on. So does the worker's stop.
+    const signal = underWay.begin(res);
     // A call the worker's stop cancelled is answered, saying why, as the gateway answers its own.
-    const answer = (result: AgentToolResult): AgentToolResult =>
-      controller.signal.reason === STOPPING && result.details.is_error ? stoppedResult(name, result) : result;
+    const answer = (result: AgentToolResult): AgentToolResult => (stoppedBy(signal) && result.details.is_error ? stoppedResult(name, result) : result);
     if (req.accepts(['application/json', 'text/event-stream']) === 'text/event-stream') {
       await streamCall(res, async (onProgress, onApproval) =>
-        answer(await host.callTool(name, body.arguments, { signal: controller.signal, onProgress, onApproval, ...who })),
+        answer(await host.callTool(name, body.arguments, { signal, onProgress, onApproval, ...who })),
       );
       return;
     }
     // A tool error is an answer (`details.is_error`), not an HTTP error.
-    const result = await host.callTool(name, body.arguments, { signal: controller.signal, ...who });
-    if (!controller.signal.aborted || controller.signal.reason === STOPPING) res.json(answer(result));
+    const result = await host.callTool(name, body.arguments, { signal, ...who });
+    if (!signal.aborted || stoppedBy(signal)) res.json(answer(result));
   });
 
-  return {
-    router,
-    async close() {
-      closing = true;
-      const ended = [...calls.values()];
-      for (const controller of calls.keys()) controller.abort(STOPPING);
-      await Promise.all(ended);
-    },
-  };
+  return router;
 }
 
 /** The answer to a call the worker's stop cancelled: the tool it named, and that the worker is shutting down. */

@@ -1,0 +1,61 @@
+import type { Response } from 'express';
+import { SHUTTING_DOWN } from '../gateway/web-exchange.js';
+import { HttpError } from './errors.js';
+
+/**
+ * The management API's requests whose work runs on after the request arrived
+ * (a tool call, a prompt render): each has a signal that aborts when its client
+ * hangs up before the answer, and the worker's stop aborts the ones still under
+ * way, {@link STOPPING} their reason, so that each is answered (saying the
+ * worker is shutting down) before the port closes rather than cut with its socket.
+ */
+export interface RequestsUnderWay {
+  /**
+   * A request's work begins: its signal aborts when `res` closes unanswered or
+   * when the stop begins. Once the stop began, throws `503 shutting_down`.
+   */
+  begin(res: Response): AbortSignal;
+  /**
+   * The stop: aborts each request under way with {@link STOPPING}, and resolves
+   * once each answer is written (or its socket closed); a request beginning from
+   * then on is refused.
+   */
+  close(): Promise<void>;
+}
+
+/** The reason a request's work is aborted with when the worker stops: its answer then says so. */
+export const STOPPING = new Error(SHUTTING_DOWN);
+
+/** Whether `signal` was aborted by the worker's stop (not by the client hanging up). */
+export function stoppedBy(signal: AbortSignal): boolean {
+  return signal.aborted && signal.reason === STOPPING;
+}
+
+/** What a request the stop cut short is answered when it has no answer of its own. */
+export function shuttingDown(): HttpError {
+  return new HttpError(503, 'shutting_down', SHUTTING_DOWN);
+}
+
+export function requestsUnderWay(): RequestsUnderWay {
+  /** Each request under way: its abort, and its response's end (written, or cut). */
+  const requests = new Map<AbortController, Promise<void>>();
+  let closing = false;
+  return {
+    begin(res) {
+      if (closing) throw shuttingDown();
+      const controller = new AbortController();
+      requests.set(controller, new Promise((ended) => res.once('close', ended)));
+      res.on('close', function abortIfUnanswered() {
+        requests.delete(controller);
+        if (!res.writableFinished) controller.abort(new Error('HTTP client disconnected'));
+      });
+      return controller.signal;
+    },
+    async close() {
+      closing = true;
+      const ended = [...requests.values()];
+      for (const controller of requests.keys()) controller.abort(STOPPING);
+      await Promise.all(ended);
+    },
+  };
+}
