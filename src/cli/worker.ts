@@ -229,7 +229,8 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
     stopReaching.abort();
     // The MCP endpoints' streams and sessions end first, each ending its own streams, rather than being cut with the sockets.
     await closeMcpEndpoints(app);
-    // So do the API's calls and renders under way: each is answered that the worker is shutting down, not cut with its socket.
+    // So do the API's calls and renders under way: each is answered that the worker is shutting down, not cut with its socket
+    // (waited for only so long: one whose work ignores its cancel is cut with the port).
     await closeRequestsUnderWay(app);
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());

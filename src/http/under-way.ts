@@ -1,6 +1,14 @@
 import type { Response } from 'express';
 import { SHUTTING_DOWN } from '../gateway/web-exchange.js';
 import { HttpError } from './errors.js';
+import { KILL_GRACE_MS } from '../connection/child-transport.js';
+
+/**
+ * How long the stop waits for the answers of the requests it cancelled: the grace
+ * a server's process gets between SIGTERM and SIGKILL, as a request's work that
+ * ignores its cancel is as stuck as a process that ignores its SIGTERM.
+ */
+export const ANSWER_GRACE_MS = KILL_GRACE_MS;
 
 /**
  * The management API's requests whose work runs on after the request arrived
@@ -17,10 +25,11 @@ export interface RequestsUnderWay {
   begin(res: Response): AbortSignal;
   /**
    * The stop: aborts each request under way with {@link STOPPING}, and resolves
-   * once each answer is written (or its socket closed); a request beginning from
-   * then on is refused.
+   * once each answer is written (or its socket closed), or once `graceMs` is out:
+   * work that ignores its cancel does not hold the stop up, its request is then
+   * cut with the port. A request beginning from then on is refused.
    */
-  close(): Promise<void>;
+  close(graceMs?: number): Promise<void>;
 }
 
 /** The reason a request's work is aborted with when the worker stops: its answer then says so. */
@@ -51,11 +60,18 @@ export function requestsUnderWay(): RequestsUnderWay {
       });
       return controller.signal;
     },
-    async close() {
+    async close(graceMs = ANSWER_GRACE_MS) {
       closing = true;
       const ended = [...requests.values()];
       for (const controller of requests.keys()) controller.abort(STOPPING);
-      await Promise.all(ended);
+      if (ended.length === 0) return;
+      let timer: NodeJS.Timeout | undefined;
+      const graceOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+      try {
+        await Promise.race([Promise.all(ended), graceOut]);
+      } finally {
+        clearTimeout(timer);
+      }
     },
   };
 }
