@@ -5,7 +5,7 @@ import { toServerConfig, type ConvertedConfig } from '../mcp-registry/convert.js
 import { MissingInputsError, RegistryError } from '../mcp-registry/registry-errors.js';
 import { installInputs, missingInputs, type InstallInput, type InstallValues } from '../mcp-registry/inputs.js';
 import { chooseOption, installOptions, type InstallOption } from '../mcp-registry/options.js';
-import { askInput } from '../mcp-registry/prompt.js';
+import { askInput, PromptClosedError } from '../mcp-registry/prompt.js';
 import type { RegistryServer } from '../mcp-registry/index.js';
 import { action, CliError, formatTable, printJson } from './client.js';
 import { UsageError } from './errors.js';
@@ -168,9 +168,24 @@ function valuesFromFlags(flags: FromRegistryFlags, inputs: InstallInput[]): Inst
 }
 
 
-/** Asks for one input on the terminal (see {@link askInput}) and records the answer. */
+/**
+ * Asks for one input on the terminal (see {@link askInput}) and records the
+ * answer. Stdin closing at the question (Ctrl-D, a pipe that ends) ends the
+ * command as a missing input does: one line naming the input, exit 1,
+ * nothing added; Ctrl-C is exit 130, as a shell reports an interrupt.
+ */
 async function askFor(input: InstallInput, values: InstallValues): Promise<void> {
-  (values[input.kind] ??= {})[input.name] = await askInput(input);
+  try {
+    (values[input.kind] ??= {})[input.name] = await askInput(input);
+  } catch (err) {
+    if (err instanceof PromptClosedError) throw err.reason === 'interrupted' ? new InterruptedError(err.message) : new CliError(err.message);
+    throw err;
+  }
+}
+
+/** A question answered by Ctrl-C: exit 130 (128 + SIGINT). */
+class InterruptedError extends CliError {
+  override readonly exitCode = 130;
 }
 
 function alternatives(server: RegistryServer, chosen: InstallOption): string {

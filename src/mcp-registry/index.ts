@@ -6,7 +6,7 @@
 export { toServerConfig, type ConvertedConfig } from './convert.js';
 export { installInputs, missingInputs, type InstallInput, type InstallValues } from './inputs.js';
 export { chooseOption, installOptions, type InstallOption } from './options.js';
-export { ask, askInput } from './prompt.js';
+export { ask, askInput, PromptClosedError } from './prompt.js';
 export { RegistryClient } from './registry-client.js';
 export { MissingInputsError, RegistryError } from './registry-errors.js';
 export { type RegistryServer } from './server-json.js';

@@ -39,4 +39,24 @@ describe('ask', () => {
     t.input.write('/srv/data\r');
     await expect(typed).resolves.toBe('/srv/data');
   });
+
+  it('stdin closing at the question (EOF, Ctrl-D) ends it, naming the input; a half-typed value is not taken', async () => {
+    const t = terminal();
+    const input = { kind: 'arg' as const, name: 'target_dir', required: true, secret: false, default: '/Users/username/Desktop' };
+    const answer = askInput(input, { input: t.input, output: t.output });
+    t.input.write('/srv/da');
+    t.input.end();
+    await expect(answer).rejects.toMatchObject({ name: 'PromptClosedError', reason: 'closed', message: 'no answer for arg target_dir (stdin closed)' });
+    const u = terminal();
+    const ctrlD = ask('header X-Api-Key: ', { secret: true, input: u.input, output: u.output });
+    u.input.write('\x04');
+    await expect(ctrlD).rejects.toThrow('no answer (stdin closed)');
+  });
+
+  it('Ctrl-C at the question ends it as interrupted, not as a closed stdin', async () => {
+    const t = terminal();
+    const answer = askInput({ kind: 'env' as const, name: 'API_KEY', required: true, secret: true }, { input: t.input, output: t.output });
+    t.input.write('\x03');
+    await expect(answer).rejects.toMatchObject({ name: 'PromptClosedError', reason: 'interrupted', message: 'no answer for env API_KEY (interrupted)' });
+  });
 });
