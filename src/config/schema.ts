@@ -27,8 +27,10 @@ export function isSecret(schema: z.core.$ZodType): boolean {
 
 // What the OS or HTTP refuses is refused here, where the field can be named,
 // not at spawn or request time, whose errors quote the value (a secret).
-const NO_NUL = /^[^\0]*$/;
-const NO_LINE_BREAK_OR_NUL = /^[^\r\n\0]*$/;
+export const NO_NUL = /^[^\0]*$/;
+export const NO_LINE_BREAK_OR_NUL = /^[^\r\n\0]*$/;
+/** What an `env` key may be: not empty, no `=` or NUL. */
+export const ENV_NAME = /^[^=\0]+$/;
 /** RFC 9110's `token`: what a header name may be made of. */
 export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 
@@ -36,7 +38,7 @@ export const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 const SecretString = z.string().min(1).register(secrets, { secret: true });
 /** `env`: every value a secret, handed to the child's environment. */
 const EnvMap = z.record(
-  z.string().regex(/^[^=\0]+$/, 'must be an environment variable name: not empty, no "=" or NUL'),
+  z.string().regex(ENV_NAME, 'must be an environment variable name: not empty, no "=" or NUL'),
   z.string().regex(NO_NUL, 'must not contain a NUL character').register(secrets, { secret: true }),
 );
 /** `headers`: every value a secret, sent with each request. */

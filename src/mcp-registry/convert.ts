@@ -1,3 +1,4 @@
+import { ENV_NAME, HEADER_NAME, NO_LINE_BREAK_OR_NUL, NO_NUL } from '../config/schema.js';
 import { MissingInputsError, RegistryError } from './registry-errors.js';
 import { argumentName, installInputs, missingInputs, type InstallInput, type InstallValues } from './inputs.js';
 import type { InstallOption } from './options.js';
@@ -18,6 +19,7 @@ export function toServerConfig(option: InstallOption, values: InstallValues = {}
   if (option.problem !== undefined) throw new RegistryError('unsupported', option.problem);
   const inputs = installInputs(option);
   checkKnown(option, inputs, values);
+  checkGiven(values);
   const missing = missingInputs(inputs, values);
   if (missing.length > 0) throw new MissingInputsError(missing, '');
   return option.source.kind === 'remote' ? remoteConfig(option.source.remote, values) : localConfig(option.source.pkg, values);
@@ -46,6 +48,43 @@ function checkKnown(option: InstallOption, inputs: InstallInput[], values: Insta
   }
 }
 
+/**
+ * Values the config could not hold, refused here naming the input given (a
+ * `header X`, an `env K`), never quoting it: else the config check would name
+ * the field they land in (`headers.X`, `command.3`), which the caller never
+ * sent. No field takes a NUL; a header takes no line break (one reaching a
+ * header through an entry's `{variable}` is told by {@link checkHeaders}).
+ */
+function checkGiven(values: InstallValues): void {
+  const refuse = (kind: InstallInput['kind'], name: string, problem: string) => {
+    throw new RegistryError('invalid_request', `${kind} ${name}: ${problem}`, { input: { kind, name } });
+  };
+  for (const [name, value] of Object.entries(values.header ?? {})) {
+    if (!HEADER_NAME.test(name)) refuse('header', name, "not an HTTP header name: letters, digits and !#$%&'*+-.^_`|~ only");
+    if (!NO_LINE_BREAK_OR_NUL.test(value)) refuse('header', name, 'its value holds a line break or NUL character');
+  }
+  for (const name of Object.keys(values.env ?? {})) if (!ENV_NAME.test(name)) refuse('env', name, 'not an environment variable name: not empty, no "=" or NUL');
+  for (const kind of ['env', 'arg', 'variable'] as const) {
+    for (const [name, value] of Object.entries(values[kind] ?? {})) if (!NO_NUL.test(value)) refuse(kind, name, 'its value holds a NUL character');
+  }
+}
+
+/**
+ * A header the entry fills from `{variables}` (`Bearer {token}`) takes no
+ * line break from them: the variable whose value holds one is named.
+ */
+function checkHeaders(items: KeyValueInput[] = [], headers: Record<string, string>, values: InstallValues): void {
+  for (const item of items) {
+    if (item.value === undefined || NO_LINE_BREAK_OR_NUL.test(headers[item.name] ?? '')) continue;
+    for (const [, id] of item.value.matchAll(VARIABLE)) {
+      const given = (['variable', 'arg', 'env'] as const).find((kind) => values[kind]?.[id!] !== undefined);
+      if (given !== undefined && !NO_LINE_BREAK_OR_NUL.test(values[given]![id!]!)) {
+        throw new RegistryError('invalid_request', `${given} ${id}: its value, filled into header ${item.name}, holds a line break`, { input: { kind: given, name: id! } });
+      }
+    }
+  }
+}
+
 const VARIABLE = /\{([A-Za-z0-9_.-]+)\}/g;
 
 function remoteConfig(remote: RegistryTransport, values: InstallValues): ConvertedConfig {
@@ -55,6 +94,7 @@ function remoteConfig(remote: RegistryTransport, values: InstallValues): Convert
   if (/\{[^}]*\}/.test(url)) throw new RegistryError('invalid_request', `remote URL ${url} still has a {variable} without a value`);
   checkUrl(remote.url, url, values);
   const headers = keyValues(remote.headers, values.header, values);
+  checkHeaders(remote.headers, headers, values);
   return {
     type: 'remote',
     url,

@@ -165,4 +165,32 @@ describe('the config', () => {
       'variable host: its value does not make https://{host}/mcp a valid http(s) URL',
     ]);
   });
+
+  it('a header or env value the config cannot hold is refused naming the input it was given as, never quoting it', () => {
+    const refused = (run: () => unknown) => {
+      try {
+        run();
+      } catch (e) {
+        return e as RegistryError;
+      }
+      throw new Error('not refused');
+    };
+    const SECRET = 'canary-convert-SECRET';
+    const header = refused(() => toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: `Bearer ${SECRET}\r\nX-Injected: 1` } }));
+    expect([header.kind, header.input, header.message]).toEqual(['invalid_request', { kind: 'header', name: 'Authorization' }, 'header Authorization: its value holds a line break or NUL character']);
+    const env = refused(() => toServerConfig(chooseOption(entry('weather-mcp')), { env: { WEATHER_API_KEY: `${SECRET}\0` } }));
+    expect([env.input, env.message]).toEqual([{ kind: 'env', name: 'WEATHER_API_KEY' }, 'env WEATHER_API_KEY: its value holds a NUL character']);
+    const arg = refused(() => toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: `/srv\0${SECRET}` } }));
+    expect(arg.input).toEqual({ kind: 'arg', name: 'target_dir' });
+    // Through the entry's own template ("Bearer {token}"), the value came as the variable: it is named.
+    const templated = RegistryServer.parse({
+      name: 'io.github.example/templated',
+      description: 'a header filled from a variable',
+      version: '1.0.0',
+      remotes: [{ type: 'streamable-http', url: 'https://api.example.com/mcp', headers: [{ name: 'Authorization', value: 'Bearer {token}', variables: { token: { isSecret: true, isRequired: true } } }] }],
+    });
+    const viaVariable = refused(() => toServerConfig(chooseOption(templated), { variable: { token: `${SECRET}\nX-Injected: 1` } }));
+    expect([viaVariable.input, viaVariable.message]).toEqual([{ kind: 'variable', name: 'token' }, 'variable token: its value, filled into header Authorization, holds a line break']);
+    for (const err of [header, env, arg, viaVariable]) expect(err.message).not.toContain(SECRET);
+  });
 });

@@ -141,6 +141,17 @@ describe('POST /api/mcp/registry/install', () => {
     expect(badHost.json.error.message).toContain('variable host');
     const nosuch = await weather({ nosuch: 'v' });
     expect([nosuch.status, nosuch.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.variable.nosuch' })]);
+    // A header or env value the config cannot hold is named as the value sent (values.header.X), never quoted.
+    const brokenHeader = await weather({}, { Authorization: `Bearer ${SECRET}\r\nX-Injected: 1` });
+    expect([brokenHeader.status, brokenHeader.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.header.Authorization' })]);
+    expect(brokenHeader.json.error.message).toContain('header Authorization');
+    const badHeaderName = await weather({}, { 'X Bad': 'v' });
+    expect([badHeaderName.status, badHeaderName.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.header.X Bad' })]);
+    const brokenEnv = await fleet.request('/api/mcp/registry/install', {
+      method: 'POST',
+      body: { name: 'weather2', server: 'io.github.example/weather-mcp', version: '0.5.0', values: { env: { WEATHER_API_KEY: `${API_KEY}\u0000` } }, enabled: false },
+    });
+    expect([brokenEnv.status, brokenEnv.json.error]).toEqual([400, expect.objectContaining({ code: 'invalid_request', field: 'values.env.WEATHER_API_KEY' })]);
     const unknown = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'x', server: 'io.github.nobody/nothing' } });
     expect(unknown.status).toBe(404);
     const badName = await fleet.request('/api/mcp/registry/install', { method: 'POST', body: { name: 'no spaces', server: 'io.github.example/weather-mcp' } });
