@@ -61,7 +61,8 @@ export class Caller {
     return this.limiter.run(() => this.runCall(tool, args, signal, onProgress, observed.span), signal).then(
       (result) => observed.done(result),
       (error: unknown) => {
-        throw observed.failed(error);
+        // Cancelled by its caller (the journal's `cancelled`): told apart from a failure, never counted as one.
+        throw signal?.aborted === true ? observed.cancelled(error) : observed.failed(error);
       },
     );
   }

@@ -2,8 +2,12 @@
  * The telemetry of tool calls, the hot path: a CLIENT span `tools/call
  * {tool}` (a child of the caller's active span, its context sent to the
  * server in `_meta`), the in-flight count, the duration and the errors by
- * `error.type`. With no OpenTelemetry SDK registered `toolCallTelemetry()`
- * is false and the caller takes its plain path: nothing is built per call.
+ * `error.type`. A call its caller cancelled is no error (the journal says
+ * `cancelled` too): its span's status stays unset, it has no `error.type`
+ * and is not counted in the errors; `mcp_fleet.outcome` = `cancelled` on its
+ * span and duration tells it apart from an answered call. With no
+ * OpenTelemetry SDK registered `toolCallTelemetry()` is false and the
+ * caller takes its plain path: nothing is built per call.
  */
 import { context, SpanKind, type Attributes, type Span } from '@opentelemetry/api';
 import type { CallToolResult, Client } from '@modelcontextprotocol/client';
@@ -14,6 +18,8 @@ import { endFailed } from './spans.js';
 import { tracer, tracingOn } from './tracer.js';
 
 const METHOD = 'tools/call';
+/** `mcp_fleet.outcome` of a call its caller cancelled, as the journal's `tool.called` says it. */
+const CANCELLED = 'cancelled';
 
 /** Whether tool calls are observed at all: a tracer or a meter provider is registered. */
 export function toolCallTelemetry(): boolean {
@@ -34,6 +40,8 @@ export interface ObservedCall {
   done(result: CallToolResult): CallToolResult;
   /** Ends the call as failed; returns `error` for rethrowing. */
   failed(error: unknown): unknown;
+  /** Ends the call as cancelled by its caller (its signal aborted): not an error; returns `error` for rethrowing. */
+  cancelled(error: unknown): unknown;
 }
 
 /** Starts observing one call of `tool`: call it only when `toolCallTelemetry()` said yes. */
@@ -56,6 +64,18 @@ export function startToolCall(target: ToolCallTarget, tool: string): ObservedCal
     },
     failed(error) {
       finish(errorType(error));
+      return error;
+    },
+    cancelled(error) {
+      if (span !== undefined) {
+        if (span.isRecording()) span.setAttribute(ATTR.outcome, CANCELLED);
+        span.end();
+      }
+      if (attributes !== undefined) {
+        const meters = metered as Instruments;
+        meters.callsInFlight.add(-1, attributes);
+        meters.operationDuration.record((performance.now() - started) / 1000, { ...attributes, [ATTR.outcome]: CANCELLED });
+      }
       return error;
     },
   };

@@ -3,7 +3,7 @@
 // server's life (lifecycle → connect → initialize / tools/list, catalog
 // re-syncs), tool calls as children of the caller's span with their context
 // sent in `_meta`, resource reads, prompt renders, and the metrics.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import { afterAll, afterEach, describe, expect, test } from 'vitest';
@@ -190,6 +190,33 @@ describe('tool calls', () => {
     for (const point of inFlight) expect(point.value).toBe(0);
     const servers = byName('mcp_fleet.servers')!.dataPoints;
     expect(servers).toContainEqual(expect.objectContaining({ value: 1, attributes: { 'mcp_fleet.server.state': 'ready' } }));
+  });
+
+  test('a call its caller cancelled is not an error: status unset, mcp_fleet.outcome cancelled, not counted in the errors', async () => {
+    const dir = stateDirWith({});
+    const waitLog = join(dir, 'waiting.log');
+    const { host: running } = await startHost({ up: { type: 'local', command: fixtureCommand('healthy'), env: { FIXTURE_WAIT_LOG: waitLog } } });
+    await untilState(running, 'up', 'ready');
+    const stop = new AbortController();
+    const call = running.callTool('up__wait_for_cancel', {}, { signal: stop.signal });
+    await until(() => existsSync(waitLog), 'the call to reach the server');
+    stop.abort();
+    expect((await call).details.is_error).toBe(true);
+    await until(() => sdk.spans().some((span) => span.name === 'tools/call wait_for_cancel'), 'the call span to end');
+
+    const span = onlySpan(sdk.spans(), 'tools/call wait_for_cancel');
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes).not.toHaveProperty('error.type');
+    expect(span.attributes['mcp_fleet.outcome']).toBe('cancelled');
+
+    const data = await sdk.metrics();
+    const byName = (name: string) => data.find((metric) => metric.descriptor.name === name);
+    const calls = (byName('mcp.client.operation.duration')?.dataPoints ?? []).filter((point) => point.attributes['gen_ai.tool.name'] === 'wait_for_cancel');
+    expect(calls.map((point) => point.attributes)).toEqual([expect.objectContaining({ 'mcp_fleet.outcome': 'cancelled' })]);
+    expect(calls[0]!.attributes).not.toHaveProperty('error.type');
+    const errors = (byName('mcp_fleet.tool_calls.errors')?.dataPoints ?? []).filter((point) => point.attributes['gen_ai.tool.name'] === 'wait_for_cancel');
+    expect(errors).toEqual([]);
+    for (const point of byName('mcp_fleet.tool_calls.in_flight')!.dataPoints) expect(point.value).toBe(0);
   });
 });
 
