@@ -278,6 +278,8 @@ export const serverMachine = setup({
     isQueued: ({ context }) => context.queued,
     /** An `on_demand` server nobody has asked for (since it last went idle). */
     isUnasked: ({ context }, config?: ServerConfig) => (config ?? context.config).start === 'on_demand' && !context.demanded,
+    /** An `on_demand` server: a call starts it, even after a start that failed. */
+    isOnDemand: ({ context }) => context.config.start === 'on_demand',
     /** A `per_user` server: only its principals' sessions connect (session.machine.ts), never this actor. */
     isPerUser: ({ context }, config?: ServerConfig) => (config ?? context.config).scope === 'per_user',
     /**
@@ -345,7 +347,7 @@ export const serverMachine = setup({
     countAuthWait: assign({ authWaits: ({ context }) => context.authWaits + 1 }),
     openCircuit: assign({
       error: ({ context }) =>
-        `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); restart it by hand`,
+        `${context.error} — gave up after ${context.failures - 1} reconnect attempt(s); ${context.config.start === 'on_demand' ? 'the next call starts it again' : 'restart it by hand'}`,
     }),
     leaveQueue: assign({ queued: false }),
     /** The startup queue reached it: it leaves the queue with the config the turn carries (one assign, not two). */
@@ -669,6 +671,10 @@ export const serverMachine = setup({
         },
         halted: {
           description: 'no automatic reconnect: a failed start, or the circuit opened after reconnect.max_attempts',
+          on: {
+            // Each call of an on_demand server is a new start: one start per demand, never one on its own.
+            'server.demand': { guard: 'isOnDemand', target: '#server.pending', actions: ['markDemanded', 'resetFailures'] },
+          },
         },
       },
     },

@@ -2,7 +2,7 @@
 // their tools is called or loaded through search, published meanwhile from
 // their last run's catalog, and back to waiting once idle. Real fixture
 // processes; the fixture writes its pid to FIXTURE_PID_FILE when it starts.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
@@ -21,11 +21,11 @@ afterEach(async () => {
   model = undefined;
 });
 
-function onDemandServer(pidFile: string, extra: Record<string, unknown> = {}) {
+function onDemandServer(pidFile: string, { env, ...extra }: Record<string, unknown> = {}) {
   return {
     type: 'local',
     command: fixtureCommand('healthy'),
-    env: { FIXTURE_PID_FILE: pidFile },
+    env: { FIXTURE_PID_FILE: pidFile, ...(env as Record<string, string> | undefined) },
     start: 'on_demand',
     idle_timeout_seconds: 0.5,
     ...extra,
@@ -140,6 +140,36 @@ describe('start: on_demand', () => {
     expect(result.content).toEqual([
       { type: 'text', text: expect.stringContaining('is not ready (state: error — no answer to initialize within 2s') },
     ]);
+  });
+
+  test('a start that failed is tried again by the next call, once per call, and not on its own', async () => {
+    // The fixture refuses to start while `broken` exists: each refused start adds a line to it.
+    const broken = join(mkdtempSync(join(tmpdir(), 'mcp-fleet-od-')), 'broken');
+    const { dir, pidFile } = await ranOnce({ env: { FIXTURE_BROKEN_WHILE: broken } });
+    writeFileSync(broken, '');
+    const starts = () => readFileSync(broken, 'utf8').split('\n').filter(Boolean).length;
+    const host = open(dir);
+    await host.start();
+    await host.settled();
+
+    const first = await host.callTool('od__echo', { text: 'one' });
+    expect(first.details.is_error).toBe(true);
+    expect(host.server('od')).toMatchObject({ state: 'error', error: expect.stringContaining('exited with code 3') });
+    expect(starts()).toBe(1);
+    // A halted start is not retried on its own...
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(starts()).toBe(1);
+    // ...but each call starts it again.
+    const second = await host.callTool('od__echo', { text: 'two' });
+    expect(second.details.is_error).toBe(true);
+    expect(starts()).toBe(2);
+
+    // The cause fixed: the next call starts it and is answered, with no restart by hand.
+    rmSync(broken);
+    const third = await host.callTool('od__echo', { text: 'three' });
+    expect(third).toMatchObject({ content: [{ type: 'text', text: 'three' }], details: { is_error: false } });
+    expect(host.server('od')!.state).toBe('ready');
+    expect(isAlive(pidOf(pidFile))).toBe(true);
   });
 
   test('a tool the server never had is no reason to start it', async () => {

@@ -43,6 +43,7 @@ const AS_BACK = 'error_awaiting_authorization_server --> pending : after authSer
 const RESTART_READY = 'ready --> closing_to_pending : server.restart';
 const STOP_READY = 'ready --> closing_to_stopped : server.stop';
 const IDLE = 'ready --> closing_to_pending : server.idle';
+const DEMAND_HALTED = 'error_halted --> pending : server.demand [isOnDemand]';
 const STOP_ANY = 'any_state --> stopped : server.stop';
 const STOP_CLOSING = 'closing --> closing_to_stopped : server.stop';
 
@@ -395,7 +396,8 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
       once: local('once', 'first-run-only', { env: { FIXTURE_MARKER: join(dir, 'once.marker') }, reconnect: { ...reconnect, max_attempts: 2 } }),
       stubborn: local('stubborn', 'stubborn'),
       // Started on demand; a first run (no catalog in the journal yet) connects it once to learn its tools.
-      od: local('od', 'healthy', { start: 'on_demand', idle_timeout_seconds: 1 }),
+      // It refuses to start while od.broken exists (written by the scenario 'od failed start').
+      od: local('od', 'healthy', { start: 'on_demand', idle_timeout_seconds: 1, env: { FIXTURE_BROKEN_WHILE: join(dir, 'od.broken') } }),
       // Per user: its turn in the queue connects nothing (only its principals' sessions would), and frees the slot.
       pu: local('pu', 'healthy', { scope: 'per_user' }),
       hung1: local('hung1', 'hang-on-init', { timeout_seconds: 600 }),
@@ -497,6 +499,32 @@ describe('server lifecycle coverage: every edge of diagrams/server.mmd, end to e
     await watch.took('od', 'ready', 'pending', IDLE);
     expect(await allGone([pid])).toBe(true);
     watch.observe('ready --> ready : call.finished', 'od: idled once the long call had ended');
+  });
+
+  scenario('od failed start', 'on demand: a failed start halts; each call starts it again, once fixed a call is answered', async () => {
+    const broken = join(dir, 'od.broken');
+    writeFileSync(broken, '');
+    // The fixture adds a line to od.broken per start it refuses.
+    const refused = () => readFileSync(broken, 'utf8').split('\n').filter(Boolean).length;
+    const call = (text: string) => api('POST', '/api/mcp/tools/od__echo/call', { arguments: { text } });
+    expect((await call('one')).json.details.is_error).toBe(true);
+    const failed = await watch.took('od', 'pending', 'error', START_FAILED);
+    expect(failed.error).toContain('exited with code 3');
+    expect(refused()).toBe(1);
+    // Halted: the next call starts it again (one start), and it fails again.
+    expect((await call('two')).json.details.is_error).toBe(true);
+    await watch.took('od', 'error', 'pending', DEMAND_HALTED);
+    await watch.took('od', 'pending', 'error', START_FAILED);
+    expect(refused()).toBe(2);
+    // The cause fixed: the next call starts it and is answered, with no restart by hand.
+    rmSync(broken);
+    const answered = await call('three');
+    expect([answered.status, answered.json.details.is_error]).toEqual([200, false]);
+    await watch.took('od', 'error', 'pending', DEMAND_HALTED);
+    await watch.took('od', 'pending', 'ready', CONNECTED);
+    const pid = pidOf('od');
+    await watch.took('od', 'ready', 'pending', IDLE);
+    expect(await allGone([pid])).toBe(true);
   });
 
   scenario('alpha restart', 'POST restart: ready → pending → ready on a new process', async () => {

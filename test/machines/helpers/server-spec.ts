@@ -430,7 +430,10 @@ export function expected(facts: ServerFacts, event: ModelEvent): ServerFacts {
       if (pendingPhases.includes(phase) || (phase === 'closing' && facts.closingTo === 'pending')) {
         return { ...facts, demanded: true };
       }
-      // Connected or on its way with a token, failed, or disabled: nothing to start.
+      // Halted (a failed start, or the circuit open): each call of an on_demand server is a new start,
+      // as a restart by hand is; a start that fails again halts again, so starts are bounded by the calls.
+      if (phase === 'halted' && facts.config.start === 'on_demand') return startByHand({ ...facts, demanded: true });
+      // Connected or on its way with a token, failed otherwise, or disabled: nothing to start.
       return facts;
 
     case 'call.started':
