@@ -10,8 +10,8 @@ import { fileVersions } from './file-versions.js';
 import { watchFile } from './watch.js';
 import type { ServerConfig, ServerConfigInput } from './schema.js';
 import { shortForm } from './short-form.js';
-import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument, repeatedServerWarning } from './validate.js';
-import type { ServerEntry } from './validate.js';
+import { entryTexts, parseJsonText, parseServerConfig, parseServersDocument, repeatedServerWarning, serversLayout } from './validate.js';
+import type { ServerEntry, ServersLayout } from './validate.js';
 import { own } from '../records.js';
 
 /** Where the store reports problems with the file. */
@@ -249,10 +249,11 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
           parseServerConfig(name, config, { fieldPrefix: `servers.${name}` }),
         ]),
       );
-      // The entries as written in the file just read (`read` keeps its bytes): unchanged ones go back so.
-      const written = snapshot.state === 'ok' && memo.bytes !== undefined ? entryTexts(memo.bytes.toString('utf8')) : new Map<string, string>();
-      const stored = mergeEntries(entries.filter((e) => e.config !== null || !discarded.has(e.name)), parsed, written);
-      await writeDocument(target, stored, logger);
+      // The file just read (`read` keeps its bytes): unchanged entries go back as written, and
+      // the write replaces only the text of what changed, the rest of the file kept as it was.
+      const layout = snapshot.state === 'ok' && memo.bytes !== undefined ? serversLayout(memo.bytes.toString('utf8')) : undefined;
+      const stored = mergeEntries(entries.filter((e) => e.config !== null || !discarded.has(e.name)), parsed, entryTexts(layout));
+      await writeDocument(target, stored, logger, layout);
       const servers = stored.flatMap(([name]): Array<[string, ServerConfig]> => {
         const config = parsed.get(name);
         return config === undefined ? [] : [[name, config]];
@@ -389,16 +390,84 @@ class AsWritten {
 /**
  * Pretty JSON, 2 spaces, trailing newline, entries in the given order
  * (integer-like names included); an entry given {@link AsWritten} keeps its text.
+ * Given the `layout` of the file being replaced, only the text of what changed
+ * is replaced instead (see {@link spliceServers}).
  */
-export function serializeServers(entries: ReadonlyArray<readonly [string, unknown]>): string {
+export function serializeServers(entries: ReadonlyArray<readonly [string, unknown]>, layout?: ServersLayout): string {
+  const spliced = layout === undefined ? undefined : spliceServers(entries, layout);
+  if (spliced !== undefined) return spliced;
   if (entries.length === 0) return '{\n  "servers": {}\n}\n';
-  const body = entries
-    .map(([name, value]) => {
-      const text = value instanceof AsWritten ? value.text : JSON.stringify(value, null, 2).replaceAll('\n', '\n    ');
-      return `    ${JSON.stringify(name)}: ${text}`;
-    })
-    .join(',\n');
+  const body = entries.map(([name, value]) => `    ${JSON.stringify(name)}: ${entryText(value, '    ')}`).join(',\n');
   return `{\n  "servers": {\n${body}\n  }\n}\n`;
+}
+
+/** An entry's value as text: as written, or pretty JSON whose lines after the first start with `indent`. */
+function entryText(value: unknown, indent: string): string {
+  return value instanceof AsWritten ? value.text : JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
+}
+
+/**
+ * The file of `layout` with its `servers` object holding `entries`, every
+ * byte outside what changed kept: a kept entry keeps its name and spacing as
+ * written (its value too, given {@link AsWritten}; else its new value is
+ * indented as its line is), a removed one goes with the text that parted it
+ * from the next (from the one before, when last), and an added one follows
+ * the last, parted as the last two were. A hand-formatted file's opening,
+ * indentation, alignment and ending (a trailing newline or none, a BOM) stay.
+ * `undefined` when the entries are not the file's in its order then new ones
+ * (a write never reorders) or the file names `servers` twice: then the
+ * document is written anew.
+ */
+function spliceServers(entries: ReadonlyArray<readonly [string, unknown]>, layout: ServersLayout): string | undefined {
+  const { text, open, close, members } = layout;
+  if (!layout.spliceable) return undefined;
+  // Where each name is first written: a repeated name keeps that place (the order `load` reads), the later ones go.
+  const firstAt = new Map<string, number>();
+  members.forEach((member, index) => {
+    if (!firstAt.has(member.name)) firstAt.set(member.name, index);
+  });
+  const origins = entries.map(([name]) => firstAt.get(name));
+  // Kept entries come first, in file order, then the added ones.
+  for (let k = 1; k < origins.length; k++) {
+    const [before, at] = [origins[k - 1], origins[k]];
+    if (at !== undefined && (before === undefined || before >= at)) return undefined;
+  }
+  const outside = (inner: string) => `${layout.bom}${text.slice(0, open + 1)}${inner}${text.slice(close)}`;
+  if (entries.length === 0) return outside('');
+  const last = members.length - 1;
+  const between = (index: number) => text.slice(members[index]!.valueEnd, members[index + 1]!.keyStart);
+  let lead: string, trail: string, addedAfter: string, addedIndent: string;
+  if (last < 0) {
+    // Added to an empty object: one per line, a level in from the line that opens it.
+    const base = lineIndent(text, open);
+    addedIndent = `${base}  `;
+    [lead, trail, addedAfter] = [`\n${addedIndent}`, `\n${base}`, `,\n${addedIndent}`];
+  } else {
+    lead = text.slice(open + 1, members[0]!.keyStart);
+    trail = text.slice(members[last]!.valueEnd, close);
+    addedAfter = last > 0 ? between(last - 1) : `,${lead}`;
+    addedIndent = lineIndent(text, members[last]!.keyStart);
+  }
+  let inner = lead;
+  entries.forEach(([name, value], k) => {
+    const at = origins[k];
+    if (at === undefined) {
+      inner += `${JSON.stringify(name)}: ${entryText(value, addedIndent)}`;
+    } else {
+      const member = members[at]!;
+      inner += text.slice(member.keyStart, member.valueStart) + entryText(value, lineIndent(text, member.keyStart));
+    }
+    if (k === entries.length - 1) return;
+    // What parted this entry from the next in the file, when it was not the last.
+    inner += at !== undefined && at < last ? between(at) : addedAfter;
+  });
+  return outside(inner + trail);
+}
+
+/** The spaces and tabs that start the line `offset` is on. */
+function lineIndent(text: string, offset: number): string {
+  const start = text.lastIndexOf('\n', offset - 1) + 1;
+  return /^[ \t]*/.exec(text.slice(start, offset))![0];
 }
 
 /** Writes the document owner-only and atomically (which also sweeps dead writers' temps). */
@@ -406,8 +475,9 @@ async function writeDocument(
   file: string,
   entries: ReadonlyArray<readonly [string, unknown]>,
   logger: ConfigStoreLogger,
+  layout?: ServersLayout,
 ): Promise<void> {
-  await writeOwnerOnly(file, serializeServers(entries), (err) =>
+  await writeOwnerOnly(file, serializeServers(entries, layout), (err) =>
     logger.warn(`could not clean up stale temp files in ${path.dirname(file)} (${errorCode(err) ?? 'unknown error'})`),
   );
 }

@@ -149,20 +149,62 @@ class JsonSyntaxError extends Error {
   }
 }
 
+/** One member of the top-level `servers` object as written: offsets into {@link ServersLayout.text}. */
+export interface ServersMember {
+  name: string;
+  /** Where the member's quoted name starts. */
+  keyStart: number;
+  /** Where its value starts and ends (the text between `keyStart` and `valueStart` is its name, colon and spacing). */
+  valueStart: number;
+  valueEnd: number;
+}
+
 /**
- * The text of each entry of the top-level `servers` object as written (the
- * last one of a repeated name, as `JSON.parse` keeps it); empty when the text
- * is not JSON. A write puts an entry it leaves unchanged back as this text, so
- * a hand-formatted file keeps its layout where nothing changed.
+ * Where the top-level `servers` object and each of its members sit in a
+ * file's text, so a write can replace only what changed and leave the rest of
+ * the text (its opening, spacing, indentation, the text between entries, a
+ * trailing newline or none) as it was.
  */
-export function entryTexts(text: string): ReadonlyMap<string, string> {
-  const scanner = new JsonScanner(text.startsWith('\uFEFF') ? text.slice(1) : text, true);
+export interface ServersLayout {
+  /** A leading BOM, kept apart from `text` (the offsets are into `text`). */
+  bom: string;
+  text: string;
+  /** Offsets of the `servers` object's `{` and `}`. */
+  open: number;
+  close: number;
+  /** Every member in written order, a repeated name each time it is written. */
+  members: ServersMember[];
+  /**
+   * False when the top-level object names `servers` more than once: JSON
+   * keeps the last, and only a document written anew drops the others.
+   */
+  spliceable: boolean;
+}
+
+/** The layout of a file's `servers` object; `undefined` when the text is not JSON or has no such object. */
+export function serversLayout(text: string): ServersLayout | undefined {
+  const bom = text.startsWith('\uFEFF') ? '\uFEFF' : '';
+  const source = text.slice(bom.length);
+  const scanner = new JsonScanner(source, true);
   try {
     scanner.run();
   } catch {
-    return new Map();
+    return undefined;
   }
-  return scanner.texts ?? new Map();
+  const found = scanner.layout;
+  if (found === undefined) return undefined;
+  return { bom, text: source, ...found, spliceable: scanner.serversKeys === 1 };
+}
+
+/**
+ * The text of each entry of the top-level `servers` object as written (the
+ * last one of a repeated name, as `JSON.parse` keeps it); empty without a
+ * layout. A write puts an entry it leaves unchanged back as this text.
+ */
+export function entryTexts(layout: ServersLayout | undefined): ReadonlyMap<string, string> {
+  const texts = new Map<string, string>();
+  for (const member of layout?.members ?? []) texts.set(member.name, layout!.text.slice(member.valueStart, member.valueEnd));
+  return texts;
 }
 
 /**
@@ -173,13 +215,16 @@ export function entryTexts(text: string): ReadonlyMap<string, string> {
 class JsonScanner {
   private i = 0;
   private order: string[] | undefined;
-  texts: Map<string, string> | undefined;
+  /** The last top-level `servers` object's layout, when asked for. */
+  layout: Pick<ServersLayout, 'open' | 'close' | 'members'> | undefined;
+  /** How many times the top-level object names `servers`. */
+  serversKeys = 0;
   /** Names repeated in the top-level `servers` object. */
   repeated: string[] = [];
 
   constructor(
     private readonly text: string,
-    private readonly keepTexts = false,
+    private readonly keepLayout = false,
   ) {}
 
   run(): string[] | undefined {
@@ -203,10 +248,11 @@ class JsonScanner {
   }
 
   private object(role: 'root' | 'servers' | 'other'): void {
+    const open = this.i;
     this.i++;
     const keys: string[] = [];
     const repeated: string[] = [];
-    const texts = role === 'servers' && this.keepTexts ? new Map<string, string>() : undefined;
+    const members = role === 'servers' && this.keepLayout ? ([] as ServersMember[]) : undefined;
     this.ws();
     if (this.text[this.i] === '}') {
       this.i++;
@@ -218,13 +264,14 @@ class JsonScanner {
         const key = JSON.parse(this.text.slice(start, this.i)) as string;
         if (!keys.includes(key)) keys.push(key);
         else if (!repeated.includes(key)) repeated.push(key);
+        if (role === 'root' && key === 'servers') this.serversKeys++;
         this.ws();
         if (this.text[this.i] !== ':') this.fail("':' after a property name");
         this.i++;
         this.ws();
         const valueStart = this.i;
         this.value(role === 'root' && key === 'servers' ? 'servers' : 'other');
-        texts?.set(key, this.text.slice(valueStart, this.i));
+        members?.push({ name: key, keyStart: start, valueStart, valueEnd: this.i });
         this.ws();
         if (this.text[this.i] === ',') {
           this.i++;
@@ -241,7 +288,7 @@ class JsonScanner {
     // A repeated "servers" key: JSON.parse keeps the last one, and so do we.
     if (role === 'servers') {
       this.order = keys;
-      this.texts = texts;
+      this.layout = members && { open, close: this.i - 1, members };
       this.repeated = repeated;
     }
   }

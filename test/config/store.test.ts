@@ -429,16 +429,83 @@ describe('update', () => {
     const { store } = storeFor();
     await store.update((servers) => ({ ...servers, c: { ...servers.c!, enabled: false } }));
     const text = await readFile(file, 'utf8');
-    const before = `{\n  "servers": {\n${[entry('a', kept[0]!), entry('b', kept[1]!), entry('bad', invalid)].join(',\n')},\n    "c": {\n`;
+    // The BOM stays, as the rest of the file outside the changed entry does.
+    const before = `\uFEFF{\n  "servers": {\n${[entry('a', kept[0]!), entry('b', kept[1]!), entry('bad', invalid)].join(',\n')},\n    "c": {\n`;
     expect(text.startsWith(before)).toBe(true);
     // The changed entry is written anew, without the fields that hold their default.
-    const written = JSON.parse(text) as { servers: Record<string, Record<string, unknown>> };
+    const written = JSON.parse(text.slice(1)) as { servers: Record<string, Record<string, unknown>> };
     expect(written.servers.c).toEqual({ type: 'local', command: ['node', 'c.js'], enabled: false });
     expect(text.slice(before.length - '{\n'.length)).toBe(`${JSON.stringify(written.servers.c, null, 2).replaceAll('\n', '\n    ')}\n  }\n}\n`);
     // What it wrote reads back as the same servers, the change made.
     const loaded = await store.load();
     expect(loaded.servers.map(([name, config]) => [name, config.enabled])).toEqual([['a', true], ['b', true], ['c', false]]);
     expect(loaded.invalid.map((entry) => entry.name)).toEqual(['bad']);
+  });
+
+  describe('replaces only the text of what changed, the rest of a hand-formatted file byte for byte', () => {
+    // Opened on the first line, entries two spaces in, names aligned, no trailing newline.
+    const line = (name: string) => `  ${`${JSON.stringify(name)}:`.padEnd(14)}{ "type": "local", "command": [${JSON.stringify(name)}] }`;
+    const handMade = (...names: string[]) => `{ "servers": {\n${names.map(line).join(',\n')}\n} }`;
+    const pretty = (value: unknown, indent: string) => JSON.stringify(value, null, 2).replaceAll('\n', `\n${indent}`);
+    const extra = local('extra') as ServerConfig;
+    const withExtra = (text: string) => `${text.slice(0, -'\n} }'.length)},\n  "extra": ${pretty({ type: 'local', command: ['extra'] }, '  ')}\n} }`;
+    type Mutator = (servers: Record<string, ServerConfig>) => Record<string, ServerConfig>;
+    const without = (name: string): Mutator => (servers) => Object.fromEntries(Object.entries(servers).filter(([n]) => n !== name));
+    const cases: Array<[string, string, Mutator, string]> = [
+      [
+        'a changed entry: its value, indented as its line is; its aligned name kept',
+        handMade('files', 'memory', 'search'),
+        (servers) => ({ ...servers, files: { ...servers.files!, enabled: false } }),
+        handMade('files', 'memory', 'search').replace(
+          '{ "type": "local", "command": ["files"] }',
+          pretty({ type: 'local', command: ['files'], enabled: false }, '  '),
+        ),
+      ],
+      ['the first entry removed', handMade('files', 'memory', 'search'), without('files'), handMade('memory', 'search')],
+      ['a middle entry removed', handMade('files', 'memory', 'search'), without('memory'), handMade('files', 'search')],
+      ['the last entry removed', handMade('files', 'memory', 'search'), without('search'), handMade('files', 'memory')],
+      ['every entry removed', handMade('files', 'memory'), () => ({}), '{ "servers": {} }'],
+      ['the only entry removed', '{"servers": {"a": {"type": "local", "command": ["a"]}}}\n', () => ({}), '{"servers": {}}\n'],
+      [
+        'an entry added: after the last, parted as the last two are',
+        handMade('files', 'memory'),
+        (servers) => ({ ...servers, extra }),
+        withExtra(handMade('files', 'memory')),
+      ],
+      [
+        'an entry added beside the only one',
+        '{"servers": {"a": {"type": "local", "command": ["a"]}}}',
+        (servers) => ({ ...servers, extra }),
+        `{"servers": {"a": {"type": "local", "command": ["a"]},"extra": ${pretty({ type: 'local', command: ['extra'] }, '')}}}`,
+      ],
+      [
+        'the last entry removed and one added',
+        handMade('files', 'memory', 'search'),
+        (servers) => ({ ...without('search')(servers), extra }),
+        withExtra(handMade('files', 'memory')),
+      ],
+      [
+        'an entry added to an empty object: a line each, a level in',
+        '{\n  "servers": {}\n}\n',
+        () => ({ extra }),
+        serializeServers([['extra', { type: 'local', command: ['extra'] }]]),
+      ],
+      [
+        'a name written twice: kept where first written, as last written, the other one cut',
+        '{"servers": {"a": {"type":"local","command":["old"]}, "b": {"type":"local","command":["b"]}, "a": {"type":"local","command":["new"]}}}',
+        (servers) => ({ ...servers, b: { ...servers.b!, enabled: false } }),
+        `{"servers": {"a": {"type":"local","command":["new"]}, "b": ${pretty({ type: 'local', command: ['b'], enabled: false }, '')}}}`,
+      ],
+    ];
+    it.each(cases)('%s', async (_what, before, mutator, after) => {
+      await writeFile(file, before);
+      const { store } = storeFor();
+      const result = await store.update(mutator);
+      expect(await readFile(file, 'utf8')).toBe(after);
+      expect(await modeOf(file)).toBe(0o600);
+      // It reads back as the servers the write stored.
+      expect((await store.load()).servers).toEqual(result.servers);
+    });
   });
 
   it('writes a changed or added entry without its defaults, nested ones too, keeping what a default depends on, and it reads back the same', async () => {
