@@ -27,7 +27,7 @@ import {
   type StoredEntry,
 } from './store.js';
 import { shortForm } from './short-form.js';
-import { parseServerConfig } from './validate.js';
+import { entryField, parseServerConfig } from './validate.js';
 
 /** The channel every config write notifies; the payload is the new global version. */
 export const CONFIG_CHANNEL = 'mcp_fleet_config';
@@ -77,7 +77,9 @@ export function createPgConfigStore(options: PgConfigStoreOptions): ConfigStore 
         servers.push([row.name, parseServerConfig(row.name, openServerConfig(key, row.name, row.config))]);
         versions[row.name] = Number(row.version);
       } catch (error) {
-        invalid.push({ name: row.name, problem: (error as Error).message });
+        // A row that cannot be opened (no ConfigError) is wrong as a whole: its field is the entry's.
+        const field = error instanceof ConfigError ? entryField(row.name, error) : `servers.${row.name}`;
+        invalid.push({ name: row.name, problem: (error as Error).message, field });
         warnings.push(`${where}: server "${row.name}" skipped: ${(error as Error).message}`);
       }
     }

@@ -40,8 +40,12 @@ export interface LoadedConfig {
   servers: Array<[string, ServerConfig]>;
   /** Every problem found, one line each (also logged). */
   warnings: string[];
-  /** Entries in the file that do not validate, with why: skipped, but still the user's (never treated as deleted). */
-  invalid: Array<{ name: string; problem: string }>;
+  /**
+   * Entries in the file that do not validate, with why and the dotted path of
+   * the first problem (`servers.<name>.<field>`): skipped, but still the
+   * user's (never treated as deleted).
+   */
+  invalid: Array<{ name: string; problem: string; field: string }>;
   /** Set when the file exists but does not parse: writes are refused until it is fixed or moved. */
   broken: BrokenConfig | null;
   /** Each valid server's version (`ServerView.version`): it changes whenever the server's stored config does. */
@@ -137,13 +141,17 @@ export class ConfigFileBrokenError extends ConfigError {
   }
 }
 
-/** A change refused because the server's entry in the file does not validate: it is the user's text, not ours to replace. */
+/**
+ * A change refused because the server's entry in the file does not validate: it is the user's text, not ours to replace.
+ * `field` is the dotted path of the entry's first problem (`servers.<name>.<field>`); the entry's when not known.
+ */
 export class ConfigEntryInvalidError extends ConfigError {
   constructor(
     readonly server: string,
     readonly problem: string,
+    field = `servers.${server}`,
   ) {
-    super(`refusing to change server "${server}": its entry in the file does not validate (${problem}); fix it in the file, or remove the server`, `servers.${server}`);
+    super(`refusing to change server "${server}": its entry in the file does not validate (${problem}); fix it in the file, or remove the server`, field);
   }
 }
 
@@ -186,7 +194,9 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
       servers: snapshot.state === 'ok' ? [...snapshot.doc.servers] : [],
       warnings: warningsOf(target, snapshot),
       invalid:
-        snapshot.state === 'ok' ? snapshot.doc.entries.flatMap(({ name, problem }) => (problem === null ? [] : [{ name, problem }])) : [],
+        snapshot.state === 'ok'
+          ? snapshot.doc.entries.flatMap(({ name, problem, field }) => (problem === null ? [] : [{ name, problem, field: field ?? `servers.${name}` }]))
+          : [],
       broken: snapshot.state === 'broken' ? { file: target, problem: snapshot.problem } : null,
       versions: await remember(snapshot.state === 'ok' ? snapshot.doc.servers : NO_SERVERS),
     };

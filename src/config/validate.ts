@@ -38,6 +38,8 @@ export interface ServerEntry {
   config: ServerConfig | null;
   /** Why the entry is invalid (naming the field), or `null` when it is valid. */
   problem: string | null;
+  /** The dotted path of the entry's first problem (`servers.<name>.<field>`), or `null` when it is valid. */
+  field: string | null;
 }
 
 /** A validated `mcp_servers.json` document. */
@@ -74,14 +76,26 @@ export function parseServersDocument(raw: unknown, order?: readonly string[]): S
     try {
       const config = parseServerConfig(name, rawEntry, { fieldPrefix: `servers.${name}` });
       doc.servers.push([name, config]);
-      doc.entries.push({ name, raw: rawEntry, config, problem: null });
+      doc.entries.push({ name, raw: rawEntry, config, problem: null, field: null });
     } catch (err) {
       if (!(err instanceof ConfigError)) throw err;
-      doc.entries.push({ name, raw: rawEntry, config: null, problem: err.message });
+      doc.entries.push({ name, raw: rawEntry, config: null, problem: err.message, field: entryField(name, err) });
       doc.warnings.push(`skipping server ${quoteName(name)}: ${err.message}`);
     }
   }
   return doc;
+}
+
+/**
+ * The dotted path in the file of what makes entry `name` invalid: the field
+ * of `err` (with or without the `servers.<name>` prefix), or the entry itself
+ * when the problem is its name or the whole value.
+ */
+export function entryField(name: string, err: ConfigError): string {
+  const entry = `servers.${name}`;
+  const field = err.field;
+  if (field === undefined || field === '' || field === 'name' || field === entry) return entry;
+  return field.startsWith(`${entry}.`) ? field : `${entry}.${field}`;
 }
 
 /** A server name fit for a one-line message: quoted, escaped, and cut when absurdly long. */

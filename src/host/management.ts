@@ -105,8 +105,8 @@ export function createManagement(deps: ManagementDeps): Management {
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
         const stored = loaded.servers.find(([candidate]) => candidate === name)?.[1] ?? null;
         // An entry written by hand that does not validate is the user's text: the machine refuses to change it, and a removal deletes it.
-        const invalid = loaded.invalid.find((entry) => entry.name === name)?.problem ?? null;
-        return { running, stored, version: own(loaded.versions, name) ?? null, invalid };
+        const entry = loaded.invalid.find((candidate) => candidate.name === name);
+        return { running, stored, version: own(loaded.versions, name) ?? null, invalid: entry?.problem ?? null, invalidField: entry?.field };
       }),
       install: fromPromise<Settled, { name: string; config: ServerConfig }>(async ({ input: { name, config } }) => {
         deps.registry().send({ type: 'server.install', name, config });

@@ -34,6 +34,8 @@ export interface TransactionRead {
    * a removal deletes. Null when there is no such entry.
    */
   invalid: string | null;
+  /** The dotted path of that entry's first problem (`servers.<name>.<field>`), when known. */
+  invalidField?: string | undefined;
 }
 
 /** How a server's actor settled after an event: `failure` when it ended in `error`. */
@@ -172,7 +174,7 @@ export const transactionMachine = setup({
       failure: ({ context }, read: TransactionRead) => ({ error: new ConflictError(context.name, read.invalid ?? undefined) }),
     }),
     refuseInvalidEntry: assign({
-      failure: ({ context }, read: TransactionRead) => ({ error: new ConfigEntryInvalidError(context.name, read.invalid ?? '') }),
+      failure: ({ context }, read: TransactionRead) => ({ error: new ConfigEntryInvalidError(context.name, read.invalid ?? '', read.invalidField) }),
     }),
     refuseNotFound: assign({ failure: ({ context }) => ({ error: new NotFoundError(context.name) }) }),
     refuseVersion: assign({

@@ -86,6 +86,8 @@ describe('load', () => {
     expect(loaded.broken).toBeNull();
     // Skipped, but still the user's: a reader must not take it for a deletion.
     expect(loaded.invalid.map((entry) => entry.name)).toEqual(['broken']);
+    // With the path of its first problem, for a refused change's `field`.
+    expect(loaded.invalid[0]?.field).toBe('servers.broken.max_concurrent_calls');
   });
 
   it('warns of a server name written twice, using the last entry as JSON does', async () => {

@@ -183,6 +183,8 @@ test('an entry broken by hand is skipped with a warning; its running server is l
   expect((refused as Error).message).toBe(
     'refusing to change server "typo": its entry in the file does not validate (servers.typo.timeout_seconds: expected number, received string); fix it in the file, or remove the server',
   );
+  // Its field is the one that fails (the API's `field`), not the server.
+  expect((refused as ConfigEntryInvalidError).field).toBe('servers.typo.timeout_seconds');
   expect(readFileSync(join(dir, 'mcp_servers.json'), 'utf8')).toBe(edited);
   expect(readPid(join(dir, 'typo.pid'))).toBe(pid);
   // Removing it deletes it: the server stops and its entry leaves the file, invalid as it was.

@@ -440,7 +440,8 @@ describe('DELETE /api/mcp/servers/:name', () => {
     writeFileSync(file, JSON.stringify(entry));
     const change = await fleet.request('/api/mcp/servers/alpha', { method: 'PATCH', body: { timeout_seconds: 30 } });
     expect(change.status).toBe(409);
-    expect(change.json.error).toMatchObject({ code: 'config_entry_invalid', field: 'servers.alpha' });
+    // `field` names the field that fails, not the server.
+    expect(change.json.error).toMatchObject({ code: 'config_entry_invalid', field: 'servers.alpha.oops' });
     expect(change.json.error.message).toContain('servers.alpha.oops: unknown field');
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(entry);
     // An add of a name whose entry does not validate, and that runs nothing: refused before anything starts.
