@@ -60,13 +60,16 @@ export async function runImport(file: string, options: ImportCommandOptions, io:
       if (err instanceof ConfigError) throw new ConfigError(`${file}: ${err.message}`);
       throw err;
     }
-    const logger = { warn: (message: string) => io.stderr(`warning: ${message}\n`) };
+    // The stores' warnings are held until the import went through: a failure is one line, and the
+    // refusal of a config file that does not parse names the file and its problem itself.
+    const held: string[] = [];
+    const logger = { warn: (message: string) => void held.push(message) };
     const databaseUrl = options.databaseUrl ?? process.env[DATABASE_URL_ENV];
     const source = options.databaseUrl === undefined ? `$${DATABASE_URL_ENV}` : '--database-url';
     const database = databaseUrl ? await openConfigDatabase(databaseUrl, source, stateDir, logger) : undefined;
     const store = database?.store ?? createConfigStore({ stateDir: () => stateDir, logger });
     try {
-      await importInto(store, result, io);
+      await importInto(store, result, io, held);
     } finally {
       await database?.close();
     }
@@ -106,8 +109,8 @@ async function openConfigDatabase(url: string, source: string, stateDir: string,
   return { store: createPgConfigStore({ db, key, workerId: `import-${process.pid}`, logger }), close: () => db.close() };
 }
 
-/** Adds the servers of `result` that are not configured yet, and prints what was done. */
-async function importInto(store: ConfigStore, result: ReturnType<typeof importServers>, io: CliIO): Promise<void> {
+/** Adds the servers of `result` that are not configured yet, and prints what was done, after the store's `warnings` once it has. */
+async function importInto(store: ConfigStore, result: ReturnType<typeof importServers>, io: CliIO, warnings: readonly string[]): Promise<void> {
   const imported: string[] = [];
   const skipped = [...result.skipped];
   await store.update((current, { invalidNames }) => {
@@ -123,6 +126,7 @@ async function importInto(store: ConfigStore, result: ReturnType<typeof importSe
     }
     return next;
   });
+  for (const warning of warnings) io.stderr(`warning: ${warning}\n`);
   const count = `${imported.length} server${imported.length === 1 ? '' : 's'}`;
   io.stdout(
     imported.length > 0

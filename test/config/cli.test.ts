@@ -1,4 +1,4 @@
-import { copyFile, writeFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -63,6 +63,8 @@ describe('mcp-fleet import (in process)', () => {
     expect(io.out).toContain('"github": already configured (not overwritten)');
     expect(io.out).toContain('"linear": already configured (not overwritten)');
     expect(io.out).toContain('imported 2 servers');
+    // The store's warnings are told once the import went through.
+    expect(io.err).toContain('warning: skipping server "linear": servers.linear.command');
     const loaded = await store(dir).load();
     expect(loaded.servers.map(([n]) => n)).toEqual(['github', 'other', 'filesystem', 'paused']);
     const github = loaded.servers.find(([n]) => n === 'github')?.[1];
@@ -118,11 +120,17 @@ describe('mcp-fleet import (in process)', () => {
     expect(fromEnv.err).toBe(`error: $MCP_FLEET_STATE_DIR: not a directory: "${blocker}"\n`);
   });
 
-  it('exits 1 when the config file is broken, leaving it as it is', async () => {
-    await writeFile(path.join(dir, 'mcp_servers.json'), '{"servers": ');
+  it('exits 1 when the config file is broken, leaving it as it is, told in one line naming the file and its problem', async () => {
+    const file = path.join(dir, 'mcp_servers.json');
+    await writeFile(file, '{"servers": ');
     const io = captureIO();
     expect(await runImport(claudeFixture, { stateDir: dir }, io)).toBe(1);
-    expect(io.err).toContain('refusing to write');
+    // The refusal alone: not the store's warning that the file does not parse before it.
+    expect(io.err).toBe(
+      `mcp-fleet import: refusing to write ${file}: it exists but does not parse (invalid JSON: line 1 column 13: expected a value, found end of file); fix or move it first\n`,
+    );
+    expect(io.out).toBe('');
+    expect(await readFile(file, 'utf8')).toBe('{"servers": ');
   });
 });
 
