@@ -41,6 +41,68 @@ async function consentedFleet(url: string): Promise<FleetWorkerProcess[]> {
   return [a, b, c];
 }
 
+/** A code the authorization server never issued, as a tampered callback brings it. */
+const FOREIGN_CODE = 'not-a-code-it-issued';
+
+/** `count` workers behind the first one's public URL, with the OAuth server `lin` added and waiting for a consent on each. */
+async function waitingFleet(url: string, count: number): Promise<FleetWorkerProcess[]> {
+  const port = await deadPort();
+  const args = ['--public-url', `http://127.0.0.1:${port}`];
+  const workers: FleetWorkerProcess[] = [];
+  for (let index = 0; index < count; index += 1) workers.push(await worker(`w${index + 1}`, url, { ...(index === 0 && { port }), args }));
+  expect((await workers[0]!.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
+  for (const on of workers) await untilStateOn(on, 'lin', 'needs_reauth');
+  return workers;
+}
+
+/** Asks `on` for the consent of `lin`: its answer. */
+async function askConsent(on: FleetWorkerProcess): Promise<{ authorization_url: string }> {
+  const answer = await on.request('/api/mcp/servers/lin/auth', { method: 'POST' });
+  expect(answer.status, answer.text).toBe(200);
+  return answer.json;
+}
+
+/** The user consents, and the browser comes back with the consent's state and a code the authorization server never issued. */
+async function refusedAtCallback(authorizationUrl: string): Promise<void> {
+  const callback = await consentAsUser(authorizationUrl, 'alice', (at) => {
+    const tampered = new URL(at);
+    tampered.searchParams.set('code', FOREIGN_CODE);
+    return fetch(tampered);
+  });
+  expect(callback.status, callback.text).toBe(502);
+}
+
+/** Until `on` shows `lin` in needs_reauth saying the authorization server refused the code. */
+async function untilRefusedOn(on: FleetWorkerProcess): Promise<void> {
+  let view: { state?: string; error?: string | null } = {};
+  await until(async () => /refused the code/.test((view = (await on.request('/api/mcp/servers/lin')).json).error ?? ''), `the refusal on ${on.id}`, 15_000).catch(
+    (error: Error) => {
+      throw new Error(`${error.message}: ${JSON.stringify(view)}`);
+    },
+  );
+  expect(view.state).toBe('needs_reauth');
+}
+
+/** The journal's events of `type` about `lin`, as `on` reads the shared journal. */
+async function eventsOf(on: FleetWorkerProcess, type: string): Promise<Array<Record<string, unknown>>> {
+  const { events } = (await on.request('/api/mcp/events?since=0&limit=10000')).json as { events: Array<{ type: string; server?: string }> };
+  return events.filter((event) => event.type === type && event.server === 'lin');
+}
+
+/**
+ * Until what `on` journaled so far is in the shared journal: `on` journals a sentinel (a disabled
+ * server added) after it, in its own order, and the sentinel is awaited. No sleep stands for "by now".
+ */
+async function journaledBehind(on: FleetWorkerProcess): Promise<void> {
+  const sentinel = `sentinel-${on.id}`;
+  const added = await on.request('/api/mcp/servers', { method: 'POST', json: { name: sentinel, type: 'local', command: ['node', 'never-run.js'], enabled: false } });
+  expect(added.status, added.text).toBe(201);
+  await until(async () => {
+    const { events } = (await on.request('/api/mcp/events?since=0&limit=10000')).json as { events: Array<{ type: string; server?: string }> };
+    return events.some((event) => event.type === 'server.configured' && event.server === sentinel);
+  }, `the sentinel journaled by ${on.id}`);
+}
+
 describe('OAuth across several workers', { timeout: 180_000 }, () => {
   it('a consent begun on one worker finishes on another (--public-url); every worker becomes ready on the one grant', async () => {
     const grantsBefore = oauth.as.grants.length;
@@ -58,145 +120,59 @@ describe('OAuth across several workers', { timeout: 180_000 }, () => {
   });
 
   it('a consent asked for on a second worker while it waits answers the same URL; the first one finishes on a third', async () => {
-    const url = await bed.database();
-    const port = await deadPort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
-    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
-    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
-    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
-    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'needs_reauth');
-
-    const first = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(first.status, first.text).toBe(200);
-    const second = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(second.status, second.text).toBe(200);
+    const [a, b, c] = await waitingFleet(await bed.database(), 3);
+    const first = await askConsent(c!);
     // The same consent: b neither began another nor replaced the verifier of c's.
-    expect(second.json.authorization_url).toBe(first.json.authorization_url);
-
-    const callback = await consentAsUser(first.json.authorization_url);
+    expect((await askConsent(b!)).authorization_url).toBe(first.authorization_url);
+    const callback = await consentAsUser(first.authorization_url);
     expect(callback.status, callback.text).toBe(200);
-    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'ready');
+    for (const on of [a, b, c]) await untilStateOn(on!, 'lin', 'ready');
   });
 
   it('a consent asked for twice on one worker is journaled once', async () => {
-    const url = await bed.database();
-    const port = await deadPort();
-    const a = await worker('w1', url, { port, args: ['--public-url', `http://127.0.0.1:${port}`] });
-    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
-    await untilStateOn(a, 'lin', 'needs_reauth');
-    const first = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    const again = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(again.json.authorization_url).toBe(first.json.authorization_url);
-    const begun = async () =>
-      (await a.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
-        (event: { type: string; server?: string }) => event.type === 'consent.begun' && event.server === 'lin',
-      );
-    // The journal is written behind the answer: once the first is in, a second would be too.
-    await until(async () => (await begun()).length > 0, 'consent.begun in the journal');
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(await begun()).toHaveLength(1);
+    const [a] = await waitingFleet(await bed.database(), 1);
+    const first = await askConsent(a!);
+    expect((await askConsent(a!)).authorization_url).toBe(first.authorization_url);
+    await journaledBehind(a!);
+    expect(await eventsOf(a!, 'consent.begun')).toHaveLength(1);
   });
 
   it('a code the authorization server refuses at the callback is recorded in the status and the journal of the worker it landed on', async () => {
-    const url = await bed.database();
-    const port = await deadPort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
-    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
-    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
-    for (const on of [a, c]) await untilStateOn(on, 'lin', 'needs_reauth');
-
-    const begun = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(begun.status, begun.text).toBe(200);
-    // The browser comes back with our state and a code the authorization server never issued.
-    const callback = await consentAsUser(begun.json.authorization_url, 'alice', (at) => {
-      const tampered = new URL(at);
-      tampered.searchParams.set('code', 'not-a-code-it-issued');
-      return fetch(tampered);
-    });
-    expect(callback.status, callback.text).toBe(502);
-    // Where the callback's page sends the user: the status of the worker it landed on (written behind the answer).
-    let view: any;
-    await until(async () => /refused the code/.test((view = (await a.request('/api/mcp/servers/lin')).json).error ?? ''), 'the refusal in the status').catch(
-      (error: Error) => {
-        throw new Error(`${error.message}: ${JSON.stringify(view)}`);
-      },
-    );
-    expect(view.state).toBe('needs_reauth');
-    let failed: any[] = [];
-    await until(async () => {
-      failed = (await a.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
-        (event: { type: string; server?: string }) => event.type === 'consent.failed' && event.server === 'lin',
-      );
-      return failed.length > 0;
-    }, 'consent.failed in the journal');
+    const [a, c] = await waitingFleet(await bed.database(), 2);
+    await refusedAtCallback((await askConsent(c!)).authorization_url);
+    // Where the callback's page sends the user: the status of the worker it landed on.
+    await untilRefusedOn(a!);
+    let failed: Array<Record<string, unknown>> = [];
+    await until(async () => (failed = await eventsOf(a!, 'consent.failed')).length > 0, 'consent.failed in the journal');
     expect(failed).toHaveLength(1);
-    expect(failed[0].error).toMatch(/refused the code/);
-    expect(JSON.stringify(failed[0])).not.toContain('not-a-code-it-issued');
+    expect(failed[0]!.error).toMatch(/refused the code/);
+    expect(JSON.stringify(failed[0])).not.toContain(FOREIGN_CODE);
   });
 
   it('a consent refused at the callback ends on every worker waiting on it; asked again, a new one begins', async () => {
-    const url = await bed.database();
-    const port = await deadPort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
-    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
-    const c = await worker('w3', url, { args: ['--public-url', publicUrl] });
-    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
-    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'needs_reauth');
-
+    const [a, b, c] = await waitingFleet(await bed.database(), 3);
     // c begins it, b joins it; the callback lands on a, with a code the authorization server never issued.
-    const begun = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(begun.status, begun.text).toBe(200);
-    const joined = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(joined.json.authorization_url).toBe(begun.json.authorization_url);
-    for (const on of [b, c]) await untilStateOn(on, 'lin', 'authenticating');
-    const callback = await consentAsUser(begun.json.authorization_url, 'alice', (at) => {
-      const tampered = new URL(at);
-      tampered.searchParams.set('code', 'not-a-code-it-issued');
-      return fetch(tampered);
-    });
-    expect(callback.status, callback.text).toBe(502);
-
+    const begun = await askConsent(c!);
+    expect((await askConsent(b!)).authorization_url).toBe(begun.authorization_url);
+    for (const on of [b, c]) await untilStateOn(on!, 'lin', 'authenticating');
+    await refusedAtCallback(begun.authorization_url);
     // Neither waits for the ten-minute timeout: both say why, at once.
-    for (const on of [b, c]) {
-      let view: any;
-      await until(async () => /refused the code/.test((view = (await on.request('/api/mcp/servers/lin')).json).error ?? ''), `the refusal on ${on.id}`, 15_000).catch(
-        (error: Error) => {
-          throw new Error(`${error.message}: ${JSON.stringify(view)}`);
-        },
-      );
-      expect(view.state).toBe('needs_reauth');
-    }
+    for (const on of [b, c]) await untilRefusedOn(on!);
     // The old URL's state is used: asked again, c begins a new consent, which every worker then answers.
-    const again = await c.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(again.status, again.text).toBe(200);
-    expect(again.json.authorization_url).not.toBe(begun.json.authorization_url);
-    const answered = await consentAsUser(again.json.authorization_url);
+    const again = await askConsent(c!);
+    expect(again.authorization_url).not.toBe(begun.authorization_url);
+    const answered = await consentAsUser(again.authorization_url);
     expect(answered.status, answered.text).toBe(200);
-    for (const on of [a, b, c]) await untilStateOn(on, 'lin', 'ready');
+    for (const on of [a, b, c]) await untilStateOn(on!, 'lin', 'ready');
   });
 
   it("a worker answering another's pending consent does not journal it again: one consent.begun for the fleet", async () => {
-    const url = await bed.database();
-    const port = await deadPort();
-    const publicUrl = `http://127.0.0.1:${port}`;
-    const a = await worker('w1', url, { port, args: ['--public-url', publicUrl] });
-    const b = await worker('w2', url, { args: ['--public-url', publicUrl] });
-    expect((await a.request('/api/mcp/servers', { method: 'POST', json: { name: 'lin', ...oauthServer() } })).status).toBe(201);
-    for (const on of [a, b]) await untilStateOn(on, 'lin', 'needs_reauth');
-    const first = await a.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    const joined = await b.request('/api/mcp/servers/lin/auth', { method: 'POST' });
-    expect(joined.json.authorization_url).toBe(first.json.authorization_url);
-    const begun = async (on: FleetWorkerProcess) =>
-      (await on.request('/api/mcp/events?since=0&limit=10000')).json.events.filter(
-        (event: { type: string; server?: string }) => event.type === 'consent.begun' && event.server === 'lin',
-      );
-    // The shared journal, as each worker reads it: a's event is in; b's would be by now.
-    for (const on of [a, b]) await until(async () => (await begun(on)).length > 0, `consent.begun on ${on.id}`);
-    await new Promise((resolve) => setTimeout(resolve, 1000));
-    for (const on of [a, b]) expect(await begun(on)).toHaveLength(1);
+    const [a, b] = await waitingFleet(await bed.database(), 2);
+    const first = await askConsent(a!);
+    expect((await askConsent(b!)).authorization_url).toBe(first.authorization_url);
+    for (const on of [a, b]) await journaledBehind(on!);
+    // The shared journal, as each worker reads it.
+    for (const on of [a, b]) expect(await eventsOf(on!, 'consent.begun')).toHaveLength(1);
   });
 
   it('three workers starting on an expired token, twenty concurrent calls each: one refresh request, every call succeeds', async () => {
