@@ -89,11 +89,22 @@ test('a second SIGINT while stopping exits 130 at once, killing a server that ig
   }
 });
 
-test('a management-API call still running on SIGTERM is answered (is_error: the worker is shutting down) before the port closes', { timeout: 60_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-call-'));
+/** A request to the worker's API whose answer (or its absence) is kept. */
+function post(url: string, accept = 'application/json'): Promise<{ status: number; body: string }> {
+  return fetch(url, { method: 'POST', headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept }, body: '{}' })
+    .then(async (res) => ({ status: res.status, body: await res.text() }))
+    .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
+}
+
+/**
+ * A worker on `server` (whose fixture logs each request it holds to FIXTURE_WAIT_LOG); `send`
+ * makes requests that reach the server and stay there (`arrivals` lines in its log), then
+ * SIGTERM: the worker exits 0 and the answers are given back.
+ */
+async function answersOnStop<T>(server: Record<string, unknown>, arrivals: number, send: (base: string) => Promise<T>): Promise<Awaited<T>> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-'));
   const arrived = join(dir, 'arrived.log');
-  const good = { type: 'local', command: fixtureCommand('healthy'), env: { FIXTURE_WAIT_LOG: arrived } };
-  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { good } }));
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { s: { ...server, env: { FIXTURE_WAIT_LOG: arrived } } } }));
   const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
   let output = '';
@@ -101,64 +112,35 @@ test('a management-API call still running on SIGTERM is answered (is_error: the 
   worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   try {
     await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
-    const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!;
-    const call = (accept: string) =>
-      fetch(`${base}/api/mcp/tools/good__wait_for_cancel/call`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json', accept },
-        body: '{}',
-      })
-        .then(async (res) => ({ status: res.status, body: await res.text() }))
-        .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
-    const plain = call('application/json');
-    const streamed = call('text/event-stream');
-    // Both calls reached the server: the stop cuts calls under way, not ones still on their way.
-    await until(() => existsSync(arrived) && readFileSync(arrived, 'utf8').split('\n').filter(Boolean).length === 2, 'both calls to reach the server', 30_000);
+    const answers = send(/API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!);
+    // The requests reached the server: the stop cuts what is under way, not what is still on its way.
+    const held = () => (existsSync(arrived) ? readFileSync(arrived, 'utf8').split('\n').filter((line) => line.startsWith('waiting')).length : 0);
+    await until(() => held() === arrivals, 'the requests to reach the server', 30_000);
     worker.kill('SIGTERM');
-    const [json, stream] = await Promise.all([plain, streamed]);
+    const answered = await answers;
     expect(await exited, output).toBe(0);
-    expect(json.status, json.body).toBe(200);
-    expect(JSON.parse(json.body)).toEqual({
-      content: [{ type: 'text', text: 'the call to good/wait_for_cancel was cancelled: this worker is shutting down' }],
-      details: { is_error: true, server: 'good', tool: 'wait_for_cancel' },
-    });
-    expect(stream.status, stream.body).toBe(200);
-    expect(stream.body).toContain('event: result\ndata: {"content":[{"type":"text","text":"the call to good/wait_for_cancel was cancelled: this worker is shutting down"}]');
+    return answered;
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+test('a management-API call still running on SIGTERM is answered (is_error: the worker is shutting down) before the port closes', { timeout: 60_000 }, async () => {
+  const [json, stream] = await answersOnStop({ type: 'local', command: fixtureCommand('healthy') }, 2, (base) =>
+    Promise.all([post(`${base}/api/mcp/tools/s__wait_for_cancel/call`), post(`${base}/api/mcp/tools/s__wait_for_cancel/call`, 'text/event-stream')]),
+  );
+  expect(json.status, json.body).toBe(200);
+  expect(JSON.parse(json.body)).toEqual({
+    content: [{ type: 'text', text: 'the call to s/wait_for_cancel was cancelled: this worker is shutting down' }],
+    details: { is_error: true, server: 's', tool: 'wait_for_cancel' },
+  });
+  expect(stream.status, stream.body).toBe(200);
+  expect(stream.body).toContain('event: result\ndata: {"content":[{"type":"text","text":"the call to s/wait_for_cancel was cancelled: this worker is shutting down"}]');
 });
 
 test('a prompt render still running on SIGTERM is answered (503 shutting_down) before the port closes', { timeout: 60_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-render-'));
-  const arrived = join(dir, 'arrived.log');
-  const cat = { type: 'local', command: fixtureCommand('changing-catalog', '--hang-prompt'), env: { FIXTURE_WAIT_LOG: arrived } };
-  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { cat } }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
-  let output = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  try {
-    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
-    const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!;
-    const render = fetch(`${base}/api/mcp/prompts/cat:hang/render`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
-      body: '{}',
-    })
-      .then(async (res) => ({ status: res.status, body: await res.text() }))
-      .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
-    // The render reached the server: the stop cuts renders under way, not ones still on their way.
-    await until(() => existsSync(arrived) && readFileSync(arrived, 'utf8').includes('waiting'), 'the render to reach the server', 30_000);
-    worker.kill('SIGTERM');
-    const answer = await render;
-    expect(await exited, output).toBe(0);
-    expect(answer.status, answer.body).toBe(503);
-    expect(JSON.parse(answer.body)).toEqual({ error: { code: 'shutting_down', message: 'this worker is shutting down' } });
-  } finally {
-    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
+  const answer = await answersOnStop({ type: 'local', command: fixtureCommand('changing-catalog', '--hang-prompt') }, 1, (base) => post(`${base}/api/mcp/prompts/s:hang/render`));
+  expect(answer.status, answer.body).toBe(503);
+  expect(JSON.parse(answer.body)).toEqual({ error: { code: 'shutting_down', message: 'this worker is shutting down' } });
 });
