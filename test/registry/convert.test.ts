@@ -10,6 +10,16 @@ import { fixtureEntry } from './fixture.js';
 
 const entry = (file: string) => RegistryServer.parse(fixtureEntry(file));
 
+/** The RegistryError `run` throws; a run that throws nothing fails the test. */
+function refused(run: () => unknown): RegistryError {
+  try {
+    run();
+  } catch (e) {
+    return e as RegistryError;
+  }
+  throw new Error('not refused');
+}
+
 describe('choosing how to run an entry', () => {
   it('lists remotes then packages, with a problem for what cannot run', () => {
     expect(installOptions(entry('filesystem')).map((o) => [o.id, o.problem ?? null])).toEqual([
@@ -134,14 +144,6 @@ describe('the config', () => {
     expect(toServerConfig(chooseOption(entry('filesystem')), { arg: { target_dir: '/srv/data' } })).toMatchObject({ env: { LOG_LEVEL: 'info' } });
   });
   it('a value for an argument or {variable} the option lacks is refused naming it; extra env vars and headers are kept', () => {
-    const refused = (run: () => unknown) => {
-      try {
-        run();
-      } catch (e) {
-        return e as RegistryError;
-      }
-      throw new Error('not refused');
-    };
     const weather = chooseOption(entry('remote-weather'));
     const nosuch = refused(() => toServerConfig(weather, { header: { Authorization: 'x' }, variable: { nosuch: 'v' } }));
     expect([nosuch.kind, nosuch.input, nosuch.message]).toEqual(['invalid_request', { kind: 'variable', name: 'nosuch' }, 'variable nosuch: this entry has no such variable (it has: host)']);
@@ -151,15 +153,9 @@ describe('the config', () => {
   });
 
   it('a {variable} value that does not make a valid URL is refused naming the variable, not the url', () => {
-    const err = (() => {
-      try {
-        toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: 'x' }, variable: { host: 'bad host/x' } });
-      } catch (e) {
-        return e as RegistryError;
-      }
-    })();
+    const err = refused(() => toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: 'x' }, variable: { host: 'bad host/x' } }));
     expect(err).toBeInstanceOf(RegistryError);
-    expect([err?.kind, err?.input, err?.message]).toEqual([
+    expect([err.kind, err.input, err.message]).toEqual([
       'invalid_request',
       { kind: 'variable', name: 'host' },
       'variable host: its value does not make https://{host}/mcp a valid http(s) URL',
@@ -167,14 +163,6 @@ describe('the config', () => {
   });
 
   it('a header or env value the config cannot hold is refused naming the input it was given as, never quoting it', () => {
-    const refused = (run: () => unknown) => {
-      try {
-        run();
-      } catch (e) {
-        return e as RegistryError;
-      }
-      throw new Error('not refused');
-    };
     const SECRET = 'canary-convert-SECRET';
     const header = refused(() => toServerConfig(chooseOption(entry('remote-weather')), { header: { Authorization: `Bearer ${SECRET}\r\nX-Injected: 1` } }));
     expect([header.kind, header.input, header.message]).toEqual(['invalid_request', { kind: 'header', name: 'Authorization' }, 'header Authorization: its value holds a line break or NUL character']);
