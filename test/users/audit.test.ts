@@ -69,7 +69,11 @@ describe('audit events', () => {
     const begun = await fleet.request('/api/mcp/servers/remote/auth', { method: 'POST' });
     expect(begun.status, begun.text).toBe(200);
     expect(new URL(begun.json.authorization_url).origin).toBe(as.issuer);
-    // A consent under way may be begun again (a new URL); this time for bob, through the library.
+    // Asked again while it waits, the same consent answers, and is not journaled again.
+    expect((await fleet.host.beginAuth('remote', { principal: { id: 'bob', groups: [] } })).authorization_url).toBe(begun.json.authorization_url);
+    // A restart ends the consent under way; the next one is bob's, begun through the library.
+    expect((await fleet.request('/api/mcp/servers/remote/restart', { method: 'POST' })).status).toBe(200);
+    await untilState(fleet, 'remote', 'needs_reauth');
     await fleet.host.beginAuth('remote', { principal: { id: 'bob', groups: [] } });
     const consents = (await eventsOf(null)).filter((event) => event.type === 'consent.begun');
     expect(consents).toMatchObject([
