@@ -119,8 +119,13 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       if (telemetry !== null) io.stdout(`telemetry  exporting ${telemetry.summary}\n`);
       // A signal while it starts (waiting for its database, say) ends the start, and the worker stops as from a running one.
       const starting = new AbortController();
+      let first: { signal: NodeJS.Signals; at: number } | undefined;
       const onStartingSignal = (signal: NodeJS.Signals) => {
-        if (starting.signal.aborted) exitAtOnce(signal, io);
+        if (first !== undefined) {
+          if (isAnotherSignal(first, signal)) exitAtOnce(signal, io);
+          return;
+        }
+        first = { signal, at: Date.now() };
         io.stdout(`\n${signal}: stopping…\n`);
         starting.abort(new Error(`${signal} while starting`));
       };
@@ -155,7 +160,7 @@ export function registerServeCommand(program: Command, io: CliIO): void {
       process.off('SIGINT', onStartingSignal);
       process.off('SIGTERM', onStartingSignal);
       const running = telemetry === null ? worker : flushingTelemetry(worker, telemetry);
-      if (starting.signal.aborted) stopNow(running, io);
+      if (starting.signal.aborted) stopNow(running, io, first);
       else stopOnSignals(running, io);
     });
 }
@@ -178,22 +183,39 @@ function exitAtOnce(signal: NodeJS.Signals, io: CliIO): never {
   process.exit(130);
 }
 
+/**
+ * One Ctrl-C can arrive twice: the terminal signals the whole foreground group, and
+ * `npm start` forwards its own SIGINT to the worker too, once its handler has run. The
+ * same signal again within this long is that one keypress, not a person's second one.
+ */
+const SAME_SIGNAL_MS = 500;
+
+/** Whether `signal` now is a second signal, not the first one delivered twice. */
+function isAnotherSignal(first: { signal: NodeJS.Signals; at: number }, signal: NodeJS.Signals): boolean {
+  return signal !== first.signal || Date.now() - first.at >= SAME_SIGNAL_MS;
+}
+
 /** First signal: graceful stop, exit 0. A second one while stopping: exit 130 at once. */
 function stopOnSignals(worker: Worker, io: CliIO): void {
-  let stopping = false;
+  let first: { signal: NodeJS.Signals; at: number } | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
-    if (stopping) exitAtOnce(signal, io);
-    stopping = true;
+    if (first !== undefined) {
+      if (isAnotherSignal(first, signal)) exitAtOnce(signal, io);
+      return;
+    }
+    first = { signal, at: Date.now() };
     io.stdout(`\n${signal}: stopping servers…\n`);
-    stopNow(worker, io);
+    stopNow(worker, io, first);
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
 }
 
-/** Stops the worker and exits: 0 once stopped, 1 if that failed. A signal meanwhile exits 130 at once. */
-function stopNow(worker: Worker, io: CliIO): void {
-  const again = (signal: NodeJS.Signals) => exitAtOnce(signal, io);
+/** Stops the worker and exits: 0 once stopped, 1 if that failed. Another signal meanwhile exits 130 at once. */
+function stopNow(worker: Worker, io: CliIO, first?: { signal: NodeJS.Signals; at: number }): void {
+  const again = (signal: NodeJS.Signals) => {
+    if (first === undefined || isAnotherSignal(first, signal)) exitAtOnce(signal, io);
+  };
   if (process.listenerCount('SIGINT') === 0) process.on('SIGINT', again);
   if (process.listenerCount('SIGTERM') === 0) process.on('SIGTERM', again);
   worker.stop().then(

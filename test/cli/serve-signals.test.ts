@@ -79,10 +79,39 @@ test('a second SIGINT while stopping exits 130 at once, killing a server that ig
     worker.kill('SIGINT');
     // The first stop waits out the server's kill grace (it ignores SIGTERM); the second signal does not.
     await until(() => output.includes('stopping servers'), 'the stop to begin');
+    // A person's second press, a moment after the first (the same signal within half a second is one press delivered twice).
+    await new Promise((resolve) => setTimeout(resolve, 700));
     worker.kill('SIGINT');
     expect(await exited, output).toBe(130);
     expect(output).toContain('SIGINT again: exiting without waiting');
     await until(() => !isAlive(pid), 'the stubborn server to be gone');
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('one Ctrl-C delivered twice at once (the terminal, and npm start forwarding it) stops the worker gracefully: exit 0, worker.json removed', { timeout: 30_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-doubled-'));
+  // A server that ignores SIGTERM: the graceful stop takes its kill grace, long enough for the copy to arrive while stopping.
+  const pidFile = join(dir, 'stubborn.pid');
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { stubborn: { type: 'local', command: fixtureCommand('stubborn.mjs'), env: { FIXTURE_PID_FILE: pidFile } } } }));
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let output = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  try {
+    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready');
+    worker.kill('SIGINT');
+    // npm's copy of the signal comes once its own handler ran: after the worker took the first.
+    await until(() => output.includes('stopping servers'), 'the stop to begin');
+    worker.kill('SIGINT');
+    expect(await exited, output).toBe(0);
+    expect(output).toContain('stopped');
+    expect(output).not.toContain('again: exiting without waiting');
+    expect(existsSync(join(dir, 'worker.json'))).toBe(false);
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8').trim()))).toBe(false);
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });
