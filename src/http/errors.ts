@@ -144,7 +144,10 @@ function lowerLayerError(err: unknown): { status: number; body: ErrorBody } | un
 export function errorHandler(logger?: Logger): ErrorRequestHandler {
   return function handleError(err, req, res, _next) {
     const { status, body } = toErrorResponse(err);
-    if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
+    // A 5xx the worker chose to answer (the registry away, the worker stopping) is an outside condition,
+    // said in one warn line; any other is a failure of the worker's own, logged with its stack.
+    if (status >= 500 && err instanceof HttpError) logger?.warn({ method: req.method, path: req.path, status, code: err.code }, `request answered ${status}: ${err.message}`);
+    else if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
     body.error.message = redact(body.error.message, secretValuesOf(req.body));
     if (res.headersSent) {
       res.destroy();

@@ -2,7 +2,9 @@
 // GET /api/mcp/registry/servers proxies the search with the worker's registry
 // URL; POST /api/mcp/registry/install converts server-side and adds. No answer
 // may carry a secret (fleet.request checks every reply for the canaries).
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger } from '../../src/telemetry/logger.js';
 import { startHttpFixture, type HttpFixture } from '../fixtures/index.js';
 import { CANARIES, startFleet, untilState, type Fleet } from '../http/fleet.js';
 import { headerSecretEntry, startRegistry, type LocalRegistry } from './fixture.js';
@@ -160,13 +162,27 @@ describe('POST /api/mcp/registry/install', () => {
     expect(fleet.host.status().map((s) => s.name).sort()).toEqual(['fs-docker', 'local-http', 'weather']);
   });
 
-  it('a registry that cannot be reached is a 502 naming its URL', async () => {
-    const other = await startFleet(() => ({}), { registryUrl: 'http://127.0.0.1:9' });
+  it('a registry that cannot be reached is a 502 naming its URL, and one warn line in the log, no stack', async () => {
+    // The worker's own logger, its lines captured.
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk: Buffer, _encoding: string, done: () => void) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    const other = await startFleet(() => ({}), { registryUrl: 'http://127.0.0.1:9', logger: createLogger({ secrets: () => [], destination }) });
     try {
       const reply = await other.request('/api/mcp/registry/servers?q=x');
       expect(reply.status).toBe(502);
       expect(reply.json.error.code).toBe('registry_unavailable');
       expect(reply.json.error.message).toContain('http://127.0.0.1:9/v0.1/servers');
+      // The registry being away is not the worker failing: no error line, no stack trace among the status lines.
+      const logged = lines.map((line) => JSON.parse(line) as Record<string, unknown>);
+      expect(logged).toEqual([
+        expect.objectContaining({ level: 40, method: 'GET', path: '/api/mcp/registry/servers', status: 502, code: 'registry_unavailable', msg: `request answered 502: ${reply.json.error.message}` }),
+      ]);
+      expect(logged[0]).not.toHaveProperty('err');
     } finally {
       await other.close();
     }
