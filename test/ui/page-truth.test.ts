@@ -156,6 +156,14 @@ describe('what the page says agrees with the worker', () => {
     expect(await detail().getByRole('tab', { name: /Resources/ }).locator('.count').count()).toBe(0);
   });
 
+  /** Whether the lifecycle pane shows the current state whole. */
+  const currentInView = () =>
+    page.evaluate(() => {
+      const pane = document.querySelector('#detail .diagram').getBoundingClientRect();
+      const current = document.querySelector('#detail .diagram svg .current').getBoundingClientRect();
+      return current.left >= pane.left && current.right <= pane.right && current.top >= pane.top && current.bottom <= pane.bottom;
+    });
+
   it('draws the lifecycle at a readable size, zooms, and pans by dragging', async () => {
     await select('plain');
     const pageScroll = await page.evaluate(() => window.scrollY);
@@ -163,12 +171,7 @@ describe('what the page says agrees with the worker', () => {
     await detail().locator('svg #state_ready.current').waitFor();
     // The current state is brought into the pane's view by scrolling the pane, never the page.
     expect(await page.evaluate(() => window.scrollY)).toBe(pageScroll);
-    const seen = await page.evaluate(() => {
-      const pane = document.querySelector('#detail .diagram').getBoundingClientRect();
-      const current = document.querySelector('#detail .diagram svg .current').getBoundingClientRect();
-      return current.left >= pane.left && current.right <= pane.right && current.top >= pane.top && current.bottom <= pane.bottom;
-    });
-    expect(seen).toBe(true);
+    expect(await currentInView()).toBe(true);
     const smallest = () =>
       page.evaluate(() => Math.min(...[...document.querySelectorAll('#detail .diagram svg text')].map((t: any) => t.getBoundingClientRect().height)));
     // Text boxes are about 1.2 times the font size: 12 px text or larger.
@@ -190,6 +193,17 @@ describe('what the page says agrees with the worker', () => {
     await page.mouse.up();
     const after = await pane.evaluate((el: any) => [el.scrollLeft, el.scrollTop]);
     expect(after[0]).not.toBe(before[0]);
+
+    // Another server chosen on this tab: its current state (error, a group of states drawn far from ready) comes into view.
+    await select('broken');
+    await detail().locator('svg #state_error.current').waitFor();
+    const centred = await page.evaluate(() => {
+      const pane = document.querySelector('#detail .diagram').getBoundingClientRect();
+      const current = document.querySelector('#detail .diagram svg .current').getBoundingClientRect();
+      const [x, y] = [current.left + current.width / 2, current.top + current.height / 2];
+      return x >= pane.left && x <= pane.right && y >= pane.top && y <= pane.bottom;
+    });
+    expect(centred).toBe(true);
   });
 
   it('marks every server unknown while the worker is away, and reads the states again when it is back', async () => {

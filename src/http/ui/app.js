@@ -522,6 +522,8 @@ function select(name, { scroll = true } = {}) {
   state.selected = name;
   history.replaceState(null, '', `#server=${encodeURIComponent(name)}`);
   renderServers();
+  // Another server's lifecycle: its current state, wherever it is drawn, comes into the pane's view.
+  if (state.tab === 'lifecycle') centreCurrentState();
   // On a narrow screen the panel is below the list: bring it into view.
   if (scroll && matchMedia('(max-width: 860px)').matches) {
     const still = matchMedia('(prefers-reduced-motion: reduce)').matches;
