@@ -64,58 +64,58 @@ test('its stdout closed by the reader (serve | head -2): it stops as on SIGTERM,
   }
 });
 
-test('a second SIGINT while stopping exits 130 at once, killing a server that ignores SIGTERM rather than leaving it', { timeout: 30_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-twice-'));
+/** `mcp-fleet serve` on `dir`: the child, its exit code, and everything it printed so far. */
+function serveOn(dir: string, env: Record<string, string> = {}) {
+  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
+  let printed = '';
+  worker.stdout!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  worker.stderr!.on('data', (chunk: Buffer) => (printed += chunk.toString()));
+  return { worker, exited, output: () => printed };
+}
+
+/**
+ * A worker whose one server ignores SIGTERM, so a graceful stop waits out its kill grace;
+ * `run` gets it once the server is ready, the first SIGINT sent and the stop begun.
+ */
+async function stoppingStubbornWorker(run: (stopping: ReturnType<typeof serveOn> & { dir: string; serverPid: number }) => Promise<void>): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stubborn-'));
   const pidFile = join(dir, 'stubborn.pid');
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { stubborn: { type: 'local', command: fixtureCommand('stubborn.mjs'), env: { FIXTURE_PID_FILE: pidFile } } } }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
-  let output = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const serving = serveOn(dir);
   try {
-    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready');
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    worker.kill('SIGINT');
-    // The first stop waits out the server's kill grace (it ignores SIGTERM); the second signal does not.
-    await until(() => output.includes('stopping servers'), 'the stop to begin');
+    await until(() => serving.output().includes('1 of 1 enabled servers ready'), 'the server to be ready');
+    const serverPid = Number(readFileSync(pidFile, 'utf8').trim());
+    serving.worker.kill('SIGINT');
+    await until(() => serving.output().includes('stopping servers'), 'the stop to begin');
+    await run({ ...serving, dir, serverPid });
+  } finally {
+    if (serving.worker.exitCode === null && serving.worker.signalCode === null) serving.worker.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('a second SIGINT while stopping exits 130 at once, killing a server that ignores SIGTERM rather than leaving it', { timeout: 30_000 }, async () => {
+  await stoppingStubbornWorker(async ({ worker, exited, output, serverPid }) => {
     // A person's second press, a moment after the first (the same signal within half a second is one press delivered twice).
     await new Promise((resolve) => setTimeout(resolve, 700));
     worker.kill('SIGINT');
-    expect(await exited, output).toBe(130);
-    expect(output).toContain('SIGINT again: exiting without waiting');
-    await until(() => !isAlive(pid), 'the stubborn server to be gone');
-  } finally {
-    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
+    expect(await exited, output()).toBe(130);
+    expect(output()).toContain('SIGINT again: exiting without waiting');
+    await until(() => !isAlive(serverPid), 'the stubborn server to be gone');
+  });
 });
 
 test('one Ctrl-C delivered twice at once (the terminal, and npm start forwarding it) stops the worker gracefully: exit 0, worker.json removed', { timeout: 30_000 }, async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-doubled-'));
-  // A server that ignores SIGTERM: the graceful stop takes its kill grace, long enough for the copy to arrive while stopping.
-  const pidFile = join(dir, 'stubborn.pid');
-  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { stubborn: { type: 'local', command: fixtureCommand('stubborn.mjs'), env: { FIXTURE_PID_FILE: pidFile } } } }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
-  let output = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  try {
-    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready');
-    worker.kill('SIGINT');
+  await stoppingStubbornWorker(async ({ worker, exited, output, dir, serverPid }) => {
     // npm's copy of the signal comes once its own handler ran: after the worker took the first.
-    await until(() => output.includes('stopping servers'), 'the stop to begin');
     worker.kill('SIGINT');
-    expect(await exited, output).toBe(0);
-    expect(output).toContain('stopped');
-    expect(output).not.toContain('again: exiting without waiting');
+    expect(await exited, output()).toBe(0);
+    expect(output()).toContain('stopped');
+    expect(output()).not.toContain('again: exiting without waiting');
     expect(existsSync(join(dir, 'worker.json'))).toBe(false);
-    expect(isAlive(Number(readFileSync(pidFile, 'utf8').trim()))).toBe(false);
-  } finally {
-    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
-    rmSync(dir, { recursive: true, force: true });
-  }
+    expect(isAlive(serverPid)).toBe(false);
+  });
 });
 
 /** A request to the worker's API whose answer (or its absence) is kept. */
@@ -134,20 +134,16 @@ async function answersOnStop<T>(server: Record<string, unknown>, arrivals: numbe
   const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-'));
   const arrived = join(dir, 'arrived.log');
   writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: { s: { ...server, env: { FIXTURE_WAIT_LOG: arrived } } } }));
-  const worker = spawn(process.execPath, [BIN, 'serve', '--state-dir', dir, '--port', '0'], { env: cleanEnv({ MCP_FLEET_API_TOKEN: TOKEN }), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<number | null>((done) => worker.once('exit', (code) => done(code)));
-  let output = '';
-  worker.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  worker.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const { worker, exited, output } = serveOn(dir, { MCP_FLEET_API_TOKEN: TOKEN });
   try {
-    await until(() => output.includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
-    const answers = send(/API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output)![1]!);
+    await until(() => output().includes('1 of 1 enabled servers ready'), 'the server to be ready', 60_000);
+    const answers = send(/API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output())![1]!);
     // The requests reached the server: the stop cuts what is under way, not what is still on its way.
     const held = () => (existsSync(arrived) ? readFileSync(arrived, 'utf8').split('\n').filter((line) => line.startsWith('waiting')).length : 0);
     await until(() => held() === arrivals, 'the requests to reach the server', 30_000);
     worker.kill('SIGTERM');
     const answered = await answers;
-    expect(await exited, output).toBe(0);
+    expect(await exited, output()).toBe(0);
     return answered;
   } finally {
     if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
