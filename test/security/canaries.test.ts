@@ -26,6 +26,12 @@ describe('Canaries.leaksIn', () => {
     ]);
   });
 
+  it('ends each canary in alternating-case consonants, a shape no printed word or acronym has', () => {
+    const tails = Array.from({ length: 200 }, (_, i) => canaries.make(`shape-${i}`).slice(-4));
+    for (const tail of tails) expect(tail).toMatch(/^[G-Z][g-z][G-Z][g-z]$/);
+    expect(tails).not.toContain('HTTP');
+  });
+
   it('ignores the fixed prefix alone, which is not secret', () => {
     expect(canaries.leaksIn('canary-plain- and canary-special-q"b\\s-')).toEqual([]);
   });

@@ -8,7 +8,12 @@
 import { randomBytes } from 'node:crypto';
 import { MASK } from '../../src/config/masking.js';
 
-/** Letters outside hex, so a canary's last 4 cannot turn up in ids, hashes or numbers. */
+/**
+ * Consonants outside hex, so a canary's last 4 cannot turn up in ids, hashes
+ * or numbers. The tail alternates upper and lower case: four capitals once
+ * made `HTTP`, and four small letters could make `http`; no word or acronym a
+ * worker prints has that shape.
+ */
 const TAIL_LETTERS = 'GHJKMNPQRSTVWXYZ';
 /** Length of the pieces looked for: shorter than the mask's 4-character tail cannot be told from noise. */
 export const PIECE = 8;
@@ -27,7 +32,10 @@ export class Canaries {
 
   /** A new canary; `special` adds a quote and a backslash, so JSON-escaped forms are exercised too. */
   make(label: string, { special = false } = {}): string {
-    const tail = Array.from(randomBytes(4), (byte) => TAIL_LETTERS[byte % TAIL_LETTERS.length]).join('');
+    const tail = Array.from(randomBytes(4), (byte, i) => {
+      const letter = TAIL_LETTERS[byte % TAIL_LETTERS.length] ?? 'Z';
+      return i % 2 === 0 ? letter : letter.toLowerCase();
+    }).join('');
     const prefix = `canary-${label}-${special ? 'q"b\\s-' : ''}`;
     const value = `${prefix}${randomBytes(8).toString('hex')}${tail}`;
     this.all.push({ label, value, prefix: prefix.length });
