@@ -12,7 +12,7 @@ import { ADMIN_PRINCIPAL, type PrincipalInput } from '../users/index.js';
 import type { ToolEntry } from '../journal/index.js';
 import type { ProjectedServer, ProjectionContext } from '../journal/index.js';
 import type { Selectors } from '../journal/index.js';
-import { createToolIndex, type SearchableTool } from '../catalog/search/tool-index.js';
+import { createToolIndex, type SearchableTool, type ToolIndex } from '../catalog/search/tool-index.js';
 import { isDenied } from '../approvals/policy.js';
 import { modelVisible } from '../apps/tool-meta.js';
 import type { AgentTool } from '../catalog/index.js';
@@ -89,7 +89,8 @@ export function createFleetSearch(
   selectors: Pick<Selectors, 'toolOwner'>,
   learnt: LearntTools = () => NOTHING_LEARNT,
 ): FleetSearch {
-  const index = createToolIndex();
+  /** Made by the first search: a host whose agents never search keeps none (an empty one is ~8 KiB). */
+  let shared: ToolIndex | null = null;
   /** Per server, the list the index holds (journal entries, or a per_user server's learnt tools). */
   const indexed = new Map<string, readonly ToolEntry[] | readonly AgentTool[]>();
   /** One searchable object per learnt tool, as per journal entry. */
@@ -137,7 +138,9 @@ export function createFleetSearch(
     return tool;
   }
 
-  function catchUp(context: ProjectionContext): void {
+  /** The shared index, holding what `context` says each server offers now. */
+  function catchUp(context: ProjectionContext): ToolIndex {
+    const index = (shared ??= createToolIndex());
     for (const [name, server] of Object.entries(context.servers)) {
       if (server.config.scope === 'per_user') {
         // Never registered: what its sessions listed publicly, once one has (a copy per change, so the identity check holds).
@@ -168,12 +171,13 @@ export function createFleetSearch(
         indexed.delete(name);
       }
     }
+    return index;
   }
 
   return {
     search(query, options = {}) {
       const context = projected();
-      catchUp(context);
+      const index = catchUp(context);
       const limit = options.limit ?? DEFAULT_SEARCH_LIMIT;
       const principal = principalOf(options.principal);
       // A registered tool another server's later registration shadows is not what its name calls.
