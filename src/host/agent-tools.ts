@@ -79,10 +79,12 @@ export function appOnlyMessage(name: string, server: string): string {
 
 export function createAgentTools(options: AgentToolsOptions): AgentTools & { meterAppCall: AppCallMeter } {
   const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
-  const readResult = createReadResultTool(spill);
+  /** Made when first listed or called: most hosts never spill a result. */
+  let readResultTool: AgentTool | undefined;
+  const readResult = (): AgentTool => (readResultTool ??= createReadResultTool(spill));
   /** `read_result` is listed only while a result of the principal's is kept: a model needs it once a spill note has named it. */
   const withReadResult = (tools: AgentTool[], principal: Principal | undefined): AgentTool[] =>
-    spill.hasResults(principal?.id) ? [...tools, readResult] : tools;
+    spill.hasResults(principal?.id) ? [...tools, readResult()] : tools;
   /** The server a tool name belongs to (see `toolOwner`). */
   const ownerByName = (tool: string): string | undefined => selectors.toolOwner(projected(), tool);
   const onDemand = createOnDemand({ current, projected, stopping: options.stopping });
@@ -232,7 +234,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       return errorResult('', name, `callTool: options.${(error as Error).message}`);
     }
     // Never a server's tool: those are all `{server}__{tool}`.
-    if (name === READ_RESULT_TOOL) return readResult.execute(args, callOptions);
+    if (name === READ_RESULT_TOOL) return readResult().execute(args, callOptions);
     if (name === SEARCH_TOOLS_NAME) return deferredTools.searchTool(principal).execute(args, callOptions);
     // A tool the principal may not see answers as a missing one would: its name tells them nothing.
     if (!mayCall(name, principal)) return errorResult('', name, `unknown tool "${name}"`);

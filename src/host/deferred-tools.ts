@@ -35,9 +35,11 @@ export function createDeferredTools(options: {
       // Loading a tool of an on-demand server starts it, so that it is ready by the time the model calls.
       loaded: (found) => options.onDemand.load(found.map((tool) => tool.server)),
     });
-  // The admin's is made once; a user's per request (it is small: a closure over the principal).
-  const adminSearchTool = makeSearchTool(undefined);
-  const searchTool = (principal?: Principal): AgentTool => (principal === undefined ? adminSearchTool : makeSearchTool(principal));
+  // The admin's is made once, when first asked for (a host whose agents never defer tools needs none); a user's
+  // per request (it is small: a closure over the principal).
+  let adminSearchTool: AgentTool | undefined;
+  const searchTool = (principal?: Principal): AgentTool =>
+    principal === undefined ? (adminSearchTool ??= makeSearchTool(undefined)) : makeSearchTool(principal);
 
   return {
     searchTool,
