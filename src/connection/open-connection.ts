@@ -59,8 +59,10 @@ class OpenConnection implements ServerConnection, CallFailureContext {
   readonly connectTtlMs: number | null;
   readonly connectScope: ServerConnection['connectScope'];
   readonly serverInfo: { name: string; version: string } | undefined;
-  readonly lost: Promise<string>;
   readonly reported: Promise<void>;
+  /** Why it went away by itself, and as what kind of failure; settles only if it does. */
+  private readonly lostAs: Promise<[string, ErrorKind]>;
+  private lostWhy: Promise<string> | undefined;
   lostReach?: (why: string, kind?: ErrorKind) => void;
   readonly fleetSecrets: (() => readonly string[]) | undefined;
   private listedTools: Tool[];
@@ -95,9 +97,9 @@ class OpenConnection implements ServerConnection, CallFailureContext {
     this.byName = byToolName(listing.tools);
     // Why the connection went away by itself: for onClose, and for the calls it broke. Over HTTP it is
     // `auth` when the server refused the credentials (a person replaces them), else `transport_closed`.
-    const lostAs: Promise<[string, ErrorKind]> = child
+    this.lostAs = child
       ? child.exited.then(async (info): Promise<[string, ErrorKind]> => [await describeChildExit(child, info, local!.stderrTail), 'transport_closed'])
-      : new Promise((resolve) => {
+      : new Promise<[string, ErrorKind]>((resolve) => {
           client.onclose = () => resolve(['the server closed the connection', 'transport_closed']);
           // Over HTTP nothing closes when the server goes away: a call that cannot reach it says so.
           this.lostReach = (why, kind = 'transport_closed') => resolve([`connection lost: ${why}`, kind]);
@@ -110,16 +112,20 @@ class OpenConnection implements ServerConnection, CallFailureContext {
             };
           }
         });
-    this.lost = lostAs.then(([why]) => why);
     // Only `onClose` is kept: the connect's options hold its signal and hooks, done with once connected.
     const { onClose } = options;
-    this.reported = lostAs.then(async ([message, kind]) => {
+    this.reported = this.lostAs.then(async ([message, kind]) => {
       if (this.ending !== undefined) return;
       this.endedAlone = true;
       // Its stderr tail may quote another server's secret: the loss is told without it.
       await onClose?.(new FleetError(kind, this.fleetSecrets === undefined ? message : redact(message, this.fleetSecrets())));
     });
     this.caller = new Caller(client, this, this.byName, retryAfter, options.answerInput);
+  }
+
+  /** Made when first asked for (a failed call, the end signal of a 2026-07-28 call): most connections never are. */
+  get lost(): Promise<string> {
+    return (this.lostWhy ??= this.lostAs.then(([why]) => why));
   }
 
   pingFailure(error: unknown): FleetError | null {
