@@ -19,6 +19,7 @@ import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { $ZodError } from 'zod/v4/core';
 import { oneLine } from '../errors.js';
 import { LineBuffer, MessageTooLargeError } from './line-buffer.js';
+import type { TappableTransport, TransportTap } from './transport-proxy.js';
 
 /** How long a child may take to exit after SIGTERM before it gets SIGKILL. */
 export const KILL_GRACE_MS = 2000;
@@ -63,7 +64,7 @@ export interface StdoutJunk {
  * reads lines in linear time up to `MAX_MESSAGE_BYTES`, and keeps count
  * of stdout lines that are not JSON-RPC (skipped).
  */
-export class ChildTransport implements Transport {
+export class ChildTransport implements Transport, TappableTransport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: (message: JSONRPCMessage) => void;
@@ -90,6 +91,7 @@ export class ChildTransport implements Transport {
   #closed = false;
   /** Messages wait in the buffer for a delivery queued behind a notification's handler. */
   #deferred = false;
+  #taps: readonly TransportTap[] = [];
 
   /** Spawns `spec` on start; every decoded stderr chunk goes to `onStderr`. */
   constructor(spec: ChildSpec, onStderr: (chunk: string) => void) {
@@ -179,7 +181,13 @@ export class ChildTransport implements Transport {
     });
   }
 
+  /** Shows `taps` what is sent and delivered from now on (see transport-proxy.ts), with no proxy in between. */
+  tap(taps: readonly TransportTap[]): void {
+    this.#taps = taps;
+  }
+
   send(message: JSONRPCMessage): Promise<void> {
+    for (const tap of this.#taps) tap.sent?.(message);
     const stdin = this.#child?.stdin;
     if (stdin === undefined || this.#closed) return Promise.reject(new Error('not connected'));
     return new Promise((resolve) => {
@@ -218,6 +226,7 @@ export class ChildTransport implements Transport {
         continue;
       }
       if (message === null) return;
+      for (const tap of this.#taps) if (tap.delivered !== undefined) message = tap.delivered(message);
       this.onmessage?.(message);
       if (!('id' in message) && this.#buffer.pending()) {
         this.#deferred = true;

@@ -3,6 +3,7 @@
  * it is delivered passes each tap's `delivered` (around whatever `onmessage`
  * the SDK sets), and everything else is the transport's own. One proxy for
  * every tap, its methods bound once: the SDK reads some of them on every message.
+ * A transport of ours takes its taps itself instead (`TappableTransport`).
  */
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { cacheScopeTap } from './cache-scope.js';
@@ -17,16 +18,31 @@ export interface TransportTap {
   delivered?(message: JSONRPCMessage): JSONRPCMessage;
 }
 
+/** A transport that shows taps what it sends and delivers itself (ours over stdio), so it needs no proxy. */
+export interface TappableTransport {
+  tap(taps: readonly TransportTap[]): void;
+}
+
 /**
  * `transport` as a client is given it: the `cacheScope` of every list page
  * counted (cache-scope.ts), what answers a `tools/call` made into a result
- * the SDK accepts (tool-results.ts).
+ * the SDK accepts (tool-results.ts). A tappable transport is tapped in place:
+ * a proxy, its handler and its bound methods cost each ready server ~1 KiB.
  */
 export function watchTransport<T extends Transport>(transport: T): T {
   const scopes = cacheScopeTap();
-  const proxy = tapTransport(transport, [scopes, toolResultTap()]);
-  scopes.watching(proxy);
-  return proxy;
+  const taps = [scopes, toolResultTap()];
+  let watched: T;
+  if (isTappable(transport)) {
+    transport.tap(taps);
+    watched = transport;
+  } else watched = tapTransport(transport, taps);
+  scopes.watching(watched);
+  return watched;
+}
+
+function isTappable(transport: Transport): transport is Transport & TappableTransport {
+  return typeof (transport as Partial<TappableTransport>).tap === 'function';
 }
 
 export function tapTransport<T extends Transport>(transport: T, taps: readonly TransportTap[]): T {
