@@ -13,14 +13,10 @@ import type { TransportTap } from './transport-proxy.js';
 export type CacheScope = 'public' | 'private';
 
 /** The cacheable list methods whose scope a listing is asked for. */
-const LIST_METHODS: ReadonlySet<string> = new Set(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
+type ListMethod = 'tools/list' | 'prompts/list' | 'resources/list' | 'resources/templates/list';
+const LIST_METHODS: ReadonlySet<string> = new Set<ListMethod>(['tools/list', 'prompts/list', 'resources/list', 'resources/templates/list']);
 
-interface ScopeCounts {
-  /** Per list method, how many pages were not public so far. */
-  privatePages: Map<string, number>;
-}
-
-const watched = new WeakMap<object, ScopeCounts>();
+const watched = new WeakMap<object, CacheScopeTap>();
 
 /**
  * Counts the scope of every list page delivered (see {@link listingScope});
@@ -30,13 +26,19 @@ export function cacheScopeTap(): TransportTap & { watching(transport: Transport)
   return new CacheScopeTap();
 }
 
-/** One per connection: a class, with its map of list requests in flight made on the first. */
+/**
+ * One per connection: a class, its counts four fields rather than a map, and
+ * its map of list requests in flight there only while one is.
+ */
 class CacheScopeTap implements TransportTap {
-  private readonly counts: ScopeCounts = { privatePages: new Map() };
-  private lists: Map<string | number, string> | null = null;
+  /** Per list method, how many pages were not public so far. */
+  private readonly privatePages: Record<ListMethod, number> = { 'tools/list': 0, 'prompts/list': 0, 'resources/list': 0, 'resources/templates/list': 0 };
+  private lists: Map<string | number, ListMethod> | null = null;
 
   sent(message: JSONRPCMessage): void {
-    if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) (this.lists ??= new Map()).set(message.id, message.method);
+    if ('method' in message && 'id' in message && LIST_METHODS.has(message.method)) {
+      (this.lists ??= new Map()).set(message.id, message.method as ListMethod);
+    }
   }
 
   delivered(message: JSONRPCMessage): JSONRPCMessage {
@@ -44,17 +46,20 @@ class CacheScopeTap implements TransportTap {
       const method = this.lists.get(message.id);
       if (method !== undefined) {
         this.lists.delete(message.id);
-        if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') {
-          const { privatePages } = this.counts;
-          privatePages.set(method, (privatePages.get(method) ?? 0) + 1);
-        }
+        if (this.lists.size === 0) this.lists = null;
+        if ('result' in message && (message.result as { cacheScope?: unknown }).cacheScope !== 'public') this.privatePages[method] += 1;
       }
     }
     return message;
   }
 
   watching(transport: Transport): void {
-    watched.set(transport, this.counts);
+    watched.set(transport, this);
+  }
+
+  /** How many pages of `method` were not public so far. */
+  notPublic(method: string): number {
+    return LIST_METHODS.has(method) ? this.privatePages[method as ListMethod] : 0;
   }
 }
 
@@ -67,11 +72,11 @@ class CacheScopeTap implements TransportTap {
  * wrongly.
  */
 export function listingScope(client: Client, method: string): () => CacheScope | null {
-  const counts = client.transport === undefined ? undefined : watched.get(client.transport);
-  const before = counts?.privatePages.get(method) ?? 0;
+  const tap = client.transport === undefined ? undefined : watched.get(client.transport);
+  const before = tap?.notPublic(method) ?? 0;
   return () => {
     if (client.getProtocolEra() !== 'modern') return null;
-    if (counts === undefined) return 'private';
-    return (counts.privatePages.get(method) ?? 0) > before ? 'private' : 'public';
+    if (tap === undefined) return 'private';
+    return tap.notPublic(method) > before ? 'private' : 'public';
   };
 }

@@ -17,7 +17,7 @@ export function toolResultTap(): TransportTap {
   return new ToolResultTap();
 }
 
-/** One per connection: a class, with its set of calls in flight made on the first. */
+/** One per connection: a class, with its set of calls in flight there only while one is. */
 class ToolResultTap implements TransportTap {
   private toolCalls: Set<string | number> | null = null;
 
@@ -29,9 +29,9 @@ class ToolResultTap implements TransportTap {
   }
 
   delivered(message: JSONRPCMessage): JSONRPCMessage {
-    if (this.toolCalls === null || !('id' in message) || message.id === undefined || !this.toolCalls.delete(message.id) || !('result' in message)) {
-      return message;
-    }
+    if (this.toolCalls === null || !('id' in message) || message.id === undefined || !this.toolCalls.delete(message.id)) return message;
+    if (this.toolCalls.size === 0) this.toolCalls = null;
+    if (!('result' in message)) return message;
     const result = message.result as Record<string, unknown>;
     const answer = taskPlaceholder(result) ?? withKnownBlocks(result);
     return answer === result ? message : ({ ...message, result: answer } as JSONRPCMessage);
