@@ -7,6 +7,7 @@
  */
 import type { Subscription } from 'xstate';
 import type { ServerActorRef } from '../machines/registry.machine.js';
+import type { ServerEmitted } from '../machines/server.events.js';
 import { topState } from '../machines/server.queries.js';
 import { toResponse } from '../config/masking.js';
 import type { ServerConfig } from '../config/index.js';
@@ -66,18 +67,20 @@ class ServerBridge {
     private readonly options: JournalBridgeOptions,
   ) {
     this.name = ref.getSnapshot().context.name;
-    const { mount } = options;
-    this.subscriptions = [
-      ref.on('tools.register', ({ live, filter }) => mount.register(ref, live, filter)),
-      ref.on('tools.unregister', () => {
-        // A successor actor of the same name may already have mounted its own tools.
-        const successor = options.current(this.name);
-        mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().hasTag('callable'));
-      }),
-      ref.subscribe({ next: this.observe, complete: this.observe }),
-    ];
+    // One listener for every emitted event (each listener costs the actor a set and a subscription).
+    this.subscriptions = [ref.on('*', this.onEmitted), ref.subscribe({ next: this.observe, complete: this.observe })];
     this.observe();
   }
+
+  private readonly onEmitted = (emitted: ServerEmitted): void => {
+    const { ref, options } = this;
+    if (emitted.type === 'tools.register') options.mount.register(ref, emitted.live, emitted.filter);
+    else if (emitted.type === 'tools.unregister') {
+      // A successor actor of the same name may already have mounted its own tools.
+      const successor = options.current(this.name);
+      options.mount.unregister(ref, successor === undefined || successor === ref || !successor.getSnapshot().hasTag('callable'));
+    }
+  };
 
   stop(): void {
     if (this.stopped) return;
