@@ -13,6 +13,9 @@ import type { Client, McpSubscription } from '@modelcontextprotocol/client';
 export const RELISTEN_MS = 1000;
 export const MAX_RELISTEN_MS = 30_000;
 
+/** Shared, not a closure made here: one would keep this call's scope (client, filter, `onError`) for the server's life. */
+const NOTHING_TO_STOP = (): void => {};
+
 /** Listens for `client`'s list changes while it is modern; returns the stop function. */
 export function listenForChanges(client: Client, onError: (error: Error) => void): () => void {
   const capabilities = client.getServerCapabilities();
@@ -21,7 +24,7 @@ export function listenForChanges(client: Client, onError: (error: Error) => void
     promptsListChanged: capabilities?.prompts?.listChanged === true,
     resourcesListChanged: capabilities?.resources?.listChanged === true,
   };
-  if (client.getProtocolEra() !== 'modern' || !Object.values(filter).some(Boolean)) return () => {};
+  if (client.getProtocolEra() !== 'modern' || !Object.values(filter).some(Boolean)) return NOTHING_TO_STOP;
   let stopped = false;
   let subscription: McpSubscription | undefined;
   let timer: NodeJS.Timeout | undefined;
