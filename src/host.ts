@@ -4,7 +4,7 @@ import { createAgentTools } from './host/agent-tools.js';
 import { createHostApps } from './host/apps.js';
 import { catalogEntries } from './host/catalog-entries.js';
 import { createManagement } from './host/management.js';
-import { bridgeServer } from './host/journal-bridge.js';
+import { bridgeServer, type JournalBridgeOptions } from './host/journal-bridge.js';
 import { createHostLifecycle } from './host/lifecycle.js';
 import { createHostServices } from './host/services.js';
 import { diffWithStore } from './catalog/config-diff.js';
@@ -32,6 +32,7 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
   const { stateDir, logger, store, journal, append, spill, approvals, selectors, mount, prompts, catalogs, freshenSoon } = services;
   const { auth, leftovers, eras, clientHandlers, lifecycles, server } = services;
 
+  let bridging: JournalBridgeOptions | undefined;
   const lifecycle = createHostLifecycle({
     store,
     journal,
@@ -44,13 +45,9 @@ export function createMcpHost(options: McpHostOptions = {}): McpHost {
     ...(options.publicUrl !== undefined && { publicUrl: options.publicUrl }),
     ...(options.workerId !== undefined && { workerId: options.workerId }),
     bridge(ref) {
-      bridgeServer(ref, {
-        append,
-        mount,
-        current,
-        onFailure: (name, state, kind, error) => logger.warn(`server ${name}: ${state} (${kind}): ${error}`),
-        lifecycles,
-      });
+      // One options object for every server's bridge: each keeps it for the server's life.
+      bridging ??= { append, mount, current, onFailure: (name, state, kind, error) => logger.warn(`server ${name}: ${state} (${kind}): ${error}`), lifecycles };
+      bridgeServer(ref, bridging);
     },
     busy: (name) => management.busy(name),
     idle: (name) => management.idle(name),
