@@ -76,54 +76,67 @@ export class Caller {
     span: Span | undefined,
   ): Promise<CallToolResult> {
     const { client, maxTotalSeconds } = this;
-    const config = this.target.config;
     const total = maxTotalSeconds === null ? undefined : totalDeadline(maxTotalSeconds * 1000, signal);
     const link = total ?? (signal === undefined ? undefined : linkedSignal(signal));
     const started = Date.now();
     // The call's own span, when traced, is what the server's spans hang under.
-    const meta = requestMeta(client, config.log_level, span);
-    const params = meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta };
-    const options = {
-      signal: link?.signal,
-      timeout: this.callTimeoutMs,
-      resetTimeoutOnProgress: true,
-      // Always passed: the SDK only resets the timeout on progress when it is set.
-      onprogress: progressHandler(onProgress),
-      toolDefinition: this.definitions.get(tool),
-    };
-    const attempt = async (): Promise<CallToolResult | RateLimit> => {
-      try {
-        // On the 2026-07-28 era the host answers the server's input rounds inside the call: bounded like it.
-        const answer = (await (client.getProtocolEra() === 'modern'
-          ? withinCall({ waitMs: this.callTimeoutMs, ended: this.connection.ended() }, () => client.callTool(params, options))
-          : client.callTool(params, options))) as CallToolResult;
-        const task = taskOf(answer);
-        const result = task === undefined ? answer : await awaitTask(client, task, this.taskWait(tool, link?.signal, onProgress));
-        return rateLimitOfResult(result) ?? withSecretsMasked(result, this.connection.secrets);
-      } catch (err) {
-        const limit = rateLimitOfError(err, tool, this.retryAfter);
-        if (limit === null) throw err;
-        return limit;
-      }
+    const meta = requestMeta(client, this.target.config.log_level, span);
+    const call: OneCall = {
+      tool,
+      params: meta === undefined ? { name: tool, arguments: args } : { name: tool, arguments: args, _meta: meta },
+      options: {
+        signal: link?.signal,
+        timeout: this.callTimeoutMs,
+        resetTimeoutOnProgress: true,
+        // Always passed: the SDK only resets the timeout on progress when it is set.
+        onprogress: progressHandler(onProgress),
+        toolDefinition: this.definitions.get(tool),
+      },
+      onProgress,
     };
     try {
-      const first = await attempt();
-      if (!isRateLimit(first)) return first;
-      const refusal = this.whyNotRetried(tool, first, started);
-      if (refusal !== null) return rateLimited(refusal);
-      await pause(first.retryAfterMs, link?.signal);
-      const second = await attempt();
-      if (!isRateLimit(second)) return second;
-      return rateLimited(`${this.limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
+      const first = await this.attempt(call);
+      return isRateLimit(first) ? await this.afterRateLimit(call, first, started) : first;
     } catch (err) {
-      if (total?.expired() && !signal?.aborted) {
-        const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${maxTotalSeconds}s)`;
-        throw new FleetError('timeout', redact(why, this.connection.secrets));
-      }
-      throw await callFailure(err, tool, signal, this.connection);
+      throw total?.expired() && !signal?.aborted ? this.pastTotalTimeout(tool) : await callFailure(err, tool, signal, this.connection);
     } finally {
       link?.dispose();
     }
+  }
+
+  private pastTotalTimeout(tool: string): FleetError {
+    const why = `tool "${tool}" did not finish within max_total_timeout_seconds (${this.maxTotalSeconds}s)`;
+    return new FleetError('timeout', redact(why, this.connection.secrets));
+  }
+
+  /** One try of a call: its result, or the rate limit it hit. */
+  private async attempt(call: OneCall): Promise<CallToolResult | RateLimit> {
+    const { client } = this;
+    const { params, options } = call;
+    try {
+      // On the 2026-07-28 era the host answers the server's input rounds inside the call: bounded like it.
+      const answer = (await (client.getProtocolEra() === 'modern'
+        ? withinCall({ waitMs: this.callTimeoutMs, ended: this.connection.ended() }, () => client.callTool(params, options))
+        : client.callTool(params, options))) as CallToolResult;
+      const task = taskOf(answer);
+      const result = task === undefined ? answer : await awaitTask(client, task, this.taskWait(call.tool, options.signal, call.onProgress));
+      return rateLimitOfResult(result) ?? withSecretsMasked(result, this.connection.secrets);
+    } catch (err) {
+      const limit = rateLimitOfError(err, call.tool, this.retryAfter);
+      if (limit === null) throw err;
+      return limit;
+    }
+  }
+
+  /** A rate-limited call: waited out and tried once more when it may be, else an error result saying why not. */
+  private async afterRateLimit(call: OneCall, first: RateLimit, started: number): Promise<CallToolResult> {
+    const { tool } = call;
+    const refusal = this.whyNotRetried(tool, first, started);
+    if (refusal !== null) return rateLimited(refusal);
+    await pause(first.retryAfterMs, call.options.signal);
+    const second = await this.attempt(call);
+    if (!isRateLimit(second)) return second;
+    return rateLimited(`${this.limitedText(tool, second)}; already retried once after ${seconds(first.retryAfterMs)}`);
   }
 
   /** How a call answered with a task waits for it: the call's signal and timeout, status changes as progress. */
@@ -164,6 +177,20 @@ function withSecretsMasked(result: CallToolResult, secrets: readonly string[]): 
   if (result.isError !== true || secrets.length === 0) return result;
   const content = result.content.map((block) => (block.type === 'text' ? { ...block, text: redact(block.text, secrets) } : block));
   return { ...result, content };
+}
+
+/** One call of a tool, as each of its tries makes it. */
+interface OneCall {
+  tool: string;
+  params: { name: string; arguments: Record<string, unknown>; _meta?: Record<string, unknown> };
+  options: {
+    signal: AbortSignal | undefined;
+    timeout: number;
+    resetTimeoutOnProgress: boolean;
+    onprogress: (progress: SdkProgress) => void;
+    toolDefinition: Tool | undefined;
+  };
+  onProgress: ExecuteOptions['onProgress'];
 }
 
 function isRateLimit(outcome: CallToolResult | RateLimit): outcome is RateLimit {

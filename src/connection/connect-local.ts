@@ -29,7 +29,7 @@ export async function connectLocal(
 ): Promise<ServerConnection> {
   const inherited = inheritedEnv(config.inherit_env);
   // Inherited values may be credentials too (an API key in the worker's environment).
-  const secrets = [...secretValues(config), ...Object.values(inherited), ...(options.secrets ?? [])];
+  const secrets = secretValues(config).concat(Object.values(inherited), options.secrets ?? []);
   const tail = createStderrTail(secrets);
   const spec: ChildSpec = { command: config.command, env: { ...inherited, ...config.env }, cwd: config.cwd };
   // The tail's own method, not a closure made here: the child's stderr keeps its listener for the
@@ -44,26 +44,50 @@ export async function connectLocal(
     const listing = await observeToolListing(name, config, client, () => listAllTools(client, bound, progress));
     return openConnection(name, config, client, listing, options, { child, stderrTail: tail.read });
   } catch (err) {
-    const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
-    await child.close();
-    if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
-    if (child.spawnError !== undefined) {
-      throw new FleetError('spawn_failed', redact(describeSpawnError(child.spawnError, spec), secrets), { cause: err });
-    }
-    if (exitedAlone !== undefined) {
-      await settle(child.stderrEnded, STDERR_FLUSH_MS);
-      const early = progress.phase === 'initialize';
-      const during = early ? 'before initialize completed' : 'during tools/list';
-      const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
-      // It exited on the era probe (with a code, not killed): maybe a legacy server that exits
-      // on any request before initialize; the caller may spawn it once more as one.
-      if (probeEndedConnection(err) && exitedAlone.signal === null) throw new ProbeEndedError(message);
-      throw new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
-    }
-    const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);
-    if (broken !== null) throw new FleetError('protocol', redact(broken, secrets));
-    throw connectFailure(err, config, bound, progress, null, options.secrets);
+    throw await connectLocalFailure(err, name, config, bound, options, { child, spec, tail, secrets, progress });
   }
+}
+
+/** What a failed connect left behind: its child, what it spawned, its stderr, how far it got. */
+interface FailedConnect {
+  child: ChildTransport;
+  spec: ChildSpec;
+  tail: { read(): string };
+  secrets: readonly string[];
+  progress: HandshakeProgress;
+}
+
+/**
+ * Stops the child of a failed connect and says why it failed in the server's
+ * own terms. Apart from the connect: a start that succeeds runs none of it.
+ */
+async function connectLocalFailure(
+  err: unknown,
+  name: string,
+  config: LocalServerConfig,
+  bound: ConnectBound,
+  options: ConnectOptions,
+  { child, spec, tail, secrets, progress }: FailedConnect,
+): Promise<Error> {
+  const exitedAlone = child.exitedOnItsOwn ? child.exitInfo : undefined;
+  await child.close();
+  if (options.signal?.aborted) return new AbortError(`connect to server "${name}" was aborted`);
+  if (child.spawnError !== undefined) {
+    return new FleetError('spawn_failed', redact(describeSpawnError(child.spawnError, spec), secrets), { cause: err });
+  }
+  if (exitedAlone !== undefined) {
+    await settle(child.stderrEnded, STDERR_FLUSH_MS);
+    const early = progress.phase === 'initialize';
+    const during = early ? 'before initialize completed' : 'during tools/list';
+    const message = `process ${describeExit(exitedAlone)} ${during}${withTail(tail.read())}`;
+    // It exited on the era probe (with a code, not killed): maybe a legacy server that exits
+    // on any request before initialize; the caller may spawn it once more as one.
+    if (probeEndedConnection(err) && exitedAlone.signal === null) return new ProbeEndedError(message);
+    return new FleetError(early ? 'spawn_failed' : 'transport_closed', message);
+  }
+  const broken = brokenStdout(child, progress.phase, bound.timedOut() ? config.timeout_seconds : null);
+  if (broken !== null) return new FleetError('protocol', redact(broken, secrets));
+  return connectFailure(err, config, bound, progress, null, options.secrets);
 }
 
 /** The worker's values of the named variables; a name the worker does not have is left out. */
