@@ -337,29 +337,40 @@ async function readSnapshot(file: string, memo: ParseMemo = {}): Promise<Snapsho
   try {
     bytes = await readFile(file);
   } catch (err) {
-    // ENOTDIR: a parent is a file, so this file cannot exist either.
-    if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return { state: 'missing' };
-    // Unreadable is treated as broken: we cannot know what a write would destroy.
-    return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
+    return unreadSnapshot(err);
   }
   // The startup queue re-reads the file for every server it dequeues: the same
   // text parses to the same document, so it is parsed and validated once
   // (n servers would otherwise cost n² entry validations).
   if (memo.snapshot !== undefined && memo.file === file && memo.bytes?.equals(bytes)) return memo.snapshot;
-  let snapshot: Snapshot;
+  const snapshot = parseSnapshot(bytes);
+  Object.assign(memo, { file, bytes, snapshot });
+  return snapshot;
+}
+
+/** What a file that could not be read is. */
+function unreadSnapshot(err: unknown): Snapshot {
+  // ENOTDIR: a parent is a file, so this file cannot exist either.
+  if (errorCode(err) === 'ENOENT' || errorCode(err) === 'ENOTDIR') return { state: 'missing' };
+  // Unreadable is treated as broken: we cannot know what a write would destroy.
+  return { state: 'broken', problem: `cannot be read (${errorCode(err) ?? 'unknown error'})` };
+}
+
+/** The file's bytes parsed and validated, its configs frozen. */
+function parseSnapshot(bytes: Buffer): Snapshot {
   try {
     const { value, serverOrder, repeatedServers } = parseJsonText(bytes.toString('utf8'));
     const doc = parseServersDocument(value, serverOrder);
     doc.warnings.unshift(...repeatedServers.map(repeatedServerWarning));
-    snapshot = { state: 'ok', doc };
-    for (const [, config] of snapshot.doc.servers) deepFreeze(config);
+    doc.servers.forEach(freezeConfig);
+    return { state: 'ok', doc };
   } catch (err) {
     if (!(err instanceof ConfigError)) throw err;
-    snapshot = { state: 'broken', problem: err.message };
+    return { state: 'broken', problem: err.message };
   }
-  Object.assign(memo, { file, bytes, snapshot });
-  return snapshot;
 }
+
+const freezeConfig = (entry: readonly [string, ServerConfig]): void => deepFreeze(entry[1]);
 
 function deepFreeze(value: unknown): void {
   if (typeof value !== 'object' || value === null || Object.isFrozen(value)) return;

@@ -173,8 +173,13 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
   /** The call itself: a mounted tool, or one of an `on_demand` server that it starts. */
   async function call(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined): Promise<AgentToolResult> {
     const tool = mount.get(name);
-    if (tool && !modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
-    if (tool) return tool.execute(args, callOptions);
+    if (tool === undefined) return unmountedCall(name, args, callOptions);
+    if (!modelVisible(tool.ui)) return errorResult(tool.server, tool.originalName, appOnlyMessage(name, tool.server));
+    return tool.execute(args, callOptions);
+  }
+
+  /** The call of a tool no ready server mounted: a per_user server's, an `on_demand` one's (started for it), or an error result. */
+  async function unmountedCall(name: string, args: Record<string, unknown>, callOptions: ExecuteOptions | undefined): Promise<AgentToolResult> {
     const caller = principalOf(callOptions?.principal)?.id;
     const perUser = sessions.owner(name, caller);
     if (perUser) {

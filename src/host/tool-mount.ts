@@ -73,6 +73,29 @@ interface Registration {
   at: number;
 }
 
+/** The config fields a registration's agent tools treat results by, as one comparable key. */
+function resultPolicyOf(config: ServerConfig): string {
+  // Approvals too: a changed `tools.approval` is a retool, whose agent tools must be built again.
+  return [
+    config.max_result_bytes,
+    config.large_results,
+    config.results_ttl_seconds,
+    config.results_max_bytes,
+    JSON.stringify(config.tools?.approval ?? {}),
+    config.approval_from_annotations,
+  ].join(' ');
+}
+
+/** Sets which of a registration's items its filter shows, and journals only those (and the resource tools). */
+function showFiltered(registration: Registration, filter: ToolFilter): void {
+  const { items, entries } = registration;
+  const shown = new Set(filterTools(items, filter));
+  const places: number[] = [];
+  for (let place = 0; place < items.length; place += 1) if (shown.has(items[place] as Tool)) places.push(place);
+  registration.shown = places;
+  registration.journaled = [...places.map((place) => entries[place] as ToolEntry), ...entries.slice(items.length)];
+}
+
 export interface ToolMount {
   /** Mounts `live`'s tools (through `filter`) as `ref`'s server's: replaces what it had in one step. */
   register(ref: ServerActorRef, live: LiveConnection, filter: ToolFilter): void;
@@ -379,15 +402,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const { name, config } = ref.getSnapshot().context;
       const maxResultBytes = config.max_result_bytes;
       const results = resultOptions(config);
-      // Approvals too: a changed `tools.approval` is a retool, whose agent tools must be built again.
-      const resultPolicy = [
-        maxResultBytes,
-        config.large_results,
-        config.results_ttl_seconds,
-        config.results_max_bytes,
-        JSON.stringify(config.tools?.approval ?? {}),
-        config.approval_from_annotations,
-      ].join(' ');
+      const resultPolicy = resultPolicyOf(config);
       const items = live.connection.allTools;
       const kept = latest.get(live);
       const previous = kept?.resultPolicy === resultPolicy ? kept : undefined;
@@ -425,13 +440,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
         // The same names in the same places: the same index by name.
         if (samePlaces && previous?.shown === null) registration.byName = previous.byName;
       } else {
-        const shown = new Set(filterTools(items, filter));
-        registration.shown = [];
-        for (let place = 0; place < items.length; place += 1) if (shown.has(items[place] as Tool)) registration.shown.push(place);
-        registration.journaled = [
-          ...registration.shown.map((place) => registration.entries[place] as ToolEntry),
-          ...registration.entries.slice(items.length),
-        ];
+        showFiltered(registration, filter);
       }
       latest.set(live, registration);
       // Last registered wins a shared name; the loss is journaled (`tool.shadowed`). What it hides is decided by

@@ -242,8 +242,10 @@ function describeOmitted(blocks: AgentContentBlock[]): string {
  * in `max` as well. `reserved` bytes are left for a note the caller adds.
  */
 function boundResult(result: AgentToolResult, max: number, reserved = 0): AgentToolResult {
-  // What the notes take is known once they are written: the blocks get less room until all fits.
   let room = max - reserved;
+  // Most results fit whole: nothing to copy or cut.
+  if (fitsWhole(result, max, room)) return result;
+  // What the notes take is known once they are written: the blocks get less room until all fits.
   for (;;) {
     const bounded = fitResult(result, max, room);
     const over = bounded === result ? 0 : contentBytes(bounded.content) + reserved - max;
@@ -252,10 +254,16 @@ function boundResult(result: AgentToolResult, max: number, reserved = 0): AgentT
   }
 }
 
+/** Whether {@link fitResult} would keep `result` as it is: its blocks fit in `room`, its structured content in `max`. */
+function fitsWhole(result: AgentToolResult, max: number, room: number): boolean {
+  const { structured } = result.details;
+  return contentBytes(result.content) <= room && (structured === undefined || Buffer.byteLength(safeJson(structured), 'utf8') <= max);
+}
+
+const addBlockBytes = (bytes: number, block: AgentContentBlock): number => bytes + blockBytes(block);
+
 function contentBytes(content: readonly AgentContentBlock[]): number {
-  let bytes = 0;
-  for (const block of content) bytes += blockBytes(block);
-  return bytes;
+  return content.reduce(addBlockBytes, 0);
 }
 
 /** {@link boundResult}'s one pass: the blocks fitted into `room`, with the notes (which name `max`) after them. */
