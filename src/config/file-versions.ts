@@ -35,6 +35,24 @@ function hashOf(config: ServerConfig): string {
   return hash;
 }
 
+/** Each server's version in `ledger`, as {@link versionOf} gives it. */
+function versionsIn(ledger: Ledger, servers: ReadonlyArray<readonly [string, ServerConfig]>): Record<string, number> {
+  const versions: Record<string, number> = {};
+  for (const entry of servers) versions[entry[0]] = versionOf(ledger, entry[0], entry[1]);
+  return versions;
+}
+
+/** The version of server `name`'s `config` in `ledger`: the next one handed out when the config is new. */
+function versionOf(ledger: Ledger, name: string, config: ServerConfig): number {
+  const hash = hashOf(config);
+  let entry = own(ledger.servers, name);
+  if (entry?.hash !== hash) {
+    entry = { hash, version: (ledger.last += 1) };
+    ledger.servers[name] = entry;
+  }
+  return entry.version;
+}
+
 /** Writes of one ledger, in order, shared by every store of the process: keyed by file, so stores of other state dirs never wait on each other. */
 const writes = createSerialQueue();
 
@@ -65,20 +83,10 @@ export function fileVersions(stateDir: () => string): FileVersions {
       const file = path.join(stateDir(), VERSIONS_FILE);
       return writes.run(file, async () => {
         const ledger = await ledgerAt(file);
-        let changed = false;
-        const versions: Record<string, number> = {};
-        for (const [name, config] of servers) {
-          const hash = hashOf(config);
-          let entry = own(ledger.servers, name);
-          if (entry?.hash !== hash) {
-            entry = { hash, version: (ledger.last += 1) };
-            ledger.servers[name] = entry;
-            changed = true;
-          }
-          versions[name] = entry.version;
-        }
-        // A state dir that cannot take the file still serves versions, for this run.
-        if (changed) await writeOwnerOnly(file, `${JSON.stringify(ledger)}\n`).catch(() => undefined);
+        const last = ledger.last;
+        const versions = versionsIn(ledger, servers);
+        // A new version was handed out. A state dir that cannot take the file still serves versions, for this run.
+        if (ledger.last !== last) await writeOwnerOnly(file, `${JSON.stringify(ledger)}\n`).catch(() => undefined);
         return versions;
       });
     },

@@ -120,12 +120,12 @@ export interface StoredEntry {
 
 /** What `stored()` answers from: the servers of a load, by name. */
 export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]>, versions: Readonly<Record<string, number>>) {
-  return new Map(
-    servers.flatMap(([name, config]) => {
-      const version = own(versions, name);
-      return version === undefined ? [] : [[name, { version, config }] as const];
-    }),
-  );
+  const entries = new Map<string, StoredEntry>();
+  for (const server of servers) {
+    const version = own(versions, server[0]);
+    if (version !== undefined) entries.set(server[0], { version, config: server[1] });
+  }
+  return entries;
 }
 
 

@@ -71,19 +71,27 @@ export function parseServersDocument(raw: unknown, order?: readonly string[]): S
   const servers = written !== undefined ? (written as Record<string, unknown>) : file.data.servers;
   const names = order ? order.filter((n) => Object.hasOwn(servers, n)) : Object.keys(servers);
   const doc: ServersDocument = { servers: [], entries: [], warnings: [] };
-  for (const name of names) {
-    const rawEntry = own(servers, name);
-    try {
-      const config = parseServerConfig(name, rawEntry, { fieldPrefix: `servers.${name}` });
-      doc.servers.push([name, config]);
-      doc.entries.push({ name, raw: rawEntry, config, problem: null, field: null });
-    } catch (err) {
-      if (!(err instanceof ConfigError)) throw err;
-      doc.entries.push({ name, raw: rawEntry, config: null, problem: err.message, field: entryField(name, err) });
-      doc.warnings.push(`skipping server ${quoteName(name)}: ${err.message}`);
-    }
-  }
+  for (const name of names) addEntry(doc, name, own(servers, name));
   return doc;
+}
+
+/** Validates the entry `name` of the file into `doc`: a valid server, or an invalid entry and its warning. */
+function addEntry(doc: ServersDocument, name: string, raw: unknown): void {
+  let config: ServerConfig;
+  try {
+    config = parseServerConfig(name, raw, { fieldPrefix: `servers.${name}` });
+  } catch (err) {
+    if (!(err instanceof ConfigError)) throw err;
+    addInvalidEntry(doc, name, raw, err);
+    return;
+  }
+  doc.servers.push([name, config]);
+  doc.entries.push({ name, raw, config, problem: null, field: null });
+}
+
+function addInvalidEntry(doc: ServersDocument, name: string, raw: unknown, err: ConfigError): void {
+  doc.entries.push({ name, raw, config: null, problem: err.message, field: entryField(name, err) });
+  doc.warnings.push(`skipping server ${quoteName(name)}: ${err.message}`);
 }
 
 /**

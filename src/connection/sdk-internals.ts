@@ -52,7 +52,7 @@ class BoundResponseHandlers extends Map<unknown, ResponseHandler> {
     super();
     this.#client = client;
     // Taken over as they were (set before anything was bound), not through `set`.
-    for (const [id, handler] of handlers) super.set(id, handler);
+    handlers.forEach((handler, id) => super.set(id, handler));
   }
 
   override set(id: unknown, handler: ResponseHandler): this {

@@ -74,7 +74,7 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
     }
     // A typo in the entry is not a deletion: keep the config it was queued with.
     if (loaded.broken || loaded.invalid.some((entry) => entry.name === name)) return { status: 'unreadable' };
-    const entry = loaded.servers.find(([candidate]) => candidate === name);
+    const entry = loaded.servers.find((server) => server[0] === name);
     return entry ? { status: 'found', config: entry[1] } : { status: 'deleted' };
   }
 
@@ -85,11 +85,11 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
       await journal.open();
       const loaded = await store.load();
       // Servers the previous run knew that the file no longer has are gone.
-      const configured = new Set(loaded.servers.map(([name]) => name));
+      const configured = new Set(loaded.servers.map((server) => server[0]));
       for (const name of Object.keys(journal.projection.context.servers)) {
         if (!configured.has(name)) journal.append({ type: 'server.removed', server: name });
       }
-      return loaded.servers.map(([name, config]) => ({ name, config }));
+      return loaded.servers.map((server) => ({ name: server[0], config: server[1] }));
     },
     bridge(registry) {
       // Every actor the registry publishes is observed once.
