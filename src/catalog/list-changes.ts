@@ -18,13 +18,25 @@ const NOTHING_TO_STOP = (): void => {};
 
 /** Listens for `client`'s list changes while it is modern; returns the stop function. */
 export function listenForChanges(client: Client, onError: (error: Error) => void): () => void {
+  if (client.getProtocolEra() !== 'modern') return NOTHING_TO_STOP;
   const capabilities = client.getServerCapabilities();
-  const filter = {
+  const filter: ListChanges = {
     toolsListChanged: capabilities?.tools?.listChanged === true,
     promptsListChanged: capabilities?.prompts?.listChanged === true,
     resourcesListChanged: capabilities?.resources?.listChanged === true,
   };
-  if (client.getProtocolEra() !== 'modern' || !Object.values(filter).some(Boolean)) return NOTHING_TO_STOP;
+  if (!Object.values(filter).some(Boolean)) return NOTHING_TO_STOP;
+  return keepListening(client, filter, onError);
+}
+
+interface ListChanges {
+  toolsListChanged: boolean;
+  promptsListChanged: boolean;
+  resourcesListChanged: boolean;
+}
+
+/** Keeps a stream of `filter`'s changes open on a modern server; returns the stop function. */
+function keepListening(client: Client, filter: ListChanges, onError: (error: Error) => void): () => void {
   let stopped = false;
   let subscription: McpSubscription | undefined;
   let timer: NodeJS.Timeout | undefined;

@@ -20,7 +20,7 @@ import {
   type VersionNegotiationOptions,
 } from '@modelcontextprotocol/client';
 import type { ExecuteOptions } from '../catalog/index.js';
-import type { ServerConfig } from '../config/index.js';
+import type { RemoteServerConfig, ServerConfig } from '../config/index.js';
 import { eraKey, openInKnownEra, versionNegotiation } from './era-negotiation.js';
 import type { EraVerdicts } from './era-verdicts.js';
 import { isMachineAuth, machineAuthProvider } from '../auth/machine-auth.js';
@@ -143,12 +143,7 @@ export async function connect(
   options: ConnectOptions = {},
 ): Promise<ServerConnection> {
   if (options.signal?.aborted) throw new AbortError(`connect to server "${name}" was aborted`);
-  if (config.type === 'remote' && config.auth.kind === 'oauth' && options.authProvider === undefined) {
-    throw new FleetError('config', `server "${name}" uses OAuth: connect it with an authProvider (see src/auth)`);
-  }
-  if (config.type === 'remote' && isMachineAuth(config.auth) && options.authProvider === undefined) {
-    options = { ...options, authProvider: machineAuthProvider(config.auth, CLIENT_INFO.name) };
-  }
+  if (config.type === 'remote') options = remoteOptions(name, config, options);
   const bound = connectBound(config.timeout_seconds, options.signal);
   const negotiation = versionNegotiation(config);
   const newClient = (): Client => createClient(options.setupClient, negotiation);
@@ -166,6 +161,15 @@ export async function connect(
   } finally {
     bound.dispose();
   }
+}
+
+/** A remote server's connect options: an OAuth server needs a provider given; one with machine auth gets its own. */
+function remoteOptions(name: string, config: RemoteServerConfig, options: ConnectOptions): ConnectOptions {
+  if (options.authProvider !== undefined) return options;
+  if (config.auth.kind === 'oauth') {
+    throw new FleetError('config', `server "${name}" uses OAuth: connect it with an authProvider (see src/auth)`);
+  }
+  return isMachineAuth(config.auth) ? { ...options, authProvider: machineAuthProvider(config.auth, CLIENT_INFO.name) } : options;
 }
 
 function createClient(setup: ConnectOptions['setupClient'], versionNegotiation: VersionNegotiationOptions): Client {

@@ -315,6 +315,14 @@ export function createSessions(options: SessionsOptions): Sessions {
     }
   }
 
+  /** Tells the open sessions of `server` (the principal's, given one) to stop; returns them. */
+  function stopSessions(server: string, principal: string | undefined): Entry[] {
+    const ending: Entry[] = [];
+    for (const entry of open.values()) if (entry.server === server && (principal === undefined || entry.principal === principal)) ending.push(entry);
+    for (const entry of ending) entry.actor.send({ type: 'session.stop' });
+    return ending;
+  }
+
   async function ended(entry: Entry): Promise<void> {
     await waitFor(entry.actor, (snapshot) => snapshot.status === 'done', { timeout: Infinity });
   }
@@ -419,10 +427,8 @@ export function createSessions(options: SessionsOptions): Sessions {
     },
 
     async end(server, principal) {
-      // Told of every server.configured: mostly no session is open, and nothing is copied or awaited for it.
-      const ending: Entry[] = [];
-      for (const entry of open.values()) if (entry.server === server && (principal === undefined || entry.principal === principal)) ending.push(entry);
-      for (const entry of ending) entry.actor.send({ type: 'session.stop' });
+      // Told of every server.configured: mostly no session is open, and nothing is walked or awaited for it.
+      const ending = open.size === 0 ? [] : stopSessions(server, principal);
       // A changed config may list other tools (a filter): the next session lists them again.
       if (principal === undefined) {
         catalogs.delete(server);

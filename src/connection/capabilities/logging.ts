@@ -56,17 +56,20 @@ export class ServerLog {
   };
 
   constructor(private readonly options: ServerLogOptions) {
-    const { server, client, logger } = options;
-    notificationsOf(client).subscribe('notifications/message', this.onMessage);
+    notificationsOf(options.client).subscribe('notifications/message', this.onMessage);
     // On 2026-07-28 the level travels with each request instead (connection/request-meta.ts).
-    if (options.level && client.getProtocolEra() !== 'modern') {
-      if (client.getServerCapabilities()?.logging) {
-        client
-          .setLoggingLevel(options.level, { timeout: options.timeoutMs })
-          .catch((error: Error) => logger.warn(`server ${server}: logging/setLevel failed: ${redact(error.message, options.secrets)}`));
-      } else {
-        logger.warn(`server ${server}: log_level "${options.level}" ignored: the server has no logging capability`);
-      }
+    if (options.level && options.client.getProtocolEra() !== 'modern') this.setLevel(options.level);
+  }
+
+  /** Sends the configured `logging/setLevel`, or says why it cannot. */
+  private setLevel(level: LoggingLevel): void {
+    const { server, client, logger } = this.options;
+    if (client.getServerCapabilities()?.logging) {
+      client
+        .setLoggingLevel(level, { timeout: this.options.timeoutMs })
+        .catch((error: Error) => logger.warn(`server ${server}: logging/setLevel failed: ${redact(error.message, this.options.secrets)}`));
+    } else {
+      logger.warn(`server ${server}: log_level "${level}" ignored: the server has no logging capability`);
     }
   }
 
