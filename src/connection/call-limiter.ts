@@ -85,6 +85,11 @@ class Limiter implements CallLimiter {
       this.running += 1;
       return Promise.resolve();
     }
+    return this.wait(signal);
+  }
+
+  /** A slot once the calls before this one have had theirs. */
+  private wait(signal: AbortSignal | undefined): Promise<void> {
     const queue = (this.queue ??= new Set());
     return new Promise<void>((resolve, reject) => {
       const onAbort = (): void => {

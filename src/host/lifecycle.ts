@@ -63,14 +63,18 @@ export interface HostLifecycle {
 export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
   const { store, journal, logger } = deps;
 
+  /** A store that cannot be read (a database away) is no deletion: the server keeps the config it was queued with. */
+  function unreadable(name: string, error: unknown): Reread {
+    logger.warn(`config: cannot re-read server ${name} (${(error as Error).message}); using the config it was queued with`);
+    return { status: 'unreadable' };
+  }
+
   async function reread(name: string): Promise<Reread> {
     let loaded: Awaited<ReturnType<ConfigStore['load']>>;
     try {
       loaded = await store.load();
     } catch (error) {
-      // A store that cannot be read (a database away) is no deletion: keep the config it was queued with.
-      logger.warn(`config: cannot re-read server ${name} (${(error as Error).message}); using the config it was queued with`);
-      return { status: 'unreadable' };
+      return unreadable(name, error);
     }
     // A typo in the entry is not a deletion: keep the config it was queued with.
     if (loaded.broken || loaded.invalid.some((entry) => entry.name === name)) return { status: 'unreadable' };

@@ -432,6 +432,14 @@ function cancelledResult({ server, tool }: CallContext): AgentToolResult {
   return errorResult(server, tool, `the call to ${server}/${tool} was cancelled`);
 }
 
+/** What a call that threw answers: that it was cancelled, or its failure. */
+function failedCallResult(err: unknown, signal: AbortSignal | undefined, ctx: CallContext, max: number): AgentToolResult {
+  // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
+  if (signal?.aborted) return cancelledResult(ctx);
+  // A server's error message can be as large as a result.
+  return boundResult(errorResult(ctx.server, ctx.tool, describeError(err)), max);
+}
+
 /**
  * Wraps one MCP tool of `server` as an agent tool named `{server}__{tool}`.
  * `execute` never throws: failures become `is_error` results the model reads.
@@ -462,10 +470,7 @@ export function toAgentTool(server: string, tool: Tool, call: CallFunction, opti
             : await spillResult(convertCallResult(raw, ctx), max, options.spill, ctx, callOptions.principal?.id);
         return keepSentContent(result, (raw as { content?: unknown } | null)?.content);
       } catch (err) {
-        // The SDK reports abort and timeout alike (-32001): only the signal tells them apart.
-        if (callOptions.signal?.aborted) return cancelledResult(ctx);
-        // A server's error message can be as large as a result.
-        return boundResult(errorResult(server, original, describeError(err)), max);
+        return failedCallResult(err, callOptions.signal, ctx, max);
       }
     },
   };
