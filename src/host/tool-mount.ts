@@ -86,6 +86,18 @@ function resultPolicyOf(config: ServerConfig): string {
   ].join(' ');
 }
 
+/** Fills the resource tools' entries, after the items'; says whether each has the name it had in `previous`. */
+function fillResourceEntries(registration: Registration, previous: Registration | undefined): boolean {
+  const { items, entries } = registration;
+  let samePlaces = true;
+  registration.resourceAgents.forEach((agent, index) => {
+    const entry = { name: agent.name, original: agent.originalName, description: agent.description, parameters: agent.parameters };
+    entries[items.length + index] = entry;
+    samePlaces &&= entry.name === previous?.entries[items.length + index]?.name;
+  });
+  return samePlaces;
+}
+
 /** Sets which of a registration's items its filter shows, and journals only those (and the resource tools). */
 function showFiltered(registration: Registration, filter: ToolFilter): void {
   const { items, entries } = registration;
@@ -429,11 +441,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       };
       // Every listed item, filtered or not: a tool the filter shows again keeps its agent tool.
       let samePlaces = fill(registration, name, previous);
-      resourceAgents.forEach((agent, index) => {
-        const entry = { name: agent.name, original: agent.originalName, description: agent.description, parameters: agent.parameters };
-        registration.entries[items.length + index] = entry;
-        samePlaces &&= entry.name === previous?.entries[items.length + index]?.name;
-      });
+      if (resourceAgents.length > 0) samePlaces = fillResourceEntries(registration, previous) && samePlaces;
       samePlaces &&= previous?.entries.length === registration.entries.length;
       if (filter.include === null && filter.exclude.length === 0) {
         registration.journaled = registration.entries;
