@@ -38,7 +38,9 @@ function hashOf(config: ServerConfig): string {
 /** Each server's version in `ledger`, as {@link versionOf} gives it. */
 function versionsIn(ledger: Ledger, servers: ReadonlyArray<readonly [string, ServerConfig]>): Record<string, number> {
   const versions: Record<string, number> = {};
-  for (const entry of servers) versions[entry[0]] = versionOf(ledger, entry[0], entry[1]);
+  servers.forEach((entry) => {
+    versions[entry[0]] = versionOf(ledger, entry[0], entry[1]);
+  });
   return versions;
 }
 

@@ -93,9 +93,9 @@ async function connectLocalFailure(
 /** The worker's values of the named variables; a name the worker does not have is left out. */
 function inheritedEnv(names: readonly string[]): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const name of names) {
+  names.forEach((name) => {
     const value = process.env[name];
     if (value !== undefined) env[name] = value;
-  }
+  });
   return env;
 }

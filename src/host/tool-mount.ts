@@ -182,7 +182,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       const { entries, shown } = registration;
       const { length } = registration.items;
       if (shown === null) for (let place = 0; place < length; place += 1) byName.set((entries[place] as ToolEntry).name, place);
-      else for (const place of shown) byName.set((entries[place] as ToolEntry).name, place);
+      else shown.forEach((place) => byName.set((entries[place] as ToolEntry).name, place));
       for (let index = 0; index < registration.resourceAgents.length; index += 1) {
         byName.set((entries[length + index] as ToolEntry).name, -1 - index);
       }
@@ -206,10 +206,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       }
     };
     add(server);
-    for (const tool of tools) {
-      const holding = holders.get(tool.name);
-      if (holding !== undefined) for (const holder of holding) add(holder);
-    }
+    tools.forEach((tool) => holders.get(tool.name)?.forEach(add));
     return servers;
   }
 
@@ -460,7 +457,7 @@ export function createToolMount({ append, projected, selectors = createSelectors
       mounted.set(name, registration);
       // An unchanged tool's entry is the object journaled before.
       append({ type: 'tools.registered', server: name, tools: registration.journaled });
-      for (const { tool, shadowed_server } of shadowed) append({ type: 'tool.shadowed', server: name, tool, shadowed_server });
+      shadowed.forEach(({ tool, shadowed_server }) => append({ type: 'tool.shadowed', server: name, tool, shadowed_server }));
     },
 
     unregister(ref, isCurrent) {
