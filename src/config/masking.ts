@@ -115,10 +115,12 @@ export function toResponse(config: ServerConfig): ServerConfigResponse {
 
 /** Every server's view keeps its masked config for the server's life: a compact copy. */
 function masked(config: ServerConfig): ServerConfigResponse {
-  if (config.type === 'local') {
-    const { env, ...rest } = config;
-    return compactCopy({ ...rest, env: maskMap(env) });
-  }
+  if (config.type === 'remote') return maskedRemote(config);
+  const { env, ...rest } = config;
+  return compactCopy({ ...rest, env: maskMap(env) });
+}
+
+function maskedRemote(config: RemoteServerConfig): ServerConfigResponse {
   const { headers, auth, url, ...rest } = config;
   return compactCopy({ ...rest, url: maskUrl(url), headers: maskMap(headers), auth: authResponse(auth) });
 }

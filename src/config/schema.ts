@@ -362,12 +362,10 @@ export function userReferences(text: string): string[] {
 /** Where a config may refer to user inputs, as [field path, value]. */
 export function referencingFields(config: { type: 'local' | 'remote'; command?: string[]; env?: Record<string, string>; headers?: Record<string, string> }): Array<[Array<string | number>, string]> {
   if (config.type === 'local') {
-    return [
-      ...(config.command ?? []).map((arg, index): [Array<string | number>, string] => [['command', index], arg]),
-      ...Object.entries(config.env ?? {}).map(([key, value]): [Array<string | number>, string] => [['env', key], value]),
-    ];
+    const args = (config.command ?? []).map((arg, index): [Array<string | number>, string] => [['command', index], arg]);
+    return args.concat(Object.entries(config.env ?? {}).map((entry): [Array<string | number>, string] => [['env', entry[0]], entry[1]]));
   }
-  return Object.entries(config.headers ?? {}).map(([key, value]): [Array<string | number>, string] => [['headers', key], value]);
+  return Object.entries(config.headers ?? {}).map((entry): [Array<string | number>, string] => [['headers', entry[0]], entry[1]]);
 }
 
 /**

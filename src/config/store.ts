@@ -121,10 +121,10 @@ export interface StoredEntry {
 /** What `stored()` answers from: the servers of a load, by name. */
 export function entriesOf(servers: ReadonlyArray<readonly [string, ServerConfig]>, versions: Readonly<Record<string, number>>) {
   const entries = new Map<string, StoredEntry>();
-  for (const server of servers) {
+  servers.forEach((server) => {
     const version = own(versions, server[0]);
     if (version !== undefined) entries.set(server[0], { version, config: server[1] });
-  }
+  });
   return entries;
 }
 
