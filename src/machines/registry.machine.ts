@@ -247,11 +247,11 @@ export const registryMachine = setup({
     const servers: Record<string, ServerActorRef> = {};
     const queue: QueueEntry[] = [];
     const host = input.host ?? null;
-    for (const { name, config } of input.servers) {
+    input.servers.forEach(({ name, config }) => {
       const ref = spawn('server', { id: name, input: { name, config, queued: true, host: host?.server ?? null } });
       servers[name] = ref;
       if (config.enabled) queue.push({ name, ref });
-    }
+    });
     return { servers, queue, connecting: [], startupConcurrency: input.startupConcurrency ?? 1, installed: 0, host };
   },
   initial: 'starting',
