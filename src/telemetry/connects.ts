@@ -56,7 +56,10 @@ async function tracedConnect<T extends ConnectOutcome>(
 
 /** The handshake with `server` as a CLIENT span, named by the era it ended in; `clientOf` finds the client in `run`'s result. */
 export function observeHandshake<T>(server: string, config: ServerConfig, clientOf: (result: T) => Client, run: () => Promise<T>): Promise<T> {
-  if (!observed()) return run();
+  return observed() ? observedHandshake(server, config, clientOf, run) : run();
+}
+
+function observedHandshake<T>(server: string, config: ServerConfig, clientOf: (result: T) => Client, run: () => Promise<T>): Promise<T> {
   // Named for the era once it is known: the duration recorded after it carries the same name and version.
   let method = 'initialize';
   let version: string | undefined;

@@ -17,7 +17,12 @@ export function noteSession(
   errorKind: string | null,
 ): number | null {
   if (to === 'ready') return readySince ?? performance.now();
-  if (readySince === null) return null;
+  if (readySince !== null) recordSession(server, config, readySince, errorKind);
+  return null;
+}
+
+/** Records a ready session that began at `readySince` and ended now. */
+function recordSession(server: string, config: ServerConfig, readySince: number, errorKind: string | null): void {
   const metered = instruments();
   if (metered !== null) {
     const attributes: Attributes = {
@@ -27,5 +32,4 @@ export function noteSession(
     if (errorKind !== null) attributes[ATTR.errorType] = errorKind;
     metered.sessionDuration.record((performance.now() - readySince) / 1000, attributes);
   }
-  return null;
 }
