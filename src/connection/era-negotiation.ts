@@ -60,14 +60,16 @@ export function priorFor(config: ServerConfig, verdict: EraVerdict | undefined, 
 export function verdictOf(client: Client, previous: EraVerdict | undefined, now = new Date()): EraVerdict | undefined {
   const era = client.getProtocolEra();
   if (era === undefined) return undefined;
-  if (era === 'modern') {
-    const discover = client.getDiscoverResult();
-    if (discover === undefined) return undefined;
-    if (previous?.era === 'modern' && JSON.stringify(previous.discover) === JSON.stringify(discover)) return previous;
-    return { era: 'modern', discover, learned_at: now.toISOString() };
-  }
+  if (era === 'modern') return modernVerdict(client, previous, now);
   if (previous?.era === 'legacy' && now.getTime() - Date.parse(previous.learned_at) < LEGACY_VERDICT_MAX_AGE_MS) return previous;
   return { era: 'legacy', learned_at: now.toISOString() };
+}
+
+function modernVerdict(client: Client, previous: EraVerdict | undefined, now: Date): EraVerdict | undefined {
+  const discover = client.getDiscoverResult();
+  if (discover === undefined) return undefined;
+  if (previous?.era === 'modern' && JSON.stringify(previous.discover) === JSON.stringify(discover)) return previous;
+  return { era: 'modern', discover, learned_at: now.toISOString() };
 }
 
 /**
