@@ -212,8 +212,10 @@ export function createConfigStore(options: ConfigStoreOptions): ConfigStore {
    * `known` rebuilt (n servers would otherwise cost n² entries).
    */
   let remembered: { servers: ReadonlyArray<readonly [string, ServerConfig]>; versions: Record<string, number> } | null = null;
-  async function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
-    if (remembered?.servers === servers) return { ...remembered.versions };
+  function remember(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
+    return remembered?.servers === servers ? Promise.resolve({ ...remembered.versions }) : rememberAnew(servers);
+  }
+  async function rememberAnew(servers: ReadonlyArray<readonly [string, ServerConfig]>): Promise<Record<string, number>> {
     const versions = await ledger.of(servers);
     known = entriesOf(servers, versions);
     remembered = { servers, versions: { ...versions } };
