@@ -56,6 +56,16 @@ export class Caller {
     // Inline arrows, not named function expressions: under a loader that keeps names (tsx, vitest's
     // esbuild) every named function created per call pays a defineProperty.
     if (!toolCallTelemetry()) return this.limiter.run(() => this.runCall(tool, args, signal, onProgress, undefined), signal);
+    return this.observedCall(tool, args, signal, onProgress);
+  }
+
+  /** A call traced or metered: {@link call} with its span and duration. */
+  private observedCall(
+    tool: string,
+    args: Record<string, unknown>,
+    signal: AbortSignal | undefined,
+    onProgress: ExecuteOptions['onProgress'],
+  ): Promise<CallToolResult> {
     // Started here, where the caller's span is the active one: the call's span is its child.
     const observed = startToolCall(this.target, tool);
     return this.limiter.run(() => this.runCall(tool, args, signal, onProgress, observed.span), signal).then(
