@@ -14,6 +14,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { delimiter } from 'node:path';
 import type { Readable } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { $ZodError } from 'zod/v4/core';
@@ -92,6 +93,7 @@ export class ChildTransport implements Transport, TappableTransport {
   /** Messages wait in the buffer for a delivery queued behind a notification's handler. */
   #deferred = false;
   #taps: readonly TransportTap[] = [];
+  #stderrDecoder: StringDecoder | undefined;
 
   /** Spawns `spec` on start; every decoded stderr chunk goes to `onStderr`. */
   constructor(spec: ChildSpec, onStderr: (chunk: string) => void) {
@@ -137,10 +139,9 @@ export class ChildTransport implements Transport, TappableTransport {
     }
     this.#child = child;
     // Listened to in the same tick as the spawn: no early line is lost.
-    child.stderr.setEncoding('utf8');
-    child.stderr.on('data', this.#onStderr);
+    child.stderr.on('data', (chunk: Buffer) => this.#stderrText(chunk));
     // `on`, not `once`: each of these comes once anyway, and `once` keeps a wrapper per listener for the child's life.
-    child.stderr.on('end', this.#stderrDone);
+    child.stderr.on('end', () => this.#stderrText(null));
     child.stderr.on('close', this.#stderrDone);
     child.stdout.on('data', (chunk: Buffer) => this.#read(chunk));
     child.stdout.on('error', (error) => this.onerror?.(error));
@@ -179,6 +180,21 @@ export class ChildTransport implements Transport, TappableTransport {
       child.once('spawn', spawned);
       child.once('error', failed);
     });
+  }
+
+  /**
+   * Decodes stderr as UTF-8 across chunk boundaries (`null`: its end). The
+   * decoder is made with the first chunk: most servers never write to stderr.
+   */
+  #stderrText(chunk: Buffer | null): void {
+    if (chunk !== null) {
+      const text = (this.#stderrDecoder ??= new StringDecoder('utf8')).write(chunk);
+      if (text !== '') this.#onStderr(text);
+      return;
+    }
+    const rest = this.#stderrDecoder?.end() ?? '';
+    if (rest !== '') this.#onStderr(rest);
+    this.#stderrDone();
   }
 
   /** Shows `taps` what is sent and delivered from now on (see transport-proxy.ts), with no proxy in between. */
