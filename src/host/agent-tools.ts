@@ -78,7 +78,8 @@ export function appOnlyMessage(name: string, server: string): string {
 }
 
 export function createAgentTools(options: AgentToolsOptions): AgentTools & { meterAppCall: AppCallMeter } {
-  const { mount, spill, selectors, projected, current, freshenSoon, sessions } = options;
+  // Taken apart, not kept: the options object itself dies once the host is made.
+  const { mount, spill, selectors, projected, current, freshenSoon, sessions, append, quotas } = options;
   /** Made when first listed or called: most hosts never spill a result. */
   let readResultTool: AgentTool | undefined;
   const readResult = (): AgentTool => (readResultTool ??= createReadResultTool(spill));
@@ -121,7 +122,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
     const record = (result: T | undefined, refused?: QuotaRefusal['limit']) => {
       const server = shape.server(result);
       if (!server || own(projected().servers, server) === undefined) return;
-      options.append({
+      append({
         type: 'tool.called',
         server,
         tool: name,
@@ -132,7 +133,7 @@ export function createAgentTools(options: AgentToolsOptions): AgentTools & { met
       });
     };
     // Only a call that can reach a server counts: a name no server offers is answered without using up the quota.
-    const admission = principal === undefined || !reachable(name) ? undefined : options.quotas.admit(principal.id, principal.quota);
+    const admission = principal === undefined || !reachable(name) ? undefined : quotas.admit(principal.id, principal.quota);
     if (admission?.admitted === false) {
       const result = shape.refused(admission.refusal);
       record(result, admission.refusal.limit);

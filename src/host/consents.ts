@@ -30,7 +30,8 @@ export interface ConsentsDeps {
 type Consents = Pick<McpHost, 'beginAuth' | 'consentBindingKey' | 'consentTtlMs' | 'forgetGrants' | 'answerConsentCallback'>;
 
 export function createConsents(deps: ConsentsDeps): Consents {
-  const { auth, management, sessions, append, current, servers, running } = deps;
+  // Taken apart, not kept: the deps object itself dies once the host is made.
+  const { auth, management, sessions, append, current, servers, running, tokensStored } = deps;
   return {
     async beginAuth(name, authOptions) {
       running();
@@ -82,7 +83,7 @@ export function createConsents(deps: ConsentsDeps): Consents {
         throw error;
       }
       if (answered.principal === undefined) {
-        deps.tokensStored(answered.server);
+        tokensStored(answered.server);
       } else {
         append({ type: 'consent.completed', server: answered.server, principal: answered.principal });
         // A session of theirs still holding the grant this one replaced connects again with the new one.

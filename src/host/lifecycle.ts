@@ -61,7 +61,9 @@ export interface HostLifecycle {
 }
 
 export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
-  const { store, journal, logger } = deps;
+  // Taken apart here, not kept: the deps object itself dies once the host is made.
+  const { store, journal, logger, credentialsStore, presence, publicUrl, workerId, busy, idle, leftoversGone, endSessions, closeApprovals, closeOwnStores, status } = deps;
+  const bridgeActor = deps.bridge;
 
   /** A store that cannot be read (a database away) is no deletion: the server keeps the config it was queued with. */
   function unreadable(name: string, error: unknown): Reread {
@@ -108,7 +110,7 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
         for (const ref of Object.values(servers)) {
           if (bridged.has(ref)) continue;
           bridged.add(ref);
-          deps.bridge(ref);
+          bridgeActor(ref);
         }
       };
       const subscription = registry.subscribe(bridgeAll);
@@ -122,26 +124,26 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
     },
     // A burst of saves is debounced by the watcher.
     watchConfig: (changed) => store.watch(changed),
-    watchTokens: (stored) => deps.credentialsStore?.watchTokens?.(stored) ?? (() => {}),
+    watchTokens: (stored) => credentialsStore?.watchTokens?.(stored) ?? (() => {}),
     reconcile: (registry, signal) =>
       reconcile({
         store,
         // A reconcile cut short by shutdown applies nothing.
         registry: () => (signal.aborted ? null : registry),
         servers: () => registry.getSnapshot().context.servers,
-        busy: deps.busy,
+        busy,
         warn: (message) => logger.warn(message),
       }),
     async awaitIdle(names) {
-      await Promise.all(names.map((name) => deps.idle(name)));
+      await Promise.all(names.map((name) => idle(name)));
     },
     announce() {
-      const presence = deps.presence!;
-      presence.start(deps.publicUrl ?? null, () => statesByServer(deps.status()));
+      const listed = presence!;
+      listed.start(publicUrl ?? null, () => statesByServer(status()));
       // Rewritten soon after each of this host's own transitions.
       return journal.subscribe((event) => {
-        const own = event.worker === undefined || event.worker === deps.workerId;
-        if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) presence.changed();
+        const own = event.worker === undefined || event.worker === workerId;
+        if (own && (event.type === 'server.transitioned' || event.type === 'server.removed')) listed.changed();
       });
     },
     async stopServers(registry) {
@@ -149,25 +151,25 @@ export function createHostLifecycle(deps: LifecycleDeps): HostLifecycle {
       // Each actor is done once its process is gone (it closes in its own `closing` state); the sessions end beside them.
       await Promise.all([
         ...refs.map((ref) => waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity })),
-        deps.endSessions(),
+        endSessions(),
       ]);
       // Handshakes abandoned mid-way close their children in the background.
-      await deps.leftoversGone();
+      await leftoversGone();
     },
     async leaveFleet() {
-      await deps.presence?.stop();
+      await presence?.stop();
     },
     async closeStores() {
-      await deps.closeOwnStores();
+      await closeOwnStores();
       await journal.close();
     },
-    closeApprovals: () => deps.closeApprovals(),
+    closeApprovals: () => closeApprovals(),
     reportReconcileFailure(error) {
       logger.warn(`config: could not apply an edit: ${(error as Error).message}`);
     },
   };
   const actor = createActor(hostMachine, {
-    input: { startupConcurrency: deps.startupConcurrency, watchConfig: deps.watchConfig, listed: deps.presence !== undefined, work },
+    input: { startupConcurrency: deps.startupConcurrency, watchConfig: deps.watchConfig, listed: presence !== undefined, work },
   });
   actor.start();
 

@@ -68,12 +68,13 @@ export interface Management {
 }
 
 export function createManagement(deps: ManagementDeps): Management {
-  const { store } = deps;
+  // Taken apart, not kept: the deps object itself dies once the host is made.
+  const { store, registry, current, forgetCredentials, view } = deps;
 
   /** The server's actor; throws when the host is not running (never started, or shutting down). */
   function actorOf(name: string): ServerActorRef {
-    deps.registry();
-    const ref = deps.current(name);
+    registry();
+    const ref = current(name);
     if (!ref) throw new NotFoundError(name);
     return ref;
   }
@@ -98,8 +99,8 @@ export function createManagement(deps: ManagementDeps): Management {
   const provided = () => transactionMachine.provide({
     actors: {
       read: fromPromise<TransactionRead, ReadInput>(async ({ input: { name, kind } }) => {
-        deps.registry();
-        const running = deps.current(name)?.getSnapshot().context.config ?? null;
+        registry();
+        const running = current(name)?.getSnapshot().context.config ?? null;
         const loaded = await store.load();
         // A file that does not parse takes no write: refused before the server is touched (a restart writes nothing).
         if (loaded.broken !== null && kind !== 'restart') throw new ConfigFileBrokenError(loaded.broken.file, loaded.broken.problem);
@@ -109,12 +110,12 @@ export function createManagement(deps: ManagementDeps): Management {
         return { running, stored, version: own(loaded.versions, name) ?? null, invalid: entry?.problem ?? null, invalidField: entry?.field };
       }),
       install: fromPromise<Settled, { name: string; config: ServerConfig }>(async ({ input: { name, config } }) => {
-        deps.registry().send({ type: 'server.install', name, config });
+        registry().send({ type: 'server.install', name, config });
         return settledOf(name, actorOf(name), config);
       }),
       apply: fromPromise<Settled, ApplyInput>(async ({ input: { name, config, restart } }) => {
         // Gone only once the host shut down: nothing left to move.
-        const ref = deps.current(name);
+        const ref = current(name);
         if (!ref) return { failure: null };
         const change = configChangeEvent(ref.getSnapshot().context.config, config);
         // A change that changes nothing leaves the server as it is (an unchanged form saved, a script re-sending
@@ -124,8 +125,8 @@ export function createManagement(deps: ManagementDeps): Management {
         return settledOf(name, ref, config);
       }),
       uninstall: fromPromise<void, { name: string }>(async ({ input: { name } }) => {
-        const ref = deps.current(name);
-        deps.registry().send({ type: 'server.uninstall', name });
+        const ref = current(name);
+        registry().send({ type: 'server.uninstall', name });
         if (ref) await waitFor(ref, (snapshot) => snapshot.status !== 'active', { timeout: Infinity });
       }),
       persist: fromPromise<Written, PersistInput>(async ({ input }) => {
@@ -139,7 +140,7 @@ export function createManagement(deps: ManagementDeps): Management {
           return { config: null, version: null };
         }
         // A shutdown that began meanwhile stopped the server: the change never ran, so it is not kept.
-        deps.registry();
+        registry();
         /** What is written for the server: the new config, or the patch merged into the entry as stored now. */
         let stored = input.kind === 'add' ? input.config : input.previous;
         const written = await store.update((servers, { invalidNames, versions }) => {
@@ -160,8 +161,8 @@ export function createManagement(deps: ManagementDeps): Management {
         });
         return { config: stored, version: own(written.versions, name) ?? null };
       }),
-      forget: fromPromise<void, { name: string }>(({ input: { name } }) => deps.forgetCredentials(name)),
-      view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => deps.view(name)),
+      forget: fromPromise<void, { name: string }>(({ input: { name } }) => forgetCredentials(name)),
+      view: fromPromise<ServerView, { name: string }>(({ input: { name } }) => view(name)),
     },
   });
   const transactions = createTransactionRunner(() => transactionsMachine.provide({ actors: { transaction: provided() } }));

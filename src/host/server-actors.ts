@@ -40,7 +40,8 @@ export interface ServerActorDeps {
 
 /** This host's work for its server actors (the machine, shared by every host, is handed it in each actor's input). */
 export function createServerHost(deps: ServerActorDeps): ServerHost {
-  const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs, lifecycles } = deps;
+  // Taken apart, not kept: the deps object itself dies once the host is made.
+  const { auth, clientHandlers, prompts, append, logger, leftovers, eras, catalogs, lifecycles, fleetSecrets, knowsCatalog } = deps;
   /**
    * What a connection keeps for its life, made where only the server's name
    * is in scope: a closure made inside `connect` would keep the connect's
@@ -51,10 +52,10 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
     answerInput: (request: Parameters<typeof clientHandlers.answer>[1], signal: AbortSignal) => clientHandlers.answer(name, request, signal),
     eras,
     lifecycle: () => lifecycles.spanOf(name),
-    fleetSecrets: deps.fleetSecrets,
+    fleetSecrets,
   });
   return {
-    knowsCatalog: deps.knowsCatalog,
+    knowsCatalog,
     connect: (work, signal) =>
       leftovers.add(
         auth.providerFor(work.name, work.config).then((provider) =>
@@ -81,7 +82,7 @@ export function createServerHost(deps: ServerActorDeps): ServerHost {
         logger,
         onToolsChanged: () => sendBack({ type: 'catalog.tools_changed' }),
         catalogs,
-        fleetSecrets: deps.fleetSecrets,
+        fleetSecrets,
       }),
   };
 }

@@ -197,6 +197,8 @@ export function shareListing(listings: Map<string, Tool[]>, server: string, conn
 }
 
 export function createSessions(options: SessionsOptions): Sessions {
+  // Taken apart, not kept: the options object itself dies once the host is made.
+  const { inputs, append, perUserConfig, grantProvider, setupClient, fleetSecrets } = options;
   const open = new Map<string, Entry>();
   /** Each per_user server's public tools, from the latest session whose listing was public. */
   const catalogs = new Map<string, AgentTool[]>();
@@ -253,11 +255,11 @@ export function createSessions(options: SessionsOptions): Sessions {
                 // An input resolved into the command is no config secret of its own: said here, so no error shows it.
                 secrets: secretInputs(config, values),
                 // Its process may print another's: each server's secrets and each session's values, asked on a failure.
-                fleetSecrets: () => [...options.fleetSecrets(), ...sessions.secrets()],
+                fleetSecrets: () => [...fleetSecrets(), ...sessions.secrets()],
                 onClose: (error) => lost?.(error.message),
                 // Nothing of a session listens for what a server sends outside a call: no standalone stream.
                 standaloneStream: false,
-                ...(options.setupClient && { setupClient: options.setupClient(server) }),
+                ...(setupClient && { setupClient: setupClient(server) }),
                 // The principal's own grant, refreshed under its own lock: fleet-wide one refresh per principal and server.
                 ...(grant && { authProvider: grant }),
               }).catch((error: unknown) => {
@@ -280,7 +282,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       if (state === entry.state) return;
       entry.state = state;
       entry.since = new Date().toISOString();
-      options.append({
+      append({
         type: 'session.changed',
         server,
         principal,
@@ -291,7 +293,7 @@ export function createSessions(options: SessionsOptions): Sessions {
       if (snapshot.status === 'done' && open.get(keyOf(server, principal)) === entry) open.delete(keyOf(server, principal));
     });
     open.set(keyOf(server, principal), entry);
-    options.append({ type: 'session.changed', server, principal, state: 'connecting' });
+    append({ type: 'session.changed', server, principal, state: 'connecting' });
     entry.actor.start();
     return entry;
   }
@@ -329,19 +331,19 @@ export function createSessions(options: SessionsOptions): Sessions {
 
   /** The principal's session of `server`, open and ready (started when none is): a call or a forwarded request goes through it. */
   async function readyEntry(server: string, callOptions: Pick<ExecuteOptions, 'principal' | 'signal'>): Promise<Entry> {
-    const config = options.perUserConfig(server);
+    const config = perUserConfig(server);
     if (config === undefined || stopping) throw new Error(`server "${server}" is not a per_user server`);
     const principal = callOptions.principal === undefined ? ADMIN_PRINCIPAL : parsePrincipal(callOptions.principal).id;
     let entry = open.get(keyOf(server, principal));
     if (entry === undefined || entry.state === 'closing') {
       if (entry !== undefined) await ended(entry);
-      const values = await options.inputs.get(server, principal);
+      const values = await inputs.get(server, principal);
       const missing = missingInputs(config, values);
       if (missing.length > 0) throw new MissingInputsError(server, missing);
       let grant: FleetOAuthProvider | undefined;
       if (isOAuthConfig(config)) {
         // Only the caller's own grant: never the server's shared one, never another principal's.
-        grant = await options.grantProvider(server, principal, config);
+        grant = await grantProvider(server, principal, config);
         if ((await grant.tokens()) === undefined) throw new GrantMissingError(server);
       }
       entry = open.get(keyOf(server, principal)) ?? start(server, principal, config, values, grant);
@@ -360,7 +362,7 @@ export function createSessions(options: SessionsOptions): Sessions {
   }
 
   const sessions: Sessions = {
-    isPerUser: (server) => options.perUserConfig(server) !== undefined,
+    isPerUser: (server) => perUserConfig(server) !== undefined,
 
     tools(principal = ADMIN_PRINCIPAL) {
       const servers = new Set([...catalogs.keys(), ...privateCatalogs.keys()]);

@@ -126,7 +126,8 @@ export interface PerUserOptions {
 
 /** The sessions of per_user servers and each caller's inputs, on one store. */
 export function createPerUser(options: PerUserOptions): { sessions: Sessions; hostInputs: HostInputs } {
-  const { store, append, current, projected, subscribe, grantProvider, setupClient, fleetSecrets } = options;
+  // Taken apart, not kept: the options object itself dies once the host is made.
+  const { store, append, current, projected, subscribe, grantProvider, setupClient, fleetSecrets, workerId } = options;
   const sessions = createSessions({
     inputs: store,
     append,
@@ -142,7 +143,7 @@ export function createPerUser(options: PerUserOptions): { sessions: Sessions; ho
   subscribe((event) => {
     if (event.type === 'server.configured' || event.type === 'server.removed') void sessions.end(event.server);
     // A principal's values changed on another worker (this one's own changes ended its sessions already).
-    const elsewhere = event.worker !== undefined && event.worker !== options.workerId;
+    const elsewhere = event.worker !== undefined && event.worker !== workerId;
     if (event.type === 'inputs.changed' && elsewhere) void endIfChanged(event.server, event.principal).catch(() => {});
   });
   const perUserConfig = (name: string) => {
