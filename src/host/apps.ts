@@ -37,7 +37,8 @@ export interface HostAppsOptions {
 export type HostApps = Pick<McpHost, 'toolUi' | 'appBridge'> & { close(): void };
 
 export function createHostApps(options: HostAppsOptions): HostApps {
-  const { mount, current, projected } = options;
+  // Taken apart, not kept: the options object itself dies once the host is made.
+  const { mount, current, projected, sessions, serverLink, meter } = options;
   const uis = createToolUis(options);
   /** The tool `name` when `principal` may see it; a hidden one is as unknown as a missing one. */
   const visible = (name: string, principal: ReturnType<typeof principalOf>) => {
@@ -47,9 +48,9 @@ export function createHostApps(options: HostAppsOptions): HostApps {
   };
   /** The tool `name` of a per_user server, with an app, as `principal` learnt it, when they may see it. */
   const ownApp = (name: string, principal: ReturnType<typeof principalOf>): { server: string; tool: AgentTool; uri: string } | undefined => {
-    const owner = options.sessions.owner(name, principal?.id);
+    const owner = sessions.owner(name, principal?.id);
     if (owner === undefined || !toolVisible(projected(), owner.server, owner.original, principal)) return undefined;
-    const tool = options.sessions.learnt(owner.server, principal?.id)?.find((learnt) => learnt.name === name);
+    const tool = sessions.learnt(owner.server, principal?.id)?.find((learnt) => learnt.name === name);
     const uri = tool?.ui?.resourceUri;
     return tool === undefined || uri == null ? undefined : { server: owner.server, tool, uri };
   };
@@ -57,7 +58,7 @@ export function createHostApps(options: HostAppsOptions): HostApps {
   const timeoutOf = (server: string) => (own(projected().servers, server)?.config.call_timeout_seconds ?? 60) * 1000;
   /** The principal's link to the per_user server `server`: their own session of it. */
   const linkOf = (server: string, name: string, input: PrincipalInput | undefined) => {
-    const link = options.serverLink(server, input === undefined ? {} : { principal: input });
+    const link = serverLink(server, input === undefined ? {} : { principal: input });
     if (link === undefined) throw new Error(`appBridge: no tool named "${name}"`);
     return link;
   };
@@ -66,7 +67,7 @@ export function createHostApps(options: HostAppsOptions): HostApps {
   async function ownToolUi(found: NonNullable<ReturnType<typeof ownApp>>, input: PrincipalInput | undefined): Promise<ToolUi> {
     const { server, tool, uri } = found;
     const client = await linkOf(server, tool.name, input).client();
-    const resource = await readAppResource(server, client, uri, timeoutOf(server), options.sessions.secrets());
+    const resource = await readAppResource(server, client, uri, timeoutOf(server), sessions.secrets());
     return { tool: tool.name, server, original: tool.originalName, resourceUri: uri, ...resource, visibility: tool.ui?.visibility ?? [] };
   }
 
@@ -121,7 +122,7 @@ export function createHostApps(options: HostAppsOptions): HostApps {
           const call = mount.appCall(server, original);
           if (call === undefined) return undefined;
           return (tool, args, callOptions) =>
-            options.meter(server, agentName(server, original), principal, async () => (await call(tool, args, callOptions)) as CallToolResult);
+            meter(server, agentName(server, original), principal, async () => (await call(tool, args, callOptions)) as CallToolResult);
         },
         mayReadResources: () => serverVisible(projected(), server, principal),
         timeoutMs: (config?.call_timeout_seconds ?? 60) * 1000,

@@ -19,23 +19,25 @@ export interface CatalogRefreshDeps {
 }
 
 export function createCatalogRefresh(deps: CatalogRefreshDeps): McpHost['refreshCatalog'] {
+  // Taken apart, not kept: the deps object itself dies once the host is made.
+  const { running, server, sessions, catalogs, mount } = deps;
   return async function refreshCatalog(name, options) {
-    deps.running();
-    const view = deps.server(name);
+    running();
+    const view = server(name);
     if (!view) throw new NotFoundError(name);
-    if (deps.sessions.isPerUser(name)) {
+    if (sessions.isPerUser(name)) {
       const principal = principalOf(options?.principal);
-      const connection = await deps.sessions.refresh(name, principal === undefined ? {} : { principal }).catch((error: unknown) => {
+      const connection = await sessions.refresh(name, principal === undefined ? {} : { principal }).catch((error: unknown) => {
         // Inputs or a grant still to give are said as such; a session that could not open, as a listing that failed.
         if (error instanceof MissingInputsError || error instanceof GrantMissingError || error instanceof FleetError) throw error;
         throw new FleetError('transport_closed', error instanceof Error ? error.message : String(error));
       });
-      return { tools: deps.sessions.learnt(name, principal?.id)?.length ?? 0, ...(await offerCounts(connection.client)) };
+      return { tools: sessions.learnt(name, principal?.id)?.length ?? 0, ...(await offerCounts(connection.client)) };
     }
-    const handle = deps.catalogs.get(name);
+    const handle = catalogs.get(name);
     if (!handle) throw new NotReadyError(name, view.state);
     const offer = await handle.refresh();
-    return { tools: deps.mount.registeredCount(name), resources: offer.resources.length, prompts: offer.prompts.length };
+    return { tools: mount.registeredCount(name), resources: offer.resources.length, prompts: offer.prompts.length };
   };
 }
 
