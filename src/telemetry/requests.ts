@@ -17,6 +17,8 @@ export interface RequestDetail {
   attributes?: Attributes;
   /** Attributes of the span alone. */
   detail?: Attributes;
+  /** The caller's signal: a request it cancelled is recorded as cancelled, not failed. */
+  signal?: AbortSignal | undefined;
 }
 
 /** Runs `run`, the request `method` of `client`, observed. */
@@ -28,9 +30,15 @@ export function observeRequest<T>(client: Client, method: string, request: Reque
       : requestAttributes(known.server, known.config, client, method);
     return request.attributes === undefined ? built : Object.assign(built, request.attributes);
   };
-  const detail = request.detail;
+  const { detail, signal } = request;
   return observe(
-    { method, ...(request.target === undefined ? {} : { target: request.target }), attributes, ...(detail === undefined ? {} : { detail: () => detail }) },
+    {
+      method,
+      ...(request.target === undefined ? {} : { target: request.target }),
+      attributes,
+      ...(detail === undefined ? {} : { detail: () => detail }),
+      ...(signal === undefined ? {} : { signal }),
+    },
     run,
   );
 }

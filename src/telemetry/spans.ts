@@ -36,6 +36,17 @@ export interface Operation {
   detail?: () => Attributes;
   /** When set, this span's parent; else the active context's span. */
   parent?: Context;
+  /** The caller's signal: a request it cancelled ends as `cancelled`, not as an error. */
+  signal?: AbortSignal;
+}
+
+/** `mcp_fleet.outcome` of a request its caller cancelled, as the journal's `tool.called` says of a call. */
+export const CANCELLED = 'cancelled';
+
+/** Ends `span` as cancelled by its caller: no error, its status left unset. */
+export function endCancelled(span: Span): void {
+  if (span.isRecording()) span.setAttribute(ATTR.outcome, CANCELLED);
+  span.end();
 }
 
 /** Whether {@link observe} would record anything: a tracer or a meter provider is registered. Else callers skip building its closures. */
@@ -45,7 +56,8 @@ export function observed(): boolean {
 
 /**
  * Runs `run` inside a CLIENT span for `operation`, and times it into
- * `mcp.client.operation.duration`; rethrows what `run` throws. `run` gets the
+ * `mcp.client.operation.duration`; rethrows what `run` throws (as an error,
+ * unless `operation.signal` was aborted: then as cancelled). `run` gets the
  * span (to put its context in `_meta`); its returned promise runs with the span active.
  */
 export async function observe<T>(operation: Operation, run: (span: Span | undefined) => Promise<T>): Promise<T> {
@@ -62,11 +74,12 @@ export async function observe<T>(operation: Operation, run: (span: Span | undefi
     metered?.operationDuration.record((performance.now() - started) / 1000, operation.attributes());
     return result;
   } catch (error) {
-    const type = errorType(error);
-    if (span !== undefined) endFailed(span, type);
+    const cancelled = operation.signal?.aborted === true;
+    const type = cancelled ? CANCELLED : errorType(error);
+    if (span !== undefined) (cancelled ? endCancelled(span) : endFailed(span, type));
     if (metered !== null) {
       const attributes = operation.attributes();
-      attributes[ATTR.errorType] = type;
+      attributes[cancelled ? ATTR.outcome : ATTR.errorType] = type;
       metered.operationDuration.record((performance.now() - started) / 1000, attributes);
     }
     throw error;

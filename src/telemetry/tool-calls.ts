@@ -14,12 +14,10 @@ import type { CallToolResult, Client } from '@modelcontextprotocol/client';
 import type { ServerConfig } from '../config/index.js';
 import { ATTR, errorType, peerAttributes, sessionAttributes, TOOL_ERROR } from './attributes.js';
 import { instruments, type Instruments } from './instruments.js';
-import { endFailed } from './spans.js';
+import { CANCELLED, endCancelled, endFailed } from './spans.js';
 import { tracer, tracingOn } from './tracer.js';
 
 const METHOD = 'tools/call';
-/** `mcp_fleet.outcome` of a call its caller cancelled, as the journal's `tool.called` says it. */
-const CANCELLED = 'cancelled';
 
 /** Whether tool calls are observed at all: a tracer or a meter provider is registered. */
 export function toolCallTelemetry(): boolean {
@@ -67,10 +65,7 @@ export function startToolCall(target: ToolCallTarget, tool: string): ObservedCal
       return error;
     },
     cancelled(error) {
-      if (span !== undefined) {
-        if (span.isRecording()) span.setAttribute(ATTR.outcome, CANCELLED);
-        span.end();
-      }
+      if (span !== undefined) endCancelled(span);
       if (attributes !== undefined) {
         const meters = metered as Instruments;
         meters.callsInFlight.add(-1, attributes);

@@ -221,6 +221,33 @@ describe('tool calls', () => {
 });
 
 describe('resources, prompts and catalog re-syncs', () => {
+  test('a prompt render its caller cancelled is not an error: status unset, mcp_fleet.outcome cancelled', async () => {
+    const dir = stateDirWith({});
+    const waitLog = join(dir, 'waiting.log');
+    const { host: running } = await startHost({
+      cat: { type: 'local', command: [...fixtureCommand('changing-catalog'), '--hang-prompt'], env: { FIXTURE_WAIT_LOG: waitLog } },
+    });
+    await untilState(running, 'cat', 'ready');
+    await until(() => running.prompts().some((prompt) => prompt.command === '/cat:hang'), 'the prompts to be listed');
+    const stop = new AbortController();
+    const render = running.renderPrompt('/cat:hang', {}, { signal: stop.signal });
+    await until(() => existsSync(waitLog), 'the render to reach the server');
+    stop.abort();
+    await expect(render).rejects.toMatchObject({ name: 'AbortError' });
+    await until(() => sdk.spans().some((span) => span.name === 'prompts/get hang'), 'the render span to end');
+
+    const span = onlySpan(sdk.spans(), 'prompts/get hang');
+    expect(span.status.code).toBe(SpanStatusCode.UNSET);
+    expect(span.attributes).not.toHaveProperty('error.type');
+    expect(span.attributes['mcp_fleet.outcome']).toBe('cancelled');
+    const data = await sdk.metrics();
+    const renders = (data.find((metric) => metric.descriptor.name === 'mcp.client.operation.duration')?.dataPoints ?? []).filter(
+      (point) => point.attributes['mcp.method.name'] === 'prompts/get',
+    );
+    expect(renders.map((point) => point.attributes)).toEqual([expect.objectContaining({ 'mcp_fleet.outcome': 'cancelled' })]);
+    expect(renders[0]!.attributes).not.toHaveProperty('error.type');
+  });
+
   test('a resource read, a prompt render and a re-sync after list_changed are spans under the right parents', async () => {
     const { host: running } = await startHost({ cat: { type: 'local', command: fixtureCommand('changing-catalog') } });
     await untilState(running, 'cat', 'ready');

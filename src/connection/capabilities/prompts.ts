@@ -117,7 +117,7 @@ export function createPromptRegistry(options: PromptRegistryOptions = {}): Promp
       let result;
       try {
         // Its arguments are not recorded: only the prompt's name goes into telemetry.
-        const telemetry = { target: entry.name, attributes: { [ATTR.promptName]: entry.name } };
+        const telemetry = { target: entry.name, attributes: { [ATTR.promptName]: entry.name }, signal: options.signal };
         result = await observeRequest(source.client, 'prompts/get', telemetry, () =>
           source.client.getPrompt(
             // zod leaves absent optional arguments out: every value present is a string.

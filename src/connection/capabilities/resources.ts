@@ -53,7 +53,7 @@ const META_TOOLS: readonly MetaTool[] = [
       inputSchema: cursorSchema,
     },
     async run(client, args, request) {
-      const page = await observeRequest(client, 'resources/list', {}, () => client.listResources(cursorParams(args), request));
+      const page = await observeRequest(client, 'resources/list', { signal: request.signal }, () => client.listResources(cursorParams(args), request));
       return json({ resources: page.resources, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) });
     },
   },
@@ -73,7 +73,7 @@ const META_TOOLS: readonly MetaTool[] = [
       const uri = args['uri'];
       // The URI is the conventions' `mcp.resource.uri`, with the server's secrets redacted (a token in a query).
       const detail = { [ATTR.resourceUri]: redact(uri, request.secrets) };
-      const read = await observeRequest(client, 'resources/read', { detail }, () => client.readResource({ uri }, request));
+      const read = await observeRequest(client, 'resources/read', { detail, signal: request.signal }, () => client.readResource({ uri }, request));
       // Embedded resources: the adapter keeps text and summarizes blobs, as for a tool result.
       return { content: read.contents.map((resource) => ({ type: 'resource' as const, resource })) };
     },
@@ -86,7 +86,7 @@ const META_TOOLS: readonly MetaTool[] = [
     },
     async run(client, args, request) {
       const page = await noneIfUnhandled(
-        observeRequest(client, 'resources/templates/list', {}, () => client.listResourceTemplates(cursorParams(args), request)),
+        observeRequest(client, 'resources/templates/list', { signal: request.signal }, () => client.listResourceTemplates(cursorParams(args), request)),
         { resourceTemplates: [] },
       );
       return json({
