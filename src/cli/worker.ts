@@ -116,7 +116,7 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
   const { stateDir, bindHost, port } = options;
 
   // Loaded when a worker starts, not with the CLI: `mcp-fleet --help` and the other commands do not pay for them.
-  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints, closeRequestsUnderWay }, { openSharedStores }, { createAppFrames }] = await Promise.all([
+  const [{ createMcpHost }, { createManagementApp, closeMcpEndpoints, closeRequestsUnderWay, changesUnderWay, changesAnswered }, { openSharedStores }, { createAppFrames }] = await Promise.all([
     import('../host.js'),
     import('../http/app.js'),
     import('../fleet/shared-stores.js'),
@@ -232,9 +232,13 @@ async function startClaimed(options: WorkerOptions, hooks: WorkerHooks, database
     // So do the API's calls and renders under way: each is answered that the worker is shutting down, not cut with its socket
     // (waited for only so long: one whose work ignores its cancel is cut with the port).
     await closeRequestsUnderWay(app);
+    // A change under way (a server being added, say) ends with the host's stop, which settles it (made,
+    // or rolled back): the host stops first then, and the change is answered how it ended before the port closes.
+    const stoppedFirst = changesUnderWay(app) ? started.shutdown() : undefined;
+    if (stoppedFirst !== undefined) await changesAnswered(app);
     const portClosed = open !== undefined ? open.close() : opening?.then((listening) => listening.close(), () => undefined);
     const appsClosed = frames.closeAll().then(() => appsOpen?.close());
-    await Promise.all([started.shutdown(), portClosed, appsClosed]);
+    await Promise.all([stoppedFirst ?? started.shutdown(), portClosed, appsClosed]);
     await shared?.close();
     await removeWorkerFile(stateDir, process.pid);
     await release();

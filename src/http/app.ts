@@ -112,6 +112,20 @@ export async function closeRequestsUnderWay(app: Express): Promise<void> {
 }
 
 /**
+ * Whether a change through the management API (adding a server, say) is
+ * still unanswered: the worker's stop then stops the host first and waits
+ * for the change's answer ({@link changesAnswered}) before its port closes.
+ */
+export function changesUnderWay(app: Express): boolean {
+  return (app.locals.underWay as RequestsUnderWay).changing();
+}
+
+/** Resolves once each change under way is answered, waited for at most a server's kill grace. */
+export async function changesAnswered(app: Express): Promise<void> {
+  await (app.locals.underWay as RequestsUnderWay).changesAnswered();
+}
+
+/**
  * The management API (docs/http-and-cli.md) as an express app. Security runs in order:
  * Host (DNS rebinding) on every route including `/healthz`; then, for `/api`,
  * the bearer token (or the page's session cookie), the Origin of mutations,
@@ -176,11 +190,15 @@ export function createManagementApp(host: McpHost, options: ManagementAppOptions
 
   app.get('/api/mcp/servers', guard, ...ready, list);
   app.use('/api', guard, ...ready);
-  app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
-  app.use('/api/mcp/catalog', catalogRoutes(host));
-  // The routes whose work runs on after the request came: the worker's stop answers those still under way.
+  // Requests whose work runs on after they came: the worker's stop answers those still under way.
   const underWay = requestsUnderWay();
   app.locals.underWay = underWay;
+  app.use('/api', function trackChange(req, res, next) {
+    if (req.method !== 'GET' && req.method !== 'HEAD') underWay.change(res);
+    next();
+  });
+  app.use('/api/mcp/servers', serverRoutes(host, { onSecrets: options.onSecrets, list }));
+  app.use('/api/mcp/catalog', catalogRoutes(host));
   app.use('/api/mcp/tools', toolRoutes(host, underWay));
   app.use('/api/mcp/prompts', promptRoutes(host, underWay));
   app.use('/api/mcp/approvals', approvalRoutes(host));

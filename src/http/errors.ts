@@ -144,11 +144,13 @@ function lowerLayerError(err: unknown): { status: number; body: ErrorBody } | un
 export function errorHandler(logger?: Logger): ErrorRequestHandler {
   return function handleError(err, req, res, _next) {
     const { status, body } = toErrorResponse(err);
-    // A 5xx the worker chose to answer (the registry away, the worker stopping) is an outside condition,
-    // said in one warn line; any other is a failure of the worker's own, logged with its stack.
-    if (status >= 500 && err instanceof HttpError) logger?.warn({ method: req.method, path: req.path, status, code: err.code }, `request answered ${status}: ${err.message}`);
-    else if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
+    // A 5xx the worker chose to answer (the registry away, the host stopping, another party that did not
+    // answer: all but 500) is an outside condition, said in one warn line; a 500 is a failure of the
+    // worker's own, logged with its stack.
     body.error.message = redact(body.error.message, secretValuesOf(req.body));
+    if (status >= 500 && (err instanceof HttpError || status !== 500)) {
+      logger?.warn({ method: req.method, path: req.path, status, code: body.error.code }, `request answered ${status}: ${body.error.message}`);
+    } else if (status >= 500) logger?.error({ err, method: req.method, path: req.path }, 'request failed');
     if (res.headersSent) {
       res.destroy();
       return;

@@ -30,6 +30,17 @@ export interface RequestsUnderWay {
    * cut with the port. A request beginning from then on is refused.
    */
   close(graceMs?: number): Promise<void>;
+  /**
+   * A change (any request but a GET) arrives: the stop waits for its answer
+   * after the host began to stop, so a change the stop cut short (a server
+   * still starting to be added) is answered with how it ended. Once the stop
+   * began, throws `503 shutting_down`.
+   */
+  change(res: Response): void;
+  /** Whether a change is still unanswered. */
+  changing(): boolean;
+  /** Resolves once every change under way is answered (or its socket closed), or once `graceMs` is out. */
+  changesAnswered(graceMs?: number): Promise<void>;
 }
 
 /** The reason a request's work is aborted with when the worker stops: its answer then says so. */
@@ -48,6 +59,8 @@ export function shuttingDown(): HttpError {
 export function requestsUnderWay(): RequestsUnderWay {
   /** Each request under way: its abort, and its response's end (written, or cut). */
   const requests = new Map<AbortController, Promise<void>>();
+  /** Each change under way: its response's end. */
+  const changes = new Map<Response, Promise<void>>();
   let closing = false;
   return {
     begin(res) {
@@ -64,14 +77,26 @@ export function requestsUnderWay(): RequestsUnderWay {
       closing = true;
       const ended = [...requests.values()];
       for (const controller of requests.keys()) controller.abort(STOPPING);
-      if (ended.length === 0) return;
-      let timer: NodeJS.Timeout | undefined;
-      const graceOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-      try {
-        await Promise.race([Promise.all(ended), graceOut]);
-      } finally {
-        clearTimeout(timer);
-      }
+      await within(ended, graceMs);
     },
+    change(res) {
+      if (closing) throw shuttingDown();
+      changes.set(res, new Promise((ended) => res.once('close', ended)));
+      res.once('close', () => changes.delete(res));
+    },
+    changing: () => changes.size > 0,
+    changesAnswered: (graceMs = ANSWER_GRACE_MS) => within([...changes.values()], graceMs),
   };
+}
+
+/** Resolves once every one of `ended` has, or once `graceMs` is out. */
+async function within(ended: Array<Promise<void>>, graceMs: number): Promise<void> {
+  if (ended.length === 0) return;
+  let timer: NodeJS.Timeout | undefined;
+  const graceOut = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+  try {
+    await Promise.race([Promise.all(ended), graceOut]);
+  } finally {
+    clearTimeout(timer);
+  }
 }

@@ -169,3 +169,37 @@ test('a prompt render still running on SIGTERM is answered (503 shutting_down) b
   expect(answer.status, answer.body).toBe(503);
   expect(JSON.parse(answer.body)).toEqual({ error: { code: 'shutting_down', message: 'this worker is shutting down' } });
 });
+
+test('a server being added on SIGTERM: the add is answered how it ended (503 shutting_down, nothing saved) before the port closes', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'mcp-fleet-stop-add-'));
+  const pidFile = join(dir, 'hang.pid');
+  writeFileSync(join(dir, 'mcp_servers.json'), JSON.stringify({ servers: {} }));
+  const { worker, exited, output } = serveOn(dir, { MCP_FLEET_API_TOKEN: TOKEN });
+  try {
+    await until(() => output().includes('0 of 0 enabled servers ready'), 'the worker to be up', 30_000);
+    const base = /API\s+(http:\/\/127\.0\.0\.1:\d+)\//.exec(output())![1]!;
+    // Its server never answers initialize: the add waits for a start that the stop cuts short.
+    const added = fetch(`${base}/api/mcp/servers`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'hangs', type: 'local', command: fixtureCommand('hang-on-init'), env: { FIXTURE_PID_FILE: pidFile } }),
+    })
+      .then(async (res) => ({ status: res.status, body: await res.text() }))
+      .catch((error: Error) => ({ status: 0, body: `no answer: ${error.message}` }));
+    await until(() => existsSync(pidFile), 'the added server to be spawned', 30_000);
+    worker.kill('SIGTERM');
+    const answer = await added;
+    expect(await exited, output()).toBe(0);
+    expect(answer.status, answer.body).toBe(503);
+    expect(JSON.parse(answer.body)).toMatchObject({ error: { code: 'shutting_down' } });
+    // All or nothing: the add did not finish, so the file does not have it.
+    expect(JSON.parse(readFileSync(join(dir, 'mcp_servers.json'), 'utf8'))).toEqual({ servers: {} });
+    // An answer the worker chose, not a failure of its own: one warn line, no stack.
+    expect(output()).not.toContain('request failed');
+    expect(isAlive(Number(readFileSync(pidFile, 'utf8').trim()))).toBe(false);
+  } finally {
+    if (worker.exitCode === null && worker.signalCode === null) worker.kill('SIGKILL');
+    if (existsSync(pidFile) && isAlive(Number(readFileSync(pidFile, 'utf8').trim()))) process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
