@@ -37,6 +37,25 @@ async function until(predicate: () => boolean, what: string, timeoutMs = 10_000)
   }
 }
 
+/**
+ * Asserts that the span named `spanName` ended as cancelled (status unset, no
+ * `error.type`) and so did its one duration point (the one `ofIt` picks);
+ * hands back the metrics for more checks.
+ */
+async function expectEndedAsCancelled(spanName: string, ofIt: (attributes: Record<string, unknown>) => boolean) {
+  const span = onlySpan(sdk.spans(), spanName);
+  expect(span.status.code).toBe(SpanStatusCode.UNSET);
+  expect(span.attributes).not.toHaveProperty('error.type');
+  expect(span.attributes['mcp_fleet.outcome']).toBe('cancelled');
+  const data = await sdk.metrics();
+  const points = (data.find((metric) => metric.descriptor.name === 'mcp.client.operation.duration')?.dataPoints ?? []).filter((point) =>
+    ofIt(point.attributes),
+  );
+  expect(points.map((point) => point.attributes)).toEqual([expect.objectContaining({ 'mcp_fleet.outcome': 'cancelled' })]);
+  expect(points[0]!.attributes).not.toHaveProperty('error.type');
+  return data;
+}
+
 describe('connecting', () => {
   test('the life of a server is one span tree: lifecycle → connect → initialize and tools/list; transitions are events', async () => {
     const { host: running } = await startHost({ alpha: { type: 'local', command: fixtureCommand('healthy') } });
@@ -204,16 +223,8 @@ describe('tool calls', () => {
     expect((await call).details.is_error).toBe(true);
     await until(() => sdk.spans().some((span) => span.name === 'tools/call wait_for_cancel'), 'the call span to end');
 
-    const span = onlySpan(sdk.spans(), 'tools/call wait_for_cancel');
-    expect(span.status.code).toBe(SpanStatusCode.UNSET);
-    expect(span.attributes).not.toHaveProperty('error.type');
-    expect(span.attributes['mcp_fleet.outcome']).toBe('cancelled');
-
-    const data = await sdk.metrics();
+    const data = await expectEndedAsCancelled('tools/call wait_for_cancel', (attributes) => attributes['gen_ai.tool.name'] === 'wait_for_cancel');
     const byName = (name: string) => data.find((metric) => metric.descriptor.name === name);
-    const calls = (byName('mcp.client.operation.duration')?.dataPoints ?? []).filter((point) => point.attributes['gen_ai.tool.name'] === 'wait_for_cancel');
-    expect(calls.map((point) => point.attributes)).toEqual([expect.objectContaining({ 'mcp_fleet.outcome': 'cancelled' })]);
-    expect(calls[0]!.attributes).not.toHaveProperty('error.type');
     const errors = (byName('mcp_fleet.tool_calls.errors')?.dataPoints ?? []).filter((point) => point.attributes['gen_ai.tool.name'] === 'wait_for_cancel');
     expect(errors).toEqual([]);
     for (const point of byName('mcp_fleet.tool_calls.in_flight')!.dataPoints) expect(point.value).toBe(0);
@@ -236,16 +247,7 @@ describe('resources, prompts and catalog re-syncs', () => {
     await expect(render).rejects.toMatchObject({ name: 'AbortError' });
     await until(() => sdk.spans().some((span) => span.name === 'prompts/get hang'), 'the render span to end');
 
-    const span = onlySpan(sdk.spans(), 'prompts/get hang');
-    expect(span.status.code).toBe(SpanStatusCode.UNSET);
-    expect(span.attributes).not.toHaveProperty('error.type');
-    expect(span.attributes['mcp_fleet.outcome']).toBe('cancelled');
-    const data = await sdk.metrics();
-    const renders = (data.find((metric) => metric.descriptor.name === 'mcp.client.operation.duration')?.dataPoints ?? []).filter(
-      (point) => point.attributes['mcp.method.name'] === 'prompts/get',
-    );
-    expect(renders.map((point) => point.attributes)).toEqual([expect.objectContaining({ 'mcp_fleet.outcome': 'cancelled' })]);
-    expect(renders[0]!.attributes).not.toHaveProperty('error.type');
+    await expectEndedAsCancelled('prompts/get hang', (attributes) => attributes['mcp.method.name'] === 'prompts/get');
   });
 
   test('a resource read, a prompt render and a re-sync after list_changed are spans under the right parents', async () => {
