@@ -333,11 +333,11 @@ class Sync implements CatalogSync {
     if (change !== null) this.reportChange(change);
   }
 
-  // `refresh`: a listing always reaches the server, never the SDK's response cache.
+  // `bypass`: a listing reaches the server and leaves no copy in the SDK's response cache (see listEveryPage).
   private listResources() {
     const client = this.client;
     return observeRequest(client, 'resources/list', {}, () =>
-      listEveryPage(this.pageBound(), (request) => client.listResources(undefined, { ...request, cacheMode: 'refresh' })),
+      listEveryPage(this.pageBound(), (request) => client.listResources(undefined, { ...request, cacheMode: 'bypass' })),
     );
   }
 
@@ -345,7 +345,7 @@ class Sync implements CatalogSync {
     const client = this.client;
     return noneIfUnhandled(
       observeRequest(client, 'resources/templates/list', {}, () =>
-        listEveryPage(this.pageBound(), (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'refresh' })),
+        listEveryPage(this.pageBound(), (request) => client.listResourceTemplates(undefined, { ...request, cacheMode: 'bypass' })),
       ),
       { resourceTemplates: [] as ResourceTemplateType[] },
     );
@@ -354,7 +354,7 @@ class Sync implements CatalogSync {
   private listPrompts() {
     const client = this.client;
     return observeRequest(client, 'prompts/list', {}, () =>
-      listEveryPage(this.pageBound(), (request) => client.listPrompts(undefined, { ...request, cacheMode: 'refresh' })),
+      listEveryPage(this.pageBound(), (request) => client.listPrompts(undefined, { ...request, cacheMode: 'bypass' })),
     );
   }
 }

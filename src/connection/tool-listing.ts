@@ -30,7 +30,7 @@ export async function listAllTools(client: Client, bound: RequestBound, progress
   const scope = listingScope(client, 'tools/list');
   // A server without the capability has none to list (the SDK would say so on the console for every listing).
   if (client.getServerCapabilities()?.tools === undefined) return { tools: [], ttlMs: null, scope: scope() };
-  const result = await listEveryPage(bound, (request) => client.listTools(undefined, { ...request, cacheMode: 'refresh' }));
+  const result = await listEveryPage(bound, (request) => client.listTools(undefined, { ...request, cacheMode: 'bypass' }));
   return { tools: result.tools, ttlMs: ttlOf(client, result), scope: scope() };
 }
 
@@ -54,10 +54,15 @@ export function ttlOf(client: Client, result: object): number | null {
 
 /**
  * One list request with every page (the SDK follows `nextCursor` when no cursor
- * is given; callers ask for `cacheMode: 'refresh'`, so a listing always reaches
- * the server, never the SDK's response cache), on a signal of its own: the SDK adds an abort listener to the
+ * is given), on a signal of its own: the SDK adds an abort listener to the
  * signal of every page it requests and never removes it, so a long-lived
  * signal handed to it directly would collect one per page.
+ *
+ * Callers ask for `cacheMode: 'bypass'`: a listing always reaches the server,
+ * and the SDK's response cache is not written either. mcp-fleet keeps the
+ * listing in its own catalog and never reads it back from the SDK's cache,
+ * which would otherwise hold every listing a second time, as a JSON string,
+ * per server (and stringify it on every re-sync).
  */
 export async function listEveryPage<T>(bound: RequestBound, list: (request: RequestBound) => Promise<T>): Promise<T> {
   const link = linkedSignal(bound.signal);
