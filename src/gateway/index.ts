@@ -20,7 +20,7 @@ import { createGatewayServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
-import { listenSubscriptions } from './listen.js';
+import { listenSubscriptions, type ListenSubscriptions, type ListKind } from './listen.js';
 import { createOutputSchemas } from './output-schemas.js';
 import { answerModern, refuseShuttingDown, webExchange } from './web-exchange.js';
 
@@ -98,7 +98,7 @@ export function createGateway(host: McpHost, options: GatewayOptions): Gateway {
   const checkOrigin = originCheck(options);
   const authenticate = gatewayAuth(options);
   router.all('/', checkOrigin, authenticate, parseBody, async function serveMcp(req, res) {
-    unsubscribe ??= forwardChanges(host, sessions, modern.notify);
+    unsubscribe ??= forwardChanges(host, sessions, listen);
     const caller = gatewayCallerOf(res);
     const body: unknown = req.body;
     // One web Request for the era check and the server that answers; a session id is 2025's alone (2026 has none): such a request skips the era check.
@@ -168,27 +168,37 @@ function originCheck(options: GatewayOptions): RequestHandler {
 /**
  * List changes of any server, a changed access policy, and servers' log messages,
  * to the gateway's clients: sessions get them on their stream, `subscriptions/listen`
- * streams (2026) the list changes. Coalesced per kind to one notification a tick.
+ * streams (2026) the list changes. Coalesced per kind to one notification a tick,
+ * told only to callers who may see a server whose list changed: a change of a
+ * server a user cannot see says nothing to them. A changed or removed config
+ * may change who sees what, so it is told to everyone.
  */
-function forwardChanges(host: McpHost, sessions: GatewaySessions, notify: ReturnType<typeof createMcpHandler>['notify']): () => void {
-  const due = new Set<'tools' | 'resources' | 'prompts'>();
+function forwardChanges(host: McpHost, sessions: GatewaySessions, listen: ListenSubscriptions): () => void {
+  /** Per kind due, the servers whose list changed, or `everyone`. */
+  const due = new Map<ListKind, Set<string> | 'everyone'>();
   let scheduled = false;
   const flush = () => {
     scheduled = false;
-    const kinds = [...due];
+    const changes = [...due];
     due.clear();
-    for (const kind of kinds) {
-      if (kind === 'tools') notify.toolsChanged();
-      if (kind === 'resources') notify.resourcesChanged();
-      if (kind === 'prompts') notify.promptsChanged();
-      sessions.each((server) => {
+    for (const [kind, changed] of changes) {
+      const views = changed === 'everyone' ? null : [...changed].map((name) => host.server(name));
+      // The admin, and a caller not known, see every server; a server gone meanwhile was told by its removal.
+      const mayKnow = (principal: Principal | undefined) =>
+        principal === undefined || views === null || views.some((view) => view !== undefined && maySeeServer(view.config, principal));
+      listen.listChanged(kind, mayKnow);
+      sessions.each((server, principal) => {
+        if (!mayKnow(principal)) return;
         const sent = kind === 'tools' ? server.sendToolListChanged() : kind === 'resources' ? server.sendResourceListChanged() : server.sendPromptListChanged();
         sent.catch(() => {});
       });
     }
   };
-  const mark = (...kinds: Array<'tools' | 'resources' | 'prompts'>) => {
-    for (const kind of kinds) due.add(kind);
+  const mark = (kind: ListKind, server: string | null) => {
+    const changed = due.get(kind);
+    if (server === null) due.set(kind, 'everyone');
+    else if (changed === undefined) due.set(kind, new Set([server]));
+    else if (changed !== 'everyone') changed.add(server);
     if (!scheduled) {
       scheduled = true;
       setImmediate(flush);
@@ -198,15 +208,17 @@ function forwardChanges(host: McpHost, sessions: GatewaySessions, notify: Return
     switch (event.type) {
       case 'tools.registered':
       case 'tools.unregistered':
-        return mark('tools');
+        return mark('tools', event.server);
       case 'resources.listed':
-        return mark('resources');
+        return mark('resources', event.server);
       case 'prompts.listed':
-        return mark('prompts');
+        return mark('prompts', event.server);
       // A changed config can change who sees what; a removed server takes its offer along.
       case 'server.configured':
       case 'server.removed':
-        return mark('tools', 'resources', 'prompts');
+        mark('tools', null);
+        mark('resources', null);
+        return mark('prompts', null);
       case 'server.log': {
         const view = host.server(event.server);
         sessions.each((server, principal, id) => {

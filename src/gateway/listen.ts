@@ -10,7 +10,9 @@
  * listener's stream by the request it was registered in (AsyncLocalStorage).
  * The subscriptions are let go when the stream closes; a server that leaves
  * `ready` (or the caller's session of it that closes) ends the stream, so the
- * client listens again.
+ * client listens again. List changes go through {@link ListenSubscriptions.listChanged}
+ * to the streams whose caller may see a changed server, by the same
+ * knowledge of whose stream is whose.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Response } from 'express';
@@ -31,8 +33,10 @@ interface Stream {
 }
 
 export interface ListenSubscriptions {
-  /** The bus of `/mcp`'s handler: list changes to every stream, resource updates to the streams that named the URI. */
+  /** The bus of `/mcp`'s handler: resource updates to the streams that named the URI. */
   bus: ServerEventBus;
+  /** Tells of a changed list of `kind` the streams whose caller `mayKnow` (a stream of a caller not known yet: told). */
+  listChanged(kind: ListKind, mayKnow: (principal: Principal | undefined) => boolean): void;
   /**
    * Runs `serve` (one 2026 request, `body` parsed) as it is, or, for a `subscriptions/listen`
    * naming resources, with them held for the caller while its stream is open (`body`'s filter
@@ -42,9 +46,17 @@ export interface ListenSubscriptions {
   close(): void;
 }
 
+/** The lists whose changes a listen stream is told of. */
+export type ListKind = 'tools' | 'resources' | 'prompts';
+const LIST_CHANGED = { tools: 'tools_list_changed', resources: 'resources_list_changed', prompts: 'prompts_list_changed' } as const;
+
+function isListen(body: unknown): boolean {
+  return typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'subscriptions/listen';
+}
+
 /** The `resourceSubscriptions` of a `subscriptions/listen` request body, to rewrite in place; undefined for any other request. */
 function resourceFilter(body: unknown): { notifications: { resourceSubscriptions: unknown[] } } | undefined {
-  if (typeof body !== 'object' || body === null || (body as { method?: unknown }).method !== 'subscriptions/listen') return undefined;
+  if (!isListen(body)) return undefined;
   const params = (body as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params;
   const uris = params?.notifications?.resourceSubscriptions;
   return Array.isArray(uris) && uris.length > 0 ? (params as { notifications: { resourceSubscriptions: unknown[] } }) : undefined;
@@ -52,24 +64,26 @@ function resourceFilter(body: unknown): { notifications: { resourceSubscriptions
 
 export function listenSubscriptions(host: McpHost): ListenSubscriptions {
   const registering = new AsyncLocalStorage<Stream>();
-  const listeners = new Set<Listener>();
+  /** Each router listener, with the stream (and so the caller) it was registered for. */
+  const listeners = new Map<Listener, Stream | undefined>();
   const streams = new Set<Stream>();
   let following: (() => void) | undefined;
 
+  const tell = (listener: Listener, event: ServerEvent) => {
+    try {
+      listener(event);
+    } catch {
+      // One stream's failure is not another's.
+    }
+  };
   const bus: ServerEventBus = {
     publish(event) {
-      for (const listener of listeners) {
-        try {
-          listener(event);
-        } catch {
-          // One stream's failure is not another's.
-        }
-      }
+      for (const listener of listeners.keys()) tell(listener, event);
     },
     subscribe(listener) {
       const stream = registering.getStore();
       if (stream !== undefined) stream.listener = listener;
-      listeners.add(listener);
+      listeners.set(listener, stream);
       return () => {
         listeners.delete(listener);
         if (stream?.listener === listener) stream.listener = undefined;
@@ -87,9 +101,17 @@ export function listenSubscriptions(host: McpHost): ListenSubscriptions {
 
   return {
     bus,
+    listChanged(kind, mayKnow) {
+      const event: ServerEvent = { kind: LIST_CHANGED[kind] };
+      listeners.forEach((stream, listener) => {
+        if (stream === undefined || mayKnow(stream.principal)) tell(listener, event);
+      });
+    },
     async serve(principal, body, res, serve) {
+      if (!isListen(body)) return serve();
       const filter = resourceFilter(body);
-      if (filter === undefined) return serve();
+      // A stream with no resources named: only whose it is, for the list changes it may be told of.
+      if (filter === undefined) return registering.run({ principal, watches: [], end: () => res.destroy() }, serve);
       const signal = AbortSignal.timeout(60_000);
       const stream: Stream = { principal, watches: [], end: () => res.destroy() };
       const asked = [...new Set(filter.notifications.resourceSubscriptions.filter((uri): uri is string => typeof uri === 'string'))];

@@ -578,6 +578,34 @@ describe('/mcp: the fleet as one MCP server', () => {
     await until(() => changed > 0, 'tools/list_changed after the policy change');
     expect(names((await bob.listTools()).tools).some((name) => name.startsWith('notes__'))).toBe(false);
   });
+
+  it('tells a user nothing of a change to a server they cannot see, on a 2025 session and on a 2026 listen stream alike', async () => {
+    const admin = await v2(adminToken, 'legacy');
+    let adminHeard = 0;
+    admin.setNotificationHandler('notifications/tools/list_changed', () => {
+      adminHeard += 1;
+    });
+    const bobOld = await v2(keys.bob!, 'legacy');
+    const bobNew = await v2(keys.bob!, 'auto');
+    const heard = { old: [] as string[], new: [] as string[] };
+    for (const [client, log] of [[bobOld, heard.old], [bobNew, heard.new]] as const) {
+      client.setNotificationHandler('notifications/tools/list_changed', () => void log.push('tools'));
+      client.setNotificationHandler('notifications/prompts/list_changed', () => void log.push('prompts'));
+    }
+    const listening = await bobNew.listen({ toolsListChanged: true, promptsListChanged: true });
+    try {
+      // eng is for the eng group: bob (sales) does not see it, the admin does.
+      expect((await api('/api/mcp/servers/eng/restart', adminToken, { method: 'POST' })).status).toBe(200);
+      await until(() => adminHeard > 0, "the admin told of eng's tools");
+      // Then a change bob sees. Each stream tells in order: anything told of eng would come before it.
+      await bobOld.callTool({ name: 'changing__add_prompt', arguments: { name: 'after_eng' } });
+      await until(() => heard.old.includes('prompts') && heard.new.includes('prompts'), 'bob told of the new prompt on both streams');
+      expect(heard.old.slice(0, heard.old.indexOf('prompts'))).toEqual([]);
+      expect(heard.new.slice(0, heard.new.indexOf('prompts'))).toEqual([]);
+    } finally {
+      await listening.close();
+    }
+  });
 });
 
 function readable(path: string): string {
