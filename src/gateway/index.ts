@@ -183,7 +183,7 @@ function forwardChanges(host: McpHost, sessions: GatewaySessions, listen: Listen
     due.clear();
     for (const [kind, changed] of changes) {
       const views = changed === 'everyone' ? null : [...changed].map((name) => host.server(name));
-      // The admin, and a caller not known, see every server; a server gone meanwhile was told by its removal.
+      // The admin (no principal) sees every server; a server gone meanwhile is told of by its removal, to everyone.
       const mayKnow = (principal: Principal | undefined) =>
         principal === undefined || views === null || views.some((view) => view !== undefined && maySeeServer(view.config, principal));
       listen.listChanged(kind, mayKnow);
