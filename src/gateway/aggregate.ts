@@ -497,12 +497,15 @@ function ownMeta(meta: Record<string, unknown> | undefined): Record<string, unkn
   return Object.keys(kept).length > 0 ? kept : undefined;
 }
 
+/** Whether `principal` may see server `name` (the admin, no principal, sees every one). */
+export function seesServer(host: McpHost, principal: Principal | undefined, name: string): boolean {
+  if (principal === undefined) return true;
+  const view = host.server(name);
+  return view !== undefined && maySeeServer(view.config, principal);
+}
+
 function visiblePrompts(host: McpHost, principal: Principal | undefined) {
-  return host.prompts().filter((prompt) => {
-    if (principal === undefined) return true;
-    const view = host.server(prompt.server);
-    return view !== undefined && maySeeServer(view.config, principal);
-  });
+  return host.prompts().filter((prompt) => seesServer(host, principal, prompt.server));
 }
 
 /** One resource a client subscribed to: at which server, under which URI there, through which connection. */

@@ -15,8 +15,8 @@ import type { McpHost } from '../host.js';
 import type { Logger } from '../telemetry/index.js';
 import { loadExpress } from '../http/express.js';
 import { allowedHostValues } from '../http/security.js';
-import { maySeeServer, type Principal, type Users } from '../users/index.js';
-import { createGatewayServer } from './aggregate.js';
+import type { Principal, Users } from '../users/index.js';
+import { createGatewayServer, seesServer } from './aggregate.js';
 import { gatewayAuth, gatewayCallerOf, protectedResourceMetadata, WELL_KNOWN_PREFIX, type GatewayAuthOptions } from './auth.js';
 import { createGatewaySessions, createSessionPool, type GatewaySessionLimits, type GatewaySessions, type SessionPool } from './sessions.js';
 import { createRounds, type RoundLimits, type Rounds } from './rounds.js';
@@ -182,10 +182,9 @@ function forwardChanges(host: McpHost, sessions: GatewaySessions, listen: Listen
     const changes = [...due];
     due.clear();
     for (const [kind, changed] of changes) {
-      const views = changed === 'everyone' ? null : [...changed].map((name) => host.server(name));
-      // The admin (no principal) sees every server; a server gone meanwhile is told of by its removal, to everyone.
+      // A server gone meanwhile is told of by its removal, to everyone.
       const mayKnow = (principal: Principal | undefined) =>
-        principal === undefined || views === null || views.some((view) => view !== undefined && maySeeServer(view.config, principal));
+        changed === 'everyone' || [...changed].some((name) => seesServer(host, principal, name));
       listen.listChanged(kind, mayKnow);
       sessions.each((server, principal) => {
         if (!mayKnow(principal)) return;
@@ -220,9 +219,8 @@ function forwardChanges(host: McpHost, sessions: GatewaySessions, listen: Listen
         mark('resources', null);
         return mark('prompts', null);
       case 'server.log': {
-        const view = host.server(event.server);
         sessions.each((server, principal, id) => {
-          if (principal !== undefined && (view === undefined || !maySeeServer(view.config, principal))) return;
+          if (!seesServer(host, principal, event.server)) return;
           // The session id picks the level its client set (`logging/setLevel`).
           server.sendLoggingMessage({ level: event.level, logger: event.logger ?? event.server, data: event.message }, id).catch(() => {});
         });
